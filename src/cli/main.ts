@@ -1,0 +1,54 @@
+/** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input. */
+import { Command, CommanderError } from 'commander';
+import { UserError, errorMessage } from '../errors.ts';
+import { FatalModelError } from '../model/types.ts';
+import { VERSION } from '../version.ts';
+import { registerTrain } from './train.ts';
+import { registerEval } from './eval.ts';
+import { registerUi } from './ui.ts';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export function buildProgram(): Command {
+  const program = new Command('skillopt')
+    .description('Train an agent skill document like a neural network, without touching model weights.')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError()
+    .exitOverride();
+  registerTrain(program);
+  registerEval(program);
+  registerUi(program);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    if (err instanceof UserError) {
+      process.stderr.write(`skillopt: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    if (err instanceof FatalModelError) {
+      process.stderr.write(`skillopt: ${err.message}\n`);
+      return EXIT_FAILED;
+    }
+    process.stderr.write(`skillopt: ${errorMessage(err)}\n`);
+    if (process.env.SKILLOPT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    return EXIT_FAILED;
+  }
+}
+
+/** `--cfg-options a=1 b=2` and `--set a=1` collect into one list, in order. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}

@@ -1,0 +1,24 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { addConfigOptions, loadFromOptions, renderConfig, type ConfigOptions } from './common.ts';
+
+export function defaultOutRoot(env: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
+  return path.join('outputs', env || 'run', stamp);
+}
+
+export function registerTrain(program: Command): void {
+  addConfigOptions(
+    program
+      .command('train')
+      .description('Train a skill: rollouts, reflection, merged and ranked edits, a validation gate, epoch-end slow update and meta skill')
+      .option('-o, --out <dir>', 'run directory (default: env.out_root, else outputs/<env>/<timestamp>); an existing run there is resumed'),
+  ).action(async (opts: ConfigOptions & { out?: string }) => {
+    const loaded = loadFromOptions(opts);
+    const outRoot = path.resolve(opts.out || loaded.config.env.out_root || defaultOutRoot(loaded.config.env.name));
+    process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`);
+    const { runTraining } = await import('../engine/run.ts');
+    await runTraining({ loaded, outRoot, configFile: opts.config });
+    process.stdout.write(`Output saved to: ${outRoot}\n`);
+  });
+}

@@ -1,0 +1,206 @@
+/**
+ * Reading config files into layers: YAML parsing, `_base_` inheritance, the original's flat
+ * spelling, and a record of which file set every key (so errors can name it).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { ConfigError } from '../errors.ts';
+import { FLAT_KEYS, RETIRED_KEYS, SECTIONS } from './schema.ts';
+
+export type Tree = Record<string, unknown>;
+
+/** Where each leaf came from: dotted path → source (a file path or `--cfg-options`) and the key as written. */
+export type Sources = Map<string, { source: string; written: string }>;
+
+export interface Layered {
+  tree: Tree;
+  sources: Sources;
+  files: string[];
+  warnings: string[];
+}
+
+export const isMapping = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function getPath(tree: Tree, dotted: string): unknown {
+  let node: unknown = tree;
+  for (const part of dotted.split('.')) {
+    if (!isMapping(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+/** Sets a dotted path, replacing any non-mapping on the way. */
+export function setPath(tree: Tree, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = tree;
+  for (const part of parts.slice(0, -1)) {
+    if (!isMapping(node[part])) node[part] = {};
+    node = node[part] as Tree;
+  }
+  node[parts.at(-1)!] = value;
+}
+
+function deletePath(tree: Tree, dotted: string): void {
+  const parts = dotted.split('.');
+  const parent = getPath(tree, parts.slice(0, -1).join('.'));
+  const target = parts.length === 1 ? tree : parent;
+  if (isMapping(target)) delete target[parts.at(-1)!];
+}
+
+/** Every leaf of a tree (a mapping that is empty counts as a leaf) with its dotted path. */
+export function leaves(tree: Tree, prefix = ''): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [k, v] of Object.entries(tree)) {
+    const p = prefix ? `${prefix}.${k}` : k;
+    if (isMapping(v) && Object.keys(v).length > 0) out.push(...leaves(v, p));
+    else out.push([p, v]);
+  }
+  return out;
+}
+
+/** Merges `child` over `base`: mappings merge key by key, anything else is replaced whole. */
+export function deepMerge(base: Tree, child: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(child)) {
+    out[k] = isMapping(v) && isMapping(out[k]) ? deepMerge(out[k] as Tree, v) : structuredClone(v);
+  }
+  return out;
+}
+
+const ROLES = ['target', 'optimizer', 'judge'] as const;
+
+/**
+ * Brings one layer into the structured form: the original's flat keys go to their sections,
+ * `model.target: <name>` becomes `model.target.model`, `model.<role>_backend` moves into the role,
+ * and unknown top-level keys are treated as environment options (the env validates them).
+ * Returns the normalised layer and, for each leaf, the key as the user wrote it.
+ */
+export function normaliseLayer(raw: Tree, warn: (msg: string) => void, where: string): { tree: Tree; written: Map<string, string> } {
+  const tree: Tree = {};
+  const written = new Map<string, string>();
+  const put = (dotted: string, value: unknown, as: string) => {
+    if (isMapping(value) && Object.keys(value).length > 0) {
+      for (const [k, v] of Object.entries(value)) put(`${dotted}.${k}`, v, `${as}.${k}`);
+      return;
+    }
+    setPath(tree, dotted, value);
+    written.set(dotted, as);
+  };
+
+  // Structured spelling first, so that it wins over a flat duplicate in the same file.
+  const flat: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === '_base_') continue;
+    if ((SECTIONS as string[]).includes(key) && isMapping(value)) {
+      for (const [sub, v] of Object.entries(value)) {
+        put(...normaliseSectionKey(key, sub, v));
+      }
+    } else {
+      flat.push([key, value]);
+    }
+  }
+  for (const [key, value] of flat) {
+    const mapped = FLAT_KEYS[key];
+    if (mapped) {
+      if (getPath(tree, mapped) === undefined) put(mapped, value, key);
+    } else if (RETIRED_KEYS[`gradient.${key}`] || RETIRED_KEYS[`optimizer.${key}`]) {
+      warn(`${where}: '${key}' is retired: ${RETIRED_KEYS[`gradient.${key}`] ?? RETIRED_KEYS[`optimizer.${key}`]}`);
+    } else if (isMapping(value)) {
+      put(key, value, key); // most likely a misspelt section: validation names it
+    } else {
+      put(`env.${key}`, value, key);
+    }
+  }
+  for (const retired of Object.keys(RETIRED_KEYS)) {
+    if (getPath(tree, retired) !== undefined) {
+      warn(`${where}: '${retired}' is retired: ${RETIRED_KEYS[retired]}`);
+      deletePath(tree, retired);
+      written.delete(retired);
+    }
+  }
+  return { tree, written };
+}
+
+/** Maps one `section.key = value` of the original's spelling onto the structured form. */
+export function normaliseSectionKey(section: string, key: string, value: unknown): [string, unknown, string] {
+  const as = `${section}.${key}`;
+  if (section === 'model') {
+    for (const role of ROLES) {
+      if (key === role && !isMapping(value)) return [`model.${role}.model`, value, as];
+      if (key === `${role}_backend`) return [`model.${role}.backend`, value, as];
+      if (key === `${role}_model`) return [`model.${role}.model`, value, as];
+    }
+  }
+  return [as, value, as];
+}
+
+function readYaml(file: string): Tree {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(
+      code === 'ENOENT' ? `config file not found: ${file}` : `cannot read config file ${file}: ${(err as Error).message}`,
+      file,
+    );
+  }
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const line = e.linePos?.[0];
+    throw new ConfigError(`${file}${line ? `:${line.line}:${line.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`, file);
+  }
+  const value = doc.toJS() as unknown;
+  if (value == null) return {};
+  if (!isMapping(value)) throw new ConfigError(`${file}: a config file must be a mapping of keys to values`, file);
+  return value;
+}
+
+/** Loads a config file with its `_base_` chain (a path or a list of paths, relative to the file). */
+export function loadLayers(file: string, visiting: string[] = []): Layered {
+  const abs = path.resolve(file);
+  if (visiting.includes(abs)) {
+    throw new ConfigError(`circular _base_ inheritance: ${[...visiting, abs].join(' -> ')}`, abs, '_base_');
+  }
+  const raw = readYaml(abs);
+  const warnings: string[] = [];
+  const baseRaw = raw._base_;
+  const bases = baseRaw == null ? [] : Array.isArray(baseRaw) ? baseRaw : [baseRaw];
+  let tree: Tree = {};
+  let sources: Sources = new Map();
+  const files: string[] = [];
+  for (const base of bases) {
+    if (typeof base !== 'string' || base.trim() === '') {
+      throw new ConfigError(`${abs}: _base_ must be a path or a list of paths, got ${JSON.stringify(base)}`, abs, '_base_');
+    }
+    const basePath = path.resolve(path.dirname(abs), base);
+    if (!fs.existsSync(basePath)) {
+      throw new ConfigError(`${abs}: _base_ file '${base}' not found (looked for ${basePath})`, abs, '_base_');
+    }
+    const loaded = loadLayers(basePath, [...visiting, abs]);
+    ({ tree, sources } = overlay(tree, sources, loaded.tree, loaded.sources));
+    files.push(...loaded.files);
+    warnings.push(...loaded.warnings);
+  }
+  const { tree: own, written } = normaliseLayer(raw, (m) => warnings.push(m), abs);
+  const ownSources: Sources = new Map([...written].map(([p, w]) => [p, { source: abs, written: w }]));
+  ({ tree, sources } = overlay(tree, sources, own, ownSources));
+  files.push(abs);
+  return { tree, sources, files, warnings };
+}
+
+/** `child` over `base`, keeping the record of sources in step. */
+export function overlay(base: Tree, baseSources: Sources, child: Tree, childSources: Sources): { tree: Tree; sources: Sources } {
+  const sources: Sources = new Map(baseSources);
+  for (const [p] of leaves(child)) {
+    // A child value replaces whatever the base had at or below this path.
+    for (const existing of [...sources.keys()]) {
+      if (existing === p || existing.startsWith(`${p}.`)) sources.delete(existing);
+    }
+  }
+  for (const [p, s] of childSources) sources.set(p, s);
+  return { tree: deepMerge(base, child), sources };
+}

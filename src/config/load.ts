@@ -1,0 +1,240 @@
+/**
+ * Loading a configuration: files with `_base_` inheritance, `${VAR}` references to environment
+ * variables (the shell's, then a `.env` file in the working directory), `--cfg-options`
+ * overrides, then validation against the one schema. Every error names the file and the key.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
+import { castValue, parseOverride } from './cast.ts';
+import { getPath, isMapping, leaves, loadLayers, normaliseSectionKey, overlay, setPath, type Sources, type Tree } from './layers.ts';
+import { isSecretVariable } from './redact.ts';
+import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
+import { getEnvFactory, envNames } from '../envs/registry.ts';
+import '../envs/builtin.ts';
+import { resolveRoles } from './roles.ts';
+
+export interface LoadOptions {
+  /** `key=value` items from `--cfg-options` / `--set`. */
+  overrides?: string[];
+  /** Directory whose `.env` file is read (default: the working directory). */
+  cwd?: string;
+  /** Variables to use instead of `process.env` (tests). */
+  environment?: Record<string, string | undefined>;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Every file read, base files first. */
+  files: string[];
+  /** Dotted paths whose values came from secret variables: redacted wherever the config is written. */
+  secretPaths: Set<string>;
+  warnings: string[];
+}
+
+const OVERRIDE_SOURCE = '--cfg-options';
+
+/** The shell's environment plus a `.env` file in `cwd` (the shell wins); `.env` values fill `process.env`. */
+export function loadEnvironment(cwd = process.cwd()): Record<string, string | undefined> {
+  const file = path.join(cwd, '.env');
+  if (fs.existsSync(file)) {
+    const parsed = parseDotenv(fs.readFileSync(file));
+    for (const [k, v] of Object.entries(parsed)) {
+      if (process.env[k] === undefined) process.env[k] = v;
+    }
+  }
+  return process.env;
+}
+
+export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfig {
+  const environment = options.environment ?? loadEnvironment(options.cwd);
+  const layered = loadLayers(file);
+  let { tree, sources } = layered;
+  const warnings = [...layered.warnings];
+
+  const secretPaths = new Set<string>();
+  interpolate(tree, sources, environment, secretPaths);
+  ({ tree, sources } = applyOverrides(tree, sources, options.overrides ?? [], warnings));
+
+  const config = validate(tree, sources);
+  validateEnvOptions(config, sources);
+  resolveRoles(config, sources);
+  return { config, files: layered.files, secretPaths, warnings };
+}
+
+/** Replaces `${VAR}` and `${VAR:-default}` in string values. */
+function interpolate(tree: Tree, sources: Sources, environment: Record<string, string | undefined>, secretPaths: Set<string>): void {
+  for (const [p, value] of leaves(tree)) {
+    if (typeof value !== 'string' || !value.includes('${')) continue;
+    let secret = false;
+    const replaced = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+      const v = environment[name];
+      if (v !== undefined && v !== '') {
+        if (isSecretVariable(name)) secret = true;
+        return v;
+      }
+      if (fallback !== undefined) return fallback;
+      const s = sources.get(p);
+      throw new ConfigError(
+        `${s?.source ?? 'config'}: ${s?.written ?? p} refers to \${${name}}, but the environment variable ${name} is not set (set it in the shell or in .env, or write \${${name}:-default})`,
+        s?.source,
+        p,
+      );
+    });
+    setPath(tree, p, replaced);
+    if (secret) secretPaths.add(p);
+  }
+}
+
+/** Where an override key lands in the structured form. */
+export function overridePath(key: string): string {
+  if (!key.includes('.')) return FLAT_KEYS[key] ?? `env.${key}`;
+  const [section, sub, ...rest] = key.split('.');
+  if (section && sub && (SECTIONS as string[]).includes(section)) {
+    const [mapped] = normaliseSectionKey(section, sub, rest.length ? {} : 'scalar');
+    return rest.length ? `${section}.${sub}.${rest.join('.')}` : mapped;
+  }
+  return key;
+}
+
+function applyOverrides(tree: Tree, sources: Sources, items: string[], warnings: string[]): { tree: Tree; sources: Sources } {
+  const child: Tree = {};
+  const childSources: Sources = new Map();
+  for (const item of items) {
+    let parsed;
+    try {
+      parsed = parseOverride(item);
+    } catch (err) {
+      throw new ConfigError(`${OVERRIDE_SOURCE}: ${(err as Error).message}`, OVERRIDE_SOURCE);
+    }
+    const target = overridePath(parsed.key);
+    if (RETIRED_KEYS[target] || RETIRED_KEYS[`gradient.${parsed.key}`]) {
+      warnings.push(`${OVERRIDE_SOURCE}: '${parsed.key}' is retired: ${RETIRED_KEYS[target] ?? RETIRED_KEYS[`gradient.${parsed.key}`]}`);
+      continue;
+    }
+    setPath(child, target, castValue(parsed.value));
+    childSources.set(target, { source: OVERRIDE_SOURCE, written: parsed.key });
+  }
+  return overlay(tree, sources, child, childSources);
+}
+
+function sourceOf(sources: Sources, dotted: string): { source: string; written: string } {
+  const exact = sources.get(dotted);
+  if (exact) return exact;
+  for (const [p, s] of sources) {
+    if (p.startsWith(`${dotted}.`)) return { source: s.source, written: s.written.slice(0, s.written.length - (p.length - dotted.length)) || dotted };
+  }
+  return { source: 'config', written: dotted };
+}
+
+/** Keys the schema knows at a dotted path of objects. */
+function knownKeysAt(schema: z.ZodType, parts: PropertyKey[]): string[] {
+  let node: unknown = schema;
+  const unwrap = (n: unknown): unknown => {
+    let cur = n as { def?: { innerType?: unknown; in?: unknown }; shape?: unknown };
+    while (cur && !cur.shape && (cur.def?.innerType || cur.def?.in)) cur = (cur.def.innerType ?? cur.def.in) as typeof cur;
+    return cur;
+  };
+  node = unwrap(node);
+  for (const part of parts) {
+    const shape = (node as { shape?: Record<string, unknown> }).shape;
+    if (!shape) return [];
+    node = unwrap(shape[String(part)]);
+  }
+  const shape = (node as { shape?: Record<string, unknown> }).shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list ${JSON.stringify(value)}`;
+  if (typeof value === 'object') return 'a mapping';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+export function formatIssues(issues: z.core.$ZodIssue[], tree: Tree, sources: Sources, schema: z.ZodType, basePath: PropertyKey[] = []): string {
+  const lines = issues.map((issue) => {
+    const parts = [...basePath, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys
+        .map((key) => {
+          const dotted = [...parts, key].join('.');
+          const s = sourceOf(sources, dotted);
+          const known = knownKeysAt(schema, issue.path);
+          return `${s.source}: unknown key '${s.written}'${didYouMean(key, known)}`;
+        })
+        .join('\n');
+    }
+    const dotted = parts.join('.');
+    const s = sourceOf(sources, dotted);
+    const value = getPath(tree, dotted);
+    if (issue.code === 'invalid_type') {
+      return `${s.source}: ${s.written}: expected ${issue.expected}, got ${describe(value)}`;
+    }
+    if (issue.code === 'invalid_value') {
+      const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
+      return `${s.source}: ${s.written}: expected one of ${allowed}, got ${describe(value)}${typeof value === 'string' ? didYouMean(value, issue.values.map(String)) : ''}`;
+    }
+    return `${s.source}: ${s.written}: ${issue.message.replace(/^Invalid input: /, '')}, got ${describe(value)}`;
+  });
+  return lines.join('\n');
+}
+
+function validate(tree: Tree, sources: Sources): Config {
+  const result = ConfigSchema.safeParse(tree);
+  if (!result.success) {
+    const first = result.error.issues[0]!;
+    const key = first.path.join('.');
+    throw new ConfigError(formatIssues(result.error.issues, tree, sources, ConfigSchema), sourceOf(sources, key).source, key);
+  }
+  return result.data;
+}
+
+/** The env's own keys (everything in `env` beyond the core ones) are checked by the env's schema. */
+function validateEnvOptions(config: Config, sources: Sources): void {
+  const name = config.env.name;
+  const extraKeys = Object.keys(config.env).filter((k) => !ENV_CORE_KEYS.includes(k));
+  if (!name) {
+    if (extraKeys.length === 0) return;
+    const s = sourceOf(sources, `env.${extraKeys[0]}`);
+    throw new ConfigError(
+      `${s.source}: unknown key '${s.written}'${didYouMean(extraKeys[0]!, [...Object.keys(FLAT_KEYS), ...SECTIONS])} (env.name is not set, so it cannot be an env option)`,
+      s.source,
+      `env.${extraKeys[0]}`,
+    );
+  }
+  const factory = getEnvFactory(name);
+  if (!factory) {
+    const s = sourceOf(sources, 'env.name');
+    throw new ConfigError(`${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`, s.source, 'env.name');
+  }
+  const extras: Tree = {};
+  for (const [k, v] of Object.entries(config.env)) if (!ENV_CORE_KEYS.includes(k)) extras[k] = v;
+  const result = factory.optionsSchema.strict().safeParse(extras);
+  if (!result.success) {
+    const envTree = { env: config.env } as Tree;
+    const message = result.error.issues
+      .map((issue) => {
+        if (issue.code === 'unrecognized_keys') {
+          return issue.keys
+            .map((key) => {
+              const s = sourceOf(sources, `env.${key}`);
+              const known = [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape)];
+              return `${s.source}: unknown key '${s.written}' for env '${name}'${didYouMean(key, known)}`;
+            })
+            .join('\n');
+        }
+        return formatIssues([issue], envTree, sources, factory.optionsSchema, ['env']);
+      })
+      .join('\n');
+    const key = `env.${String(result.error.issues[0]!.path[0] ?? '')}`;
+    throw new ConfigError(message, sourceOf(sources, key).source, key);
+  }
+  Object.assign(config.env, result.data);
+}
+
+export { isMapping };

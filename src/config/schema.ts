@@ -1,0 +1,259 @@
+/**
+ * The one schema of a skillopt configuration: every key, its type and its default.
+ *
+ * The structure follows the original SkillOpt's sections (`model`, `train`, `gradient`,
+ * `optimizer`, `evaluation`, `env`) and key names, plus `budget` and `cache`. Per-role model
+ * settings are objects (`model.target`, `model.optimizer`, `model.judge`); the original's
+ * spelling (`model.target: gpt-5.5` with `model.target_backend: …`) is accepted and normalised
+ * by the loader before validation.
+ */
+import { z } from 'zod';
+
+const effort = z.enum(['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+
+/** USD per one million tokens. */
+export const PriceSchema = z
+  .object({
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+    cached_input: z.number().nonnegative().optional(),
+  })
+  .strict();
+
+export const RoleSchema = z
+  .object({
+    /** Backend name or alias (`openai_chat`, `anthropic`, `openai_compatible`, `sim`, …); '' = from `model.backend`. */
+    backend: z.string().default(''),
+    /** Model or deployment name; '' = the backend's default. */
+    model: z.string().default(''),
+    /** Endpoint for OpenAI-compatible servers, Azure resources and gateways. */
+    base_url: z.string().default(''),
+    /** Name of the environment variable holding the key; '' = the backend's default variable. */
+    api_key_env: z.string().default(''),
+    /** Concurrent calls allowed in this role's pool. */
+    concurrency: z.number().int().positive().default(8),
+    /** Requests per minute (0 = no limit). */
+    rpm: z.number().nonnegative().default(0),
+    /** Tokens per minute (0 = no limit). */
+    tpm: z.number().nonnegative().default(0),
+    /** Attempts after the first one, for retryable failures. */
+    max_retries: z.number().int().nonnegative().default(5),
+    /** Per-call timeout in seconds. */
+    timeout_s: z.number().positive().default(300),
+    temperature: z.number().min(0).max(2).optional(),
+    /** '' = use `model.reasoning_effort`. */
+    reasoning_effort: effort.default(''),
+    max_output_tokens: z.number().int().positive().optional(),
+    /** Ask the provider for JSON-schema constrained output where it supports it. */
+    json_schema: z.boolean().default(true),
+    /** Price override, USD per 1M tokens; otherwise the built-in table (unknown = reported unknown). */
+    price: PriceSchema.optional(),
+    /** Backend-specific settings, validated by the backend (API version, thinking switch, …). */
+    options: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+export const ModelSchema = z
+  .object({
+    /** High-level backend label applied to roles that leave `backend` empty (reference §4.7). */
+    backend: z.string().default(''),
+    target: RoleSchema.default(RoleSchema.parse({})),
+    optimizer: RoleSchema.default(RoleSchema.parse({})),
+    /** LLM judge of the `tasks` env; unset fields fall back to the optimizer's. */
+    judge: RoleSchema.partial().default({}),
+    /** Reasoning effort of every call that does not set its own ('' = off). */
+    reasoning_effort: effort.default('medium'),
+    rewrite_reasoning_effort: effort.default(''),
+    rewrite_max_completion_tokens: z.number().int().positive().default(64000),
+    /** Optimizer output cap for analyst, merge, ranking, slow-update and meta-skill calls. */
+    optimizer_max_completion_tokens: z.number().int().positive().default(16384),
+  })
+  .strict();
+
+export const TrainSchema = z
+  .object({
+    num_epochs: z.number().int().positive().default(4),
+    /** 0 = the size of the train split. */
+    train_size: z.number().int().nonnegative().default(0),
+    /** Derived from the data; accepted for compatibility and ignored. */
+    steps_per_epoch: z.number().int().nonnegative().optional(),
+    batch_size: z.number().int().positive().default(40),
+    accumulation: z.number().int().positive().default(1),
+    seed: z.number().int().default(42),
+  })
+  .strict();
+
+export const GradientSchema = z
+  .object({
+    minibatch_size: z.number().int().positive().default(8),
+    merge_batch_size: z.number().int().min(2).default(8),
+    analyst_workers: z.number().int().positive().default(16),
+    failure_only: z.boolean().default(false),
+  })
+  .strict();
+
+export const OptimizerSchema = z
+  .object({
+    /** Maximum edits applied per step (the scheduler's peak). */
+    learning_rate: z.number().int().nonnegative().default(4),
+    min_learning_rate: z.number().int().nonnegative().default(2),
+    lr_scheduler: z.enum(['constant', 'linear', 'cosine', 'autonomous']).default('cosine'),
+    lr_control_mode: z
+      .enum(['fixed', 'manual', 'scheduler', 'scheduled', 'autonomous', 'auto', 'optimizer', 'none', 'off', 'no_lr'])
+      .default('fixed'),
+    skill_update_mode: z
+      .enum([
+        'patch',
+        'edits',
+        'rewrite',
+        'rewrite_from_suggestions',
+        'suggestions',
+        'rewrite_suggestions',
+        'full_rewrite',
+        'full_rewrite_minibatch',
+        'minibatch_full_rewrite',
+        'skill_rewrite_minibatch',
+      ])
+      .default('patch'),
+    use_slow_update: z.boolean().default(true),
+    slow_update_samples: z.number().int().positive().default(20),
+    slow_update_gate_with_selection: z.boolean().default(false),
+    longitudinal_pair_policy: z
+      .enum(['mixed', 'default', 'random', 'all', 'changed', 'change', 'delta', '10_01', '01_10', 'unchanged', 'stable', 'same', '00_11'])
+      .default('mixed'),
+    use_meta_skill: z.boolean().default(true),
+    use_skill_aware_reflection: z.boolean().default(false),
+    skill_aware_appendix_source: z.enum(['both', 'failure_only']).default('both'),
+    skill_aware_consolidate_threshold: z.number().int().nonnegative().default(0),
+    /** Largest skill, in tokens, that an update may produce (0 = no limit). */
+    max_skill_tokens: z.number().int().nonnegative().default(0),
+  })
+  .strict();
+
+export const EvaluationSchema = z
+  .object({
+    use_gate: z.boolean().default(true),
+    gate_metric: z.enum(['hard', 'soft', 'mixed']).default('hard'),
+    gate_mixed_weight: z.number().min(0).max(1).default(0.5),
+    /** Stop a gate evaluation as soon as its decision is certain (the decision is identical). */
+    gate_early_stop: z.boolean().default(true),
+    use_semantic_density: z.boolean().default(false),
+    semantic_density_weight: z.number().default(0.05),
+    leading_words: z.union([z.array(z.string()), z.string()]).optional(),
+    /** Selection-set size; 0 = the whole val split. */
+    sel_env_num: z.number().int().nonnegative().default(0),
+    /** Test-set size; 0 = the whole test split. */
+    test_env_num: z.number().int().nonnegative().default(0),
+    eval_test: z.boolean().default(true),
+  })
+  .strict();
+
+/** Keys every environment understands; an environment adds its own keys with its own schema. */
+export const EnvCoreSchema = z.object({
+  name: z.string().default(''),
+  skill_init: z.string().default(''),
+  /** Start from an empty skill when `skill_init` is empty or missing, instead of failing. */
+  start_blank: z.boolean().default(false),
+  out_root: z.string().default(''),
+  split_mode: z.enum(['ratio', 'split_dir']).default('ratio'),
+  split_dir: z.string().default(''),
+  data_path: z.string().default(''),
+  split_output_dir: z.string().default(''),
+  split_ratio: z.string().default('2:1:7'),
+  split_seed: z.number().int().default(42),
+  exec_timeout: z.number().positive().default(120),
+  /** Concurrent rollouts. */
+  workers: z.number().int().positive().default(16),
+  /** Truncate every split to its first N items (0 = no limit). */
+  limit: z.number().int().nonnegative().default(0),
+});
+export const ENV_CORE_KEYS = Object.keys(EnvCoreSchema.shape);
+
+export const BudgetSchema = z
+  .object({
+    max_usd: z.number().nonnegative().default(0),
+    max_tokens: z.number().int().nonnegative().default(0),
+    max_calls: z.number().int().nonnegative().default(0),
+    max_minutes: z.number().nonnegative().default(0),
+  })
+  .strict();
+
+export const CacheSchema = z
+  .object({
+    mode: z.enum(['read_write', 'read_only', 'off', 'replay']).default('read_write'),
+    /** SQLite file; '' = skillopt/responses.sqlite under the user's cache directory. */
+    path: z.string().default(''),
+  })
+  .strict();
+
+export const ConfigSchema = z
+  .object({
+    model: ModelSchema.default(ModelSchema.parse({})),
+    train: TrainSchema.default(TrainSchema.parse({})),
+    gradient: GradientSchema.default(GradientSchema.parse({})),
+    optimizer: OptimizerSchema.default(OptimizerSchema.parse({})),
+    evaluation: EvaluationSchema.default(EvaluationSchema.parse({})),
+    env: EnvCoreSchema.loose().default(EnvCoreSchema.parse({})),
+    budget: BudgetSchema.default(BudgetSchema.parse({})),
+    cache: CacheSchema.default(CacheSchema.parse({})),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type RoleConfig = z.infer<typeof RoleSchema>;
+export type EnvConfig = z.infer<typeof EnvCoreSchema> & Record<string, unknown>;
+export type Price = z.infer<typeof PriceSchema>;
+export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
+
+/** The original's flat key names, and where each lives in the structured form (reference §4.4). */
+export const FLAT_KEYS: Record<string, string> = {
+  model_backend: 'model.backend',
+  optimizer_model: 'model.optimizer.model',
+  target_model: 'model.target.model',
+  optimizer_backend: 'model.optimizer.backend',
+  target_backend: 'model.target.backend',
+  reasoning_effort: 'model.reasoning_effort',
+  rewrite_reasoning_effort: 'model.rewrite_reasoning_effort',
+  rewrite_max_completion_tokens: 'model.rewrite_max_completion_tokens',
+  num_epochs: 'train.num_epochs',
+  train_size: 'train.train_size',
+  steps_per_epoch: 'train.steps_per_epoch',
+  batch_size: 'train.batch_size',
+  accumulation: 'train.accumulation',
+  seed: 'train.seed',
+  minibatch_size: 'gradient.minibatch_size',
+  merge_batch_size: 'gradient.merge_batch_size',
+  analyst_workers: 'gradient.analyst_workers',
+  failure_only: 'gradient.failure_only',
+  edit_budget: 'optimizer.learning_rate',
+  min_edit_budget: 'optimizer.min_learning_rate',
+  lr_scheduler: 'optimizer.lr_scheduler',
+  lr_control_mode: 'optimizer.lr_control_mode',
+  skill_update_mode: 'optimizer.skill_update_mode',
+  use_slow_update: 'optimizer.use_slow_update',
+  slow_update_samples: 'optimizer.slow_update_samples',
+  slow_update_gate_with_selection: 'optimizer.slow_update_gate_with_selection',
+  longitudinal_pair_policy: 'optimizer.longitudinal_pair_policy',
+  use_meta_skill: 'optimizer.use_meta_skill',
+  use_skill_aware_reflection: 'optimizer.use_skill_aware_reflection',
+  skill_aware_appendix_source: 'optimizer.skill_aware_appendix_source',
+  skill_aware_consolidate_threshold: 'optimizer.skill_aware_consolidate_threshold',
+  max_skill_tokens: 'optimizer.max_skill_tokens',
+  use_gate: 'evaluation.use_gate',
+  gate_metric: 'evaluation.gate_metric',
+  gate_mixed_weight: 'evaluation.gate_mixed_weight',
+  use_semantic_density: 'evaluation.use_semantic_density',
+  semantic_density_weight: 'evaluation.semantic_density_weight',
+  leading_words: 'evaluation.leading_words',
+  sel_env_num: 'evaluation.sel_env_num',
+  test_env_num: 'evaluation.test_env_num',
+  eval_test: 'evaluation.eval_test',
+  env: 'env.name',
+  ...Object.fromEntries(ENV_CORE_KEYS.filter((k) => k !== 'name').map((k) => [k, `env.${k}`])),
+};
+
+/** Keys of the original that are accepted and ignored, with the reason shown to the user. */
+export const RETIRED_KEYS: Record<string, string> = {
+  'gradient.max_analyst_rounds': 'it never had an effect and is ignored',
+  'optimizer.meta_learning_rate': 'it never had an effect and is ignored',
+};

@@ -1,0 +1,155 @@
+/**
+ * What the trainer asks the optimizer model, and what it expects back: the JSON reply shapes
+ * (zod schemas, in the original's field names) and the structured payload each prompt is
+ * rendered from (`ChatRequest.meta`).
+ */
+import { z } from 'zod';
+import { EditSchema, type Edit } from '../skill/edits.ts';
+
+export type UpdateMode = 'patch' | 'rewrite_from_suggestions' | 'full_rewrite_minibatch';
+
+export const SuggestionSchema = z
+  .object({
+    type: z.string().default('add_rule'),
+    title: z.string().default(''),
+    motivation: z.string().optional(),
+    instruction: z.string().default(''),
+    priority_hint: z.string().optional(),
+    support_count: z.number().optional(),
+    source_type: z.string().optional(),
+    merge_level: z.number().optional(),
+  })
+  .loose();
+export type Suggestion = z.infer<typeof SuggestionSchema>;
+
+export const SkillCandidateSchema = z
+  .object({
+    title: z.string().default(''),
+    change_summary: z.union([z.array(z.string()), z.string()]).default([]),
+    new_skill: z.string().default(''),
+    support_count: z.number().optional(),
+    source_type: z.string().optional(),
+    merge_level: z.number().optional(),
+  })
+  .loose();
+export type SkillCandidate = z.infer<typeof SkillCandidateSchema>;
+
+export type UpdateItem = Edit | Suggestion | SkillCandidate;
+
+/** The list key of a patch in each update mode, and how items are called in messages. */
+export const PAYLOAD: Record<UpdateMode, { key: 'edits' | 'revise_suggestions' | 'skill_candidates'; label: string; item: z.ZodType }> = {
+  patch: { key: 'edits', label: 'edits', item: EditSchema },
+  rewrite_from_suggestions: { key: 'revise_suggestions', label: 'suggestions', item: SuggestionSchema },
+  full_rewrite_minibatch: { key: 'skill_candidates', label: 'skill candidates', item: SkillCandidateSchema },
+};
+
+/** A patch: reasoning plus the mode's list of items. */
+export interface Patch {
+  reasoning: string;
+  items: UpdateItem[];
+  source: 'failure' | 'success';
+}
+
+export function patchReplySchema(mode: UpdateMode) {
+  const { key, item } = PAYLOAD[mode];
+  return z.object({ reasoning: z.string().default(''), [key]: z.array(item) }).loose();
+}
+
+export function analystReplySchema(mode: UpdateMode, source: 'failure' | 'success') {
+  return z
+    .object({
+      batch_size: z.coerce.number().optional(),
+      ...(source === 'failure'
+        ? { failure_summary: z.array(z.object({ failure_type: z.string().default(''), count: z.coerce.number().optional(), description: z.string().default('') }).loose()).default([]) }
+        : { success_patterns: z.array(z.string()).default([]) }),
+      patch: patchReplySchema(mode).optional(),
+      appendix_notes: z.union([z.array(z.union([z.string(), z.object({ note: z.string().optional(), content: z.string().optional() }).loose()])), z.string()]).optional(),
+    })
+    .loose();
+}
+
+export const RankReplySchema = z.object({ reasoning: z.string().default(''), selected_indices: z.array(z.unknown()).default([]) }).loose();
+
+export const LrReplySchema = z
+  .object({
+    learning_rate: z.unknown(),
+    reasoning: z.string().default(''),
+    confidence: z.string().default(''),
+    risk_notes: z.array(z.string()).default([]),
+  })
+  .loose();
+
+export const RewriteReplySchema = z
+  .object({ reasoning: z.string().default(''), change_summary: z.union([z.array(z.string()), z.string()]).default([]), new_skill: z.string().default('') })
+  .loose();
+
+export const SlowUpdateReplySchema = z.object({ reasoning: z.string().default(''), slow_update_content: z.string().default('') }).loose();
+export const MetaSkillReplySchema = z.object({ reasoning: z.string().default(''), meta_skill_content: z.string().default('') }).loose();
+export const ConsolidateReplySchema = z.object({ appendix_notes: z.array(z.string()).default([]) }).loose();
+
+/** What the optimizer reads of one trajectory. */
+export interface TrajectoryView {
+  id: string;
+  task: string;
+  taskType: string;
+  predicted: string;
+  expected: string;
+  hard: number;
+  soft: number;
+  failReason: string;
+  /** The rendered trajectory, as it appears in the prompt. */
+  text: string;
+}
+
+/** A step of this epoch, as remembered for later reflections (reference §3.8). */
+export interface StepBufferEntry {
+  step: number;
+  action: string;
+  n_total: number;
+  n_fail: number;
+  failure_patterns: { pattern: string; count: number; task_ids: string[] }[];
+  score_before?: number;
+  score_after?: number;
+  rejected_edits?: Record<string, unknown>[];
+}
+
+export type PairCategory = 'improved' | 'regressed' | 'persistent_fail' | 'stable_success';
+
+export interface PairSide {
+  hard: number;
+  soft: number;
+  predicted_answer: string;
+  fail_reason: string;
+}
+
+export interface ComparisonPair {
+  id: string;
+  task: string;
+  category: PairCategory;
+  expected: string;
+  prev: PairSide;
+  curr: PairSide;
+  prev_trajectory?: string;
+  curr_trajectory?: string;
+}
+
+export type OptimizerMeta =
+  | {
+      kind: 'analyst';
+      source: 'failure' | 'success';
+      mode: UpdateMode;
+      skill: string;
+      budget: number;
+      trajectories: TrajectoryView[];
+      stepBuffer: StepBufferEntry[];
+      metaSkill: string;
+      skillAware: boolean;
+      analystGuide: string;
+    }
+  | { kind: 'merge'; level: 'failure' | 'success' | 'final'; mode: UpdateMode; skill: string; patches: { reasoning: string; items: UpdateItem[] }[] }
+  | { kind: 'rank'; mode: UpdateMode; skill: string; items: UpdateItem[]; budget: number }
+  | { kind: 'lr_autonomous'; mode: UpdateMode; skill: string; items: UpdateItem[]; rolloutHard: number; rolloutN: number }
+  | { kind: 'rewrite'; skill: string; suggestions: Suggestion[] }
+  | { kind: 'slow_update'; prevSkill: string; currSkill: string; guidance: string; pairs: ComparisonPair[] }
+  | { kind: 'meta_skill'; prevSkill: string; currSkill: string; previous: string; pairs: ComparisonPair[] }
+  | { kind: 'appendix_consolidate'; notes: string[] };

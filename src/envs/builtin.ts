@@ -1,0 +1,2 @@
+/** The built-in environments, registered on import. */
+import './sim/env.ts';

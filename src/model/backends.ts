@@ -1,0 +1,2 @@
+/** The built-in backends, registered on import. */
+import './sim/backend.ts';

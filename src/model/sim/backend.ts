@@ -1,0 +1,96 @@
+/**
+ * The `sim` backend: the simulated target and optimizer behind the `ChatModel` interface, like
+ * any other backend. Offline and deterministic; an optional latency makes it behave like a
+ * remote model for benchmarks.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import type { OptimizerMeta } from '../../engine/protocol.ts';
+import { countTokens } from '../../skill/document.ts';
+import { APPENDIX_END, APPENDIX_START } from '../../skill/regions.ts';
+import { Rng, seedFrom } from '../../util/random.ts';
+import { registerBackend, type BackendContext } from '../registry.ts';
+import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts';
+import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
+import { answer, recognise, type SimTaskMeta } from './world.ts';
+
+export const SimOptionsSchema = z
+  .object({
+    /** Simulated latency of each call, in milliseconds. */
+    latency_ms: z.number().nonnegative().default(0),
+    /** Chance that an analyst call proposes a harmful directive. */
+    harmful: z.number().min(0).max(1).default(DEFAULT_TRAITS.harmful),
+    /** Chance that an analyst call proposes advice with no effect. */
+    irrelevant: z.number().min(0).max(1).default(DEFAULT_TRAITS.irrelevant),
+    /** Chance that a proposed rule is too vague for the target. */
+    vague: z.number().min(0).max(1).default(DEFAULT_TRAITS.vague),
+  })
+  .strict();
+
+const approxTokens = (text: string) => Math.ceil(text.length / 4);
+
+function messageText(messages: Message[]): string {
+  return messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''))).join('\n');
+}
+
+/** Token counts of recent skills: the target reads the same skill many times in a row. */
+const tokenMemo = new Map<string, number>();
+function memoTokens(text: string): number {
+  let n = tokenMemo.get(text);
+  if (n === undefined) {
+    n = countTokens(text);
+    if (tokenMemo.size > 64) tokenMemo.clear();
+    tokenMemo.set(text, n);
+  }
+  return n;
+}
+
+export class SimModel implements ChatModel {
+  readonly id: string;
+
+  constructor(
+    model: string,
+    private readonly seed: number,
+    private readonly latencyMs: number,
+    private readonly traits: OptimizerTraits,
+  ) {
+    this.id = `sim:${model}`;
+  }
+
+  async complete(req: ChatRequest): Promise<ChatResponse> {
+    const started = performance.now();
+    if (this.latencyMs > 0) await sleep(this.latencyMs, undefined, { signal: req.signal });
+    const meta = req.meta as { kind?: string } | undefined;
+    if (!meta?.kind) throw new Error(`the sim backend answers only requests made by the sim env or the trainer (purpose '${req.purpose}' has no payload)`);
+    let text: string;
+    if (meta.kind === 'sim_task') {
+      const system = req.system ?? '';
+      const start = system.indexOf(APPENDIX_START);
+      const reminders = start >= 0 ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions : undefined;
+      const task = (meta as SimTaskMeta).task;
+      text = `<answer>${answer(task, system, { tokens: memoTokens(system), skillKey: system, sample: req.sample, reminders })}</answer>`;
+    } else {
+      const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(meta), req.sample ?? 0));
+      text = JSON.stringify(optimizerReply(meta as OptimizerMeta, rng, this.traits));
+    }
+    const input = approxTokens(req.system ?? '') + approxTokens(messageText(req.messages));
+    return {
+      text,
+      usage: { input, output: approxTokens(text), cached: 0, reasoning: 0 },
+      latencyMs: performance.now() - started,
+      from: 'provider',
+      costUsd: 0,
+    };
+  }
+}
+
+registerBackend({
+  name: 'sim',
+  aliases: ['simulator', 'offline'],
+  defaultModel: 'sim-1',
+  optionsSchema: SimOptionsSchema,
+  create(role, ctx: BackendContext) {
+    const o = SimOptionsSchema.parse(role.options);
+    return new SimModel(role.model || 'sim-1', ctx.seed, o.latency_ms, { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague });
+  },
+});

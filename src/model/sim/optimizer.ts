@@ -1,0 +1,261 @@
+/**
+ * The simulated optimizer. It reads the structured payload of each request (`ChatRequest.meta`)
+ * and answers in the same JSON format a real optimizer model must use. It is a decent but
+ * fallible analyst: it infers from wrong answers which convention was missed and proposes a
+ * rule, but sometimes words it too vaguely, over-generalises into a harmful directive, or adds
+ * advice that only makes the skill longer; the gate has something to reject.
+ */
+import type { ComparisonPair, OptimizerMeta, Suggestion, TrajectoryView, UpdateItem, UpdateMode } from '../../engine/protocol.ts';
+import { applyEdits, type Edit } from '../../skill/edits.ts';
+import { APPENDIX_START, SLOW_UPDATE_START } from '../../skill/regions.ts';
+import { Rng } from '../../util/random.ts';
+import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT, conventionOf, diagnose, directiveOf, recognise } from './world.ts';
+
+/** How fallible the simulated optimizer is. */
+export interface OptimizerTraits {
+  /** Chance that an analyst call adds a harmful directive. */
+  harmful: number;
+  /** Chance that an analyst call adds advice with no effect. */
+  irrelevant: number;
+  /** Chance that a proposed rule is worded too vaguely for the target. */
+  vague: number;
+}
+
+export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35, vague: 0.15 };
+
+const LESSON = 'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
+
+/** The body of the skill, without protected regions (edits may not target those). */
+function body(skill: string): string {
+  const cut = [skill.indexOf(SLOW_UPDATE_START), skill.indexOf(APPENDIX_START)].filter((i) => i >= 0);
+  return cut.length ? skill.slice(0, Math.min(...cut)) : skill;
+}
+
+function lineMatching(skill: string, pattern: RegExp): string | undefined {
+  return body(skill)
+    .split('\n')
+    .find((line) => pattern.test(line));
+}
+
+function contentOf(item: UpdateItem): string {
+  const i = item as Record<string, unknown>;
+  return String(i.content ?? i.instruction ?? i.new_skill ?? i.target ?? '');
+}
+
+function keyOf(item: UpdateItem): string {
+  const i = item as Record<string, unknown>;
+  const text = `${String(i.content ?? i.instruction ?? '')} ${String(i.target ?? '')}`;
+  const id = conventionOf(text)?.id ?? directiveOf(text)?.id ?? text.trim().toLowerCase();
+  return `${String(i.op ?? i.type ?? '')}:${id}`;
+}
+
+function rejectedTexts(meta: Extract<OptimizerMeta, { kind: 'analyst' }>): Set<string> {
+  const out = new Set<string>();
+  for (const entry of meta.stepBuffer) {
+    for (const e of entry.rejected_edits ?? []) out.add(String(e.content ?? e.instruction ?? '').replace(/^- /, ''));
+  }
+  return out;
+}
+
+/** Missed conventions in failed trajectories: counted, split into rules to add, lapses and directives to remove. */
+function analyseFailures(trajectories: TrajectoryView[], skill: string) {
+  const stated = recognise(skill);
+  const missing = new Map<string, number>();
+  const lapses = new Map<string, number>();
+  const remove = new Set<string>();
+  for (const t of trajectories) {
+    for (const c of diagnose(t.predicted, t.expected)) {
+      const conflict = CONFLICTS[c];
+      if (conflict && stated.harmful.has(conflict)) remove.add(conflict);
+      else if (stated.conventions.has(c)) lapses.set(c, (lapses.get(c) ?? 0) + 1);
+      else missing.set(c, (missing.get(c) ?? 0) + 1);
+    }
+  }
+  return { missing, lapses, remove };
+}
+
+function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, traits: OptimizerTraits): unknown {
+  const rejected = rejectedTexts(meta);
+  const fresh = (options: string[]) => options.filter((o) => !rejected.has(o));
+  const edits: Edit[] = [];
+  const summary: { failure_type: string; count: number; description: string }[] = [];
+  let notes: string[] = [];
+  const bodyText = body(meta.skill);
+  const careful = meta.metaSkill.includes('Avoid blanket style directives');
+
+  if (meta.source === 'failure') {
+    const { missing, lapses, remove } = analyseFailures(meta.trajectories, meta.skill);
+    for (const id of remove) {
+      const line = lineMatching(meta.skill, HARMFUL.find((h) => h.id === id)!.recognise);
+      if (line) edits.push({ op: 'delete', target: line });
+      summary.push({ failure_type: 'rule_wrong', count: 1, description: `a directive (${id}) breaks the expected format` });
+    }
+    for (const [id, count] of [...missing].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) {
+      const convention = CONVENTIONS.find((c) => c.id === id)!;
+      const vagueLine = convention.vague.map((v) => lineMatching(meta.skill, new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))).find(Boolean);
+      const choices = fresh(convention.rules);
+      const wording = rng.chance(traits.vague) ? rng.pick(convention.vague) : rng.pick(choices.length ? choices : convention.rules);
+      if (vagueLine && conventionOf(wording)) edits.push({ op: 'replace', target: vagueLine.replace(/^- /, ''), content: wording });
+      else if (/^- /m.test(bodyText) && rng.chance(0.5)) {
+        const lastBullet = bodyText.split('\n').filter((l) => l.startsWith('- ')).at(-1)!;
+        edits.push({ op: 'insert_after', target: lastBullet, content: `- ${wording}` });
+      } else edits.push({ op: 'append', content: `- ${wording}` });
+      summary.push({ failure_type: 'rule_missing', count, description: `answers miss the ${id} convention` });
+    }
+    if (meta.skillAware && lapses.size > 0) {
+      notes = [...lapses.keys()].map((id) => `Re-check every answer: ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`);
+    }
+    const harmChance = careful ? traits.harmful / 4 : traits.harmful;
+    if (missing.size > 0 && rng.chance(harmChance)) {
+      const options = fresh(HARMFUL.map((h) => h.text));
+      if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
+    }
+  }
+  const irrelevantChance = meta.source === 'failure' ? traits.irrelevant : traits.irrelevant / 2;
+  if (rng.chance(careful ? irrelevantChance / 2 : irrelevantChance)) {
+    const options = fresh(IRRELEVANT);
+    if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
+  }
+
+  const chosen = edits.slice(0, Math.max(0, meta.budget));
+  const reasoning = chosen.length ? `proposed ${chosen.length} change(s) from ${meta.trajectories.length} trajectories` : 'nothing general to change';
+  const reply: Record<string, unknown> = {
+    batch_size: meta.trajectories.length,
+    ...(meta.source === 'failure' ? { failure_summary: summary } : { success_patterns: ['answers that followed a stated convention were right'] }),
+    patch: { reasoning, ...asPayload(chosen, meta.mode, meta.skill) },
+  };
+  if (meta.skillAware) reply.appendix_notes = notes;
+  return reply;
+}
+
+function toSuggestion(edit: Edit): Suggestion {
+  const remove = edit.op === 'delete';
+  const text = remove ? (edit.target ?? '') : (edit.content ?? '').replace(/^- /, '');
+  return {
+    type: remove ? 'remove_rule' : 'add_rule',
+    title: remove ? 'remove a harmful directive' : `add: ${text.slice(0, 40)}`,
+    motivation: 'seen in the failed trajectories',
+    instruction: remove ? `Remove the line: ${text}` : text,
+    priority_hint: remove ? 'high' : 'medium',
+  };
+}
+
+function asPayload(edits: Edit[], mode: UpdateMode, skill: string): Record<string, unknown> {
+  if (mode === 'patch') return { edits };
+  if (mode === 'rewrite_from_suggestions') return { revise_suggestions: edits.map(toSuggestion) };
+  if (edits.length === 0) return { skill_candidates: [] };
+  return {
+    skill_candidates: [
+      { title: 'revised skill', change_summary: edits.map((e) => `${e.op}: ${(e.content ?? e.target ?? '').slice(0, 60)}`), new_skill: applyEdits(skill, edits).skill },
+    ],
+  };
+}
+
+function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unknown {
+  const key = meta.mode === 'patch' ? 'edits' : meta.mode === 'rewrite_from_suggestions' ? 'revise_suggestions' : 'skill_candidates';
+  if (meta.mode === 'full_rewrite_minibatch') {
+    const all = meta.patches.flatMap((p) => p.items) as { new_skill?: string; support_count?: number }[];
+    const best = [...all].sort((a, b) => recognise(b.new_skill ?? '').conventions.size - recognise(a.new_skill ?? '').conventions.size)[0];
+    const support = all.reduce((s, i) => s + (i.support_count ?? 1), 0);
+    return { reasoning: 'kept the candidate stating the most conventions', [key]: best ? [{ ...best, support_count: support }] : [] };
+  }
+  const merged = new Map<string, UpdateItem & { support_count?: number }>();
+  for (const patch of meta.patches) {
+    for (const item of patch.items) {
+      const k = keyOf(item);
+      const prev = merged.get(k);
+      const support = ((item as { support_count?: number }).support_count ?? 1) + (prev?.support_count ?? 0);
+      merged.set(k, { ...(prev ?? item), support_count: support });
+    }
+  }
+  // The merger drops a share of single-support directives, as recurring edits are preferred.
+  const items = [...merged.values()].filter((i) => !(directiveOf(contentOf(i)) && (i.support_count ?? 1) <= 1 && rng.chance(0.4)));
+  const ordered = items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) => (b.item.support_count ?? 1) - (a.item.support_count ?? 1) || a.index - b.index)
+    .map((x) => x.item);
+  return { reasoning: `merged ${meta.patches.length} patches into ${ordered.length} items`, [key]: ordered };
+}
+
+function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
+  const order = meta.items
+    .map((item, index) => ({ index, support: (item as { support_count?: number }).support_count ?? 1, failure: (item as { source_type?: string }).source_type !== 'success' }))
+    .sort((a, b) => b.support - a.support || Number(b.failure) - Number(a.failure) || a.index - b.index)
+    .map((x) => x.index);
+  return { reasoning: 'ranked by support, failure-driven first', selected_indices: order.slice(0, meta.budget) };
+}
+
+function lrAutonomous(meta: Extract<OptimizerMeta, { kind: 'lr_autonomous' }>): unknown {
+  const concrete = meta.items.filter((i) => {
+    const text = contentOf(i);
+    return conventionOf(text) || (i as Edit).op === 'delete';
+  }).length;
+  return { learning_rate: concrete, reasoning: 'apply the concrete format rules and removals', confidence: 'medium', risk_notes: [] };
+}
+
+function rewrite(meta: Extract<OptimizerMeta, { kind: 'rewrite' }>): unknown {
+  const edits: Edit[] = meta.suggestions.map((s) =>
+    s.type === 'remove_rule' ? { op: 'delete', target: s.instruction.replace(/^Remove the line: /, '') } : { op: 'append', content: `- ${s.instruction}` },
+  );
+  const result = applyEdits(meta.skill, edits);
+  return { reasoning: 'folded the suggestions into the skill', change_summary: meta.suggestions.map((s) => s.title), new_skill: result.skill };
+}
+
+function missedIn(pairs: ComparisonPair[]): string[] {
+  const missed = new Set<string>();
+  for (const p of pairs) {
+    if (p.category !== 'regressed' && p.category !== 'persistent_fail') continue;
+    for (const c of diagnose(p.curr.predicted_answer, p.expected)) missed.add(c);
+  }
+  return [...missed].sort();
+}
+
+function slowUpdate(meta: Extract<OptimizerMeta, { kind: 'slow_update' }>): unknown {
+  const missed = missedIn(meta.pairs);
+  const kept = meta.guidance
+    .split('\n')
+    .filter((l) => l.startsWith('- ') && !missed.some((id) => conventionOf(l)?.id === id));
+  const lines = [...kept, ...missed.map((id) => `- ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`)];
+  if (lines.length === 0) return { reasoning: 'no regressions or persistent failures to address', slow_update_content: '' };
+  return { reasoning: `guidance for ${missed.length} convention(s) still missed`, slow_update_content: `Across epochs, keep to these rules on every answer:\n${lines.join('\n')}` };
+}
+
+function metaSkill(meta: Extract<OptimizerMeta, { kind: 'meta_skill' }>): unknown {
+  const regressions = meta.pairs.filter((p) => p.category === 'regressed').length;
+  const lines = new Set(meta.previous.split('\n').filter(Boolean));
+  lines.add('Prefer concrete, checkable format rules over general advice.');
+  if (regressions > 0 || recognise(meta.currSkill).harmful.size > 0) lines.add(LESSON);
+  return { reasoning: `${regressions} regression(s) between the epochs`, meta_skill_content: [...lines].join('\n') };
+}
+
+function consolidate(meta: Extract<OptimizerMeta, { kind: 'appendix_consolidate' }>): unknown {
+  const seen = new Set<string>();
+  const notes = meta.notes.filter((n) => {
+    const k = conventionOf(n)?.id ?? n;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  return { appendix_notes: notes };
+}
+
+export function optimizerReply(meta: OptimizerMeta, rng: Rng, traits: OptimizerTraits = DEFAULT_TRAITS): unknown {
+  switch (meta.kind) {
+    case 'analyst':
+      return analyst(meta, rng, traits);
+    case 'merge':
+      return merge(meta, rng);
+    case 'rank':
+      return rank(meta);
+    case 'lr_autonomous':
+      return lrAutonomous(meta);
+    case 'rewrite':
+      return rewrite(meta);
+    case 'slow_update':
+      return slowUpdate(meta);
+    case 'meta_skill':
+      return metaSkill(meta);
+    case 'appendix_consolidate':
+      return consolidate(meta);
+  }
+}

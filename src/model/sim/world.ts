@@ -1,0 +1,347 @@
+/**
+ * The simulated world: questions whose answers must follow hidden house conventions (dates as
+ * YYYY-MM-DD, two decimals, no thousands separator, …). The simulated target knows every fact
+ * but formats answers its own way unless the skill states a convention in words it recognises.
+ * It also obeys harmful directives, and the longer the skill, the more often it overlooks a
+ * rule. Everything here is deterministic.
+ *
+ * This is a simulation, made so that the training loop's mechanisms matter offline; its
+ * scores say nothing about any real model.
+ */
+import { Rng, unitHash } from '../../util/random.ts';
+
+export const KINDS = ['date', 'money', 'measurement', 'count', 'name', 'percent'] as const;
+export type Kind = (typeof KINDS)[number];
+
+export interface Convention {
+  id: string;
+  kinds: Kind[];
+  /** Phrasings the target understands. */
+  rules: string[];
+  /** Phrasings too vague for the target to act on. */
+  vague: string[];
+  recognise: RegExp;
+}
+
+export const CONVENTIONS: Convention[] = [
+  {
+    id: 'date_iso',
+    kinds: ['date'],
+    rules: [
+      'Write every date as YYYY-MM-DD.',
+      'Dates use the ISO 8601 form, year-month-day (2024-03-05).',
+      'Give dates in YYYY-MM-DD format, with zero-padded month and day.',
+    ],
+    vague: ['Be careful with how dates are written.'],
+    recognise: /YYYY-MM-DD|ISO[- ]?8601|year-month-day/i,
+  },
+  {
+    id: 'two_decimals',
+    kinds: ['money', 'measurement'],
+    rules: [
+      'Write amounts and measurements with exactly two decimals (12.50, not 12.5).',
+      'Always show two decimal places for money and measured quantities.',
+      'Use two digits after the decimal point for amounts and measurements.',
+    ],
+    vague: ['Format numbers nicely.'],
+    recognise: /two decimal|2 decimal|two digits after the decimal/i,
+  },
+  {
+    id: 'no_thousands',
+    kinds: ['money', 'measurement', 'count'],
+    rules: [
+      'Never use thousands separators: write 12345, not 12,345.',
+      'Numbers are written without thousands separators.',
+      'Do not group digits: no thousands separator in any number.',
+    ],
+    vague: ['Keep large numbers readable.'],
+    recognise: /without thousands separators?|no thousands separators?|never use thousands separators?|do not group digits/i,
+  },
+  {
+    id: 'unit_space',
+    kinds: ['measurement'],
+    rules: [
+      'Put the unit symbol after the number, separated by a space (12.50 kg).',
+      'Leave a space between the number and its unit.',
+      'Measurements: number, one space, unit symbol.',
+    ],
+    vague: ['Pay attention to units.'],
+    recognise: /separated by a space|space between the number and its unit|number, one space, unit/i,
+  },
+  {
+    id: 'lower_case',
+    kinds: ['name'],
+    rules: [
+      'Names are answered in lower case (maple street depot).',
+      'Write names entirely in lower-case letters.',
+      'Use lowercase for every name you give as an answer.',
+    ],
+    vague: ['Use consistent capitalisation.'],
+    recognise: /lower[- ]?case/i,
+  },
+  {
+    id: 'currency_code',
+    kinds: ['money'],
+    rules: [
+      'Money: the amount followed by the three-letter currency code (1234.50 USD), no currency symbol.',
+      'Write money with the ISO currency code after the amount, never a $ sign.',
+      'Amounts of money end with a currency code such as USD.',
+    ],
+    vague: ['Be precise with money amounts.'],
+    recognise: /currency code/i,
+  },
+  {
+    id: 'percent_symbol',
+    kinds: ['percent'],
+    rules: [
+      'Give percentages with the % sign and no space (12.5%).',
+      'Percentages are written with the percent sign, never the word "percent".',
+      'Use the % symbol for percentages.',
+    ],
+    vague: ['Format percentages properly.'],
+    recognise: /% sign|percent sign|% symbol/i,
+  },
+];
+
+export interface Directive {
+  id: string;
+  text: string;
+  recognise: RegExp;
+}
+
+/** Over-generalisations an optimizer can propose; the target obeys them, to its cost. */
+export const HARMFUL: Directive[] = [
+  { id: 'upper_case', text: 'Always answer in upper case so that the answer stands out.', recognise: /answer in upper case/i },
+  { id: 'round_whole', text: 'Round every number to a whole value.', recognise: /round every number/i },
+  { id: 'group_digits', text: 'Group digits with commas (1,234) for readability.', recognise: /group digits with commas/i },
+  { id: 'spell_months', text: 'Spell out month names in dates for clarity.', recognise: /spell out month names/i },
+  { id: 'attach_unit', text: 'Attach the unit directly to the number.', recognise: /attach the unit directly/i },
+];
+
+/** Advice that changes nothing but the skill's length. */
+export const IRRELEVANT = [
+  'Be concise and professional.',
+  'Double-check your reasoning before answering.',
+  'Read the question carefully before you answer.',
+  'Think about what the user is really asking.',
+  'Prefer clear, direct answers.',
+  'Stay focused on the question asked.',
+  'Consider the context of each question.',
+  'Answer confidently.',
+];
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const UNITS = ['kg', 'km', 'L', 'm'];
+const PLACES = [
+  'Maple Street Depot', 'Harbor Point Clinic', 'North Ridge Library', 'Cedar Lane School', 'Riverside Market',
+  'Old Mill Museum', 'Summit Park Station', 'Lakeview Archive', 'Granite Hall', 'Willow Creek Farm',
+  'Bayside Terminal', 'Pine Hollow Lodge', 'Eastgate Warehouse', 'Silver Birch Studio', 'Foxglove Gardens',
+];
+
+export type Fact =
+  | { kind: 'date'; y: number; m: number; d: number }
+  | { kind: 'money'; amount: number }
+  | { kind: 'measurement'; value: number; unit: string }
+  | { kind: 'count'; n: number }
+  | { kind: 'name'; name: string }
+  | { kind: 'percent'; p: number };
+
+export interface SimTask {
+  id: string;
+  type: Kind;
+  question: string;
+  fact: Fact;
+  /** Unsolvable: the recorded answer does not follow from the fact. */
+  noise: boolean;
+}
+
+const QUESTIONS: Record<Kind, string[]> = {
+  date: ['When did {place} open?', 'On what date was {place} last inspected?', 'When was the lease of {place} signed?'],
+  money: ['What was the annual budget of {place}?', 'How much did the repairs at {place} cost?', 'What is the insured value of {place}?'],
+  measurement: ['How long is the access road to {place}?', 'How heavy was the last delivery to {place}?', 'How much water does {place} use a day?'],
+  count: ['How many visitors did {place} have last year?', 'How many items does {place} hold?', 'How many parcels passed through {place}?'],
+  name: ['Which site is twinned with {place}?', 'Which depot supplies {place}?', 'What is the sister site of {place}?'],
+  percent: ['What share of the budget of {place} went to maintenance?', 'By what percentage did visits to {place} grow?', 'What is the occupancy rate of {place}?'],
+};
+
+function makeFact(kind: Kind, rng: Rng): Fact {
+  switch (kind) {
+    case 'date':
+      return { kind, y: rng.int(1960, 2024), m: rng.int(1, 12), d: rng.int(1, 28) };
+    case 'money':
+      // Always at least 1000 with a non-zero tenth and a zero hundredth, so that separators, decimals and symbols all matter.
+      return { kind, amount: rng.int(1000, 99999) + rng.int(1, 9) / 10 };
+    case 'measurement':
+      return { kind, value: rng.int(1000, 9999) + rng.int(1, 9) / 10, unit: rng.pick(UNITS) };
+    case 'count':
+      return { kind, n: rng.int(1000, 999999) };
+    case 'name':
+      return { kind, name: rng.pick(PLACES) };
+    case 'percent':
+      return { kind, p: rng.int(1, 99) + rng.int(1, 9) / 10 };
+  }
+}
+
+/** A data set of tasks, with kinds in rotation and a share of unsolvable items. */
+export function makeTasks(prefix: string, n: number, seed: number, noise: number): SimTask[] {
+  const rng = new Rng(`${prefix}:${seed}`);
+  const tasks: SimTask[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = KINDS[i % KINDS.length]!;
+    const place = rng.pick(PLACES);
+    tasks.push({
+      id: `${prefix}-${String(i).padStart(4, '0')}`,
+      type: kind,
+      question: rng.pick(QUESTIONS[kind]).replace('{place}', place),
+      fact: makeFact(kind, rng),
+      noise: rng.chance(noise),
+    });
+  }
+  return rng.shuffle(tasks);
+}
+
+interface Style {
+  conventions: Set<string>;
+  harmful: Set<string>;
+}
+
+function formatNumber(x: number, style: Style, decimalsApply: boolean): string {
+  let value = x;
+  let text: string;
+  if (style.harmful.has('round_whole')) {
+    value = Math.round(x);
+    text = String(value);
+  } else if (decimalsApply && style.conventions.has('two_decimals')) {
+    text = value.toFixed(2);
+  } else {
+    text = String(value);
+  }
+  const group = style.harmful.has('group_digits') || !style.conventions.has('no_thousands');
+  if (group) {
+    const [int, frac] = text.split('.');
+    text = int!.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac !== undefined ? `.${frac}` : '');
+  }
+  return text;
+}
+
+/** How an answer looks under a set of conventions and directives. */
+export function render(fact: Fact, style: Style): string {
+  let out: string;
+  switch (fact.kind) {
+    case 'date':
+      out =
+        style.conventions.has('date_iso') && !style.harmful.has('spell_months')
+          ? `${fact.y}-${String(fact.m).padStart(2, '0')}-${String(fact.d).padStart(2, '0')}`
+          : `${MONTHS[fact.m - 1]} ${fact.d}, ${fact.y}`;
+      break;
+    case 'money': {
+      const num = formatNumber(fact.amount, style, true);
+      out = style.conventions.has('currency_code') ? `${num} USD` : `$${num}`;
+      break;
+    }
+    case 'measurement': {
+      const num = formatNumber(fact.value, style, true);
+      out = style.conventions.has('unit_space') && !style.harmful.has('attach_unit') ? `${num} ${fact.unit}` : `${num}${fact.unit}`;
+      break;
+    }
+    case 'count':
+      out = formatNumber(fact.n, style, false);
+      break;
+    case 'name':
+      out = style.conventions.has('lower_case') ? fact.name.toLowerCase() : fact.name;
+      break;
+    case 'percent':
+      out = style.conventions.has('percent_symbol') ? `${fact.p}%` : `${fact.p} percent`;
+      break;
+  }
+  return style.harmful.has('upper_case') ? out.toUpperCase() : out;
+}
+
+const ALL: Style = { conventions: new Set(CONVENTIONS.map((c) => c.id)), harmful: new Set() };
+
+/** The recorded answer of a task: every convention applied (or, for noise, a different fact). */
+export function expectedAnswer(task: SimTask): string {
+  if (!task.noise) return render(task.fact, ALL);
+  const f = task.fact;
+  const shifted: Fact =
+    f.kind === 'date' ? { ...f, y: f.y + 1 }
+    : f.kind === 'money' ? { ...f, amount: f.amount + 100 }
+    : f.kind === 'measurement' ? { ...f, value: f.value + 10 }
+    : f.kind === 'count' ? { ...f, n: f.n + 7 }
+    : f.kind === 'name' ? { ...f, name: `${f.name} Annex` }
+    : { ...f, p: f.p + 1 };
+  return render(shifted, ALL);
+}
+
+/** Conventions and directives a skill text states, in words the target recognises. */
+export function recognise(text: string): Style {
+  return {
+    conventions: new Set(CONVENTIONS.filter((c) => c.recognise.test(text)).map((c) => c.id)),
+    harmful: new Set(HARMFUL.filter((h) => h.recognise.test(text)).map((h) => h.id)),
+  };
+}
+
+export function conventionOf(text: string): Convention | undefined {
+  return CONVENTIONS.find((c) => c.recognise.test(text));
+}
+
+export function directiveOf(text: string): Directive | undefined {
+  return HARMFUL.find((h) => h.recognise.test(text));
+}
+
+/**
+ * Chance that the target overlooks one rule, growing with the skill's length: nothing up to
+ * `freeTokens`, then linearly, capped at one half.
+ */
+export function overlookChance(tokens: number, freeTokens = 260, slope = 1 / 900): number {
+  return Math.min(0.5, Math.max(0, (tokens - freeTokens) * slope));
+}
+
+/** The simulated target's answer to a task under a skill. */
+export function answer(
+  task: Pick<SimTask, 'id' | 'fact'>,
+  skill: string,
+  opts: { tokens: number; skillKey: string; sample?: number; reminders?: Set<string> },
+): string {
+  const stated = recognise(skill);
+  const p = overlookChance(opts.tokens);
+  const conventions = new Set<string>();
+  for (const c of stated.conventions) {
+    const chance = opts.reminders?.has(c) ? p / 2 : p;
+    if (unitHash('overlook', task.id, c, opts.skillKey, opts.sample ?? 0) >= chance) conventions.add(c);
+  }
+  return render(task.fact, { conventions, harmful: stated.harmful });
+}
+
+/** The directive that undoes each convention. */
+export const CONFLICTS: Record<string, string> = {
+  date_iso: 'spell_months',
+  two_decimals: 'round_whole',
+  no_thousands: 'group_digits',
+  unit_space: 'attach_unit',
+  lower_case: 'upper_case',
+};
+
+/**
+ * Which conventions a wrong answer missed, judged from the answer text alone (what an
+ * optimizer reading a trajectory can see).
+ */
+export function diagnose(predicted: string, expected: string): string[] {
+  const missed: string[] = [];
+  const numPart = (s: string) => s.match(/\d[\d,]*(\.\d+)?/)?.[0] ?? '';
+  const iso = /^\d{4}-\d{2}-\d{2}$/;
+  if (iso.test(expected) && !iso.test(predicted)) missed.push('date_iso');
+  if (/\.\d\d$/.test(numPart(expected)) && !/\.\d\d$/.test(numPart(predicted))) missed.push('two_decimals');
+  if (/\d,\d{3}/.test(predicted) && !/\d,\d{3}/.test(expected)) missed.push('no_thousands');
+  if (/\d [a-zA-Z]+$/.test(expected) && !expected.endsWith(' USD') && /\d[a-zA-Z]+$/.test(predicted)) missed.push('unit_space');
+  if (/[a-z]/.test(expected) && expected === expected.toLowerCase() && /[A-Z]/.test(predicted)) missed.push('lower_case');
+  if (expected.endsWith(' USD') && predicted.startsWith('$')) missed.push('currency_code');
+  if (expected.endsWith('%') && /percent/i.test(predicted)) missed.push('percent_symbol');
+  return missed;
+}
+
+/** The payload of a rollout request in the sim env: what the simulated target knows of the task. */
+export interface SimTaskMeta {
+  kind: 'sim_task';
+  task: { id: string; fact: Fact };
+}

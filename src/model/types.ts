@@ -1,0 +1,115 @@
+/**
+ * The one interface through which everything talks to a model. Stages build a `ChatRequest`;
+ * a `ChatModel` (a provider, the simulator, or a wrapper adding scheduling, caching and the
+ * ledger) answers it.
+ */
+import type { ZodType } from 'zod';
+
+export type Role = 'target' | 'optimizer' | 'judge';
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** An image given as a data URI, an http(s) URL, or a local file path. */
+export interface ImagePart {
+  type: 'image';
+  image: string;
+  mediaType?: string;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Arguments as parsed JSON. */
+  input: unknown;
+}
+
+export type Message =
+  | { role: 'user'; content: string | (TextPart | ImagePart)[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; content: string };
+
+/** A function the model may call; `parameters` is a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+export interface ChatRequest {
+  /** The stage this call serves, for the ledger: 'rollout', 'analyst', 'merge', 'ranking', … */
+  purpose: string;
+  system?: string;
+  messages: Message[];
+  /** Structured output: the reply is parsed and validated against this schema. */
+  schema?: ZodType;
+  /** Name of the structured output, for providers that want one. */
+  schemaName?: string;
+  tools?: ToolSpec[];
+  maxOutputTokens?: number;
+  temperature?: number;
+  reasoningEffort?: ReasoningEffort;
+  /** Part of the cache key: repeated samples of one request are not collapsed. */
+  sample?: number;
+  /** The structured payload the prompt was rendered from; read by the simulator only. */
+  meta?: unknown;
+  signal?: AbortSignal;
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+  /** Input tokens served from the provider's prompt cache. */
+  cached: number;
+  reasoning: number;
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cached: 0, reasoning: 0 });
+
+export interface ChatResponse {
+  text: string;
+  /** The validated object, when the request had a schema. */
+  parsed?: unknown;
+  toolCalls?: ToolCall[];
+  usage: Usage;
+  latencyMs: number;
+  /** Retries this call needed. */
+  retries?: number;
+  /** Where the answer came from: the provider, the response cache, or the run's own journal. */
+  from?: 'provider' | 'cache' | 'journal';
+  /** Cost in USD; null when the price of the model is unknown. */
+  costUsd?: number | null;
+}
+
+export interface ChatModel {
+  /** `backend:model`, stable: it is part of cache keys and score-cache keys. */
+  readonly id: string;
+  complete(req: ChatRequest): Promise<ChatResponse>;
+}
+
+/**
+ * A call that failed for reasons of infrastructure (after its retries): rate limits, timeouts,
+ * server errors, dropped connections. Recorded and kept out of scores; never a task failure.
+ */
+export class InfraError extends Error {
+  override name = 'InfraError';
+  constructor(
+    message: string,
+    readonly kind: 'rate_limit' | 'timeout' | 'server' | 'network' | 'bad_response' | 'other',
+    readonly retries = 0,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A failure no retry can fix and that would make every later call fail too: a missing or
+ * rejected key, an unknown model, a bad endpoint. The run stops at once with this message.
+ */
+export class FatalModelError extends Error {
+  override name = 'FatalModelError';
+}

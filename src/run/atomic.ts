@@ -1,0 +1,72 @@
+/**
+ * Atomic file writes: the data goes to a temporary file beside the target, is flushed to
+ * disk, then renamed over the target. A reader sees the old file or the new one, never half.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+let counter = 0;
+
+export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}-${++counter}`;
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(tmp, 'w');
+    const chunks = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
+    for (const chunk of chunks) fs.writeSync(fd, chunk as string);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** JSON as the original writes it: two-space indent, non-ASCII kept, a final newline. */
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+export function writeJsonAtomic(file: string, value: unknown): void {
+  writeFileAtomic(file, toJson(value));
+}
+
+export function readJson<T = unknown>(file: string): T | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** Appends one line; lines under the pipe buffer size land whole even with several writers. */
+export function appendLine(file: string, line: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.appendFileSync(file, `${line}\n`);
+}
+
+/** The complete lines of a JSONL file (a torn last line, from a crash, is ignored). */
+export function readJsonLines<T = unknown>(file: string): T[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // only a torn final line can fail to parse; skip it
+    }
+  }
+  return out;
+}

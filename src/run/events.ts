@@ -1,0 +1,125 @@
+/**
+ * The run's event log: typed events appended to `events.jsonl` as they happen. The console
+ * reporter and the dashboard both read it; nothing else is needed to follow a run.
+ */
+import { z } from 'zod';
+import { appendLine, readJsonLines } from './atomic.ts';
+
+const base = { time: z.string() };
+const num = z.number();
+const score = z.number().nullable();
+
+export const EventSchema = z.discriminatedUnion('type', [
+  z.object({
+    ...base,
+    type: z.literal('run_started'),
+    out_root: z.string(),
+    env: z.string(),
+    target: z.string(),
+    optimizer: z.string(),
+    epochs: num,
+    steps_per_epoch: num,
+    total_steps: num,
+    resume_from: num,
+  }),
+  z.object({ ...base, type: z.literal('stage_started'), step: num, epoch: num, stage: z.string(), total: num.optional(), detail: z.string().optional() }),
+  z.object({ ...base, type: z.literal('stage_progress'), step: num, stage: z.string(), done: num, total: num }),
+  z.object({
+    ...base,
+    type: z.literal('stage_finished'),
+    step: num,
+    epoch: num,
+    stage: z.string(),
+    seconds: num,
+    detail: z.string().optional(),
+    stats: z.record(z.string(), z.union([num, z.string(), z.boolean(), z.null()])).optional(),
+  }),
+  z.object({
+    ...base,
+    type: z.literal('gate_decision'),
+    step: num,
+    epoch: num,
+    action: z.string(),
+    metric: z.string(),
+    candidate_score: score,
+    current_score: score,
+    best_score: score,
+    rollouts_used: num,
+    rollouts_saved: num,
+  }),
+  z.object({
+    ...base,
+    type: z.literal('step_finished'),
+    step: num,
+    epoch: num,
+    action: z.string(),
+    current_score: score,
+    best_score: score,
+    seconds: num,
+    timing: z.record(z.string(), num).optional(),
+  }),
+  z.object({ ...base, type: z.literal('epoch_boundary'), epoch: num, kind: z.enum(['slow_update', 'meta_skill']), action: z.string(), detail: z.string().optional() }),
+  z.object({ ...base, type: z.literal('log'), level: z.enum(['info', 'warn']), message: z.string() }),
+  z.object({
+    ...base,
+    type: z.literal('run_finished'),
+    best_step: num,
+    best_score: score,
+    baseline_test: score,
+    best_test: score,
+    final_test: score,
+    seconds: num,
+  }),
+  z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string() }),
+  z.object({ ...base, type: z.literal('run_failed'), message: z.string() }),
+]);
+export type RunEvent = z.infer<typeof EventSchema>;
+export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'time'> : never) : never;
+export type Listener = (event: RunEvent) => void;
+
+export class EventLog {
+  private listeners: Listener[] = [];
+  private lastProgress = new Map<string, number>();
+
+  /** `file` undefined: events reach listeners only (evaluation without a run directory). */
+  constructor(private readonly file?: string) {}
+
+  on(listener: Listener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  emit(input: EventInput): void {
+    const event = { time: new Date().toISOString(), ...input } as RunEvent;
+    if (this.file && this.shouldPersist(event)) appendLine(this.file, JSON.stringify(event));
+    for (const l of this.listeners) l(event);
+  }
+
+  info(message: string): void {
+    this.emit({ type: 'log', level: 'info', message });
+  }
+
+  warn(message: string): void {
+    this.emit({ type: 'log', level: 'warn', message });
+  }
+
+  /** Progress is written at most twice a second per stage (and always at the end). */
+  private shouldPersist(event: RunEvent): boolean {
+    if (event.type !== 'stage_progress') return true;
+    const key = `${event.step}:${event.stage}`;
+    const now = Date.now();
+    if (event.done < event.total && now - (this.lastProgress.get(key) ?? 0) < 500) return false;
+    this.lastProgress.set(key, now);
+    return true;
+  }
+}
+
+/** Events of a run, in order; lines that do not match the schema are skipped. */
+export function readEvents(file: string): RunEvent[] {
+  return readJsonLines(file).flatMap((line) => {
+    const parsed = EventSchema.safeParse(line);
+    return parsed.success ? [parsed.data] : [];
+  });
+}

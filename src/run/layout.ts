@@ -1,0 +1,93 @@
+/**
+ * The layout of a run directory, as the original SkillOpt writes it (reference §16.5), plus
+ * `events.jsonl` (the event log), `calls.jsonl` (the ledger of model calls) and `run.lock`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { readJson, writeFileAtomic, writeJsonAtomic } from './atomic.ts';
+import { HistorySchema, RuntimeStateSchema, type HistoryRecord, type RuntimeState } from './records.ts';
+
+export const pad4 = (n: number) => String(n).padStart(4, '0');
+export const pad2 = (n: number) => String(n).padStart(2, '0');
+export const pad3 = (n: number) => String(n).padStart(3, '0');
+
+export class RunDir {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  path(...parts: string[]): string {
+    return path.join(this.root, ...parts);
+  }
+
+  get config() {
+    return this.path('config.json');
+  }
+  get history() {
+    return this.path('history.json');
+  }
+  get runtimeState() {
+    return this.path('runtime_state.json');
+  }
+  get summary() {
+    return this.path('summary.json');
+  }
+  get bestSkill() {
+    return this.path('best_skill.md');
+  }
+  get events() {
+    return this.path('events.jsonl');
+  }
+  get calls() {
+    return this.path('calls.jsonl');
+  }
+  skill(version: number): string {
+    return this.path('skills', `skill_v${pad4(version)}.md`);
+  }
+  step(step: number, ...parts: string[]): string {
+    return this.path('steps', `step_${pad4(step)}`, ...parts);
+  }
+  slowUpdate(epoch: number, ...parts: string[]): string {
+    return this.path('slow_update', `epoch_${pad2(epoch)}`, ...parts);
+  }
+  metaSkill(epoch: number, ...parts: string[]): string {
+    return this.path('meta_skill', `epoch_${pad2(epoch)}`, ...parts);
+  }
+
+  exists(): boolean {
+    return fs.existsSync(this.root);
+  }
+
+  readText(file: string): string | undefined {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  writeText(file: string, text: string): void {
+    writeFileAtomic(file, text);
+  }
+
+  writeJson(file: string, value: unknown): void {
+    writeJsonAtomic(file, value);
+  }
+
+  readHistory(): HistoryRecord[] {
+    const raw = readJson(this.history);
+    if (raw === undefined) return [];
+    const parsed = HistorySchema.safeParse(raw);
+    if (!parsed.success) throw new Error(`${this.history} is not a list of step records: ${parsed.error.issues[0]?.message}`);
+    return parsed.data;
+  }
+
+  readRuntimeState(): RuntimeState | undefined {
+    const raw = readJson(this.runtimeState);
+    if (raw === undefined) return undefined;
+    const parsed = RuntimeStateSchema.safeParse(raw);
+    return parsed.success ? parsed.data : undefined;
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Protected regions of a skill: blocks that edits cannot touch. The slow update owns one
+ * (its epoch guidance); skill-aware reflection owns the appendix of execution notes.
+ */
+export const SLOW_UPDATE_START = '<!-- SLOW_UPDATE_START -->';
+export const SLOW_UPDATE_END = '<!-- SLOW_UPDATE_END -->';
+export const APPENDIX_START = '<!-- APPENDIX_START -->';
+export const APPENDIX_END = '<!-- APPENDIX_END -->';
+export const APPENDIX_HEADING = '## Execution Notes Appendix';
+
+const PAIRS = [
+  [SLOW_UPDATE_START, SLOW_UPDATE_END],
+  [APPENDIX_START, APPENDIX_END],
+] as const;
+const MARKERS = PAIRS.flat();
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** The protected spans, markers included (a pair counts only when both markers exist). */
+export function protectedSpans(skill: string): Span[] {
+  const spans: Span[] = [];
+  for (const [open, close] of PAIRS) {
+    const start = skill.indexOf(open);
+    const endAt = skill.indexOf(close, start + open.length);
+    if (start >= 0 && endAt >= 0) spans.push({ start, end: endAt + close.length });
+  }
+  return spans.sort((a, b) => a.start - b.start);
+}
+
+export function inProtectedSpan(spans: Span[], start: number, end: number): boolean {
+  return spans.some((s) => start < s.end && s.start < Math.max(end, start + 1));
+}
+
+/** Removes every marker string, so that edit content cannot open or close a region. */
+export function stripMarkers(text: string): string {
+  let out = text;
+  for (const m of MARKERS) out = out.split(m).join('');
+  return out;
+}
+
+function removeRegions(skill: string, open: string, close: string): string {
+  let out = skill;
+  for (;;) {
+    const start = out.indexOf(open);
+    if (start < 0) break;
+    const end = out.indexOf(close, start + open.length);
+    out = end < 0 ? out.slice(0, start) + out.slice(start + open.length) : out.slice(0, start) + out.slice(end + close.length);
+  }
+  out = out.split(close).join('');
+  return out.replace(/\n{3,}/g, '\n\n').trimEnd();
+}
+
+function between(skill: string, open: string, close: string): string | undefined {
+  const start = skill.indexOf(open);
+  const end = skill.indexOf(close, start + open.length);
+  if (start < 0 || end < 0) return undefined;
+  return skill.slice(start + open.length, end);
+}
+
+export function extractSlowUpdateField(skill: string): string {
+  return between(skill, SLOW_UPDATE_START, SLOW_UPDATE_END)?.trim() ?? '';
+}
+
+export function injectEmptySlowUpdateField(skill: string): string {
+  if (between(skill, SLOW_UPDATE_START, SLOW_UPDATE_END) !== undefined) return skill;
+  return `${skill.trimEnd()}\n\n${SLOW_UPDATE_START}\n${SLOW_UPDATE_END}\n`;
+}
+
+/** Replaces the slow-update field with `content`: exactly one region results, at the end. */
+export function replaceSlowUpdateField(skill: string, content: string): string {
+  const base = removeRegions(skill, SLOW_UPDATE_START, SLOW_UPDATE_END);
+  return `${base}\n\n${SLOW_UPDATE_START}\n${content.trim()}\n${SLOW_UPDATE_END}\n`;
+}
+
+/** The skill without any protected region (what the target reads as the body). */
+export function stripProtectedRegions(skill: string): string {
+  let out = skill;
+  for (const [open, close] of PAIRS) out = removeRegions(out, open, close);
+  return out;
+}
+
+export function injectEmptyAppendix(skill: string): string {
+  if (between(skill, APPENDIX_START, APPENDIX_END) !== undefined) return skill;
+  return `${skill.trimEnd()}\n\n${APPENDIX_START}\n${APPENDIX_HEADING}\n${APPENDIX_END}\n`;
+}
+
+export function extractAppendixNotes(skill: string): string[] {
+  const body = between(skill, APPENDIX_START, APPENDIX_END);
+  if (body === undefined) return [];
+  return body
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && line.replace(/^#+\s*/, '') !== APPENDIX_HEADING.replace(/^#+\s*/, ''))
+    .map((line) => line.replace(/^[-*]\s?/, '').trim())
+    .filter(Boolean);
+}
+
+function noteKey(note: string): string {
+  return note.replace(/\s+/g, ' ').trim().replace(/[ .;:,_-]+$/, '').toLocaleLowerCase();
+}
+
+export function dedupeNotes(notes: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const raw of notes) {
+    const note = raw.replace(/\s+/g, ' ').trim();
+    const key = noteKey(note);
+    if (!key || seen.has(key)) continue;
+    seen.add(key);
+    out.push(note);
+  }
+  return out;
+}
+
+/** Adds notes to the appendix (deduplicated, order kept); the appendix moves to the end. */
+export function appendToAppendix(skill: string, notes: string[]): string {
+  const merged = dedupeNotes([...extractAppendixNotes(skill), ...dedupeNotes(notes)]);
+  return replaceAppendix(skill, merged);
+}
+
+export function replaceAppendix(skill: string, notes: string[]): string {
+  const base = removeRegions(skill, APPENDIX_START, APPENDIX_END);
+  const block = [APPENDIX_START, APPENDIX_HEADING, ...notes.map((n) => `- ${n}`), APPENDIX_END].join('\n');
+  return `${base}\n\n${block}\n`;
+}

@@ -1,0 +1,14 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * A path from a config: absolute as is; a relative one is looked up in the working directory
+ * first (as the original does), then next to the config file.
+ */
+export function resolveConfigPath(p: string, configDir: string): string {
+  if (!p || path.isAbsolute(p)) return p;
+  const fromCwd = path.resolve(p);
+  if (fs.existsSync(fromCwd)) return fromCwd;
+  const fromConfig = path.resolve(configDir, p);
+  return fs.existsSync(fromConfig) ? fromConfig : fromCwd;
+}

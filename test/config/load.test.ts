@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { castValue } from '../../src/config/cast.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { ConfigError } from '../../src/errors.ts';
+import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+
+const noEnv = { environment: {} };
+
+function rejects(fn: () => unknown, ...patterns: RegExp[]): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    for (const p of patterns) assert.match(err.message, p);
+    return err;
+  }
+  assert.fail('expected an error');
+}
+
+describe('config: _base_ inheritance', () => {
+  it('merges a chain of three files, child winning, mappings merged deeply, lists replaced', () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'base/root.yaml': 'train:\n  num_epochs: 4\n  batch_size: 40\nevaluation:\n  leading_words: [MUST, NEVER]\nenv:\n  name: sim\n',
+      'base/mid.yaml': '_base_: root.yaml\ntrain:\n  batch_size: 20\noptimizer:\n  learning_rate: 3\nevaluation:\n  leading_words: [ALWAYS]\n',
+      'exp/child.yaml': '_base_: ../base/mid.yaml\ntrain:\n  seed: 7\noptimizer:\n  lr_scheduler: linear\nmodel:\n  backend: sim\n',
+    });
+    const { config, files } = loadConfig(path.join(dir, 'exp/child.yaml'), noEnv);
+    assert.equal(config.train.num_epochs, 4); // from root
+    assert.equal(config.train.batch_size, 20); // mid overrides root
+    assert.equal(config.train.seed, 7); // child
+    assert.equal(config.optimizer.learning_rate, 3); // mid, kept beside the child's lr_scheduler
+    assert.equal(config.optimizer.lr_scheduler, 'linear');
+    assert.deepEqual(config.evaluation.leading_words, ['ALWAYS']); // lists are replaced whole
+    assert.equal(config.env.name, 'sim');
+    assert.deepEqual(files.map((f) => path.relative(dir, f)), ['base/root.yaml', 'base/mid.yaml', 'exp/child.yaml']);
+  });
+
+  it('accepts a list of bases, later ones winning', () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'a.yaml': 'train:\n  batch_size: 10\n  seed: 1\n',
+      'b.yaml': 'train:\n  batch_size: 12\n',
+      'c.yaml': '_base_: [a.yaml, b.yaml]\nmodel:\n  backend: sim\n',
+    });
+    const { config } = loadConfig(path.join(dir, 'c.yaml'), noEnv);
+    assert.equal(config.train.batch_size, 12);
+    assert.equal(config.train.seed, 1);
+  });
+
+  it('names the file and the key when a _base_ file is missing', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': '_base_: nowhere.yaml\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /_base_/, /nowhere\.yaml/);
+  });
+
+  it('refuses circular inheritance', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'a.yaml': '_base_: b.yaml\n', 'b.yaml': '_base_: a.yaml\n' });
+    rejects(() => loadConfig(path.join(dir, 'a.yaml'), noEnv), /circular/);
+  });
+
+  it('reads the original flat spelling and the role shorthand', () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'flat.yaml': 'env: sim\nedit_budget: 6\nbatch_size: 8\nuse_gate: false\nmodel:\n  target: sim-big\n  target_backend: sim\n  optimizer_backend: sim\n',
+    });
+    const { config } = loadConfig(path.join(dir, 'flat.yaml'), noEnv);
+    assert.equal(config.env.name, 'sim');
+    assert.equal(config.optimizer.learning_rate, 6);
+    assert.equal(config.train.batch_size, 8);
+    assert.equal(config.evaluation.use_gate, false);
+    assert.equal(config.model.target.model, 'sim-big');
+    assert.equal(config.model.target.backend, 'sim');
+  });
+
+  it('warns about retired keys and drops them', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'r.yaml': 'model:\n  backend: sim\ngradient:\n  max_analyst_rounds: 3\n' });
+    const { warnings } = loadConfig(path.join(dir, 'r.yaml'), noEnv);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /max_analyst_rounds/);
+  });
+});
+
+describe('config: overrides', () => {
+  it('casts values as the original does', () => {
+    assert.equal(castValue('true'), true);
+    assert.equal(castValue('Yes'), true);
+    assert.equal(castValue('no'), false);
+    assert.equal(castValue('12'), 12);
+    assert.equal(castValue('-3'), -3);
+    assert.equal(castValue('0.25'), 0.25);
+    assert.equal(castValue('1e-3'), 0.001);
+    assert.equal(castValue('null'), 'null');
+    assert.equal(castValue('gpt-5.5'), 'gpt-5.5');
+  });
+
+  it('applies dotted and flat overrides over the files', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\ntrain:\n  batch_size: 40\n' });
+    const { config } = loadConfig(path.join(dir, 'c.yaml'), {
+      ...noEnv,
+      overrides: ['train.batch_size=8', 'evaluation.use_gate=false', 'edit_budget=2', 'evaluation.gate_mixed_weight=0.25', 'model.optimizer=sim-large'],
+    });
+    assert.equal(config.train.batch_size, 8);
+    assert.equal(config.evaluation.use_gate, false);
+    assert.equal(config.optimizer.learning_rate, 2);
+    assert.equal(config.evaluation.gate_mixed_weight, 0.25);
+    assert.equal(config.model.optimizer.model, 'sim-large');
+  });
+
+  it('reports a bad override against --cfg-options', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_sise=8'] }), /--cfg-options/, /batch_sise/, /did you mean 'batch_size'/);
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_size=many'] }), /--cfg-options/, /train\.batch_size/, /expected number/);
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['justakey'] }), /key=value/);
+  });
+});
+
+describe('config: validation errors name the file and the key', () => {
+  it('an unknown key, with a suggestion', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'base.yaml': 'model:\n  backend: sim\n', 'c.yaml': '_base_: base.yaml\noptimizer:\n  learning_rat: 3\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), new RegExp(`${dir}/c\\.yaml`), /unknown key 'optimizer\.learning_rat'/, /did you mean 'learning_rate'/);
+  });
+
+  it('an unknown section', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\ntrian:\n  seed: 1\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /trian/);
+  });
+
+  it('a wrong type, in the file that set it', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'base.yaml': 'train:\n  batch_size: lots\n', 'c.yaml': '_base_: base.yaml\nmodel:\n  backend: sim\n' });
+    const err = rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /base\.yaml/, /train\.batch_size/, /expected number, got string "lots"/);
+    assert.equal(err.file, path.join(dir, 'base.yaml'));
+  });
+
+  it('a value outside its choices', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\noptimizer:\n  lr_scheduler: cosin\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /optimizer\.lr_scheduler/, /"cosine"/, /did you mean 'cosine'/);
+  });
+
+  it('an unknown env option, checked by the env', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\nenv:\n  name: sim\n  n_trian: 5\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /n_trian/, /env 'sim'/, /did you mean 'n_train'/);
+  });
+
+  it('an unknown env and an unknown backend', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'e.yaml': 'model:\n  backend: sim\nenv:\n  name: smi\n', 'b.yaml': 'model:\n  target:\n    backend: simm\n' });
+    rejects(() => loadConfig(path.join(dir, 'e.yaml'), noEnv), /e\.yaml/, /env\.name/, /unknown env 'smi'/, /did you mean 'sim'/);
+    rejects(() => loadConfig(path.join(dir, 'b.yaml'), noEnv), /b\.yaml/, /model\.target\.backend/, /unknown backend 'simm'/);
+  });
+
+  it('invalid YAML, with the line', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'train:\n  batch_size: [1, 2\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml:\d+/, /invalid YAML/);
+  });
+});
+
+describe('config: environment variables', () => {
+  it('substitutes ${VAR} from the environment and marks secret variables', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n  target:\n    base_url: ${BASE:-http://127.0.0.1:9}\n    options:\n      api_key_value: ${MY_API_KEY}\n' });
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: { MY_API_KEY: 'sk-secret-123' } });
+    assert.equal(loaded.config.model.target.base_url, 'http://127.0.0.1:9');
+    assert.equal((loaded.config.model.target.options as Record<string, string>).api_key_value, 'sk-secret-123');
+    assert.ok(loaded.secretPaths.has('model.target.options.api_key_value'));
+  });
+
+  it('names the variable, the key and the file when a variable is missing', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  target:\n    base_url: ${NOT_SET_ANYWHERE}\n' });
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /model\.target\.base_url/, /NOT_SET_ANYWHERE/);
+  });
+
+  it('reads a .env file in the working directory without overriding the shell', () => {
+    const dir = tmpDir();
+    const name = `SKILLOPT_TEST_${process.pid}`;
+    writeFiles(dir, { '.env': `${name}=from-dotenv\n`, 'c.yaml': `model:\n  backend: sim\n  target:\n    base_url: \${${name}}\n` });
+    delete process.env[name];
+    assert.equal(loadConfig(path.join(dir, 'c.yaml'), { cwd: dir }).config.model.target.base_url, 'from-dotenv');
+    process.env[name] = 'from-shell';
+    assert.equal(loadConfig(path.join(dir, 'c.yaml'), { cwd: dir }).config.model.target.base_url, 'from-shell');
+    delete process.env[name];
+  });
+});
