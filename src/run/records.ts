@@ -105,3 +105,29 @@ export const SummarySchema = z
   })
   .loose();
 export type Summary = z.infer<typeof SummarySchema>;
+
+/**
+ * One line of a rollout directory's `results.jsonl` (the conversation itself is in
+ * `predictions/<id>/conversation.json`). Rollout directories: `steps/step_NNNN/rollout`,
+ * `steps/step_NNNN/selection_eval`, `selection_eval_baseline`, `test_eval_baseline`,
+ * `test_eval`, `test_eval_final`, `final_selection_eval`, `slow_update/epoch_NN/rollout_prev|rollout_curr`.
+ */
+export const RolloutResultSchema = z
+  .object({
+    id: z.union([z.string(), z.number()]).transform(String),
+    hard: z.number(),
+    soft: z.number(),
+    task_type: z.string().optional(),
+    task: z.string().optional(),
+    predicted_answer: z.unknown().optional(),
+    expected: z.unknown().optional(),
+    fail_reason: z.string().optional(),
+    feedback: z.string().optional(),
+    /** An infrastructure failure: the item is not scored. */
+    error: z.object({ kind: z.string(), message: z.string() }).optional(),
+    skill_hash: z.string().optional(),
+    target: z.string().optional(),
+    sample: z.number().optional(),
+  })
+  .loose();
+export type RolloutResult = z.infer<typeof RolloutResultSchema>;
