@@ -137,8 +137,12 @@ function modelLabel(model: unknown, backend: unknown): string | undefined {
 }
 
 /** Env, models and planned length from a config, structured (ours) or flat (the original's). */
-export function describeConfig(cfg: Record<string, unknown> | undefined) {
-  if (!cfg) return {};
+export function describeConfig(file: Record<string, unknown> | undefined) {
+  if (!file) return {};
+  // Ours: { config, derived, files }; the original's: the flat config itself.
+  const wrapped = typeof file.config === 'object' && file.config !== null && !Array.isArray(file.config);
+  const cfg = wrapped ? (file.config as Record<string, unknown>) : file;
+  const derived = (wrapped ? file.derived : undefined) as Record<string, unknown> | undefined;
   const model = cfg.model as Record<string, Record<string, unknown>> | undefined;
   if (model && typeof model === 'object' && typeof model.target === 'object') {
     const env = cfg.env as Record<string, unknown> | undefined;
@@ -149,7 +153,8 @@ export function describeConfig(cfg: Record<string, unknown> | undefined) {
       target: modelLabel(model.target?.model, model.target?.backend),
       optimizer: modelLabel(model.optimizer?.model, model.optimizer?.backend),
       epochs: num(train?.num_epochs),
-      stepsPerEpoch: num(train?.steps_per_epoch),
+      stepsPerEpoch: num(derived?.steps_per_epoch) ?? num(train?.steps_per_epoch),
+      totalSteps: num(derived?.total_steps),
     };
   }
   const backend = cfg.model_backend;
@@ -160,6 +165,7 @@ export function describeConfig(cfg: Record<string, unknown> | undefined) {
     optimizer: modelLabel(cfg.optimizer_model, cfg.optimizer_backend ?? backend),
     epochs: num(cfg.num_epochs),
     stepsPerEpoch: num(cfg.steps_per_epoch),
+    totalSteps: undefined,
   };
 }
 
@@ -239,11 +245,19 @@ export class RunReader {
 
   /** Step records after `since`, reduced to what the charts and tables use. */
   rows(since = 0): StepRow[] {
+    this.events.refresh();
+    const times = this.eventFold.stepTimes;
     return this.history()
       .records.filter((r) => r.step > since)
       .map((r) => {
         const row: Record<string, unknown> = {};
         for (const k of ROW_KEYS) if (r[k] !== undefined) row[k] = r[k];
+        // Wall-clock times are in the event log (our history.json leaves them out to stay reproducible).
+        const t = times.get(r.step);
+        if (t) {
+          row.timing ??= t.timing;
+          row.wall_time_s ??= t.seconds;
+        }
         return row as StepRow;
       });
   }
@@ -287,7 +301,7 @@ export class RunReader {
     const last = records.at(-1);
     const completedSteps = Math.max(last?.step ?? 0, runtime?.last_completed_step ?? 0, fold.lastStepFinished);
     const epochs = fold.started?.epochs ?? desc.epochs;
-    const totalSteps = fold.started?.total_steps ?? (desc.epochs && desc.stepsPerEpoch ? desc.epochs * desc.stepsPerEpoch : undefined);
+    const totalSteps = fold.started?.total_steps ?? desc.totalSteps ?? (desc.epochs && desc.stepsPerEpoch ? desc.epochs * desc.stepsPerEpoch : undefined);
     const { status, detail } = this.status(runtime, summary, layout);
     const finished = fold.ended?.type === 'run_finished' ? fold.ended : undefined;
 
@@ -380,7 +394,8 @@ export class RunReader {
 
   /** The initial skill's selection score: from the summary, else from its rollout (a run in progress). */
   baselineSelection(): number | null {
-    return this.summary.value()?.baseline_selection_hard ?? this.baselineFromRollouts();
+    const baseline = (this.runtime.value() as { baseline_score?: unknown } | undefined)?.baseline_score;
+    return this.summary.value()?.baseline_selection_hard ?? (typeof baseline === 'number' ? baseline : this.baselineFromRollouts());
   }
 
   private baselineFromRollouts(): number | null {

@@ -30,6 +30,8 @@ export class EventFold {
   ended?: Extract<RunEvent, { type: 'run_finished' | 'run_stopped' | 'run_failed' }>;
   stage?: LiveStage;
   lastStepFinished = 0;
+  /** Wall-clock seconds per step and per stage (kept out of history.json, which is reproducible). */
+  stepTimes = new Map<number, { seconds: number; timing?: Record<string, number> }>();
   /** The gate's decision per step, with the scores it compared (before the step changed them). */
   gates = new Map<number, Extract<RunEvent, { type: 'gate_decision' }>>();
   epochEvents: EpochEvent[] = [];
@@ -62,6 +64,7 @@ export class EventFold {
         break;
       case 'step_finished':
         this.lastStepFinished = Math.max(this.lastStepFinished, e.step);
+        this.stepTimes.set(e.step, { seconds: e.seconds, timing: e.timing });
         break;
       case 'epoch_boundary':
         this.epochEvents = this.epochEvents.filter((x) => !(x.epoch === e.epoch && x.kind === e.kind));

@@ -123,11 +123,11 @@ export function stepView(reader: RunReader, step: number): StepView {
     return undefined;
   };
 
-  let record = reader.record(step);
-  if (!record) {
-    const raw = read('step_record.json', AnyObject, 'a step record') as HistoryRecord | undefined;
-    if (raw && typeof raw.step === 'number') record = raw;
-  }
+  // step_record.json also has the wall-clock times that our history.json leaves out.
+  const fromFile = read('step_record.json', AnyObject, 'a step record') as HistoryRecord | undefined;
+  const fromHistory = reader.record(step);
+  let record = fromHistory ?? (fromFile && typeof fromFile.step === 'number' ? fromFile : undefined);
+  if (record && fromHistory && fromFile) record = { ...fromHistory, timing: fromHistory.timing ?? fromFile.timing, wall_time_s: fromHistory.wall_time_s ?? fromFile.wall_time_s };
   const stepDir = run.step(step);
   let files: string[] = [];
   try {

@@ -66,7 +66,8 @@ describe('dashboard API on the fixture runs', () => {
     assert.deepEqual([overall.baseline.hard_acc, overall.best.hard_acc, overall.final.hard_acc], [0.3333, 0.75, 0.8333]);
     assert.equal(body.tests.at(-1).type, 'overall');
     assert.deepEqual(Object.keys(body.usageByStage).sort(), ['analyst', 'merge', 'meta_skill', 'ranking', 'rollout', 'slow_update']);
-    assert.equal(body.config.env.name, 'tasks');
+    assert.equal(body.config.config.env.name, 'tasks');
+    assert.equal(body.config.derived.total_steps, 6);
   });
 
   it('returns step records after a given step only', async () => {
@@ -77,7 +78,10 @@ describe('dashboard API on the fixture runs', () => {
       [5, 'reject'],
       [6, 'reject'],
     ]);
+    // history.json has no wall-clock times (it is reproducible): they come from the event log.
+    assert.equal(JSON.parse(fs.readFileSync(path.join(FIXTURES, 'finished-run/history.json'), 'utf8'))[4].timing, undefined);
     assert.deepEqual(Object.keys(later.body.rows[0].timing), ['rollout_s', 'reflect_s', 'aggregate_s', 'select_s', 'update_s', 'evaluate_s']);
+    assert.equal(later.body.rows[0].wall_time_s, 6.5);
   });
 
   it('shows each ranked edit applied or skipped with the reason, and the merged edits the budget left out', async () => {
@@ -94,6 +98,7 @@ describe('dashboard API on the fixture runs', () => {
     assert.deepEqual(body.notSelected.map((e: Json) => [e.content, e.status]), [['- Format numbers nicely.', 'not_selected']]);
     assert.match(body.notSelected[0].reason, /edit budget \(3\)/);
     assert.deepEqual(body.diff, { a: 'v:0', b: 'cand:1' });
+    assert.equal(body.record.timing.reflect_s, 2.1, 'wall-clock times from step_record.json');
     assert.equal(body.gate.action, 'accept_new_best');
     assert.equal(body.gate.before, 0.3333, 'the score the gate compared with comes from the event log');
     assert.deepEqual(body.rollouts.map((r: Json) => [r.dir, r.count]), [

@@ -169,7 +169,7 @@ describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? 
   before(async () => {
     trainer = spawn(
       process.execPath,
-      [BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', path.join(root, 'sim'), '--cfg-options', 'model.target.options.latency_ms=30'],
+      [BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', path.join(root, 'sim'), '--cfg-options', 'model.target.options.latency_ms=150'],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     trainer.stdout!.on('data', (c) => (trainerLog += c));
@@ -179,7 +179,11 @@ describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? 
   });
 
   after(async () => {
-    if (trainer.exitCode === null) trainer.kill('SIGTERM');
+    if (trainer.exitCode === null) {
+      const exited = new Promise((r) => trainer.once('exit', r));
+      trainer.kill('SIGTERM');
+      await exited;
+    }
     await browser?.close();
     await dash?.close();
   });
@@ -196,6 +200,7 @@ describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? 
     }
     await page.goto(runUrl(dash, '0/sim'));
     await page.waitForSelector('[data-chart="scores"][data-points]');
+    assert.equal(await page.locator('h1 + span .badge').textContent(), 'running');
     const first = Number(await page.getAttribute('[data-chart="scores"]', 'data-points'));
     await page.evaluate(() => ((globalThis as unknown as { __samePage: boolean }).__samePage = true));
     await page.waitForFunction((n) => Number((globalThis as unknown as Doc).document.querySelector('[data-chart="scores"]')?.getAttribute('data-points')) > n, first, { timeout: 60_000 });

@@ -192,7 +192,7 @@ export class RunView {
         tokenStages.map((s) => rows.map((r) => (r.tokens?.[s] ? (r.tokens[s].prompt_tokens ?? 0) + (r.tokens[s].completion_tokens ?? 0) : null))),
         lines,
       );
-      const priced = rows.some((r) => stepCost(r.tokens) !== null);
+      const priced = rows.some((r) => (stepCost(r.tokens) ?? 0) > 0);
       if (priced) {
         this.stackedChart('cost', { title: 'Cost per step, by stage (USD)', yLabel: 'USD', fmt: (v) => (v == null ? '—' : usd(v)), axisFmt: (v) => usd(v) }, tokenStages).setData(
           sx,
@@ -220,15 +220,15 @@ export class RunView {
     this.renderSteps();
   }
 
+  /** A dashed line where each epoch ends (its slow update and meta skill ran there). */
   epochLines() {
     const out = [];
-    const epochs = this.detail.epochs ?? [];
     const lastStep = this.rows.at(-1)?.step;
-    for (const e of epochs) {
-      if (!isNum(e.lastStep)) continue;
-      if (e.lastStep === lastStep && !e.slowUpdate && !e.metaSkill) continue;
-      const slow = e.slowUpdate?.action ? ` · slow: ${e.slowUpdate.action}` : '';
-      out.push({ x: e.lastStep + 0.5, label: `end of epoch ${e.epoch}${slow}` });
+    for (const e of this.detail.epochs ?? []) {
+      if (!isNum(e.lastStep) || e.lastStep === lastStep) continue;
+      const slow = e.slowUpdate?.action;
+      const applied = slow === 'force_accept' || slow === 'accept' || slow === 'accept_new_best';
+      out.push({ x: e.lastStep + 0.5, label: `epoch ${e.epoch + 1}${applied ? ' · slow update' : ''}` });
     }
     return out;
   }
@@ -344,8 +344,10 @@ export class RunView {
         ),
       ),
     );
-    if (d.logs?.length) {
-      parts.push(h('div.panel', h('h3', 'Recent messages'), d.logs.slice(-10).map((l) => h('div', { class: l.level === 'warn' ? 'problems' : 'sub' }, `${l.time.slice(11, 19)} ${l.message}`))));
+    // Step banners are for the console; the rest (warnings, skips, notes) is worth a look.
+    const logs = (d.logs ?? []).filter((l) => !/={6,}/.test(l.message)).slice(-12);
+    if (logs.length) {
+      parts.push(h('div.panel', h('h3', 'Recent messages'), logs.map((l) => h('div', { class: l.level === 'warn' ? 'problems' : 'sub' }, `${l.time.slice(11, 19)} ${l.message}`))));
     }
     put(this.tablesEl, ...parts);
   }
