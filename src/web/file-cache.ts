@@ -98,8 +98,8 @@ export class JsonlTail<T> {
 
   constructor(
     readonly file: string,
-    /** Turns a parsed line into an item, or undefined to skip it (counted as bad). */
-    private readonly accept: (line: unknown) => T | undefined,
+    /** Turns a parsed line into an item, or undefined to skip it (counted as bad); `at` is where the line is in the file. */
+    private readonly accept: (line: unknown, at: { offset: number; length: number }) => T | undefined,
     /** With `fold`, items are handed over and not kept; `reset` says to start over. */
     private readonly fold?: { item: (item: T) => void; reset: () => void },
   ) {}
@@ -125,16 +125,16 @@ export class JsonlTail<T> {
       while (pos < st.size) {
         const n = fs.readSync(fd, chunk, 0, Math.min(chunk.length, st.size - pos), pos);
         if (n <= 0) break;
+        const bufStart = pos - carry.length;
         pos += n;
         const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
-        // A newline byte never occurs inside a multi-byte UTF-8 character: cut there.
-        const cut = buf.lastIndexOf(10);
-        if (cut < 0) {
-          carry = Buffer.from(buf);
-          continue;
+        // A newline byte never occurs inside a multi-byte UTF-8 character: lines are cut on bytes.
+        let start = 0;
+        for (let nl = buf.indexOf(10, start); nl >= 0; nl = buf.indexOf(10, start)) {
+          this.consume(buf.toString('utf8', start, nl), bufStart + start, nl - start);
+          start = nl + 1;
         }
-        this.consume(buf.toString('utf8', 0, cut));
-        carry = Buffer.from(buf.subarray(cut + 1));
+        carry = Buffer.from(buf.subarray(start));
       }
       // An unfinished last line is read again, whole, next time.
       this.offset = pos - carry.length;
@@ -149,21 +149,19 @@ export class JsonlTail<T> {
     return this.offset;
   }
 
-  private consume(text: string): void {
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch {
-        this.bad++;
-        continue;
-      }
-      const item = this.accept(raw);
-      if (item === undefined) this.bad++;
-      else if (this.fold) this.fold.item(item);
-      else this.items.push(item);
+  private consume(line: string, offset: number, length: number): void {
+    if (!line.trim()) return;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      this.bad++;
+      return;
     }
+    const item = this.accept(raw, { offset, length });
+    if (item === undefined) this.bad++;
+    else if (this.fold) this.fold.item(item);
+    else this.items.push(item);
   }
 
   private reset(): void {

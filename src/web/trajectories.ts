@@ -23,6 +23,12 @@ export interface RolloutDirInfo {
   count: number;
 }
 
+/** Where a result line is in results.jsonl, to read it again alone. */
+interface LineAt {
+  offset: number;
+  length: number;
+}
+
 export interface TrajectoryRow {
   /** Position in results.jsonl (several samples of one item share an id). */
   n: number;
@@ -83,17 +89,48 @@ function toRow(r: RolloutResult, n: number): TrajectoryRow {
 /** The index of one results.jsonl. */
 class ResultsIndex {
   private readonly rows: TrajectoryRow[] = [];
-  private readonly tail: JsonlTail<RolloutResult>;
+  /** Parallel to rows. */
+  readonly lines: LineAt[] = [];
+  private readonly tail: JsonlTail<{ r: RolloutResult; at: LineAt }>;
 
   constructor(readonly file: string) {
     this.tail = new JsonlTail(
       file,
-      (line) => {
+      (line, at) => {
         const p = RolloutResultSchema.safeParse(line);
-        return p.success ? p.data : undefined;
+        return p.success ? { r: p.data, at } : undefined;
       },
-      { item: (r) => this.rows.push(toRow(r, this.rows.length)), reset: () => (this.rows.length = 0) },
+      {
+        item: ({ r, at }) => {
+          this.rows.push(toRow(r, this.rows.length));
+          this.lines.push(at);
+        },
+        reset: () => {
+          this.rows.length = 0;
+          this.lines.length = 0;
+        },
+      },
     );
+  }
+
+  /** The full result of the `n`th row, read from its place in the file. */
+  result(n: number): RolloutResult | undefined {
+    this.all();
+    const at = this.lines[n];
+    if (!at) return undefined;
+    const buf = Buffer.alloc(at.length);
+    const fd = fs.openSync(this.file, 'r');
+    try {
+      fs.readSync(fd, buf, 0, at.length, at.offset);
+    } finally {
+      fs.closeSync(fd);
+    }
+    try {
+      const parsed = RolloutResultSchema.safeParse(JSON.parse(buf.toString('utf8')));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined; // the file changed under the index; the next listing re-reads it
+    }
   }
 
   all(): TrajectoryRow[] {
@@ -224,24 +261,7 @@ export interface TrajectoryDetail {
 /** One trajectory: its full result line (the `n`th of results.jsonl) and its conversation. */
 export function trajectoryDetail(runReal: string, rel: string, n: number): TrajectoryDetail {
   const dir = rolloutDir(runReal, rel);
-  const file = path.join(dir, 'results.jsonl');
-  let result: RolloutResult | undefined;
-  let i = 0;
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const parsed = RolloutResultSchema.safeParse(raw);
-    if (!parsed.success) continue;
-    if (i++ === n) {
-      result = parsed.data;
-      break;
-    }
-  }
+  const result = indexOf(path.join(dir, 'results.jsonl')).result(n);
   if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
   const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), files: [] };
   let predDir: string;
