@@ -115,6 +115,9 @@ export function createDashboardApp(options: DashboardAppOptions) {
 
   app.get('/api/runs', (c) => {
     const { runs, problems } = roots.discover();
+    // Runs that are gone (deleted, moved) stop holding memory.
+    const present = new Set(runs.map((r) => r.dir));
+    for (const dir of readers.keys()) if (!present.has(dir) && !fs.existsSync(dir)) readers.delete(dir);
     const rows = runs.map((loc) => readerFor(loc).overview());
     rows.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '') || b.updatedAt - a.updatedAt);
     return c.json({ roots: roots.roots.map((r) => r.given), problems, runs: rows });

@@ -174,7 +174,9 @@ function collect(run: RunDir, rel: string, depth: number, out: RolloutDirInfo[])
     const parts = rel.split('/');
     const leaf = parts.at(-1)!;
     const batch = parts.find((p) => /^batch_\d+$/.test(p));
-    out.push({ dir: rel, label: `${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`, count: indexOf(path.join(abs, 'results.jsonl')).all().length });
+    const epoch = /^(slow_update|meta_skill)$/.test(parts[0]!) ? /^epoch_(\d+)$/.exec(parts[1] ?? '') : null;
+    const where = epoch ? `${parts[0] === 'slow_update' ? 'slow update' : 'meta skill'}, epoch ${Number(epoch[1])}: ` : '';
+    out.push({ dir: rel, label: `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`, count: indexOf(path.join(abs, 'results.jsonl')).all().length });
   }
   if (depth <= 0) return;
   for (const d of subdirs(abs)) if (d !== 'topup') collect(run, `${rel}/${d}`, depth - 1, out);

@@ -51,9 +51,17 @@ window.addEventListener('hashchange', render);
 const liveEl = document.getElementById('live');
 function connect() {
   const es = new EventSource('/api/live');
+  let connected = false;
   es.addEventListener('hello', () => {
     liveEl.textContent = 'live';
     liveEl.className = 'live on';
+    // After a reconnection, changes may have been missed: the view reads again.
+    if (connected) {
+      current?.onLive?.({ type: 'runs', ids: [] });
+      const run = current?.id ?? current?.runId;
+      if (run) current?.onLive?.({ type: 'run', run, files: [] });
+    }
+    connected = true;
   });
   for (const type of ['runs', 'run']) {
     es.addEventListener(type, (e) => {

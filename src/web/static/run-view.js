@@ -77,7 +77,25 @@ export class RunView {
     if (msg.type === 'run' && msg.run === this.id) this.refresh();
   }
 
+  /** One reload at a time; a change that arrives meanwhile is read right after. */
   async reload() {
+    if (this.loading) {
+      this.again = true;
+      return;
+    }
+    this.loading = true;
+    try {
+      await this.reloadOnce();
+    } finally {
+      this.loading = false;
+      if (this.again) {
+        this.again = false;
+        this.refresh();
+      }
+    }
+  }
+
+  async reloadOnce() {
     try {
       const last = this.rows.at(-1)?.step ?? 0;
       const [detail, history] = await Promise.all([api('run', { run: this.id }), api('history', { run: this.id, since: last })]);
@@ -85,7 +103,7 @@ export class RunView {
       if (detail.progress.completedSteps < last) {
         this.rows = (await api('history', { run: this.id })).rows; // the history was rewritten
       } else {
-        this.rows = this.rows.concat(history.rows);
+        this.rows = this.rows.concat(history.rows.filter((r) => r.step > last));
       }
       this.renderHead();
       if (this.tab === 'overview') this.updateOverview();
