@@ -9,6 +9,7 @@
  * indexes the files.
  *
  *   npx tsx bench/dashboard.ts [--steps 1000] [--per-step 10] [--test-items 10000]
+ *   npx tsx bench/dashboard.ts --write DIR    only writes the run to DIR (to open it in `skillopt ui`)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -189,4 +190,12 @@ async function main(): Promise<void> {
   await dash.close();
 }
 
-await main();
+const writeTo = process.argv.indexOf('--write');
+if (writeTo >= 0) {
+  const dir = path.resolve(process.argv[writeTo + 1] ?? 'outputs/dashboard-bench');
+  if (fs.existsSync(dir)) throw new Error(`${dir} exists; choose a new directory`);
+  generate(dir);
+  console.log(`wrote a synthetic run of ${STEPS} steps to ${dir}`);
+} else {
+  await main();
+}

@@ -17,7 +17,7 @@ export interface Root {
   index: number;
   /** As given on the command line. */
   given: string;
-  /** Real path. */
+  /** Real path (resolved again on each use: a root may be created after the server starts). */
   real: string;
 }
 
@@ -46,6 +46,7 @@ export class Roots {
     const runs: RunLocation[] = [];
     const problems: string[] = [];
     for (const root of this.roots) {
+      root.real = realDir(root.given);
       let st: fs.Stats;
       try {
         st = fs.statSync(root.real);
@@ -93,6 +94,7 @@ export class Roots {
     if (!m) throw new HttpError(400, `not a run id: ${id} (expected <root index>/<path under the root>, from /api/runs)`);
     const root = this.roots[Number(m[1])];
     if (!root) throw new HttpError(404, `no run root number ${m[1]} (there are ${this.roots.length})`);
+    root.real = realDir(root.given);
     const rel = (m[2] ?? '').replace(/\/+$/, '');
     const dir = rel ? resolveInside(root.real, rel, 'run id') : root.real;
     if (!fs.existsSync(dir)) throw new HttpError(404, `run not found: ${id} (no directory ${rel || '.'} under ${root.given})`);

@@ -123,7 +123,6 @@ export interface RunDetail extends RunOverview {
   tests: TestRow[];
   usageByStage: Record<string, UsageTotals>;
   logs: { time: string; level: string; message: string }[];
-  summary?: Record<string, unknown>;
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
@@ -378,7 +377,6 @@ export class RunReader {
       tests: this.tests(),
       usageByStage: fs.existsSync(this.run.calls) ? this.callFold.byPurpose : this.stageUsageFromFiles(summary, records),
       logs: this.eventFold.logs.slice(-30),
-      summary: summary as Record<string, unknown> | undefined,
     };
   }
 

@@ -36,6 +36,7 @@ function epochPlugin(getLines) {
           ctx.setLineDash([5, 4]);
           ctx.lineWidth = 1 * devicePixelRatio;
           ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+          let labelsEnd = -Infinity;
           for (const line of lines) {
             const x = Math.round(u.valToPos(line.x, 'x', true));
             if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
@@ -44,11 +45,17 @@ function epochPlugin(getLines) {
             ctx.lineTo(x, top + height);
             ctx.stroke();
             if (!line.label) continue;
+            // A label goes right of its line, or left of it near the edge; one that would
+            // overlap the previous label is left out (the line stays).
             const room = u.bbox.left + u.bbox.width - x;
             const w = ctx.measureText(line.label).width;
-            ctx.textAlign = w + 8 * devicePixelRatio < room ? 'left' : 'right';
+            const pad = 4 * devicePixelRatio;
+            const left = w + 2 * pad < room ? x + pad : x - pad - w;
+            if (left < labelsEnd + pad) continue;
+            ctx.textAlign = 'left';
             ctx.textBaseline = 'top';
-            ctx.fillText(line.label, x + (ctx.textAlign === 'left' ? 4 : -4) * devicePixelRatio, top + 3 * devicePixelRatio);
+            ctx.fillText(line.label, left, top + 3 * devicePixelRatio);
+            labelsEnd = left + w;
           }
           ctx.restore();
         },
@@ -133,8 +140,15 @@ export function createChart(parent, spec) {
     } else {
       data = [xs, ...ys];
     }
+    // Markers shrink as steps add up, so a long run stays readable.
+    const scale = xs.length > 400 ? 0.4 : xs.length > 120 ? 0.6 : 1;
     if (!u) build(data);
-    else u.setData(data);
+    spec.series.forEach((s, i) => {
+      if (s.kind !== 'points') return;
+      const series = u.series.find((x) => x.label === s.label);
+      if (series) series.points.size = Math.max(3, (s.size ?? 9) * scale);
+    });
+    u.setData(data);
     u.redraw(false, true);
   }
 
