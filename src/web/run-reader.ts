@@ -8,8 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { RunDir } from '../run/layout.ts';
-import { HistoryRecordSchema, RuntimeStateSchema, SummarySchema, type HistoryRecord, type StageUsage } from '../run/records.ts';
+import { HistoryRecordSchema, RuntimeStateSchema, SummarySchema, type HistoryRecord } from '../run/records.ts';
 import { CachedJson, JsonlTail } from './file-cache.ts';
+import { baselineFromRollouts, describeConfig, readEpochs, readTests, stageUsageFromFiles, sumStages, type EpochInfo, type TestRow } from './run-files.ts';
+import { WATCHED } from './live.ts';
 import type { RunLocation } from './roots.ts';
 import { CallFold, EventFold, emptyUsage, lockHolderAlive, parseCall, parseEvent, type LiveStage, type UsageTotals } from './run-state.ts';
 
@@ -18,8 +20,6 @@ export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped' | 'interru
 const AnyObject = z.record(z.string(), z.unknown());
 const AnyList = z.array(z.unknown());
 const LockSchema = z.object({ pid: z.number(), host: z.string().optional() }).loose();
-/** `summary.json` of the test evaluations: per task type, `{total, hard_acc}`. */
-const TestBucketsSchema = z.record(z.string(), z.object({ total: z.number().optional(), hard_acc: z.number().optional(), hard: z.number().optional() }).loose());
 
 export interface Usage extends UsageTotals {
   /** Where the totals come from: the call ledger (exact), the summary, or the step records (steps only). */
@@ -101,21 +101,6 @@ const ROW_KEYS: (keyof StepRow)[] = [
   'wall_time_s',
 ];
 
-export interface EpochInfo {
-  epoch: number;
-  /** Last step of the epoch, from the step records. */
-  lastStep?: number;
-  slowUpdate?: Record<string, unknown> & { action?: string };
-  metaSkill?: Record<string, unknown> & { action?: string };
-}
-
-export interface TestRow {
-  type: string;
-  baseline?: { total?: number; hard_acc?: number };
-  best?: { total?: number; hard_acc?: number };
-  final?: { total?: number; hard_acc?: number };
-}
-
 export interface RunDetail extends RunOverview {
   config?: Record<string, unknown>;
   baselineSelection: number | null;
@@ -123,63 +108,6 @@ export interface RunDetail extends RunOverview {
   tests: TestRow[];
   usageByStage: Record<string, UsageTotals>;
   logs: { time: string; level: string; message: string }[];
-}
-
-const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-function modelLabel(model: unknown, backend: unknown): string | undefined {
-  const m = str(model);
-  const b = str(backend);
-  if (m && b && m !== b) return `${m} (${b})`;
-  return m ?? b;
-}
-
-/** Env, models and planned length from a config, structured (ours) or flat (the original's). */
-export function describeConfig(file: Record<string, unknown> | undefined) {
-  if (!file) return {};
-  // Ours: { config, derived, files }; the original's: the flat config itself.
-  const wrapped = typeof file.config === 'object' && file.config !== null && !Array.isArray(file.config);
-  const cfg = wrapped ? (file.config as Record<string, unknown>) : file;
-  const derived = (wrapped ? file.derived : undefined) as Record<string, unknown> | undefined;
-  const model = cfg.model as Record<string, Record<string, unknown>> | undefined;
-  if (model && typeof model === 'object' && typeof model.target === 'object') {
-    const env = cfg.env as Record<string, unknown> | undefined;
-    const train = cfg.train as Record<string, unknown> | undefined;
-    return {
-      layout: 'skillopt' as const,
-      env: str(env?.name),
-      target: modelLabel(model.target?.model, model.target?.backend),
-      optimizer: modelLabel(model.optimizer?.model, model.optimizer?.backend),
-      epochs: num(train?.num_epochs),
-      stepsPerEpoch: num(derived?.steps_per_epoch) ?? num(train?.steps_per_epoch),
-      totalSteps: num(derived?.total_steps),
-    };
-  }
-  const backend = cfg.model_backend;
-  return {
-    layout: 'python' as const,
-    env: str(cfg.env),
-    target: modelLabel(cfg.target_model, cfg.target_backend ?? backend),
-    optimizer: modelLabel(cfg.optimizer_model, cfg.optimizer_backend ?? backend),
-    epochs: num(cfg.num_epochs),
-    stepsPerEpoch: num(cfg.steps_per_epoch),
-    totalSteps: undefined,
-  };
-}
-
-function sumStages(stages: Record<string, StageUsage>, into: UsageTotals): void {
-  for (const [stage, s] of Object.entries(stages)) {
-    if (stage === '_total') continue;
-    into.calls += s.calls;
-    into.promptTokens += s.prompt_tokens;
-    into.completionTokens += s.completion_tokens;
-    into.cachedTokens += s.cached_tokens ?? 0;
-    into.reasoningTokens += s.reasoning_tokens ?? 0;
-    if (s.cost_usd === null || s.cost_usd === undefined) {
-      if (s.calls > 0) into.unpricedCalls += s.calls;
-    } else into.costUsd += s.cost_usd;
-  }
 }
 
 function mtime(file: string): number {
@@ -271,12 +199,6 @@ export class RunReader {
     return this.history().records.find((r) => r.step === step);
   }
 
-  /** Files whose change should refresh a page showing this run. */
-  watchedFiles(): string[] {
-    const r = this.run;
-    return [r.history, r.runtimeState, r.summary, r.events, r.config];
-  }
-
   overview(): RunOverview {
     this.events.refresh();
     this.calls.refresh();
@@ -326,7 +248,7 @@ export class RunReader {
       },
       usage: this.usage(summary, records),
       startedAt: fold.started?.time ?? fold.firstTime,
-      updatedAt: Math.max(...this.watchedFiles().map(mtime)),
+      updatedAt: Math.max(...WATCHED.map((f) => mtime(this.run.path(f)))),
       problems,
     };
   }
@@ -373,107 +295,18 @@ export class RunReader {
       ...overview,
       config: this.config.value(),
       baselineSelection: this.baselineSelection(),
-      epochs: this.epochs(records),
-      tests: this.tests(),
-      usageByStage: fs.existsSync(this.run.calls) ? this.callFold.byPurpose : this.stageUsageFromFiles(summary, records),
+      epochs: readEpochs(this.run, records, this.eventFold.epochEvents),
+      tests: readTests(this.run, overview.problems),
+      usageByStage: fs.existsSync(this.run.calls) ? this.callFold.byPurpose : stageUsageFromFiles(summary?.token_summary, records),
       logs: this.eventFold.logs.slice(-30),
     };
-  }
-
-  private stageUsageFromFiles(summary: z.infer<typeof SummarySchema> | undefined, records: HistoryRecord[]): Record<string, UsageTotals> {
-    const out: Record<string, UsageTotals> = {};
-    const add = (stages: Record<string, StageUsage>) => {
-      for (const [stage, s] of Object.entries(stages)) if (stage !== '_total') sumStages({ [stage]: s }, (out[stage] ??= emptyUsage()));
-    };
-    if (summary?.token_summary) add(summary.token_summary);
-    else for (const r of records) if (r.tokens) add(r.tokens);
-    return out;
   }
 
   /** The initial skill's selection score: from the summary, else from its rollout (a run in progress). */
   baselineSelection(): number | null {
     const baseline = (this.runtime.value() as { baseline_score?: unknown } | undefined)?.baseline_score;
-    return this.summary.value()?.baseline_selection_hard ?? (typeof baseline === 'number' ? baseline : this.baselineFromRollouts());
+    return this.summary.value()?.baseline_selection_hard ?? (typeof baseline === 'number' ? baseline : baselineFromRollouts(this.run));
   }
 
-  private baselineFromRollouts(): number | null {
-    const file = this.run.path('selection_eval_baseline', 'results.jsonl');
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      return null;
-    }
-    let sum = 0;
-    let n = 0;
-    for (const line of text.split('\n')) {
-      try {
-        const row = JSON.parse(line) as { hard?: unknown; error?: unknown };
-        if (typeof row.hard === 'number' && !row.error) {
-          sum += row.hard;
-          n++;
-        }
-      } catch {
-        // a torn or blank line
-      }
-    }
-    return n ? sum / n : null;
-  }
 
-  private epochs(records: HistoryRecord[]): EpochInfo[] {
-    const byEpoch = new Map<number, EpochInfo>();
-    const get = (e: number) => byEpoch.get(e) ?? byEpoch.set(e, { epoch: e }).get(e)!;
-    for (const r of records) {
-      const info = get(r.epoch);
-      info.lastStep = Math.max(info.lastStep ?? 0, r.step);
-    }
-    for (const [dir, file, key] of [
-      ['slow_update', 'slow_result.json', 'slowUpdate'],
-      ['meta_skill', 'meta_skill_result.json', 'metaSkill'],
-    ] as const) {
-      let names: string[] = [];
-      try {
-        names = fs.readdirSync(this.run.path(dir));
-      } catch {
-        continue;
-      }
-      for (const name of names) {
-        const m = /^epoch_(\d+)$/.exec(name);
-        if (!m) continue;
-        const f = this.run.path(dir, name, file);
-        try {
-          const value = JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>;
-          get(Number(m[1]))[key] = value;
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') get(Number(m[1]))[key] = { action: 'unreadable', error: `${f}: ${(err as Error).message}` };
-        }
-      }
-    }
-    for (const e of this.eventFold.epochEvents) {
-      const info = get(e.epoch);
-      const key = e.kind === 'slow_update' ? 'slowUpdate' : 'metaSkill';
-      info[key] ??= { action: e.action, detail: e.detail };
-    }
-    return [...byEpoch.values()].sort((a, b) => a.epoch - b.epoch);
-  }
-
-  private tests(): TestRow[] {
-    const rows = new Map<string, TestRow>();
-    for (const [dir, key] of [
-      ['test_eval_baseline', 'baseline'],
-      ['test_eval', 'best'],
-      ['test_eval_final', 'final'],
-    ] as const) {
-      const cached = new CachedJson(this.run.path(dir, 'summary.json'), TestBucketsSchema, 'test results per task type');
-      const buckets = cached.value();
-      if (!buckets) continue;
-      for (const [type, b] of Object.entries(buckets)) {
-        const row = rows.get(type) ?? rows.set(type, { type }).get(type)!;
-        const acc = b.hard_acc ?? (b.hard !== undefined && b.total ? b.hard / b.total : undefined);
-        row[key] = { total: b.total, hard_acc: acc };
-      }
-    }
-    // 'overall' last, as in the original's table.
-    return [...rows.values()].sort((a, b) => (a.type === 'overall' ? 1 : b.type === 'overall' ? -1 : a.type.localeCompare(b.type)));
-  }
 }

@@ -306,6 +306,16 @@ describe('dashboard API on broken and unfinished runs', () => {
     assert.match(history.body.problems[0], /not valid JSON/);
   });
 
+  it('names a broken test summary and still shows the others', async () => {
+    const { root, dir } = copyFixture('finished-run', 'badtest');
+    fs.writeFileSync(path.join(dir, 'test_eval_final/summary.json'), '{"overall": {"total": "many"}}');
+    const { status, body } = await client([root])(`/api/run?${q({ run: '0/badtest' })}`);
+    assert.equal(status, 200);
+    assert.match(body.problems.join('\n'), /test_eval_final\/summary\.json is not test results per task type .*: .* at overall\.total/);
+    const overall = body.tests.find((t: Json) => t.type === 'overall');
+    assert.deepEqual([overall.baseline.hard_acc, overall.best.hard_acc, overall.final], [0.3333, 0.75, undefined]);
+  });
+
   it('leaves out a step record that does not read, and names it', async () => {
     const { root, dir } = copyFixture('finished-run', 'odd');
     const history = JSON.parse(fs.readFileSync(path.join(dir, 'history.json'), 'utf8'));
