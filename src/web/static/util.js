@@ -133,7 +133,7 @@ export function progressBar(done, total) {
 export function stageLine(stage) {
   if (!stage) return null;
   const part = isNum(stage.total) && stage.total > 0 ? ` ${stage.done ?? 0}/${stage.total}` : '';
-  return h('div.stage', `step ${stage.step} · ${stage.stage.replace(/_/g, ' ')}${part}`);
+  return h('div.stage', { title: stage.detail ?? '' }, `step ${stage.step} · ${stage.stage.replace(/_/g, ' ')}${part}`);
 }
 
 /** Sum of prompt and completion tokens over the stages of a step record. */
