@@ -160,6 +160,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     throw err;
   } finally {
     detach();
+    ctx?.scores.close();
+    ctx?.models.ledger.close();
+    events.close();
     lock.release();
   }
 }
