@@ -2,7 +2,8 @@
  * A model pool: the calls that share one provider's limits. It admits a call when all of these
  * allow it: the concurrency limit (adaptive: halved on a 429, grown back by one per window of
  * successes, AIMD), the requests-per-minute pace (starts spaced 60/rpm seconds apart, so no
- * window of any length sees more than its share), the tokens-per-minute bucket, and any pause
+ * window of any length sees more than its share), the tokens-per-minute bucket (refilled
+ * continuously, holding ten seconds' worth), and any pause
  * the server asked for (`retry-after`, an exhausted rate-limit window). Waiting calls start in
  * arrival order.
  */
@@ -58,7 +59,9 @@ export class Pool {
   ) {
     this.limit = limits.concurrency;
     this.interval = limits.rpm > 0 ? 60_000 / limits.rpm : 0;
-    this.capacity = limits.tpm > 0 ? limits.tpm : Infinity;
+    // Ten seconds' worth of tokens: bursts are allowed, but providers that enforce their minute
+    // limits over shorter periods are not overrun.
+    this.capacity = limits.tpm > 0 ? limits.tpm / 6 : Infinity;
     this.tokens = this.capacity;
     this.stats = { started: 0, maxActive: 0, decreases: 0, limit: this.limit, recentStarts: [] };
   }

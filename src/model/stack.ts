@@ -44,11 +44,10 @@ export async function buildBackendModel(role: Role, rc: RoleConfig, config: Conf
   return spec.create(rc, { role, environment, reasoningEffort: config.model.reasoning_effort, seed: config.train.seed });
 }
 
-/** What shapes a role's answers beyond the request: part of the response-cache key. */
+/** What shapes a role's answers beyond the request (the resolved endpoint comes from the backend): part of the response-cache key. */
 function roleIdentity(rc: RoleConfig, config: Config, inner: ChatModel): Record<string, unknown> {
   return {
     backend: rc.backend,
-    base_url: rc.base_url,
     temperature: rc.temperature ?? null,
     reasoning_effort: rc.reasoning_effort || config.model.reasoning_effort,
     max_output_tokens: rc.max_output_tokens ?? null,
