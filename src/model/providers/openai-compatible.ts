@@ -73,7 +73,8 @@ function build(rc: RoleConfig, f: Flavour) {
     maxOutputTokens: rc.max_output_tokens,
     temperature: rc.temperature,
     shape: (_req, base) => ({
-      ...(Object.keys(extra).length ? { providerOptions: { compat: extra } } : {}),
+      // Not strict: our reply schemas have optional fields, which strict mode refuses.
+      providerOptions: { compat: { ...extra, strictJsonSchema: false } },
       nativeSchema: rc.json_schema,
       ...base,
     }),
