@@ -42,8 +42,16 @@ function faultPlan(): (r: { body: unknown }) => Fault | undefined {
   };
 }
 
-async function trainOver(fake: FakeProvider, dir: string): Promise<{ skill: string; calls: CallRecord[]; history: unknown[] }> {
-  const role = { backend: 'openai_compatible', model: 'fake-model', base_url: `${fake.url}/v1`, concurrency: 6, max_retries: 4, backoff_s: 0.01, backoff_max_s: 0.05, timeout_s: 1 };
+interface TrainResult {
+  outcome: Awaited<ReturnType<typeof runTraining>>;
+  skill: string;
+  calls: CallRecord[];
+  history: unknown[];
+  outRoot: string;
+}
+
+async function trainOver(fake: FakeProvider, dir: string, extra: { budget?: Record<string, number>; model?: string } = {}): Promise<TrainResult> {
+  const role = { backend: 'openai_compatible', model: extra.model ?? 'fake-model', base_url: `${fake.url}/v1`, concurrency: 6, max_retries: 4, backoff_s: 0.01, backoff_max_s: 0.05, timeout_s: 1 };
   const file = path.join(dir, 'config.yaml');
   fs.writeFileSync(
     file,
@@ -55,14 +63,17 @@ async function trainOver(fake: FakeProvider, dir: string): Promise<{ skill: stri
       evaluation: { eval_test: true },
       env: { name: 'sim', skill_init: path.join(ROOT, 'configs/sim/seed_skill.md'), workers: 6, ...ENV },
       cache: { mode: 'off' },
+      ...(extra.budget ? { budget: extra.budget } : {}),
     }),
   );
   const outRoot = path.join(dir, 'run');
   const loaded = loadConfig(file, { environment: {}, cwd: dir });
   const outcome = await runTraining({ loaded, outRoot, configFile: file, console: false, environment: {} });
-  assert.equal(outcome.status, 'finished');
+  const best = path.join(outRoot, 'best_skill.md');
   return {
-    skill: fs.readFileSync(path.join(outRoot, 'best_skill.md'), 'utf8'),
+    outcome,
+    outRoot,
+    skill: fs.existsSync(best) ? fs.readFileSync(best, 'utf8') : '',
     calls: readJsonLines<CallRecord>(path.join(outRoot, 'calls.jsonl')),
     history: JSON.parse(fs.readFileSync(path.join(outRoot, 'history.json'), 'utf8')) as unknown[],
   };
@@ -78,11 +89,17 @@ describe('a whole training run over HTTP', () => {
     try {
       const a = await trainOver(clean, tmpDir());
       const b = await trainOver(faulty, tmpDir());
+      assert.equal(a.outcome.status, 'finished');
+      assert.equal(b.outcome.status, 'finished');
 
       // The run learned something, so that sameness means something.
       assert.notEqual(a.skill, fs.readFileSync(path.join(ROOT, 'configs/sim/seed_skill.md'), 'utf8'));
       assert.equal(b.skill, a.skill);
-      const strip = (h: unknown[]) => JSON.stringify(h.map((r) => ({ ...(r as object), timing: undefined, wall_time_s: undefined, tokens: undefined })));
+      // Step by step the same decisions (how many selection rollouts the gate's early stop used depends on timing).
+      const strip = (h: unknown[]) =>
+        JSON.stringify(
+          (h as Record<string, unknown>[]).map((r) => ({ step: r.step, action: r.action, candidate_hash: r.candidate_hash, current_score: r.current_score, best_score: r.best_score, n_edits_merged: r.n_edits_merged })),
+        );
       assert.equal(strip(b.history), strip(a.history));
 
       // Faults really happened, were retried, and none reached the results.
@@ -97,6 +114,60 @@ describe('a whole training run over HTTP', () => {
     } finally {
       await clean.close();
       await faulty.close();
+    }
+  });
+
+  it('an item whose target calls keep failing is recorded as an infrastructure error, kept out of the score', async () => {
+    const splits = await new SimEnv(SimEnvOptions.parse(ENV)).load();
+    const items = [...splits.train, ...splits.val, ...splits.test];
+    const doomed = String(splits.val[0]!.question);
+    const fake = await startFakeProvider({
+      respond: skillRunResponder(items),
+      fault: (r) => ((r.body as { messages: { content: unknown }[] }).messages.at(-1)!.content === doomed ? { status: 503 } : undefined),
+    });
+    try {
+      const run = await trainOver(fake, tmpDir());
+      assert.equal(run.outcome.status, 'finished');
+      const baseline = readJsonLines<{ id: string; hard: number; error?: { kind: string; message: string } }>(path.join(run.outRoot, 'selection_eval_baseline', 'results.jsonl'));
+      const failed = baseline.find((r) => r.id === splits.val[0]!.id)!;
+      assert.equal(failed.error?.kind, 'server');
+      assert.match(failed.error!.message, /after 5 attempts/);
+      assert.ok(run.calls.some((c) => c.error && /InfraError/.test(c.error)));
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('the budget stops a run at a step boundary; raised, the run resumes and pays for nothing twice', async () => {
+    const splits = await new SimEnv(SimEnvOptions.parse(ENV)).load();
+    const items = [...splits.train, ...splits.val, ...splits.test];
+    const fake = await startFakeProvider({ respond: skillRunResponder(items) });
+    try {
+      // gpt-4o-mini has a price in the table, so the USD budget applies.
+      const whole = await trainOver(fake, tmpDir(), { model: 'gpt-4o-mini' });
+      const wholeRequests = fake.requests.length;
+      const dir = tmpDir();
+      const stopped = await trainOver(fake, dir, { model: 'gpt-4o-mini', budget: { max_usd: 0.004 } });
+      assert.equal(stopped.outcome.status, 'stopped');
+      assert.match((stopped.outcome as { reason: string }).reason, /max_usd/);
+      const spent = stopped.calls.filter((c) => c.from === 'provider').reduce((s, c) => s + (c.cost_usd ?? 0), 0);
+      assert.ok(spent >= 0.004, `spent $${spent}`);
+      const resumed = await trainOver(fake, dir, { model: 'gpt-4o-mini', budget: { max_usd: 0 } });
+      assert.equal(resumed.outcome.status, 'finished');
+      assert.equal(resumed.skill, whole.skill);
+      // Nothing asked by the stopped process is asked again after the resume (unless one whole run asks it twice too).
+      const bodies = (from: number, to: number) => fake.requests.slice(from, to).map((r) => JSON.stringify(r.body));
+      const inWhole = new Map<string, number>();
+      for (const b of bodies(0, wholeRequests)) inWhole.set(b, (inWhole.get(b) ?? 0) + 1);
+      const stoppedCount = stopped.calls.filter((c) => c.from === 'provider').length;
+      const first = new Set(bodies(wholeRequests, wholeRequests + stoppedCount));
+      const again = bodies(wholeRequests + stoppedCount, fake.requests.length).filter((b) => first.has(b) && (inWhole.get(b) ?? 0) < 2);
+      assert.deepEqual(again, []);
+      // Together they asked about what one uninterrupted run asks (the gate's early stop depends on timing).
+      assert.ok(Math.abs(fake.requests.length - 2 * wholeRequests) <= 0.05 * wholeRequests);
+      assert.ok(resumed.calls.some((c) => c.from === 'journal'));
+    } finally {
+      await fake.close();
     }
   });
 });
