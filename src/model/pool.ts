@@ -41,7 +41,9 @@ const RECENT = 1000;
 export class Pool {
   private limit: number;
   private active = 0;
-  private readonly queue: Waiter[] = [];
+  /** Waiting calls; `head` is the first one still waiting (an array with a moving head keeps takes O(1)). */
+  private queue: (Waiter | undefined)[] = [];
+  private head = 0;
   private nextStartAt = 0;
   private pausedUntil = 0;
   private tokens: number;
@@ -73,8 +75,8 @@ export class Pool {
       const w: Waiter = { tokens, resolve, reject, signal };
       if (signal) {
         w.onAbort = () => {
-          const i = this.queue.indexOf(w);
-          if (i >= 0) this.queue.splice(i, 1);
+          const i = this.queue.indexOf(w, this.head);
+          if (i >= 0) this.queue[i] = undefined;
           reject(signal.reason);
         };
         signal.addEventListener('abort', w.onAbort, { once: true });
@@ -129,10 +131,19 @@ export class Pool {
     this.tokensAt = now;
   }
 
+  /** The first call still waiting, skipping those given up. */
+  private first(): Waiter | undefined {
+    while (this.head < this.queue.length && this.queue[this.head] === undefined) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    return this.queue[this.head];
+  }
+
   private pump(): void {
-    while (this.queue.length && this.active < Math.floor(this.limit)) {
+    for (let head = this.first(); head && this.active < Math.floor(this.limit); head = this.first()) {
       const now = performance.now();
-      const head = this.queue[0]!;
       let wait = Math.max(0, this.pausedUntil - now, this.nextStartAt - now);
       if (wait === 0 && this.capacity !== Infinity) {
         this.refill();
@@ -143,14 +154,17 @@ export class Pool {
         this.schedule(wait);
         return;
       }
-      this.queue.shift();
+      this.queue[this.head++] = undefined;
       if (head.signal && head.onAbort) head.signal.removeEventListener('abort', head.onAbort);
       this.active++;
       this.stats.started++;
       this.stats.maxActive = Math.max(this.stats.maxActive, this.active);
       this.stats.recentStarts.push(now);
       if (this.stats.recentStarts.length > RECENT) this.stats.recentStarts.splice(0, this.stats.recentStarts.length - RECENT);
-      if (this.interval) this.nextStartAt = Math.max(now, this.nextStartAt) + this.interval;
+      // The next start is one interval after this one was due: a timer that fires a little late
+      // does not push every later start back (the pace holds over a minute), and a pool that was
+      // idle starts afresh.
+      if (this.interval) this.nextStartAt = (now - this.nextStartAt < this.interval ? this.nextStartAt : now) + this.interval;
       if (this.capacity !== Infinity) this.tokens -= head.tokens;
       head.resolve();
     }
