@@ -57,13 +57,13 @@ export async function mergeGroup(s: MergeSettings, patches: Merged[], level: num
     schemaName: 'merged_patch',
     meta: { kind: 'merge', level: group, mode: s.ctx.mode, skill: s.skill, patches: patches.map((p) => ({ reasoning: p.reasoning, items: p.items })) },
     maxTokens: s.ctx.mode === 'full_rewrite_minibatch' ? Math.max(s.ctx.maxTokens, 64000) : undefined,
+    during: group === 'final' ? 'final merge' : 'batch merge',
+    fallback: 'using concatenation instead',
   });
   const items = reply ? (reply as Record<string, unknown>)[key] : undefined;
   if (Array.isArray(items) && items.every((i) => i && typeof i === 'object')) {
     return { reasoning: String(reply!.reasoning ?? ''), items: withLevel(items as UpdateItem[], level, group !== 'final') };
   }
-  const where = group === 'final' ? 'final merge' : 'batch merge';
-  s.ctx.warn(`merge call gave no usable reply during ${where}; using concatenation instead`);
   const all = patches.flatMap((p) => p.items);
   return { reasoning: group === 'final' ? 'fallback: failure first, then success' : 'fallback concatenation', items: withLevel(all, level, false) };
 }

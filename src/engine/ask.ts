@@ -1,11 +1,11 @@
 /**
  * One optimizer call that expects a JSON reply. A reply that stays unusable, or a call that
- * fails for infrastructure reasons, gives `undefined` and a warning (each stage has a fallback);
+ * * fails for any reason but a fatal one, gives `undefined` and a warning (each stage has a fallback);
  * a fatal model error (bad key, unknown model) propagates and stops the run.
  */
 import type { z } from 'zod';
 import { StructuredOutputError, completeJson } from '../model/structured.ts';
-import { InfraError, type ChatModel, type ReasoningEffort } from '../model/types.ts';
+import { FatalModelError, InfraError, type ChatModel, type ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from './protocol.ts';
 
 export interface OptimizerContext {
@@ -27,6 +27,9 @@ export interface Ask<T> {
   meta: unknown;
   maxTokens?: number;
   reasoningEffort?: ReasoningEffort;
+  /** Where the call was made and what happens without it, for the warning. */
+  during?: string;
+  fallback?: string;
 }
 
 export async function ask<T>(ctx: OptimizerContext, q: Ask<T>): Promise<T | undefined> {
@@ -43,11 +46,10 @@ export async function ask<T>(ctx: OptimizerContext, q: Ask<T>): Promise<T | unde
     });
     return value;
   } catch (err) {
-    if (err instanceof StructuredOutputError || err instanceof InfraError) {
-      // The message of an infrastructure error can carry request details: keep it short.
-      ctx.warn(`${q.purpose} call gave no usable reply (${err instanceof InfraError ? err.kind : err.message})`);
-      return undefined;
-    }
-    throw err;
+    if (err instanceof FatalModelError) throw err;
+    // Error messages can carry request details (headers, keys): only the kind is reported.
+    const why = err instanceof StructuredOutputError ? err.message : err instanceof InfraError ? `${err.kind} error` : `${(err as Error)?.name ?? 'error'} from the model call`;
+    ctx.warn(`${q.purpose} call gave no usable reply${q.during ? ` during ${q.during}` : ''} (${why})${q.fallback ? `; ${q.fallback}` : ''}`);
+    return undefined;
   }
 }

@@ -27,6 +27,7 @@ export async function writeMetaSkill(
     user,
     schema: MetaSkillReplySchema,
     schemaName: 'meta_skill',
+    fallback: 'the notes stay as they were',
     meta: { kind: 'meta_skill', prevSkill: args.prevSkill, currSkill: args.currSkill, previous: args.previous, pairs: args.pairs },
   });
   if (!reply || !reply.meta_skill_content.trim()) return undefined;

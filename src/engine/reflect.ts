@@ -104,6 +104,8 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
       analystGuide: s.analystGuide,
     },
     maxTokens: mode === 'full_rewrite_minibatch' ? Math.max(s.ctx.maxTokens, 64000) : undefined,
+    during: `${source} minibatch ${index}`,
+    fallback: 'this minibatch gives no patch',
   });
   const empty: AnalystResult = { source, index, patch: null, notes: [], findings: [] };
   if (!reply) return empty;

@@ -63,6 +63,7 @@ export async function rankAndSelect(ctx: OptimizerContext, skill: string, items:
     schema: RankReplySchema,
     schemaName: 'ranking',
     meta: { kind: 'rank', mode: ctx.mode, skill, items, budget },
+    fallback: `keeping the first ${budget}`,
   });
   const chosen = reply ? pickIndices(reply.selected_indices, items.length, budget) : [];
   if (chosen.length > 0) return { items: chosen.map((i) => items[i]!), how: 'ranked', ranking: reply };
@@ -109,6 +110,7 @@ export async function decideLearningRate(
     user: sections.join('\n\n'),
     schema: LrReplySchema,
     schemaName: 'learning_rate',
+    fallback: 'applying none this step',
     meta: { kind: 'lr_autonomous', mode: ctx.mode, skill: args.skill, items: args.items, rolloutHard: args.rolloutHard, rolloutN: args.rolloutN },
   });
   const raw = reply ? parseLearningRate(reply.learning_rate) : undefined;

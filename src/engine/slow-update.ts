@@ -27,6 +27,7 @@ export async function writeSlowUpdate(
     user,
     schema: SlowUpdateReplySchema,
     schemaName: 'slow_update',
+    fallback: 'no guidance this epoch',
     meta: { kind: 'slow_update', prevSkill: args.prevSkill, currSkill: args.currSkill, guidance: args.guidance, pairs: args.pairs },
   });
   if (!reply || !reply.slow_update_content.trim()) return undefined;

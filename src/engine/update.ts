@@ -61,6 +61,7 @@ export async function rewriteFromSuggestions(
     meta: { kind: 'rewrite', skill: args.skill, suggestions: args.suggestions },
     maxTokens: args.outputTokens,
     reasoningEffort: args.reasoningEffort,
+    fallback: 'the step is skipped',
   });
   if (!reply || !reply.new_skill.trim()) return { reason: 'the rewrite gave no new skill' };
   const candidate = keepProtectedRegions(args.skill, reply.new_skill);
