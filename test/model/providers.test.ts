@@ -121,6 +121,21 @@ describe('providers speak their wire formats', () => {
     assert.ok(Math.abs(res.costUsd! - (600 * 3 + 400 * 0.3 + 200 * 15) / 1e6) < 1e-12);
   });
 
+  it('anthropic: JSON replies through structured output (newer models) or a forced JSON tool (older ones)', async () => {
+    const json = await startFakeProvider({ respond: (r) => (r.body.tools ? { toolCalls: [{ id: 't1', name: r.body.tools[0].name, arguments: { answer: 'tool' } }] } : { text: '{"answer": "format"}' }) });
+    try {
+      const schema = z.object({ answer: z.string() });
+      const newer = await model({ backend: 'anthropic', model: 'claude-sonnet-4-5', base_url: `${json.url}/v1` }, { ANTHROPIC_API_KEY: 'a' }).complete(ask('x', { schema }));
+      assert.equal(json.requests.at(-1)!.body.output_config.format.type, 'json_schema');
+      assert.deepEqual(newer.parsed, { answer: 'format' });
+      const older = await model({ backend: 'anthropic', model: 'claude-3-5-haiku-20241022', base_url: `${json.url}/v1` }, { ANTHROPIC_API_KEY: 'a' }).complete(ask('x', { schema }));
+      assert.equal(json.requests.at(-1)!.body.tool_choice.type, 'any');
+      assert.deepEqual(older.parsed, { answer: 'tool' });
+    } finally {
+      await json.close();
+    }
+  });
+
   it('anthropic: claude_chat is accepted as its name; a thinking budget under 1024 is refused', () => {
     assert.equal(getBackend('claude_chat')!.name, 'anthropic');
     assert.throws(() => model({ backend: 'anthropic', base_url: fake.url, options: { thinking_budget: 10 } }, { ANTHROPIC_API_KEY: 'a' }), /thinking_budget/);
