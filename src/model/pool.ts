@@ -45,6 +45,7 @@ export class Pool {
   private queue: (Waiter | undefined)[] = [];
   private head = 0;
   private nextStartAt = 0;
+  private lastStartAt = -Infinity;
   private pausedUntil = 0;
   private tokens: number;
   private tokensAt = performance.now();
@@ -144,7 +145,8 @@ export class Pool {
   private pump(): void {
     for (let head = this.first(); head && this.active < Math.floor(this.limit); head = this.first()) {
       const now = performance.now();
-      let wait = Math.max(0, this.pausedUntil - now, this.nextStartAt - now);
+      // Catching up after a late timer goes at most twice the pace: starts never bunch.
+      let wait = Math.max(0, this.pausedUntil - now, this.nextStartAt - now, this.lastStartAt + this.interval / 2 - now);
       if (wait === 0 && this.capacity !== Infinity) {
         this.refill();
         const need = Math.min(head.tokens, this.capacity);
@@ -165,6 +167,7 @@ export class Pool {
       // does not push every later start back (the pace holds over a minute), and a pool that was
       // idle starts afresh.
       if (this.interval) this.nextStartAt = (now - this.nextStartAt < this.interval ? this.nextStartAt : now) + this.interval;
+      this.lastStartAt = now;
       if (this.capacity !== Infinity) this.tokens -= head.tokens;
       head.resolve();
     }
