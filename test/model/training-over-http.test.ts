@@ -95,11 +95,8 @@ describe('a whole training run over HTTP', () => {
       // The run learned something, so that sameness means something.
       assert.notEqual(a.skill, fs.readFileSync(path.join(ROOT, 'configs/sim/seed_skill.md'), 'utf8'));
       assert.equal(b.skill, a.skill);
-      // Step by step the same decisions (how many selection rollouts the gate's early stop used depends on timing).
-      const strip = (h: unknown[]) =>
-        JSON.stringify(
-          (h as Record<string, unknown>[]).map((r) => ({ step: r.step, action: r.action, candidate_hash: r.candidate_hash, current_score: r.current_score, best_score: r.best_score, n_edits_merged: r.n_edits_merged })),
-        );
+      // Step by step the same records, but for time and the token counts of retried calls.
+      const strip = (h: unknown[]) => JSON.stringify(h.map((r) => ({ ...(r as object), timing: undefined, wall_time_s: undefined, tokens: undefined })));
       assert.equal(strip(b.history), strip(a.history));
 
       // Faults really happened, were retried, and none reached the results.
@@ -162,8 +159,9 @@ describe('a whole training run over HTTP', () => {
       const first = new Set(bodies(wholeRequests, wholeRequests + stoppedCount));
       const again = bodies(wholeRequests + stoppedCount, fake.requests.length).filter((b) => first.has(b) && (inWhole.get(b) ?? 0) < 2);
       assert.deepEqual(again, []);
-      // Together they asked about what one uninterrupted run asks (the gate's early stop depends on timing).
-      assert.ok(Math.abs(fake.requests.length - 2 * wholeRequests) <= 0.05 * wholeRequests);
+      // Together they asked no more than one uninterrupted run asks (the journal may even answer a
+      // request that an uninterrupted run, with the response cache off, sends twice).
+      assert.ok(fake.requests.length - wholeRequests <= wholeRequests, `${fake.requests.length - wholeRequests} requests, ${wholeRequests} in one run`);
       assert.ok(resumed.calls.some((c) => c.from === 'journal'));
     } finally {
       await fake.close();
