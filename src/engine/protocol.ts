@@ -14,10 +14,10 @@ export const SuggestionSchema = z
     title: z.string().default(''),
     motivation: z.string().optional(),
     instruction: z.string().default(''),
-    priority_hint: z.string().optional(),
-    support_count: z.number().optional(),
-    source_type: z.string().optional(),
-    merge_level: z.number().optional(),
+    priority_hint: z.string().optional().catch(undefined),
+    support_count: z.coerce.number().optional().catch(undefined),
+    source_type: z.string().optional().catch(undefined),
+    merge_level: z.coerce.number().optional().catch(undefined),
   })
   .loose();
 export type Suggestion = z.infer<typeof SuggestionSchema>;
@@ -27,9 +27,9 @@ export const SkillCandidateSchema = z
     title: z.string().default(''),
     change_summary: z.union([z.array(z.string()), z.string()]).default([]),
     new_skill: z.string().default(''),
-    support_count: z.number().optional(),
-    source_type: z.string().optional(),
-    merge_level: z.number().optional(),
+    support_count: z.coerce.number().optional().catch(undefined),
+    source_type: z.string().optional().catch(undefined),
+    merge_level: z.coerce.number().optional().catch(undefined),
   })
   .loose();
 export type SkillCandidate = z.infer<typeof SkillCandidateSchema>;
@@ -111,6 +111,8 @@ export interface StepBufferEntry {
   failure_patterns: { pattern: string; count: number; task_ids: string[] }[];
   score_before?: number;
   score_after?: number;
+  /** When the gate stopped early: the most the rejected candidate could have scored. */
+  score_after_at_most?: number;
   rejected_edits?: Record<string, unknown>[];
 }
 

@@ -25,6 +25,8 @@ export interface AnalystResult {
   notes: string[];
   /** The analyst's failure summary, as "type: description". */
   findings: string[];
+  /** The call failed, or its reply stayed unusable (not the same as proposing nothing). */
+  failed: boolean;
 }
 
 export interface ReflectSettings {
@@ -107,14 +109,13 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
     during: `${source} minibatch ${index}`,
     fallback: 'this minibatch gives no patch',
   });
-  const empty: AnalystResult = { source, index, patch: null, notes: [], findings: [] };
-  if (!reply) return empty;
+  if (!reply) return { source, index, patch: null, notes: [], findings: [], failed: true };
   const { key } = PAYLOAD[mode];
   const inner = (reply.patch ?? {}) as Record<string, unknown>;
   let items = (Array.isArray(inner[key]) ? inner[key] : []) as UpdateItem[];
   if (mode !== 'full_rewrite_minibatch') items = items.slice(0, Math.max(0, s.budget));
   // Support is the number of trajectories actually read, not a count the model reports.
-  items = items.map((item) => ({ ...item, source_type: (item as { source_type?: string }).source_type ?? source, support_count: (item as { support_count?: number }).support_count ?? batch.length }) as UpdateItem);
+  items = items.map((item) => ({ ...item, source_type: source, support_count: batch.length }) as UpdateItem);
   const notesAllowed = s.skillAware && (source === 'failure' || s.appendixSource !== 'failure_only');
   const notes = notesAllowed ? extractNotes(reply.appendix_notes) : [];
   const findings = ((reply as { failure_summary?: { failure_type: string; description: string }[] }).failure_summary ?? []).map((f) =>
@@ -130,6 +131,7 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
     patch: items.length ? { reasoning: String(inner.reasoning ?? ''), items, source } : null,
     notes,
     findings,
+    failed: false,
   };
 }
 
@@ -186,10 +188,5 @@ export class Reflector {
       this.dispatch('success');
     }
     return this.calls;
-  }
-
-  /** How many trajectories went to analysts, by kind, so far. */
-  counts(): { failure: number; success: number } {
-    return { failure: this.calls.failure.length, success: this.calls.success.length };
   }
 }

@@ -8,7 +8,7 @@ import type { Trajectory } from '../envs/types.ts';
 import { skillHash } from '../skill/document.ts';
 import type { RunContext } from './context.ts';
 import { rejectIsCertain } from './gate.ts';
-import { rollout } from './rollout.ts';
+import { rollout, writeRolloutDir } from './rollout.ts';
 import { computeScore, gateBonus, gateScore, itemMetric } from './scoring.ts';
 
 export interface SelectionScore {
@@ -24,6 +24,29 @@ export interface SelectionScore {
   saved: number;
   cacheHits: number;
   errors: number;
+}
+
+/** Share of selection items that may end in infrastructure errors before the evaluation is refused. */
+export const MAX_ERROR_SHARE = 0.1;
+
+/** Runs the items that ended in infrastructure errors once more (errors are never cached). */
+async function retryErrors(ctx: RunContext, skill: string, trajectories: (Trajectory | undefined)[]): Promise<void> {
+  const failed = trajectories.flatMap((t, i) => (t?.error ? [i] : []));
+  if (failed.length === 0) return;
+  const again = await rollout({
+    env: ctx.env,
+    target: ctx.models.target,
+    judge: ctx.models.judge,
+    skill,
+    items: failed.map((i) => ctx.selection[i]!),
+    limit: ctx.rolloutLimit,
+    cache: ctx.scores,
+    seed: ctx.config.train.seed,
+  });
+  failed.forEach((i, k) => {
+    const t = again.trajectories[k];
+    if (t && !t.error) trajectories[i] = t;
+  });
 }
 
 export async function scoreOnSelection(
@@ -62,7 +85,6 @@ export async function scoreOnSelection(
     limit: ctx.rolloutLimit,
     cache: ctx.scores,
     seed: ctx.config.train.seed,
-    dir: options.dir,
     order: sequence,
     onResult: (t, index) => {
       known[index] = t;
@@ -77,9 +99,18 @@ export async function scoreOnSelection(
     stop: bar === undefined ? undefined : certain,
     onProgress: options.stage ? (done, total) => ctx.events.emit({ type: 'stage_progress', step: options.stage!.step, stage: 'evaluate', done, total }) : undefined,
   });
-  const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
   const complete = prefix === items.length;
+  if (complete) await retryErrors(ctx, skill, result.trajectories);
+  if (options.dir) writeRolloutDir(options.dir, result.trajectories, skillHash(skill), ctx.models.target.id, 0);
+  const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
   const score = computeScore(finished);
+  if (score.errors > MAX_ERROR_SHARE * items.length) {
+    const first = finished.find((t) => t.error)!.error!;
+    throw new Error(
+      `the selection evaluation failed on ${score.errors} of ${items.length} items (${first.kind}: ${first.message}); ` +
+        'a score over the rest would not be trustworthy. Check the target model and its endpoint, then run the same command to resume',
+    );
+  }
   const remaining = items.length - prefix;
   const gate = complete ? gateScore(finished, skill, s) : (sum + remaining) / (scored + remaining) + bonus;
   return {

@@ -3,7 +3,6 @@
  * boundary (written last, atomically), so a run killed at any moment resumes from the last
  * complete step. Everything else a resume needs is rebuilt from the run's own files.
  */
-import fs from 'node:fs';
 import { readJson } from '../run/atomic.ts';
 import { pad4 } from '../run/layout.ts';
 import type { HistoryRecord, RuntimeState } from '../run/records.ts';
@@ -80,8 +79,4 @@ export function restoreStepBuffer(ctx: RunContext, history: HistoryRecord[], epo
     if (entry) out.push(entry);
   }
   return out;
-}
-
-export function fileExists(file: string): boolean {
-  return fs.existsSync(file);
 }

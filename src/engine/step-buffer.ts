@@ -42,7 +42,8 @@ export function stepEntry(args: {
   action: string;
   trajectories: Trajectory[];
   findings: string[];
-  rejected?: { items: UpdateItem[]; scoreBefore: number; scoreAfter: number };
+  /** `stoppedEarly`: the gate stopped once a reject was certain, so `scoreAfter` is a bound. */
+  rejected?: { items: UpdateItem[]; scoreBefore: number; scoreAfter: number; stoppedEarly?: boolean };
 }): StepBufferEntry & { analyst_findings: string[] } {
   const scored = args.trajectories.filter((t) => !t.error);
   const entry: StepBufferEntry & { analyst_findings: string[] } = {
@@ -55,7 +56,8 @@ export function stepEntry(args: {
   };
   if (args.action.includes('reject') && args.rejected && args.rejected.items.length > 0) {
     entry.score_before = args.rejected.scoreBefore;
-    entry.score_after = args.rejected.scoreAfter;
+    if (args.rejected.stoppedEarly) entry.score_after_at_most = args.rejected.scoreAfter;
+    else entry.score_after = args.rejected.scoreAfter;
     entry.rejected_edits = args.rejected.items.map(shortItem);
   }
   return entry;
@@ -71,7 +73,11 @@ export function renderStepBuffer(entries: (StepBufferEntry & { analyst_findings?
     for (const p of e.failure_patterns) lines.push(`  - "${p.pattern}" (x${p.count}, tasks: ${p.task_ids.join(', ')})`);
     for (const f of e.analyst_findings ?? []) lines.push(`  - analysts: ${f}`);
     if (e.rejected_edits?.length) {
-      lines.push(`  Rejected changes (score ${e.score_before} -> ${e.score_after}):`);
+      lines.push(
+        e.score_after_at_most !== undefined
+          ? `  Rejected changes (no better than the current score ${e.score_before}; the evaluation stopped early, at most ${e.score_after_at_most}):`
+          : `  Rejected changes (score ${e.score_before} -> ${e.score_after}):`,
+      );
       e.rejected_edits.forEach((r, i) => {
         if ('op' in r) {
           const target = String(r.target ?? '');

@@ -123,7 +123,16 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
   const mergeSettings = { ctx: ctx.opt, skill, metaSkill: plan.metaSkill, groupSize: config.gradient.merge_batch_size };
   const merging = aggregate(mergeSettings, failureCalls.map(asPatch), successCalls.map(asPatch));
-  const analysts = await Promise.all([...failureCalls, ...successCalls]);
+  // Awaited below; if the step fails first, its rejection must not go unhandled.
+  merging.catch(() => {});
+  const perBatch = await Promise.all(calls.map((c) => Promise.all([...c.failure, ...c.success])));
+  const analysts = perBatch.flat();
+  if (analysts.length > 0 && analysts.every((r) => r.failed)) {
+    throw new Error(
+      `every optimizer call of step ${step} failed (${analysts.length} analyst calls; see the warnings above). ` +
+        'Check the optimizer model and its endpoint, then run the same command to resume',
+    );
+  }
   const nFail = analysts.filter((r) => r.source === 'failure' && r.patch).length;
   const nSucc = analysts.filter((r) => r.source === 'success' && r.patch).length;
   emit('reflect', `failure_patches=${nFail} success_patches=${nSucc}`, clock.lap('reflect'));
@@ -132,12 +141,6 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   const { key, label } = PAYLOAD[ctx.mode];
   dir.writeArtifact(path.join(stepDir, 'merged_patch.json'), { reasoning: merged.reasoning, [key]: merged.items });
   emit('aggregate', `merged ${merged.items.length} ${label}`, clock.lap('aggregate'));
-  const perBatch = await Promise.all(
-    calls.map(async (c) => ({
-      n_failure_patches: (await Promise.all(c.failure)).filter((r) => r.patch).length,
-      n_success_patches: (await Promise.all(c.success)).filter((r) => r.patch).length,
-    })),
-  );
   const notes = analysts.flatMap((r) => r.notes);
   const findings = analysts.flatMap((r) => r.findings);
 
@@ -150,7 +153,11 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
     rollout_soft: round(rolloutScore.soft, 6),
     rollout_n: trajectories.length,
     rollout_errors: rolloutScore.errors,
-    accumulation_batches: batchStats.map((b, a) => ({ ...b, ...perBatch[a] })),
+    accumulation_batches: batchStats.map((b, a) => ({
+      ...b,
+      n_failure_patches: perBatch[a]!.filter((r) => r.source === 'failure' && r.patch).length,
+      n_success_patches: perBatch[a]!.filter((r) => r.source === 'success' && r.patch).length,
+    })),
     n_patches: nFail + nSucc,
     n_failure_patches: nFail,
     n_success_patches: nSucc,
@@ -288,11 +295,19 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
     selection_hard: sel.hard,
     selection_soft: sel.soft,
     gate_metric: config.evaluation.gate_metric,
-    candidate_gate_score: sel.gate,
+    // After an early stop only a bound is known: the score the candidate could at most have had.
+    candidate_gate_score: sel.complete ? sel.gate : null,
+    ...(sel.complete ? {} : { candidate_gate_upper_bound: sel.gate }),
     gate: { rollouts_used: sel.used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors },
   });
 
-  const entry = stepEntry({ step, action: decision.action, trajectories, findings, rejected: { items: selected, scoreBefore: before.currentScore, scoreAfter: sel.gate } });
+  const entry = stepEntry({
+    step,
+    action: decision.action,
+    trajectories,
+    findings,
+    rejected: { items: selected, scoreBefore: before.currentScore, scoreAfter: sel.gate, stoppedEarly: !sel.complete },
+  });
   state.stepBuffer.push(entry);
   dir.writeArtifact(path.join(stepDir, 'trajectory_digest.json'), entry);
   await finish(decision.action);

@@ -20,10 +20,11 @@ export const EditSchema = z
     op: z.string().default('append'),
     target: z.string().optional(),
     content: z.string().optional(),
-    support_count: z.number().optional(),
-    source_type: z.enum(['failure', 'success']).optional(),
-    merge_level: z.number().optional(),
-    reflection_type: z.string().optional(),
+    // Bookkeeping fields a model may get wrong: a bad value is dropped, not fatal to the reply.
+    support_count: z.coerce.number().optional().catch(undefined),
+    source_type: z.enum(['failure', 'success']).optional().catch(undefined),
+    merge_level: z.coerce.number().optional().catch(undefined),
+    reflection_type: z.string().optional().catch(undefined),
   })
   .loose();
 export type Edit = z.infer<typeof EditSchema>;
@@ -100,9 +101,13 @@ function findMatches(skill: string, target: string): Match[] {
     exact.push({ start: at, end: at + target.length, kind: 'exact' });
   }
   if (exact.length > 0) return exact;
+  // The fallback needs two words at least, and whole words at both ends: a lone word, or a
+  // fragment inside a longer word, is too likely to match the wrong place.
   const words = target.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return [];
-  const pattern = new RegExp(words.map(escapeRegExp).join('\\s+'), 'g');
+  if (words.length < 2) return [];
+  const head = /^\w/.test(words[0]!) ? '(?<![\\w])' : '';
+  const tail = /\w$/.test(words.at(-1)!) ? '(?![\\w])' : '';
+  const pattern = new RegExp(`${head}${words.map(escapeRegExp).join('\\s+')}${tail}`, 'g');
   return [...skill.matchAll(pattern)].map((m) => ({ start: m.index, end: m.index + m[0].length, kind: 'whitespace' as const }));
 }
 
@@ -174,7 +179,8 @@ function applyOne(skill: string, edit: Edit, touched: Span[]): Change | { status
     return { status: 'skipped_unknown_op', reason: `unknown op '${op}' (expected one of ${EDIT_OPS.join(', ')})` };
   }
   let located: Located | undefined;
-  if (target.trim()) {
+  // `append` has no anchor: whatever target it carries is ignored.
+  if (target.trim() && op !== 'append') {
     located = locate(skill, target, spans, touched);
     if ('status' in located && located.status === 'protected') {
       return { status: 'skipped_protected_region', reason: 'the target is inside a protected region' };
@@ -200,6 +206,9 @@ function applyOne(skill: string, edit: Edit, touched: Span[]): Change | { status
       // After the whole line holding the end of the target (or right after it, if it ends a line).
       const nl = skill[found.end - 1] === '\n' ? found.end - 1 : skill.indexOf('\n', found.end);
       const i = nl < 0 ? skill.length : nl + 1;
+      if (touched.some((t) => t.start < i && i < t.end)) {
+        return { status: 'skipped_overlapping_edit', reason: 'the insertion point falls inside text changed by an earlier edit of this patch' };
+      }
       const lead = nl < 0 ? '\n\n' : '\n';
       return {
         skill: `${skill.slice(0, i)}${lead}${content}\n${skill.slice(i)}`,

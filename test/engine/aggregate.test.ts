@@ -38,6 +38,15 @@ describe('merge fallback', () => {
     }
   });
 
+  it('bad bookkeeping fields in an item do not spoil the reply', async () => {
+    const ctx = optimizerContext(scriptedModel(() => '{"reasoning": "r", "edits": [{"op": "append", "content": "x", "support_count": "3", "source_type": "both", "merge_level": "deep"}]}'));
+    const merged = await mergeGroup({ ctx, skill: 'S', metaSkill: '', groupSize: 4 }, [patch('a'), patch('b')], 1, 'failure');
+    assert.deepEqual(contents(merged), ['x']);
+    assert.equal((merged.items[0] as { support_count: number }).support_count, 3);
+    assert.equal((merged.items[0] as { source_type?: string }).source_type, undefined);
+    assert.equal(ctx.warnings.length, 0);
+  });
+
   it('a valid reply is used, with merge levels set', async () => {
     const ctx = optimizerContext(scriptedModel(() => '```json\n{"reasoning": "dedup", "edits": [{"op": "append", "content": "x", "support_count": 2}]}\n```'));
     const merged = await mergeGroup({ ctx, skill: 'S', metaSkill: 'notes', groupSize: 4 }, [patch('x'), patch('x')], 1, 'failure');

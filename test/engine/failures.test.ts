@@ -12,10 +12,11 @@ import { tmpDir } from '../helpers/tmp.ts';
 
 const sim = () => new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
 
-function train(target: ChatModel, overrides: string[] = []) {
+function train(target: ChatModel | undefined, overrides: string[] = [], optimizer?: ChatModel) {
   const out = path.join(tmpDir(), 'run');
   const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
-  return { out, run: runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target } }) };
+  const models = { ...(target ? { target } : {}), ...(optimizer ? { optimizer } : {}) };
+  return { out, run: runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models }) };
 }
 
 describe('model failures', () => {
@@ -34,33 +35,70 @@ describe('model failures', () => {
     assert.match(readText(path.join(out, 'events.jsonl')), /"type":"run_failed".*OPENAI_API_KEY/);
   });
 
-  it('infrastructure errors are recorded on the trajectory and kept out of scores', async () => {
+  /** A target whose calls fail for some items always, and for others on the first attempt only. */
+  function flaky(always: number, once: number): ChatModel {
     const inner = sim();
-    const target: ChatModel = {
+    const tried = new Set<string>();
+    return {
       id: inner.id,
       complete(req: ChatRequest) {
         const id = (req.meta as { task: { id: string } }).task.id;
-        if (unitHash('flaky', id) < 0.2) return Promise.reject(new InfraError('503 after 5 retries', 'server', 5));
+        const u = unitHash('flaky', id);
+        const first = !tried.has(id);
+        tried.add(id);
+        if (u < always || (u < always + once && first)) return Promise.reject(new InfraError('503 after 5 retries', 'server', 5));
         return inner.complete(req);
       },
     };
-    const { out, run } = train(target, ['train.num_epochs=1']);
+  }
+
+  it('infrastructure errors are retried once on selection, recorded on the trajectory and kept out of scores', async () => {
+    const { out, run } = train(flaky(0.05, 0.25), ['train.num_epochs=1']);
     const outcome = await run;
     assert.equal(outcome.status, 'finished');
     const lines = readText(path.join(out, 'selection_eval_baseline/results.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
     const errors = lines.filter((l) => l.error);
-    assert.ok(errors.length > 0 && errors.every((l) => l.error.kind === 'server'));
+    assert.ok(errors.length > 0 && errors.length <= 3, `${errors.length} errors left after the retry`);
+    assert.ok(errors.every((l) => l.error.kind === 'server' && unitHash('flaky', l.id) < 0.05), 'only the permanent failures remain');
     const scored = lines.filter((l) => !l.error);
     const baseline = JSON.parse(readText(path.join(out, 'runtime_state.json'))).baseline_score;
     assert.equal(baseline, scored.reduce((s, l) => s + l.hard, 0) / scored.length, 'errors are not counted as failures');
     const history = JSON.parse(readText(path.join(out, 'history.json')));
-    assert.ok(history.some((h: { rollout_errors: number }) => h.rollout_errors > 0));
-    assert.ok(!fs.readdirSync(out).includes('summary.json') || JSON.parse(readText(path.join(out, 'summary.json'))).test_hard !== null);
+    assert.ok(history.some((h: { rollout_errors: number }) => h.rollout_errors > 0), 'training rollouts record their errors');
+  });
+
+  it('a selection evaluation with too many errors stops the run instead of trusting a partial score', async () => {
+    const { run } = train(flaky(0.3, 0));
+    await assert.rejects(run, /the selection evaluation failed on \d+ of 30 items \(server: 503 after 5 retries\); a score over the rest would not be trustworthy/);
   });
 
   it('a target failing on every item stops the run with a clear message', async () => {
     const target: ChatModel = { id: 'down:x', complete: () => Promise.reject(new InfraError('connection refused', 'network', 5)) };
     const { run } = train(target);
-    await assert.rejects(run, /failed on every selection item; check the target model/);
+    await assert.rejects(run, /the selection evaluation failed on 30 of 30 items \(network: connection refused\).*Check the target model/);
+  });
+
+  it('an optimizer that is down stops the run at the first step, resumably, instead of skipping every step', async () => {
+    const optimizer: ChatModel = { id: 'down:opt', complete: () => Promise.reject(new InfraError('503 after 5 retries', 'server', 5)) };
+    const { out, run } = train(undefined, [], optimizer);
+    await assert.rejects(run, /every optimizer call of step 1 failed \(\d+ analyst calls; see the warnings above\)\. Check the optimizer model/);
+    const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
+    assert.equal(runtime.last_completed_step, 0);
+    assert.equal(runtime.status, 'failed');
+  });
+
+  it('a fatal error in one analyst call ends the run cleanly (no unhandled rejection)', async () => {
+    const inner = sim();
+    let n = 0;
+    const optimizer: ChatModel = {
+      id: inner.id,
+      complete(req: ChatRequest) {
+        if (req.purpose === 'analyst' && ++n === 2) return Promise.reject(new FatalModelError('the optimizer key was rejected (401)'));
+        return inner.complete(req);
+      },
+    };
+    const { run } = train(undefined, [], optimizer);
+    await assert.rejects(run, /optimizer key was rejected/);
+    await new Promise((r) => setTimeout(r, 50));
   });
 });

@@ -35,6 +35,13 @@ describe('step buffer', () => {
     assert.equal(renderStepBuffer([]), '');
   });
 
+  it('an early-stopped reject says its score is a bound', () => {
+    const entry = stepEntry({ step: 2, action: 'reject', trajectories: [t('a', 0, 'x')], findings: [], rejected: { items: [{ op: 'append', content: 'y' }], scoreBefore: 0.6, scoreAfter: 0.6, stoppedEarly: true } });
+    assert.equal(entry.score_after, undefined);
+    assert.equal(entry.score_after_at_most, 0.6);
+    assert.match(renderStepBuffer([entry]), /no better than the current score 0\.6; the evaluation stopped early, at most 0\.6/);
+  });
+
   it('accepted steps carry no rejected changes', () => {
     const entry = stepEntry({ step: 1, action: 'accept_new_best', trajectories: [t('a', 1)], findings: [], rejected: { items: [{ op: 'append', content: 'x' }], scoreBefore: 0, scoreAfter: 1 } });
     assert.equal(entry.rejected_edits, undefined);

@@ -76,6 +76,33 @@ describe('edit ops', () => {
   });
 });
 
+describe('the whitespace-tolerant fallback does not misfire', () => {
+  it('never matches inside a word, and needs two words', () => {
+    const skill = 'Updates: see the changelog.\nShowcase the lower case rule.\n';
+    const { skill: out, reports } = applyEdits(skill, [
+      { op: 'delete', target: '\ndates\n' },
+      { op: 'replace', target: ' case\n', content: 'x' },
+      { op: 'replace', target: 'lower   case', content: 'upper case' },
+    ]);
+    assert.deepEqual(reports.map((r) => r.status), ['skipped_delete_target_not_found', 'skipped_replace_target_not_found', 'applied_replace']);
+    assert.equal(out, 'Updates: see the changelog.\nShowcase the upper case rule.\n');
+  });
+
+  it('append ignores a target, even one that earlier edits touched', () => {
+    const { reports } = applyEdits('A rule.\n', [{ op: 'replace', target: 'A rule.', content: 'A better rule.' }, { op: 'append', target: 'A better rule.', content: 'More.' }]);
+    assert.deepEqual(reports.map((r) => r.status), ['applied_replace', 'applied_append']);
+  });
+
+  it('an insertion point inside an earlier multi-line replacement is an overlap', () => {
+    const { skill, reports } = applyEdits('A B\nX\n', [
+      { op: 'replace', target: 'B', content: 'B1\nB2' },
+      { op: 'insert_after', target: 'A B1', content: 'NEW' },
+    ]);
+    assert.deepEqual(reports.map((r) => r.status), ['applied_replace', 'skipped_overlapping_edit']);
+    assert.equal(skill, 'A B1\nB2\nX\n');
+  });
+});
+
 describe('protected regions', () => {
   const protectedSkill = replaceSlowUpdateField(SKILL, 'Guidance: keep answers short.');
 
