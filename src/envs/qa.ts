@@ -93,7 +93,9 @@ export function scoredTrajectory(p: TrajectoryParts): Trajectory {
   const predicted = asked.extracted.answer;
   const expectedText =
     p.expected === undefined || p.expected === null ? '(no reference answer)' : typeof p.expected === 'string' ? `'${quote(p.expected)}'` : quote(JSON.stringify(p.expected));
-  const formatNote = asked.extracted.found ? undefined : 'the reply did not give its answer in the required form; the fallback rule picked the answer';
+  const formatNote = asked.extracted.found
+    ? undefined
+    : `the reply gave no answer in the required form${predicted ? `; '${quote(predicted, 80)}' was taken as the answer by the fallback rule` : ''}`;
   const failReason = score.hard >= 1 ? undefined : `${score.metric}=${+score.hard.toFixed(4)}: predicted '${quote(predicted)}' but expected ${expectedText}`;
   const feedback = [formatNote, score.feedback, ...(p.notes ?? [])].filter(Boolean).join('\n') || undefined;
   const evaluation = [

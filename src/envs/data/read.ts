@@ -171,3 +171,19 @@ export function dataFilesIn(dir: string): string[] {
     .sort()
     .map((n) => path.join(dir, n));
 }
+
+/** The data files under a directory, at any depth, sorted by path. */
+export function dataFilesUnder(dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((rel) => isDataFile(rel) && !path.basename(rel).startsWith('.') && path.basename(rel) !== 'split_manifest.json')
+    .sort()
+    .map((rel) => path.join(dir, rel));
+}
+
+/** Every record of a file, or of every data file under a directory. */
+export async function readRecordsFrom(fileOrDir: string): Promise<RawRecord[]> {
+  if (!fs.statSync(fileOrDir).isDirectory()) return readRecords(fileOrDir);
+  const out: RawRecord[] = [];
+  for (const file of dataFilesUnder(fileOrDir)) out.push(...(await readRecords(file)));
+  return out;
+}

@@ -184,6 +184,20 @@ function itemsOf(groups: Partial<Record<SplitName, Loaded[]>>): Splits {
   return { train: groups.train!.map((l) => l.item), val: groups.val!.map((l) => l.item), test: groups.test!.map((l) => l.item) };
 }
 
+/** A seeded shuffle cut by `ratio` (largest-remainder counts), in order train | val | test. */
+export function splitByRatio<T>(items: readonly T[], ratio: string, seed: number): { groups: Record<SplitName, T[]>; counts: number[] } {
+  const shuffled = new Rng(seed).shuffle(items);
+  const counts = largestRemainder(shuffled.length, parseRatio(ratio));
+  return {
+    counts,
+    groups: {
+      train: shuffled.slice(0, counts[0]),
+      val: shuffled.slice(counts[0], counts[0]! + counts[1]!),
+      test: shuffled.slice(counts[0]! + counts[1]!),
+    },
+  };
+}
+
 async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
   const { config, configDir } = opts;
   const dataPath = resolveConfigPath(config.data_path, configDir);
@@ -201,14 +215,7 @@ async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<Loade
   }
   const loaded = await toItems(records, reader, undefined);
   checkUniqueIds([loaded]);
-  const weights = parseRatio(config.split_ratio);
-  const shuffled = new Rng(config.split_seed).shuffle(loaded);
-  const counts = largestRemainder(shuffled.length, weights);
-  const groups: Record<SplitName, Loaded[]> = {
-    train: shuffled.slice(0, counts[0]),
-    val: shuffled.slice(counts[0], counts[0]! + counts[1]!),
-    test: shuffled.slice(counts[0]! + counts[1]!),
-  };
+  const { groups, counts } = splitByRatio(loaded, config.split_ratio, config.split_seed);
   for (const split of SPLIT_NAMES) {
     checkNonEmpty(split, groups[split], `${loaded.length} items of ${dataPath} cut ${config.split_ratio}`, 'add data or change env.split_ratio');
   }
