@@ -43,6 +43,8 @@ export class Corpus {
         } catch {
           continue;
         }
+        // A link that leads out of the docs roots is not part of the corpus.
+        if (!roots.some((r) => real === r || real.startsWith(r + path.sep))) continue;
         const file = { real, shown: rel.split(path.sep).join('/') };
         this.files.push(file);
         const list = this.byName.get(path.basename(rel)) ?? [];
