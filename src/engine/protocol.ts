@@ -63,7 +63,8 @@ export function analystReplySchema(mode: UpdateMode, source: 'failure' | 'succes
         ? { failure_summary: z.array(z.object({ failure_type: z.string().default(''), count: z.coerce.number().optional(), description: z.string().default('') }).loose()).default([]) }
         : { success_patterns: z.array(z.string()).default([]) }),
       patch: patchReplySchema(mode).optional(),
-      appendix_notes: z.union([z.array(z.union([z.string(), z.object({ note: z.string().optional(), content: z.string().optional() }).loose()])), z.string()]).optional(),
+      /** Read tolerantly (see extractNotes): strings, {note} or {content} objects, or one string. */
+      appendix_notes: z.unknown().optional(),
     })
     .loose();
 }

@@ -42,10 +42,9 @@ export interface Totals {
 const emptyTotals = (): Totals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0 });
 
 export class Ledger {
+  /** Every call of the run: those of earlier processes (read from the file) first. */
   private readonly records: CallRecord[] = [];
   private readonly replay = new Map<string, CallRecord[]>();
-  /** Totals of calls made by earlier processes of this run (they count against the budget). */
-  private previous = emptyTotals();
 
   constructor(private readonly file?: string) {
     if (!file) return;
@@ -55,7 +54,7 @@ export class Ledger {
         list.push(rec);
         this.replay.set(rec.key, list);
       }
-      addTo(this.previous, rec);
+      this.records.push(rec);
     }
   }
 
@@ -70,14 +69,14 @@ export class Ledger {
     if (this.file) appendLine(this.file, JSON.stringify(rec));
   }
 
-  /** Totals of this run across all its processes. */
+  /** Totals of this run across all its processes (earlier ones count against the budget too). */
   totals(): Totals {
-    const t = { ...this.previous };
+    const t = emptyTotals();
     for (const r of this.records) addTo(t, r);
     return t;
   }
 
-  /** A position in this process's records, for per-step totals. */
+  /** A position in the records, for per-step totals. */
   mark(): number {
     return this.records.length;
   }
@@ -99,7 +98,7 @@ export class Ledger {
     return out;
   }
 
-  /** Every record of this process (tests and reports). */
+  /** Every record of the run (tests and reports). */
   all(): readonly CallRecord[] {
     return this.records;
   }

@@ -7,7 +7,11 @@ import path from 'node:path';
 
 let counter = 0;
 
-export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>): void {
+/**
+ * `durable: false` skips the flush to disk: still atomic for readers and against a crash of the
+ * process, for bulky derived files (per-item trajectories) where a power cut may lose the file.
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean } = {}): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}-${++counter}`;
   let fd: number | undefined;
@@ -15,7 +19,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | Iterab
     fd = fs.openSync(tmp, 'w');
     const chunks = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
     for (const chunk of chunks) fs.writeSync(fd, chunk as string);
-    fs.fsyncSync(fd);
+    if (options.durable !== false) fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = undefined;
     fs.renameSync(tmp, file);

@@ -46,6 +46,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     best_score: score,
     rollouts_used: num,
     rollouts_saved: num,
+    /** The evaluation stopped once a reject was certain; candidate_score is then the best it could have reached. */
+    early_stopped: z.boolean().optional(),
   }),
   z.object({
     ...base,

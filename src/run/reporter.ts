@@ -52,7 +52,7 @@ export function formatEvent(event: RunEvent): string | undefined {
       };
       const cmp = event.action === 'reject' ? '<=' : '>';
       const against = event.action === 'accept_new_best' ? `prev best ${f4(event.best_score)}` : `current=${f4(event.current_score)}`;
-      const saved = `selection rollouts used=${event.rollouts_used} saved=${event.rollouts_saved}`;
+      const saved = `selection rollouts used=${event.rollouts_used} saved=${event.rollouts_saved}${event.early_stopped ? ', stopped early: at most this score' : ''}`;
       if (event.action === 'force_accept') return `    [6/6 EVALUATE] ${verdict[event.action]} ${event.metric}=${f4(event.candidate_score)}  (${saved})`;
       return `    [6/6 EVALUATE] ${verdict[event.action] ?? event.action} ${event.metric}=${f4(event.candidate_score)} ${cmp} ${against}  (${saved})`;
     }

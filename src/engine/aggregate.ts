@@ -1,0 +1,108 @@
+/**
+ * Gradient accumulation: patches are merged hierarchically, in groups of `merge_batch_size`,
+ * failure patches and success patches separately, then one final merge that gives failure-driven
+ * changes priority. A merge starts as soon as the analyst calls of its group are done. A merge
+ * call that fails or returns something unusable falls back to concatenation, with a warning.
+ */
+import { ask, type OptimizerContext } from './ask.ts';
+import { fill, loadPrompt, metaSkillBlock, outputFormat } from './prompts.ts';
+import { PAYLOAD, patchReplySchema, type UpdateItem } from './protocol.ts';
+
+export interface Merged {
+  reasoning: string;
+  items: UpdateItem[];
+}
+
+export interface MergeSettings {
+  ctx: OptimizerContext;
+  skill: string;
+  metaSkill: string;
+  groupSize: number;
+}
+
+type Group = 'failure' | 'success' | 'final';
+
+function system(s: MergeSettings, group: Group): string {
+  return fill(loadPrompt('merge'), {
+    group_guidance: loadPrompt(`merge_${group}`).trim(),
+    output_format: outputFormat(s.ctx.mode).output_format,
+  });
+}
+
+function withLevel(items: UpdateItem[], level: number, overwrite: boolean): UpdateItem[] {
+  return items.map((i) => (overwrite || (i as { merge_level?: number }).merge_level === undefined ? { ...i, merge_level: level } : i) as UpdateItem);
+}
+
+/** One merge call over a group of patches; concatenation when the call gives nothing usable. */
+export async function mergeGroup(s: MergeSettings, patches: Merged[], level: number, group: Group): Promise<Merged> {
+  const { key, label } = PAYLOAD[s.ctx.mode];
+  const payload = patches.map((p) => ({ reasoning: p.reasoning, [key]: p.items }));
+  const sections = [];
+  const meta = metaSkillBlock(s.metaSkill);
+  if (meta) sections.push(meta);
+  sections.push(`## Current Skill\n${s.skill}`);
+  if (group === 'final') {
+    sections.push(
+      `## Two merged groups\nGroup 1 (from failed trajectories, high priority): ${patches[0]!.items.length} ${label}.\n` +
+        `Group 2 (from successful trajectories, lower priority): ${patches[1]!.items.length} ${label}.\n\n${JSON.stringify(payload, null, 2)}`,
+    );
+  } else {
+    sections.push(`## Patches to merge (${patches.length} total, merge level ${level})\n${JSON.stringify(payload, null, 2)}`);
+  }
+  const reply = await ask(s.ctx, {
+    purpose: 'merge',
+    system: system(s, group),
+    user: sections.join('\n\n'),
+    schema: patchReplySchema(s.ctx.mode),
+    schemaName: 'merged_patch',
+    meta: { kind: 'merge', level: group, mode: s.ctx.mode, skill: s.skill, patches: patches.map((p) => ({ reasoning: p.reasoning, items: p.items })) },
+    maxTokens: s.ctx.mode === 'full_rewrite_minibatch' ? Math.max(s.ctx.maxTokens, 64000) : undefined,
+    during: group === 'final' ? 'final merge' : 'batch merge',
+    fallback: 'using concatenation instead',
+  });
+  const items = reply ? (reply as Record<string, unknown>)[key] : undefined;
+  if (Array.isArray(items) && items.every((i) => i && typeof i === 'object')) {
+    return { reasoning: String(reply!.reasoning ?? ''), items: withLevel(items as UpdateItem[], level, group !== 'final') };
+  }
+  const all = patches.flatMap((p) => p.items);
+  return { reasoning: group === 'final' ? 'fallback: failure first, then success' : 'fallback concatenation', items: withLevel(all, level, false) };
+}
+
+/**
+ * Merges patches (given as promises, in a fixed order) level by level in groups of
+ * `groupSize`. A group of one passes through; an empty result counts as no patch.
+ */
+export function mergeHierarchy(s: MergeSettings, patches: Promise<Merged | null>[], group: 'failure' | 'success'): Promise<Merged | null> {
+  const size = Math.max(2, s.groupSize);
+  let level = 0;
+  let nodes = patches;
+  while (nodes.length > 1) {
+    level += 1;
+    const thisLevel = level;
+    const next: Promise<Merged | null>[] = [];
+    for (let i = 0; i < nodes.length; i += size) {
+      const members = nodes.slice(i, i + size);
+      next.push(
+        Promise.all(members).then((done) => {
+          const present = done.filter((p): p is Merged => p !== null && p.items.length > 0);
+          if (present.length === 0) return null;
+          if (present.length === 1) return present[0]!;
+          return mergeGroup(s, present, thisLevel, group);
+        }),
+      );
+    }
+    nodes = next;
+  }
+  return nodes[0] ?? Promise.resolve(null);
+}
+
+/** The failure hierarchy, the success hierarchy, then a final merge when both have items. */
+export async function aggregate(s: MergeSettings, failure: Promise<Merged | null>[], success: Promise<Merged | null>[]): Promise<Merged> {
+  const [f, su] = await Promise.all([mergeHierarchy(s, failure, 'failure'), mergeHierarchy(s, success, 'success')]);
+  const fItems = f?.items ?? [];
+  const sItems = su?.items ?? [];
+  if (fItems.length === 0 && sItems.length === 0) return { reasoning: 'no updates from either group', items: [] };
+  if (sItems.length === 0) return f!;
+  if (fItems.length === 0) return su!;
+  return mergeGroup(s, [f!, su!], 0, 'final');
+}

@@ -1,0 +1,140 @@
+/**
+ * The forward pass: the target runs items under a skill, concurrently, through the env. Each
+ * result is scored by the env; an infrastructure failure becomes a trajectory with `error`
+ * (kept out of scores); a fatal model error (bad key, unknown model) stops everything.
+ * Finished rollouts come from the score cache; a rollout directory gets `results.jsonl` and
+ * each item's conversation.
+ */
+import path from 'node:path';
+import type { LimitFunction } from 'p-limit';
+import type { Env, Item, Trajectory } from '../envs/types.ts';
+import { FatalModelError, InfraError, type ChatModel } from '../model/types.ts';
+import { writeFileAtomic } from '../run/atomic.ts';
+import { skillHash } from '../skill/document.ts';
+import type { ScoreCache } from './score-cache.ts';
+
+export interface RolloutJob {
+  env: Env;
+  target: ChatModel;
+  judge?: ChatModel;
+  skill: string;
+  items: Item[];
+  /** Shared concurrency limit of the run's rollouts. */
+  limit: LimitFunction;
+  cache: ScoreCache;
+  seed: number;
+  sample?: number;
+  /** Where to write `results.jsonl` and `predictions/<id>/conversation.json`. */
+  dir?: string;
+  /** Order in which items are started (indices into `items`); default: as given. */
+  order?: number[];
+  /** Called as each item finishes (cached ones included), in completion order. */
+  onResult?: (trajectory: Trajectory, index: number) => void;
+  /** Checked before an item starts: true stops launching more. */
+  stop?: () => boolean;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface RolloutResult {
+  /** In item order; undefined for items never started (stopped early). */
+  trajectories: (Trajectory | undefined)[];
+  /** Rollouts run now (not from the cache). */
+  ran: number;
+  cached: number;
+}
+
+function errorTrajectory(item: Item, err: unknown): Trajectory {
+  const kind = err instanceof InfraError ? err.kind : 'env';
+  const message = err instanceof Error ? err.message : String(err);
+  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message } };
+}
+
+export async function rollout(job: RolloutJob): Promise<RolloutResult> {
+  const hash = skillHash(job.skill);
+  const sample = job.sample ?? 0;
+  const order = job.order ?? job.items.map((_, i) => i);
+  const trajectories: (Trajectory | undefined)[] = new Array(job.items.length).fill(undefined);
+  let ran = 0;
+  let cached = 0;
+  let done = 0;
+  let stopped = false;
+
+  const finish = (index: number, t: Trajectory) => {
+    trajectories[index] = t;
+    done++;
+    job.onResult?.(t, index);
+    job.onProgress?.(done, job.items.length);
+  };
+
+  // Cached items first, in order, so that early-stopping callers see them before any call.
+  const pending: number[] = [];
+  for (const index of order) {
+    const item = job.items[index]!;
+    const hit = job.cache.get(hash, item.id, job.target.id, sample);
+    if (hit) {
+      cached++;
+      finish(index, hit);
+    } else pending.push(index);
+  }
+
+  let fatal: unknown;
+  await Promise.all(
+    pending.map((index) =>
+      job.limit(async () => {
+        if (fatal || stopped || job.signal?.aborted) return;
+        if (job.stop?.()) {
+          stopped = true;
+          return;
+        }
+        const item = job.items[index]!;
+        let t: Trajectory;
+        try {
+          ran++;
+          t = await job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, signal: job.signal });
+          job.cache.set(hash, item.id, job.target.id, sample, t);
+        } catch (err) {
+          if (err instanceof FatalModelError) {
+            fatal = err;
+            return;
+          }
+          t = errorTrajectory(item, err);
+        }
+        finish(index, t);
+      }),
+    ),
+  );
+  if (fatal) throw fatal;
+  if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, sample);
+  return { trajectories, ran, cached };
+}
+
+/** `results.jsonl` in item order, and one conversation file per item. */
+export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefined)[], hash: string, target: string, sample: number): void {
+  const lines: string[] = [];
+  for (const t of trajectories) {
+    if (!t) continue;
+    lines.push(
+      JSON.stringify({
+        id: t.id,
+        hard: t.hard,
+        soft: t.soft,
+        task_type: t.taskType,
+        task: t.task,
+        predicted_answer: t.predicted,
+        expected: t.expected,
+        fail_reason: t.failReason,
+        feedback: t.feedback,
+        ...(t.error ? { error: t.error } : {}),
+        skill_hash: hash,
+        target,
+        sample,
+      }),
+    );
+    if (t.conversation) {
+      const safe = t.id.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 120) || 'item';
+      writeFileAtomic(path.join(dir, 'predictions', safe, 'conversation.json'), `${JSON.stringify(t.conversation, null, 2)}\n`, { durable: false });
+    }
+  }
+  writeFileAtomic(path.join(dir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '', { durable: false });
+}

@@ -1,0 +1,38 @@
+/**
+ * Scores per (skill, item, target, sample): a rollout is never run twice. Appended to the run's
+ * `scores.jsonl` as each rollout finishes, so a resumed run reuses every finished rollout.
+ * Infrastructure errors are not cached (they are retried).
+ */
+import type { Trajectory } from '../envs/types.ts';
+import { appendLine, readJsonLines } from '../run/atomic.ts';
+
+interface Line {
+  skill: string;
+  item: string;
+  target: string;
+  sample: number;
+  trajectory: Trajectory;
+}
+
+export class ScoreCache {
+  private readonly map = new Map<string, Trajectory>();
+
+  constructor(private readonly file?: string) {
+    if (!file) return;
+    for (const line of readJsonLines<Line>(file)) this.map.set(this.key(line.skill, line.item, line.target, line.sample), line.trajectory);
+  }
+
+  private key(skill: string, item: string, target: string, sample: number): string {
+    return `${skill}\u0000${item}\u0000${target}\u0000${sample}`;
+  }
+
+  get(skill: string, item: string, target: string, sample = 0): Trajectory | undefined {
+    return this.map.get(this.key(skill, item, target, sample));
+  }
+
+  set(skill: string, item: string, target: string, sample: number, trajectory: Trajectory): void {
+    if (trajectory.error) return;
+    this.map.set(this.key(skill, item, target, sample), trajectory);
+    if (this.file) appendLine(this.file, JSON.stringify({ skill, item, target, sample, trajectory } satisfies Line));
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Scoring a skill on the selection split, for the gate. Each item's result comes from the score
+ * cache when this skill was already run on it. With a bar (the current score), items are run
+ * hardest first (those the current skill failed) and evaluation stops as soon as the candidate
+ * cannot beat the bar: the decision is the one a full evaluation would give.
+ */
+import type { Trajectory } from '../envs/types.ts';
+import { skillHash } from '../skill/document.ts';
+import type { RunContext } from './context.ts';
+import { rejectIsCertain } from './gate.ts';
+import { rollout } from './rollout.ts';
+import { computeScore, gateBonus, gateScore, itemMetric } from './scoring.ts';
+
+export interface SelectionScore {
+  trajectories: (Trajectory | undefined)[];
+  /** Means over the scored items (null when stopped early). */
+  hard: number | null;
+  soft: number | null;
+  /** The gate score; for an early stop, the best score the candidate could still have reached. */
+  gate: number;
+  complete: boolean;
+  /** Rollouts run now, and rollouts not needed (cached or skipped). */
+  used: number;
+  saved: number;
+  cacheHits: number;
+  errors: number;
+}
+
+export async function scoreOnSelection(
+  ctx: RunContext,
+  skill: string,
+  options: { dir?: string; bar?: number; currentSkill?: string; stage?: { step: number } } = {},
+): Promise<SelectionScore> {
+  const items = ctx.selection;
+  const s = ctx.scoring;
+  const bonus = gateBonus(skill, s);
+  let order: number[] | undefined;
+  if (options.bar !== undefined && options.currentSkill !== undefined) {
+    const currentHash = skillHash(options.currentSkill);
+    const known = items.map((item) => ctx.scores.get(currentHash, item.id, ctx.models.target.id));
+    const value = (i: number) => {
+      const t = known[i];
+      return t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : 1;
+    };
+    order = items.map((_, i) => i).sort((a, b) => value(a) - value(b) || a - b);
+  }
+  let sum = 0;
+  let scored = 0;
+  let seen = 0;
+  const bar = options.bar;
+  const result = await rollout({
+    env: ctx.env,
+    target: ctx.models.target,
+    judge: ctx.models.judge,
+    skill,
+    items,
+    limit: ctx.rolloutLimit,
+    cache: ctx.scores,
+    seed: ctx.config.train.seed,
+    dir: options.dir,
+    order,
+    onResult: (t) => {
+      seen++;
+      if (t.error) return;
+      scored++;
+      sum += itemMetric(t.hard, t.soft, s.metric, s.mixedWeight);
+    },
+    stop: bar === undefined ? undefined : () => rejectIsCertain(sum, scored, items.length - seen, bar, bonus),
+    onProgress: options.stage ? (done, total) => ctx.events.emit({ type: 'stage_progress', step: options.stage!.step, stage: 'evaluate', done, total }) : undefined,
+  });
+  const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
+  const complete = finished.length === items.length;
+  const score = computeScore(finished);
+  const remaining = items.length - finished.length;
+  const gate = complete ? gateScore(finished, skill, s) : (sum + remaining) / (scored + remaining) + bonus;
+  return {
+    trajectories: result.trajectories,
+    hard: complete ? score.hard : null,
+    soft: complete ? score.soft : null,
+    gate,
+    complete,
+    used: result.ran,
+    saved: items.length - result.ran,
+    cacheHits: result.cached,
+    errors: score.errors,
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The trainer's state on disk: `runtime_state.json` is the commit point of every step and epoch
+ * boundary (written last, atomically), so a run killed at any moment resumes from the last
+ * complete step. Everything else a resume needs is rebuilt from the run's own files.
+ */
+import fs from 'node:fs';
+import { readJson } from '../run/atomic.ts';
+import { pad4 } from '../run/layout.ts';
+import type { HistoryRecord, RuntimeState } from '../run/records.ts';
+import type { StepBufferEntry } from './protocol.ts';
+import { elapsedSeconds, round, type RunContext, type TrainState } from './context.ts';
+
+export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
+
+export function persistState(ctx: RunContext, state: TrainState, status: RunStatus = 'running'): void {
+  const { dir } = ctx;
+  const currentPath = dir.skill(state.lastStep);
+  dir.writeText(currentPath, state.current.skill);
+  dir.writeText(dir.bestSkill, state.best.skill);
+  dir.writeJson(dir.history, state.history);
+  const runtime: RuntimeState & Record<string, unknown> = {
+    last_completed_step: state.lastStep,
+    baseline_score: state.baselineScore,
+    current_skill_path: currentPath,
+    current_score: state.current.score,
+    current_origin: state.current.origin,
+    best_skill_path: dir.bestSkill,
+    best_score: state.best.score,
+    best_step: state.best.step,
+    best_origin: state.best.origin,
+    scheduler: state.scheduler.state(),
+    epoch_boundaries_done: state.boundariesDone,
+    elapsed_s: round(elapsedSeconds(ctx), 1),
+    status,
+  };
+  dir.writeJson(dir.runtimeState, runtime);
+}
+
+export interface Resumed {
+  lastStep: number;
+  baselineScore: number;
+  current: TrainState['current'];
+  best: TrainState['best'];
+  scheduler: { current_step: number };
+  boundariesDone: number;
+  history: HistoryRecord[];
+  elapsed: number;
+}
+
+/** The state of an interrupted run in `ctx.dir`, or undefined for a new run. */
+export function readResumeState(ctx: RunContext): Resumed | undefined {
+  const runtime = ctx.dir.readRuntimeState() as (RuntimeState & { epoch_boundaries_done?: number; elapsed_s?: number; baseline_score?: number }) | undefined;
+  if (!runtime) return undefined;
+  const last = runtime.last_completed_step;
+  const current = ctx.dir.readText(runtime.current_skill_path ?? ctx.dir.skill(last));
+  if (current === undefined) throw new Error(`cannot resume: ${runtime.current_skill_path} is missing`);
+  const best = ctx.dir.readText(runtime.best_skill_path ?? ctx.dir.bestSkill) ?? current;
+  // Records of a step that was written but not committed are dropped: that step is redone.
+  const history = ctx.dir.readHistory().filter((r) => r.step <= last);
+  return {
+    lastStep: last,
+    baselineScore: runtime.baseline_score ?? runtime.best_score ?? 0,
+    current: { skill: current, score: runtime.current_score ?? 0, origin: runtime.current_origin ?? `step_${pad4(last)}` },
+    best: { skill: best, score: runtime.best_score ?? runtime.current_score ?? 0, step: runtime.best_step ?? last, origin: runtime.best_origin ?? 'initial_skill' },
+    scheduler: runtime.scheduler ?? { current_step: last },
+    boundariesDone: runtime.epoch_boundaries_done ?? 0,
+    history,
+    elapsed: runtime.elapsed_s ?? 0,
+  };
+}
+
+/** The step buffer of an epoch, rebuilt from the digests of its finished steps. */
+export function restoreStepBuffer(ctx: RunContext, history: HistoryRecord[], epoch: number): StepBufferEntry[] {
+  const out: StepBufferEntry[] = [];
+  for (const r of history) {
+    if (r.epoch !== epoch || String(r.action).startsWith('skip')) continue;
+    const entry = readJson<StepBufferEntry>(ctx.dir.step(r.step, 'trajectory_digest.json'));
+    if (entry) out.push(entry);
+  }
+  return out;
+}
+
+export function fileExists(file: string): boolean {
+  return fs.existsSync(file);
+}

@@ -1,0 +1,95 @@
+/**
+ * The training loop. Like a small GPT's train.py: set up, measure the baseline, then for each
+ * epoch plan the batches and run the steps (rollout, reflect, aggregate, select, update,
+ * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
+ * split. Each stage is one call into its module.
+ */
+import { budgetExceeded } from './budget.ts';
+import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
+import { planEpoch } from './data.ts';
+import { activeMetaSkill, epochBoundary } from './epoch-boundary.ts';
+import { finalEvaluation } from './final.ts';
+import { buildScheduler } from './lr.ts';
+import { scoreOnSelection } from './selection.ts';
+import { persistState, readResumeState, restoreStepBuffer } from './state.ts';
+import { trainStep } from './step.ts';
+import { injectEmptyAppendix } from '../skill/regions.ts';
+
+export type TrainOutcome = { status: 'finished'; summary: Record<string, unknown> } | { status: 'stopped'; reason: string };
+
+/** Where training starts: a resumed run's state, or the initial skill scored on the selection split. */
+async function startState(ctx: RunContext): Promise<TrainState> {
+  const { config, plan } = ctx;
+  const scheduler = buildScheduler(config.optimizer.lr_scheduler, config.optimizer.learning_rate, config.optimizer.min_learning_rate, plan.totalSteps);
+  const resumed = readResumeState(ctx);
+  if (resumed) {
+    scheduler.load(resumed.scheduler);
+    ctx.elapsedBefore = resumed.elapsed;
+    ctx.events.info(`[resume] from step ${resumed.lastStep + 1}  current=${resumed.current.score.toFixed(4)} best=${resumed.best.score.toFixed(4)} (origin=${resumed.best.origin})`);
+    return { ...resumed, scheduler, stepBuffer: [] };
+  }
+  ctx.dir.writeText(ctx.dir.skill(0), ctx.skillInit);
+  ctx.events.emit({ type: 'stage_started', step: 0, epoch: 0, stage: 'baseline', detail: `initial skill on selection items=${ctx.selection.length}` });
+  const started = performance.now();
+  const base = await scoreOnSelection(ctx, ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), stage: { step: 0 } });
+  if (base.errors === ctx.selection.length) throw new Error('the baseline evaluation failed on every selection item; check the target model and its endpoint');
+  ctx.events.emit({
+    type: 'stage_finished',
+    step: 0,
+    epoch: 0,
+    stage: 'baseline',
+    seconds: (performance.now() - started) / 1000,
+    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${config.evaluation.gate_metric}]=${base.gate.toFixed(4)}`,
+  });
+  const skill = config.optimizer.use_skill_aware_reflection ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
+  const state: TrainState = {
+    lastStep: 0,
+    baselineScore: base.gate,
+    current: { skill, score: base.gate, origin: 'initial_skill' },
+    best: { skill, score: base.gate, step: 0, origin: 'initial_skill' },
+    scheduler,
+    boundariesDone: 0,
+    stepBuffer: [],
+    history: [],
+  };
+  persistState(ctx, state);
+  return state;
+}
+
+function stopForBudget(ctx: RunContext, state: TrainState): TrainOutcome | undefined {
+  const reason = budgetExceeded(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
+  if (!reason) return undefined;
+  persistState(ctx, state, 'stopped');
+  const message = `budget reached: ${reason}. The run is saved; raise the limit and run the same command again to continue.`;
+  ctx.events.emit({ type: 'run_stopped', reason: 'budget', message });
+  return { status: 'stopped', reason: message };
+}
+
+export async function train(ctx: RunContext): Promise<TrainOutcome> {
+  const { config, plan } = ctx;
+  const state = await startState(ctx);
+
+  for (let epoch = 1; epoch <= config.train.num_epochs; epoch++) {
+    const batches = planEpoch(ctx.splits.train, epoch, config.train.seed, config.train.batch_size, plan.batchesPerEpoch);
+    const metaSkill = activeMetaSkill(ctx, epoch);
+    state.stepBuffer = restoreStepBuffer(ctx, state.history, epoch);
+    for (let s = 0; s < plan.stepsPerEpoch; s++) {
+      const step = (epoch - 1) * plan.stepsPerEpoch + s + 1;
+      if (step <= state.lastStep) continue;
+      const stop = stopForBudget(ctx, state);
+      if (stop) return stop;
+      ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
+      const a = config.train.accumulation;
+      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), metaSkill });
+    }
+    if (state.boundariesDone < epoch) {
+      const stop = stopForBudget(ctx, state);
+      if (stop) return stop;
+      await epochBoundary(ctx, state, epoch);
+    }
+  }
+
+  const stop = stopForBudget(ctx, state);
+  if (stop) return stop;
+  return { status: 'finished', summary: await finalEvaluation(ctx, state) };
+}

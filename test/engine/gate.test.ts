@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decide, rejectIsCertain } from '../../src/engine/gate.ts';
+import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring.ts';
+import { Rng } from '../../src/util/random.ts';
+
+const state = (current: number, best: number, bestStep = 0) => ({ currentScore: current, bestScore: best, bestStep });
+
+describe('gate decision', () => {
+  it('accepts a new best, updating current and best', () => {
+    assert.deepEqual(decide(0.9, state(0.5, 0.5), 7), { action: 'accept_new_best', currentScore: 0.9, bestScore: 0.9, bestStep: 7 });
+  });
+
+  it('accepts above current but below best without touching best', () => {
+    assert.deepEqual(decide(0.6, state(0.4, 0.8, 2), 7), { action: 'accept', currentScore: 0.6, bestScore: 0.8, bestStep: 2 });
+    assert.equal(decide(0.8, state(0.5, 0.8), 7).action, 'accept', 'a tie with best is not a new best');
+  });
+
+  it('rejects below or equal to current (strict)', () => {
+    assert.deepEqual(decide(0.3, state(0.5, 0.5, 1), 7), { action: 'reject', ...state(0.5, 0.5, 1) });
+    assert.equal(decide(0.5, state(0.5, 0.5), 7).action, 'reject');
+  });
+
+  it('force-accepts with the gate off, tracking best by strict improvement', () => {
+    assert.deepEqual(decide(0.3, state(0.5, 0.5, 1), 7, false), { action: 'force_accept', currentScore: 0.3, bestScore: 0.5, bestStep: 1 });
+    assert.deepEqual(decide(0.6, state(0.3, 0.5, 1), 8, false), { action: 'force_accept', currentScore: 0.6, bestScore: 0.6, bestStep: 8 });
+  });
+
+  it('keeps current equal to best when starting equal (every acceptance is a new best)', () => {
+    let s = state(0, 0);
+    [0.1, 0.5, 0.4, 0.7].forEach((c, i) => {
+      const d = decide(c, s, i + 1);
+      assert.ok(d.action === 'accept_new_best' || d.action === 'reject');
+      s = d;
+      assert.equal(s.currentScore, s.bestScore);
+    });
+    assert.equal(s.bestScore, 0.7);
+    assert.equal(s.bestStep, 4);
+  });
+});
+
+describe('gate metrics', () => {
+  it('projects hard, soft and mixed, clamping the weight', () => {
+    assert.equal(itemMetric(1, 0, 'hard', 0.5), 1);
+    assert.equal(itemMetric(1, 0.2, 'soft', 0.5), 0.2);
+    assert.equal(itemMetric(1, 0, 'mixed', 0.5), 0.5);
+    assert.ok(Math.abs(itemMetric(0.8, 0.4, 'mixed', 0.25) - 0.7) < 1e-12);
+    assert.equal(itemMetric(0.8, 0.4, 'mixed', 5), 0.4);
+    assert.equal(itemMetric(0.8, 0.4, 'mixed', -2), 0.8);
+  });
+
+  it('semantic density as the reference examples', () => {
+    assert.equal(semanticDensity('Always check the inputs and never mix up proxy values.'), 0.2);
+    assert.equal(semanticDensity('   '), 0);
+    assert.equal(semanticDensity('check that we resolve it', ['check', 'resolve']), 0.4);
+    assert.ok(Math.abs(semanticDensity('Always check inputs.\n<!-- SLOW_UPDATE_START -->\nNEVER MUST\n<!-- SLOW_UPDATE_END -->') - 1 / 3) < 1e-12);
+    const trajectories = Array.from({ length: 5 }, (_, i) => ({ hard: i < 4 ? 1 : 0, soft: 1 }));
+    const withBonus = gateScore(trajectories, 'Always check the inputs and never mix up proxy values.', { metric: 'hard', mixedWeight: 0.5, density: { weight: 0.1 } });
+    assert.ok(Math.abs(withBonus - 0.82) < 1e-12);
+  });
+
+  it('leaves infrastructure errors out of the score', () => {
+    assert.equal(gateScore([{ hard: 1, soft: 1 }, { hard: 0, soft: 0, error: { kind: 'timeout', message: 'x' } }], '', { metric: 'hard', mixedWeight: 0.5 }), 1);
+  });
+});
+
+describe('early stopping gives the full evaluation decision', () => {
+  it('on many random cases, in random completion orders, with errors and mixed metrics', () => {
+    const rng = new Rng(12345);
+    let stoppedEarly = 0;
+    for (let trial = 0; trial < 3000; trial++) {
+      const n = rng.int(1, 40);
+      const metric = rng.pick(['hard', 'soft', 'mixed'] as const);
+      const items = Array.from({ length: n }, () => {
+        const hard = rng.chance(0.5) ? 1 : 0;
+        return { hard, soft: rng.chance(0.3) ? hard : rng.float(), error: rng.chance(0.05) ? { kind: 'timeout', message: '' } : undefined };
+      });
+      const bonus = rng.chance(0.3) ? rng.float() * 0.1 : 0;
+      const scoring = { metric, mixedWeight: 0.5 };
+      const full = gateScore(items, '', scoring) + bonus;
+      // A bar close to the candidate's score, to make the decision hard.
+      const bar = rng.chance(0.5) ? full + (rng.float() - 0.5) * 0.2 : rng.pick([full, 0, 1]);
+      const fullDecision = decide(full, state(bar, bar), 1).action;
+      const order = rng.shuffle(items.map((_, i) => i));
+      let sum = 0;
+      let scored = 0;
+      let seen = 0;
+      let stopped = false;
+      for (const i of order) {
+        if (rejectIsCertain(sum, scored, n - seen, bar, bonus)) {
+          stopped = true;
+          break;
+        }
+        const t = items[i]!;
+        seen++;
+        if (t.error) continue;
+        scored++;
+        sum += itemMetric(t.hard, t.soft, metric, 0.5);
+      }
+      if (stopped) {
+        stoppedEarly++;
+        assert.equal(fullDecision, 'reject', `trial ${trial}: stopped early but a full evaluation accepts`);
+      }
+    }
+    assert.ok(stoppedEarly > 300, `early stopping happened in ${stoppedEarly} trials`);
+  });
+});
