@@ -122,3 +122,15 @@ describe('tasks env', () => {
     assert.match(a.test[0]!.id, /^data:\d+$/);
   });
 });
+
+describe('tasks env config checks', () => {
+  it('a regex rule needs a valid pattern', () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'a.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  extract:\n    mode: regex\n',
+      'b.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  scorer:\n    type: regex\n    pattern: "(["\n',
+    });
+    assert.throws(() => loadConfig(path.join(dir, 'a.yaml'), ENV_ONLY), /env\.extract\.pattern: extract mode regex needs a pattern/);
+    assert.throws(() => loadConfig(path.join(dir, 'b.yaml'), ENV_ONLY), /b\.yaml: env\.scorer\.pattern: pattern and flags must form a valid regular expression/);
+  });
+});

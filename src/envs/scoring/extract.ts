@@ -22,7 +22,18 @@ export const ExtractSchema = z
     /** What to use when the rule finds nothing. */
     fallback: z.enum(['last_line', 'whole', 'empty']).default('last_line'),
   })
-  .strict();
+  .strict()
+  .superRefine((rule, ctx) => {
+    if (rule.mode !== 'regex') return;
+    if (!rule.pattern) ctx.addIssue({ code: 'custom', path: ['pattern'], message: 'extract mode regex needs a pattern (its first group is the answer)' });
+    else {
+      try {
+        new RegExp(rule.pattern, rule.flags);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['pattern'], message: `not a valid regular expression: ${(err as Error).message}` });
+      }
+    }
+  });
 export type ExtractRule = z.infer<typeof ExtractSchema>;
 
 export interface Extracted {

@@ -37,7 +37,18 @@ export const ScorerSchema = z.discriminatedUnion('type', [
       pattern: z.string().default(''),
       flags: z.string().default('i'),
     })
-    .strict(),
+    .strict()
+    .refine(
+      (c) => {
+        try {
+          new RegExp(c.pattern, c.flags);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'pattern and flags must form a valid regular expression', path: ['pattern'] },
+    ),
   z
     .object({
       type: z.literal('numeric'),
