@@ -19,7 +19,7 @@ import { registerEnv } from '../registry.ts';
 import { goldList } from '../scoring/golds.ts';
 import { buildScorer, choicesOf } from '../scoring/scorer.ts';
 import type { Scorer } from '../scoring/types.ts';
-import { missingFields, render } from '../template.ts';
+import { lookup, placeholders, render } from '../template.ts';
 import type { Env, EnvContext, Item, RolloutContext, Trajectory } from '../types.ts';
 import { TasksOptionsSchema, type TasksOptions } from './options.ts';
 
@@ -43,7 +43,9 @@ export class TasksEnv implements Env {
   private scorer?: Scorer;
   private types = new Set<string>();
   private readonly userTemplate: string;
+  private readonly templateFields: string[];
   private readonly instructions: string;
+  private readonly answerFields: string[];
 
   constructor(
     private readonly config: EnvConfig,
@@ -53,11 +55,9 @@ export class TasksEnv implements Env {
     this.usesJudge = o.scorer.type === 'judge';
     this.analystGuide = [envPrompt('tasks', 'analyst'), o.analyst_guide.trim()].filter(Boolean).join('\n\n');
     this.userTemplate = o.prompt.user || (o.fields.context ? '{{context}}\n\n{{input}}' : '{{input}}');
+    this.templateFields = placeholders(this.userTemplate);
     this.instructions = o.prompt.instructions ?? defaultInstructions(o);
-  }
-
-  private answerFields(): string[] {
-    return Array.isArray(this.o.fields.answer) ? this.o.fields.answer : [this.o.fields.answer];
+    this.answerFields = Array.isArray(o.fields.answer) ? o.fields.answer : [o.fields.answer];
   }
 
   private needsAnswer(): boolean {
@@ -78,7 +78,7 @@ export class TasksEnv implements Env {
       if (f[o.fields.context] === undefined) throw new DataError(`missing field '${o.fields.context}' (the context, from env.fields.context)`, rec.where, o.fields.context);
       item.context = f[o.fields.context];
     }
-    const answerFields = this.answerFields();
+    const answerFields = this.answerFields;
     const present = answerFields.filter((k) => !isBlank(f[k]));
     if (this.needsAnswer() && present.length === 0) {
       throw new DataError(`missing field '${answerFields.join("' / '")}' (the expected answer, from env.fields.answer)`, rec.where, answerFields[0]);
@@ -108,9 +108,11 @@ export class TasksEnv implements Env {
         return resolved;
       });
     }
-    const missing = missingFields(this.userTemplate, item);
-    if (missing.length) {
-      const name = missing[0]!;
+    const name = this.templateFields.find((field) => {
+      const v = lookup(item, field);
+      return v === undefined || v === null;
+    });
+    if (name !== undefined) {
       const via = name === 'input' ? ` (env.fields.input is '${o.fields.input}')` : '';
       throw new DataError(`missing field '${name === 'input' ? o.fields.input : name}', used by the prompt template as {{${name}}}${via}`, rec.where, name === 'input' ? o.fields.input : name);
     }
