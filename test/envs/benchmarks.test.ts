@@ -147,3 +147,29 @@ describe('docvqa', () => {
     assert.match(String(splits.test[0]!.image), /^data:image\/png;base64,iVBORw0KGgo/);
   });
 });
+
+describe('benchmark loaders name the file, line and field of bad records', () => {
+  const cases: [string, string, RegExp][] = [
+    ['searchqa', '[{"id": "a", "question": "q", "answers": ["x"]}]', /items\.json:1 \(item 1\): missing field 'context'/],
+    ['searchqa', '[{"id": "a", "question": "q", "context": "c", "answers": []}]', /missing field 'answers'/],
+    ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a", "b"]}]', /items\.json:1 \(item 1\): missing or unknown 'correct_choice'/],
+    ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a"], "correct_choice": "A"}]', /missing field 'choices' \(at least two options\)/],
+    ['livemathematicianbench', '[{"id": "m:1", "choices": ["a", "b"], "correct_choice": "A"}]', /missing field 'question'/],
+    ['docvqa', '[{"questionId": "1", "question": "q", "answers": ["x"], "image_path": "nope.png"}]', /items\.json:1 \(item 1\): image not found: 'nope\.png'/],
+    ['docvqa', '[{"questionId": "1", "question": "q", "image_path": "nope.png"}]', /missing field 'answers'/],
+    ['officeqa', '[{"uid": "u1", "question": "q", "source_files": []}]', /items\.json:1 \(item 1\): missing field 'ground_truth'/],
+  ];
+  for (const [bench, train, error] of cases) {
+    it(`${bench}: ${error.source}`, async () => {
+      const dir = tmpDir();
+      writeFiles(dir, {
+        'sp/train/items.json': train,
+        'sp/val/items.json': '[]',
+        'sp/test/items.json': '[]',
+        'c.yaml': `model:\n  backend: sim\nenv:\n  name: ${bench}\n  split_dir: sp\n${bench === 'officeqa' ? `  data_dirs: [${path.join(FIX, 'officeqa/docs')}]\n` : ''}`,
+      });
+      const { config } = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+      await assert.rejects(createEnv(config, { configDir: dir }).load(), error);
+    });
+  }
+});

@@ -96,6 +96,20 @@ describe('skillopt eval (library)', () => {
     assert.equal(c.rollout_dirs.length, 3);
   });
 
+  it('a judge-scored env: the judge is used and its calls are counted apart', async () => {
+    const { dir } = project();
+    writeFiles(dir, { 'j.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  scorer:\n    type: judge\n    rubric: Repeats the word.\n' });
+    const loaded = loadConfig(path.join(dir, 'j.yaml'), { environment: {} });
+    const target = new ScriptedModel('fake:t', (req) => `<answer>${word(req)}</answer>`);
+    const judge = new ScriptedModel('fake:judge', (req) => (lastUserText(req).includes('w1\n') ? '{"verdict": "incorrect", "score": 0}' : '{"verdict": "correct", "score": 1}'));
+    const s = await runEvaluation({ loaded, outRoot: path.join(dir, 'j'), configFile: path.join(dir, 'j.yaml'), skillFiles: [path.join(dir, 'helpful.md')], split: 'test', models: { targets: [target], judge }, out: null });
+    assert.equal(judge.requests.length, 10);
+    assert.equal(s.hard, 0.9);
+    assert.deepEqual(Object.keys(s.usage).sort(), ['judge', 'rollout']);
+    const calls = fs.readFileSync(path.join(dir, 'j', 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(calls.filter((c) => c.role === 'judge' && c.purpose === 'judge').length, 10);
+  });
+
   it('bad input: split, repeats, skill file, target spec', async () => {
     const { dir, loaded } = project();
     const base = { loaded, outRoot: path.join(dir, 'o'), configFile: path.join(dir, 'c.yaml'), skillFiles: [path.join(dir, 'helpful.md')], out: null } as const;
