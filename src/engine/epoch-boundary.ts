@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { readJson } from '../run/atomic.ts';
 import { pad2 } from '../run/layout.ts';
-import { skillHash } from '../skill/document.ts';
+import { countTokens, skillHash } from '../skill/document.ts';
 import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../skill/regions.ts';
 import { Rng } from '../util/random.ts';
 import type { RunContext, SkillState, TrainState } from './context.ts';
@@ -119,6 +119,11 @@ async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epo
   }
   const candidate = replaceSlowUpdateField(state.current.skill, res.content);
   ctx.dir.writeText(path.join(base, 'candidate_skill.md'), candidate);
+  const tokens = countTokens(candidate);
+  if (ctx.maxSkillTokens > 0 && tokens > ctx.maxSkillTokens) {
+    write({ action: 'over_length_limit', epoch, reasoning: res.reasoning, slow_update_content: res.content, ...summary, detail: `${tokens} tokens, over optimizer.max_skill_tokens=${ctx.maxSkillTokens}` });
+    return;
+  }
   const gated = ctx.config.optimizer.slow_update_gate_with_selection && ctx.config.evaluation.use_gate;
   const sel = await scoreOnSelection(ctx, candidate, {
     dir: path.join(base, 'selection_eval'),

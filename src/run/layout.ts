@@ -81,7 +81,8 @@ export class RunDir {
     if (raw === undefined) return [];
     const parsed = HistorySchema.safeParse(raw);
     if (!parsed.success) throw new Error(`${this.history} is not a list of step records: ${parsed.error.issues[0]?.message}`);
-    return parsed.data;
+    // The records as written (key order kept), once known to be valid.
+    return raw as HistoryRecord[];
   }
 
   readRuntimeState(): RuntimeState | undefined {

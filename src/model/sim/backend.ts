@@ -24,6 +24,8 @@ export const SimOptionsSchema = z
     irrelevant: z.number().min(0).max(1).default(DEFAULT_TRAITS.irrelevant),
     /** Chance that a proposed rule is too vague for the target. */
     vague: z.number().min(0).max(1).default(DEFAULT_TRAITS.vague),
+    /** Chance that an analyst sees a harmful directive as the cause of failures. */
+    blame: z.number().min(0).max(1).default(DEFAULT_TRAITS.blame),
   })
   .strict();
 
@@ -91,6 +93,6 @@ registerBackend({
   optionsSchema: SimOptionsSchema,
   create(role, ctx: BackendContext) {
     const o = SimOptionsSchema.parse(role.options);
-    return new SimModel(role.model || 'sim-1', ctx.seed, o.latency_ms, { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague });
+    return new SimModel(role.model || 'sim-1', ctx.seed, o.latency_ms, { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame });
   },
 });

@@ -19,9 +19,11 @@ export interface OptimizerTraits {
   irrelevant: number;
   /** Chance that a proposed rule is worded too vaguely for the target. */
   vague: number;
+  /** Chance of seeing that a directive in the skill, not a missing rule, causes a failure. */
+  blame: number;
 }
 
-export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35, vague: 0.15 };
+export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 };
 
 const LESSON = 'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
 
@@ -58,15 +60,17 @@ function rejectedTexts(meta: Extract<OptimizerMeta, { kind: 'analyst' }>): Set<s
 }
 
 /** Missed conventions in failed trajectories: counted, split into rules to add, lapses and directives to remove. */
-function analyseFailures(trajectories: TrajectoryView[], skill: string) {
+function analyseFailures(trajectories: TrajectoryView[], skill: string, rng: Rng, blame: number) {
   const stated = recognise(skill);
   const missing = new Map<string, number>();
   const lapses = new Map<string, number>();
   const remove = new Set<string>();
+  // Whether this analyst sees through a harmful directive, or takes its effects for lapses.
+  const seesDirectives = rng.chance(blame);
   for (const t of trajectories) {
     for (const c of diagnose(t.predicted, t.expected)) {
       const conflict = CONFLICTS[c];
-      if (conflict && stated.harmful.has(conflict)) remove.add(conflict);
+      if (conflict && stated.harmful.has(conflict) && seesDirectives) remove.add(conflict);
       else if (stated.conventions.has(c)) lapses.set(c, (lapses.get(c) ?? 0) + 1);
       else missing.set(c, (missing.get(c) ?? 0) + 1);
     }
@@ -84,7 +88,7 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
   const careful = meta.metaSkill.includes('Avoid blanket style directives');
 
   if (meta.source === 'failure') {
-    const { missing, lapses, remove } = analyseFailures(meta.trajectories, meta.skill);
+    const { missing, lapses, remove } = analyseFailures(meta.trajectories, meta.skill, rng, traits.blame);
     for (const id of remove) {
       const line = lineMatching(meta.skill, HARMFUL.find((h) => h.id === id)!.recognise);
       if (line) edits.push({ op: 'delete', target: line });
@@ -104,9 +108,16 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
     }
     if (meta.skillAware && lapses.size > 0) {
       notes = [...lapses.keys()].map((id) => `Re-check every answer: ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`);
+    } else {
+      // Without the appendix, a lapse is answered by stating the rule again, in the body.
+      for (const id of [...lapses.keys()].sort()) {
+        const options = fresh(CONVENTIONS.find((c) => c.id === id)!.rules.map((r) => `Important: ${r}`));
+        if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
+      }
     }
+    // Failures it cannot explain tempt the analyst into blanket directives too.
     const harmChance = careful ? traits.harmful / 4 : traits.harmful;
-    if (missing.size > 0 && rng.chance(harmChance)) {
+    if (meta.trajectories.length > 0 && rng.chance(harmChance)) {
       const options = fresh(HARMFUL.map((h) => h.text));
       if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
     }

@@ -293,7 +293,7 @@ export function directiveOf(text: string): Directive | undefined {
  * Chance that the target overlooks one rule, growing with the skill's length: nothing up to
  * `freeTokens`, then linearly, capped at one half.
  */
-export function overlookChance(tokens: number, freeTokens = 260, slope = 1 / 900): number {
+export function overlookChance(tokens: number, freeTokens = 200, slope = 1 / 700): number {
   return Math.min(0.5, Math.max(0, (tokens - freeTokens) * slope));
 }
 

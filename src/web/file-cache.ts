@@ -1,0 +1,193 @@
+/**
+ * Reading run files as they grow, without reading them again when they have not changed:
+ * JSON files are parsed once per version (size, mtime, inode), and JSONL files are read
+ * incrementally from where the last read stopped.
+ */
+import fs from 'node:fs';
+import type { ZodType } from 'zod';
+
+export type JsonRead<T> = { ok: true; value: T } | { ok: false; missing: true } | { ok: false; missing: false; error: string };
+
+interface Fingerprint {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+function fingerprint(file: string): Fingerprint | undefined {
+  try {
+    const st = fs.statSync(file);
+    return st.isFile() ? { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const same = (a: Fingerprint, b: Fingerprint) => a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
+
+/** A JSON file checked against a schema, parsed again only when it changes on disk. */
+export class CachedJson<T> {
+  private seen?: Fingerprint;
+  private result: JsonRead<T> = { ok: false, missing: true };
+
+  constructor(
+    readonly file: string,
+    private readonly schema: ZodType<T>,
+    /** What the file should hold, for the error message (e.g. "a list of step records"). */
+    private readonly expected: string,
+  ) {}
+
+  read(): JsonRead<T> {
+    const fp = fingerprint(this.file);
+    if (!fp) {
+      this.seen = undefined;
+      return (this.result = { ok: false, missing: true });
+    }
+    if (this.seen && same(this.seen, fp)) return this.result;
+    this.seen = fp;
+    this.result = parseJsonFile(this.file, this.schema, this.expected);
+    return this.result;
+  }
+
+  value(): T | undefined {
+    const r = this.read();
+    return r.ok ? r.value : undefined;
+  }
+
+  /** The problem with the file, in words, when it exists but does not read. */
+  problem(): string | undefined {
+    const r = this.read();
+    return !r.ok && !r.missing ? r.error : undefined;
+  }
+}
+
+export function parseJsonFile<T>(file: string, schema: ZodType<T>, expected: string): JsonRead<T> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, missing: true };
+    return { ok: false, missing: false, error: `${file}: cannot read: ${(err as Error).message}` };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    const hint = text.trim() === '' ? 'the file is empty' : (err as Error).message;
+    return { ok: false, missing: false, error: `${file} is not valid JSON (${hint}); expected ${expected}` };
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
+    return { ok: false, missing: false, error: `${file} is not ${expected}: ${issue?.message ?? 'invalid'}${where}` };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+/**
+ * A JSONL file read incrementally: each `refresh()` parses only the bytes appended since the
+ * last one. A file that shrank or was replaced is read again from the start. A line that is not
+ * yet complete waits for its newline; a complete line that does not parse is counted and skipped.
+ */
+export class JsonlTail<T> {
+  private offset = 0;
+  private ino = -1;
+  private items: T[] = [];
+  bad = 0;
+
+  constructor(
+    readonly file: string,
+    /** Turns a parsed line into an item, or undefined to skip it (counted as bad); `at` is where the line is in the file. */
+    private readonly accept: (line: unknown, at: { offset: number; length: number }) => T | undefined,
+    /** With `fold`, items are handed over and not kept; `reset` says to start over. */
+    private readonly fold?: { item: (item: T) => void; reset: () => void },
+  ) {}
+
+  refresh(): T[] {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(this.file);
+    } catch {
+      if (this.offset > 0 || this.items.length) this.reset();
+      return this.items;
+    }
+    if (st.ino !== this.ino || st.size < this.offset) {
+      this.reset();
+      this.ino = st.ino;
+    }
+    if (st.size === this.offset) return this.items;
+    const fd = fs.openSync(this.file, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(1 << 20);
+      let carry: Buffer = Buffer.alloc(0);
+      let pos = this.offset;
+      while (pos < st.size) {
+        const n = fs.readSync(fd, chunk, 0, Math.min(chunk.length, st.size - pos), pos);
+        if (n <= 0) break;
+        const bufStart = pos - carry.length;
+        pos += n;
+        const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
+        // A newline byte never occurs inside a multi-byte UTF-8 character: lines are cut on bytes.
+        let start = 0;
+        for (let nl = buf.indexOf(10, start); nl >= 0; nl = buf.indexOf(10, start)) {
+          this.consume(buf.toString('utf8', start, nl), bufStart + start, nl - start);
+          start = nl + 1;
+        }
+        carry = Buffer.from(buf.subarray(start));
+      }
+      // An unfinished last line is read again, whole, next time.
+      this.offset = pos - carry.length;
+    } finally {
+      fs.closeSync(fd);
+    }
+    return this.items;
+  }
+
+  /** Bytes read so far (complete lines only). */
+  get bytes(): number {
+    return this.offset;
+  }
+
+  private consume(line: string, offset: number, length: number): void {
+    if (!line.trim()) return;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      this.bad++;
+      return;
+    }
+    const item = this.accept(raw, { offset, length });
+    if (item === undefined) this.bad++;
+    else if (this.fold) this.fold.item(item);
+    else this.items.push(item);
+  }
+
+  private reset(): void {
+    this.offset = 0;
+    this.items = [];
+    this.bad = 0;
+    this.fold?.reset();
+  }
+}
+
+/** A text file's content, or undefined when it is missing; larger files are cut with a note. */
+export function readTextCapped(file: string, maxBytes: number): { text: string; truncated: boolean; size: number } | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const n = Math.min(st.size, maxBytes);
+    const buf = Buffer.alloc(n);
+    fs.readSync(fd, buf, 0, n, 0);
+    return { text: buf.toString('utf8'), truncated: st.size > maxBytes, size: st.size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Versions of the skill in a run, named by short references the page can put in a URL, and the
+ * diff between any two:
+ *   `v:N`     skills/skill_vNNNN.md (the current skill after step N; v:0 is the initial skill)
+ *   `best`    best_skill.md
+ *   `cand:N`  the candidate of step N (steps/step_NNNN/candidate_skill.md)
+ *   `slow:E`  the slow update's candidate at the end of epoch E
+ */
+import fs from 'node:fs';
+import { unifiedDiff } from '../skill/document.ts';
+import { RunDir } from '../run/layout.ts';
+import { readTextCapped } from './file-cache.ts';
+import { HttpError } from './safe-path.ts';
+
+const MAX_SKILL_BYTES = 4 << 20;
+
+export interface SkillVersion {
+  ref: string;
+  label: string;
+  step?: number;
+}
+
+export function skillFile(run: RunDir, ref: string): string {
+  let m: RegExpExecArray | null;
+  if (ref === 'best') return run.bestSkill;
+  if ((m = /^v:(\d{1,6})$/.exec(ref))) return run.skill(Number(m[1]));
+  if ((m = /^cand:(\d{1,6})$/.exec(ref))) return run.step(Number(m[1]), 'candidate_skill.md');
+  if ((m = /^slow:(\d{1,3})$/.exec(ref))) return run.slowUpdate(Number(m[1]), 'candidate_skill.md');
+  throw new HttpError(400, `not a skill reference: ${ref} (expected best, v:N, cand:N or slow:E)`);
+}
+
+export function readSkill(run: RunDir, ref: string): { ref: string; text: string; truncated: boolean } {
+  const file = skillFile(run, ref);
+  const read = readTextCapped(file, MAX_SKILL_BYTES);
+  if (!read) throw new HttpError(404, `skill ${ref} not found in this run (${file} does not exist)`);
+  return { ref, text: read.text, truncated: read.truncated };
+}
+
+function listNumbered(dir: string, pattern: RegExp): number[] {
+  try {
+    return fs
+      .readdirSync(dir)
+      .map((n) => pattern.exec(n))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
+  } catch {
+    return [];
+  }
+}
+
+/** The saved versions of the current skill (step numbers). */
+export function savedVersions(run: RunDir): number[] {
+  return listNumbered(run.path('skills'), /^skill_v(\d+)\.md$/);
+}
+
+/** Every version a person may want to open, in order. */
+export function listSkillVersions(run: RunDir): SkillVersion[] {
+  const out: SkillVersion[] = [];
+  for (const v of savedVersions(run)) out.push({ ref: `v:${v}`, label: v === 0 ? 'initial skill (v0)' : `current after step ${v}`, step: v });
+  if (fs.existsSync(run.bestSkill)) out.push({ ref: 'best', label: 'best skill' });
+  for (const s of listNumbered(run.path('steps'), /^step_(\d+)$/)) {
+    if (fs.existsSync(run.step(s, 'candidate_skill.md'))) out.push({ ref: `cand:${s}`, label: `candidate of step ${s}`, step: s });
+  }
+  for (const e of listNumbered(run.path('slow_update'), /^epoch_(\d+)$/)) {
+    if (fs.existsSync(run.slowUpdate(e, 'candidate_skill.md'))) out.push({ ref: `slow:${e}`, label: `slow update candidate, epoch ${e}` });
+  }
+  return out;
+}
+
+/** The current skill when step `step` began: the newest saved version before it. */
+export function currentBefore(run: RunDir, step: number): string | undefined {
+  const before = savedVersions(run).filter((v) => v < step);
+  return before.length ? `v:${before.at(-1)}` : undefined;
+}
+
+export interface DiffLine {
+  /** ' ' unchanged, '+' added, '-' removed, '@' a hunk header. */
+  t: ' ' | '+' | '-' | '@';
+  text: string;
+}
+
+export interface SkillDiff {
+  a: string;
+  b: string;
+  added: number;
+  removed: number;
+  lines: DiffLine[];
+}
+
+export function diffSkills(run: RunDir, a: string, b: string, context = 3): SkillDiff {
+  const before = readSkill(run, a).text;
+  const after = readSkill(run, b).text;
+  const patch = unifiedDiff(before, after, { before: a, after: b }, context);
+  const lines: DiffLine[] = [];
+  let added = 0;
+  let removed = 0;
+  let inHunk = false;
+  for (const line of patch.split('\n')) {
+    if (line.startsWith('@@')) {
+      inHunk = true;
+      lines.push({ t: '@', text: line });
+    } else if (!inHunk || line.startsWith('\\')) {
+      continue; // the file header and "\ No newline at end of file"
+    } else if (line.startsWith('+')) {
+      added++;
+      lines.push({ t: '+', text: line.slice(1) });
+    } else if (line.startsWith('-')) {
+      removed++;
+      lines.push({ t: '-', text: line.slice(1) });
+    } else if (line.startsWith(' ')) {
+      lines.push({ t: ' ', text: line.slice(1) });
+    }
+  }
+  return { a, b, added, removed, lines };
+}

@@ -1,0 +1,141 @@
+// One step: the gate's decision, every ranked edit with its fate (applied, or skipped and
+// why), the merged edits the budget left out, the rejected edits with the scores that rejected
+// them, the diff of the candidate against the current skill, and the step's rollouts.
+import { DiffPanel } from './skills-panel.js';
+import { TrajectoryBrowser } from './trajectories.js';
+import { api, h, isNum, score, secs, int, usd, actionBadge, badge, stepTokens, stepCost, runLink, debounce, put } from './util.js';
+
+export class StepView {
+  constructor(runId, step, query) {
+    this.runId = runId;
+    this.step = step;
+    this.query = query;
+    this.refresh = debounce(() => this.reloadIfIncomplete(), 500);
+  }
+
+  async mount(el) {
+    this.el = el;
+    const [view, skills, run] = await Promise.all([api('step', { run: this.runId, step: this.step }), api('skills', { run: this.runId }), api('run', { run: this.runId })]);
+    this.view = view;
+    const s = this.step;
+    const total = run.progress.completedSteps;
+    el.append(
+      h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', h('a', { href: runLink(this.runId) }, run.name), ` / step ${s}`),
+      h(
+        'div.row',
+        h('h1', `Step ${s}`),
+        view.record ? actionBadge(view.record.action) : badge('incomplete', 'in progress or not run'),
+        view.record ? h('span.sub', `epoch ${view.record.epoch}`) : null,
+        h('div.grow'),
+        s > 1 ? h('a', { href: runLink(this.runId, `/step/${s - 1}`) }, '‹ step ' + (s - 1)) : null,
+        s < Math.max(total, s) || s < (run.progress.totalSteps ?? 0) ? h('a', { href: runLink(this.runId, `/step/${s + 1}`) }, `step ${s + 1} ›`) : null,
+      ),
+      ...view.problems.map((p) => h('div.callout', p)),
+      this.summary(view),
+      this.gate(view),
+      this.edits(view),
+    );
+    const diffBox = h('div.panel#diff', h('h3', 'Candidate against the current skill'));
+    el.append(diffBox);
+    if (view.diff) await new DiffPanel(this.runId, skills.versions, view.diff.a, view.diff.b).mount(diffBox);
+    else diffBox.append(h('div.sub', view.record?.action?.startsWith('skip') ? 'this step was skipped: no candidate skill' : 'no candidate skill saved for this step'));
+    if (view.rollouts.length) {
+      el.append(h('h2', 'Rollouts'));
+      await new TrajectoryBrowser(this.runId, view.rollouts, this.query.get('dir')).mount(el);
+    }
+  }
+
+  onLive(msg) {
+    if (msg.type === 'run' && msg.run === this.runId) this.refresh();
+  }
+
+  /** A step still running gains its record and files: show them when they land. */
+  async reloadIfIncomplete() {
+    if (this.view?.record) return;
+    const view = await api('step', { run: this.runId, step: this.step }).catch(() => null);
+    if (view?.record) {
+      put(this.el);
+      await this.mount(this.el);
+    }
+  }
+
+  summary(view) {
+    const r = view.record;
+    if (!r) return h('div.panel.sub', 'This step has no record yet: it is running, or the run stopped before it.');
+    const card = (k, v, d) => h('div.card', h('div.k', k), h('div.v', v), d ? h('div.d', d) : null);
+    const cost = stepCost(r.tokens);
+    return h(
+      'div.cards',
+      card('Train batch', score(r.rollout_hard), isNum(r.rollout_soft) ? `soft ${score(r.rollout_soft)} · ${r.rollout_n ?? '?'} items` : null),
+      card('Candidate (selection)', score(r.candidate_gate_score), r.gate_metric ? `metric ${r.gate_metric}` : null),
+      card('Current → best', `${score(r.current_score)} / ${score(r.best_score)}`, isNum(r.best_step) ? `best from step ${r.best_step}` : null),
+      card('Learning rate', r.edit_budget ?? '—', `${r.n_edits_merged ?? '—'} merged → ${r.n_edits_ranked ?? '—'} ranked`),
+      card('Gate rollouts', r.gate ? `${r.gate.rollouts_used} used` : '—', r.gate ? `${r.gate.rollouts_saved} saved${r.gate.early_stopped ? ' (stopped early)' : ''}` : null),
+      card('Tokens', int(stepTokens(r.tokens)), cost === null ? null : usd(cost)),
+      card('Time', secs(r.wall_time_s), r.timing ? Object.entries(r.timing).map(([k, v]) => `${k.replace(/_s$/, '')} ${secs(v)}`).join(' · ') : null),
+    );
+  }
+
+  gate(view) {
+    const g = view.gate;
+    if (!g) return null;
+    const rejected = view.rejected;
+    const metric = g.metric ? ` (${g.metric})` : '';
+    if (g.action === 'reject') {
+      const before = rejected?.scoreBefore ?? g.before;
+      const after = rejected?.scoreAfter ?? g.candidate;
+      return h(
+        'div.callout#rejected',
+        h('strong', 'Rejected by the gate: '),
+        `the candidate scored ${score(after)}${metric} on the selection split, not above ${score(before)} for the current skill; the current skill stays.`,
+        rejected?.edits?.length
+          ? [
+              h('div.sub', 'Rejected edits (kept in the step buffer so later reflections avoid them):'),
+              h('ol', rejected.edits.map((e) => h('li', h('code', e.op ?? e.type ?? '?'), ' ', e.target ? h('span.target', `“${e.target}” → `) : null, e.content ?? e.instruction ?? e.title ?? ''))),
+            ]
+          : null,
+      );
+    }
+    if (g.action === 'force_accept') return h('div.callout.ok', h('strong', 'Accepted without the gate: '), `selection score ${score(g.candidate)}${metric}.`);
+    if (g.action.startsWith('accept')) {
+      const against = g.action === 'accept_new_best' ? `the best so far, ${score(g.bestBefore)}` : `the current skill's ${score(g.before)} (best ${score(g.bestBefore)})`;
+      return h('div.callout.ok', h('strong', g.action === 'accept_new_best' ? 'Accepted, new best: ' : 'Accepted: '), `the candidate scored ${score(g.candidate)}${metric} on the selection split, above ${against}.`);
+    }
+    return h('div.callout.warn', h('strong', 'Skipped: '), g.action === 'skip_no_patches' ? 'reflection proposed no patches; the skill is unchanged.' : 'no rewrite was produced; the skill is unchanged.');
+  }
+
+  edits(view) {
+    if (!view.edits.length && !view.notSelected.length) return view.failurePatterns.length ? this.patterns(view) : null;
+    const row = (e) =>
+      h(
+        'tr.edit',
+        { dataset: { status: e.status, applied: e.applied ? '1' : '0' } },
+        h('td.num', e.index),
+        h('td', h('code', e.op), isNum(e.support_count) ? h('div.sub', `support ${e.support_count}`) : null, e.source_type ? h('div.sub', e.source_type) : null),
+        h('td', e.title ? h('div', h('strong', e.title)) : null, e.target ? h('div.target', `target: ${e.target}`) : null, h('div.content', e.content ?? '')),
+        h(
+          'td',
+          badge(e.applied ? 'applied' : e.status === 'not_selected' ? 'not_selected' : e.status === 'selected' ? 'selected' : 'skipped', e.status.replace(/_/g, ' ')),
+          e.match === 'whitespace' ? h('div.reason', 'target matched ignoring whitespace') : null,
+          e.reason ? h('div.reason', e.reason) : null,
+        ),
+      );
+    const head = h('thead', h('tr', h('th.num', '#'), h('th', 'Op'), h('th', 'Edit'), h('th', 'Result')));
+    return h(
+      'div.panel',
+      h('h3', 'Ranked edits'),
+      view.reasoning ? h('div.sub', { style: 'margin-bottom:8px' }, view.reasoning) : null,
+      h(
+        'table#edits',
+        head,
+        h('tbody', view.edits.map(row)),
+        view.notSelected.length ? h('tbody#not-selected', h('tr', h('th', { colspan: 4 }, 'Merged but not selected')), view.notSelected.map(row)) : null,
+      ),
+      view.failurePatterns.length ? this.patterns(view) : null,
+    );
+  }
+
+  patterns(view) {
+    return h('div', h('h3', 'Failure patterns'), h('ul', view.failurePatterns.map((p) => h('li', `${p.pattern} ×${p.count}`, p.task_ids?.length ? h('span.sub', ` (${p.task_ids.slice(0, 12).join(', ')}${p.task_ids.length > 12 ? ', …' : ''})`) : null))));
+  }
+}

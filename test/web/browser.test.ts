@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { BIN, ROOT } from '../helpers/cli.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+import { chromiumMissing, launchBrowser, screenshotPath } from './browser.ts';
+import { copyFixture, finishStep, rewindToRunning } from './helpers.ts';
+
+// The page's own objects, typed by what the tests read (this project compiles without the DOM library).
+interface Dataset {
+  dataset: Record<string, string | undefined>;
+}
+interface Doc {
+  document: { querySelectorAll(sel: string): Iterable<Dataset>; querySelector(sel: string): { getAttribute(name: string): string | null } | null };
+}
+
+const runUrl = (dash: RunningDashboard, id: string, rest = '') => `${dash.url}#/run/${encodeURIComponent(id)}${rest}`;
+
+/** Points of every chart on the page: what the container says and what uPlot holds. */
+interface ChartInfo {
+  points: number;
+  plotted: number;
+  canvas: number;
+  series: Record<string, number>;
+}
+
+async function chartPoints(page: Page): Promise<Record<string, ChartInfo>> {
+  return page.$$eval('[data-chart]', (els) =>
+    Object.fromEntries(
+      els.map((el) => {
+        const u = (el as unknown as { _uplot?: { data: unknown[][]; series: { label?: string }[] } })._uplot;
+        const canvas = el.querySelector('canvas');
+        return [
+          (el as unknown as Dataset).dataset.chart,
+          {
+            points: Number((el as unknown as Dataset).dataset.points),
+            plotted: u ? u.data[0]!.length : -1,
+            canvas: canvas ? canvas.width * canvas.height : 0,
+            series: u ? Object.fromEntries(u.series.slice(1).map((s, i) => [s.label, u.data[i + 1]!.filter((v) => v !== null && v !== undefined).length])) : {},
+          },
+        ];
+      }),
+    ),
+  );
+}
+
+describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
+  const root = tmpDir('skillopt-web-browser-');
+  copyFixture('finished-run', 'finished', root);
+  const live = copyFixture('finished-run', 'live', root).dir;
+  rewindToRunning(live, 3);
+  let dash: RunningDashboard;
+  let browser: BrowserContext;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 100 });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await dash?.close();
+  });
+
+  it('lists the runs', async () => {
+    await page.goto(dash.url);
+    await page.waitForSelector('#runs tbody tr');
+    const rows = await page.$$eval('#runs tbody tr', (trs) => trs.map((tr) => [(tr as unknown as Dataset).dataset.run, tr.querySelector('.badge')?.textContent]));
+    assert.deepEqual(rows.sort(), [
+      ['0/finished', 'finished'],
+      ['0/live', 'running'],
+    ]);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('draws the charts of a run with one point per step', async () => {
+    await page.goto(runUrl(dash, '0/finished'));
+    await page.waitForSelector('[data-chart="gate"][data-points]');
+    const charts = await chartPoints(page);
+    // Six steps, and the initial skill's selection score at step 0 on the score chart.
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(charts).map(([k, v]) => [k, [v.points, v.plotted]])),
+      { scores: [7, 7], lr: [6, 6], tokens: [6, 6], cost: [6, 6], timing: [6, 6], gate: [6, 6] },
+    );
+    for (const [name, c] of Object.entries(charts)) assert.ok(c.canvas > 0, `${name} has a drawn canvas`);
+    assert.deepEqual([charts.scores!.series.accepted, charts.scores!.series.rejected, charts.scores!.series.skipped], [2, 3, 1]);
+    assert.equal(charts.scores!.series.best, 7);
+    assert.equal(await page.locator('#steps tbody tr').count(), 6);
+    assert.equal(await page.locator('#tests tbody tr').count(), 6);
+    assert.equal(await page.locator('#epochs tbody tr').count(), 2);
+    await page.screenshot({ path: screenshotPath('dashboard-run.png'), fullPage: true });
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('adds a step to the charts and the step table without a reload', async () => {
+    await page.goto(runUrl(dash, '0/live'));
+    await page.waitForSelector('[data-chart="scores"][data-points="4"]');
+    assert.equal(await page.locator('#steps tbody tr').count(), 3);
+    await page.evaluate(() => ((globalThis as unknown as { __samePage: boolean }).__samePage = true));
+    finishStep(live, 4);
+    await page.waitForSelector('[data-chart="scores"][data-points="5"]', { timeout: 15_000 });
+    await page.waitForSelector('#steps tbody tr[data-step="4"]');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { __samePage?: boolean }).__samePage), true, 'the page was not reloaded');
+    const charts = await chartPoints(page);
+    assert.deepEqual([charts.scores!.plotted, charts.lr!.plotted, charts.gate!.plotted], [5, 4, 4]);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it("shows a step's applied edit in the diff of its candidate against the current skill", async () => {
+    await page.goto(runUrl(dash, '0/finished', '/step/1'));
+    await page.waitForSelector('#diff .diff .add');
+    const applied = await page.$$eval('tr.edit[data-applied="1"] .content', (els) => els.map((e) => e.textContent));
+    const skipped = await page.$$eval('tr.edit[data-applied="0"] .content', (els) => els.map((e) => e.textContent));
+    const added = await page.$$eval('#diff .diff .add', (els) => els.map((e) => e.textContent));
+    assert.equal(applied.length, 2);
+    for (const a of applied) assert.ok(added.includes(a), `the diff adds the applied edit ${a}`);
+    assert.equal(skipped.length, 2, 'the skipped replace and the edit left out by the budget');
+    for (const s of skipped) assert.ok(!added.includes(s));
+    assert.match((await page.locator('tr.edit[data-status="skipped_replace_target_not_found"]').textContent()) ?? '', /the target text is not in the skill/);
+    await page.screenshot({ path: screenshotPath('dashboard-step.png'), fullPage: true });
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('filters the rollouts of a step and opens a conversation', async () => {
+    await page.goto(runUrl(dash, '0/finished', '/step/2'));
+    await page.waitForSelector('#rejected');
+    assert.match((await page.locator('#rejected').textContent()) ?? '', /0\.333.*not above 0\.500/);
+    await page.click('button[data-outcome="fail"]');
+    await page.waitForFunction(() => [...(globalThis as unknown as Doc).document.querySelectorAll('#trajectories tbody tr')].every((tr) => (tr as Dataset).dataset.outcome === 'fail'));
+    assert.equal(await page.locator('#trajectories tbody tr').count(), 3);
+    await page.click('#trajectories tbody tr >> nth=0');
+    await page.waitForSelector('.conversation .msg');
+    const detail = (await page.locator('#trajectory-detail').textContent()) ?? '';
+    assert.match(detail, /Expected25\.00 kg/);
+    assert.match(detail, /Predicted25kg/);
+    assert.equal(await page.locator('.conversation .msg').count(), 3);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('puts two runs on one chart', async () => {
+    await page.goto(`${dash.url}#/compare?runs=${encodeURIComponent('0/finished')},${encodeURIComponent('0/live')}`);
+    await page.waitForSelector('[data-chart="compare"][data-points="6"]');
+    const charts = await chartPoints(page);
+    assert.deepEqual(charts.compare!.series, { finished: 6, live: 4 });
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+const ENGINE = path.join(ROOT, 'src/engine/trainer.ts');
+
+describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? (fs.existsSync(ENGINE) ? undefined : 'the training engine (src/engine/trainer.ts) is not in this build') }, () => {
+  const root = tmpDir('skillopt-web-sim-');
+  let dash: RunningDashboard;
+  let browser: BrowserContext;
+  let trainer: ChildProcess;
+  let trainerLog = '';
+
+  before(async () => {
+    trainer = spawn(
+      process.execPath,
+      [BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', path.join(root, 'sim'), '--cfg-options', 'model.target.options.latency_ms=150'],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    trainer.stdout!.on('data', (c) => (trainerLog += c));
+    trainer.stderr!.on('data', (c) => (trainerLog += c));
+    dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 200 });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    if (trainer.exitCode === null) {
+      const exited = new Promise((r) => trainer.once('exit', r));
+      trainer.kill('SIGTERM');
+      await exited;
+    }
+    await browser?.close();
+    await dash?.close();
+  });
+
+  it('follows the run live: new steps appear on the charts without a reload', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const started = Date.now();
+    while (!fs.existsSync(path.join(root, 'sim', 'history.json'))) {
+      assert.ok(trainer.exitCode === null || trainer.exitCode === 0, `the trainer failed:\n${trainerLog}`);
+      assert.ok(Date.now() - started < 60_000, `no step after 60 s:\n${trainerLog}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.goto(runUrl(dash, '0/sim'));
+    await page.waitForSelector('[data-chart="scores"][data-points]');
+    assert.equal(await page.locator('h1 + span .badge').textContent(), 'running');
+    const first = Number(await page.getAttribute('[data-chart="scores"]', 'data-points'));
+    await page.evaluate(() => ((globalThis as unknown as { __samePage: boolean }).__samePage = true));
+    await page.waitForFunction((n) => Number((globalThis as unknown as Doc).document.querySelector('[data-chart="scores"]')?.getAttribute('data-points')) > n, first, { timeout: 60_000 });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { __samePage?: boolean }).__samePage), true);
+    const history = JSON.parse(fs.readFileSync(path.join(root, 'sim', 'history.json'), 'utf8')) as unknown[];
+    const points = Number(await page.getAttribute('[data-chart="scores"]', 'data-points'));
+    // The chart may be a poll behind the file, never ahead of it (+1: the initial skill at step 0).
+    assert.ok(points <= history.length + 1 && points > first, `chart has ${points} points, history ${history.length} steps`);
+    await page.screenshot({ path: screenshotPath('dashboard-sim.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+});
