@@ -33,6 +33,11 @@ export interface LoadedConfig {
   /** Dotted paths whose values came from secret variables: redacted wherever the config is written. */
   secretPaths: Set<string>;
   warnings: string[];
+  /**
+   * The directory a relative path in `key` is relative to: the directory of the file that set it
+   * (the working directory for `--cfg-options`).
+   */
+  baseDirOf(key: string): string;
 }
 
 const OVERRIDE_SOURCE = '--cfg-options';
@@ -62,7 +67,11 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   const config = validate(tree, sources);
   validateEnvOptions(config, sources);
   resolveRoles(config, sources);
-  return { config, files: layered.files, secretPaths, warnings };
+  const baseDirOf = (key: string) => {
+    const source = sources.get(key)?.source;
+    return source && source !== OVERRIDE_SOURCE ? path.dirname(source) : process.cwd();
+  };
+  return { config, files: layered.files, secretPaths, warnings, baseDirOf };
 }
 
 /** Replaces `${VAR}` and `${VAR:-default}` in string values. */

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
 import type { Trajectory } from '../envs/types.ts';
-import { writeJsonAtomic } from '../run/atomic.ts';
+import { toJson, writeFileAtomic } from '../run/atomic.ts';
 import { pad3 } from '../run/layout.ts';
 import { ask, type OptimizerContext } from './ask.ts';
 import { fill, loadPrompt, metaSkillBlock, outputFormat } from './prompts.ts';
@@ -122,7 +122,7 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
   );
   if (s.patchesDir) {
     const file = path.join(s.patchesDir, `minibatch_${source === 'failure' ? 'fail' : 'succ'}_${pad3(index)}.json`);
-    writeJsonAtomic(file, { ...reply, source_type: source, n_trajectories: batch.length, trajectory_ids: batch.map((t) => t.id) });
+    writeFileAtomic(file, toJson({ ...reply, source_type: source, n_trajectories: batch.length, trajectory_ids: batch.map((t) => t.id) }), { durable: false });
   }
   return {
     source,

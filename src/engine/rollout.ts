@@ -109,7 +109,11 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
   return { trajectories, ran, cached };
 }
 
-/** `results.jsonl` in item order, and one conversation file per item. */
+/**
+ * `results.jsonl` in item order, one line per item with its conversation: one file per rollout
+ * directory rather than one per item (the original writes `predictions/<id>/conversation.json`,
+ * which costs a directory and a file per rollout).
+ */
 export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefined)[], hash: string, target: string, sample: number): void {
   const lines: string[] = [];
   for (const t of trajectories) {
@@ -129,12 +133,9 @@ export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefin
         skill_hash: hash,
         target,
         sample,
+        ...(t.conversation ? { conversation: t.conversation } : {}),
       }),
     );
-    if (t.conversation) {
-      const safe = t.id.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 120) || 'item';
-      writeFileAtomic(path.join(dir, 'predictions', safe, 'conversation.json'), `${JSON.stringify(t.conversation, null, 2)}\n`, { durable: false });
-    }
   }
   writeFileAtomic(path.join(dir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '', { durable: false });
 }

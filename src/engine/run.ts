@@ -64,10 +64,15 @@ function checkResumable(dir: RunDir, config: Config, secretPaths: Set<string>): 
   }
 }
 
-export async function buildEnv(config: Config, configFile: string, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
+export async function buildEnv(loaded: LoadedConfig, configFile: string, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
+  const { config } = loaded;
   const factory = getEnvFactory(config.env.name);
   if (!factory) throw new UserError(`env.name is not set (or unknown: '${config.env.name}'); name the environment to train on`);
-  const env = factory.create(config.env, { configDir: path.dirname(path.resolve(configFile)), outRoot });
+  const env = factory.create(config.env, {
+    configDir: path.dirname(path.resolve(configFile)),
+    resolvePath: (key, value) => resolveConfigPath(value, loaded.baseDirOf(`env.${key}`)),
+    outRoot,
+  });
   const splits = await env.load();
   return { env, splits };
 }
@@ -81,9 +86,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   let ctx: RunContext | undefined;
   try {
     checkResumable(dir, config, secretPaths);
-    const configDir = path.dirname(path.resolve(opts.configFile));
-    const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, configDir), { startBlank: config.env.start_blank });
-    const { env, splits } = await buildEnv(config, opts.configFile, dir.root);
+    const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
+    const { env, splits } = await buildEnv(opts.loaded, opts.configFile, dir.root);
     const limit = config.env.limit;
     if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
     if (splits.train.length === 0) throw new UserError(`env '${config.env.name}': the train split is empty`);
@@ -160,6 +164,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     throw err;
   } finally {
     detach();
+    ctx?.scores.close();
+    ctx?.models.ledger.close();
+    events.close();
     lock.release();
   }
 }

@@ -4,7 +4,7 @@
  * Infrastructure errors are not cached (they are retried).
  */
 import type { Trajectory } from '../envs/types.ts';
-import { appendLine, readJsonLines } from '../run/atomic.ts';
+import { AppendFile, readJsonLines } from '../run/atomic.ts';
 
 interface Line {
   skill: string;
@@ -16,14 +16,20 @@ interface Line {
 
 export class ScoreCache {
   private readonly map = new Map<string, Trajectory>();
+  private readonly out?: AppendFile;
 
-  constructor(private readonly file?: string) {
+  constructor(file?: string) {
     if (!file) return;
+    this.out = new AppendFile(file);
     for (const line of readJsonLines<Line>(file)) this.map.set(this.key(line.skill, line.item, line.target, line.sample), line.trajectory);
   }
 
   private key(skill: string, item: string, target: string, sample: number): string {
     return `${skill}\u0000${item}\u0000${target}\u0000${sample}`;
+  }
+
+  close(): void {
+    this.out?.close();
   }
 
   get(skill: string, item: string, target: string, sample = 0): Trajectory | undefined {
@@ -33,6 +39,6 @@ export class ScoreCache {
   set(skill: string, item: string, target: string, sample: number, trajectory: Trajectory): void {
     if (trajectory.error) return;
     this.map.set(this.key(skill, item, target, sample), trajectory);
-    if (this.file) appendLine(this.file, JSON.stringify({ skill, item, target, sample, trajectory } satisfies Line));
+    this.out?.append(JSON.stringify({ skill, item, target, sample, trajectory } satisfies Line));
   }
 }

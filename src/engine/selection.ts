@@ -44,10 +44,15 @@ export async function scoreOnSelection(
     };
     order = items.map((_, i) => i).sort((a, b) => value(a) - value(b) || a - b);
   }
+  // The stop is decided on the longest run of finished items in `order`, never on which items
+  // happen to finish first, so that where it stops (and the bound it reports) is reproducible.
+  const sequence = order ?? items.map((_, i) => i);
+  const known: (Trajectory | undefined)[] = new Array(items.length).fill(undefined);
+  let prefix = 0;
   let sum = 0;
   let scored = 0;
-  let seen = 0;
   const bar = options.bar;
+  const certain = () => bar !== undefined && rejectIsCertain(sum, scored, items.length - prefix, bar, bonus);
   const result = await rollout({
     env: ctx.env,
     target: ctx.models.target,
@@ -58,20 +63,24 @@ export async function scoreOnSelection(
     cache: ctx.scores,
     seed: ctx.config.train.seed,
     dir: options.dir,
-    order,
-    onResult: (t) => {
-      seen++;
-      if (t.error) return;
-      scored++;
-      sum += itemMetric(t.hard, t.soft, s.metric, s.mixedWeight);
+    order: sequence,
+    onResult: (t, index) => {
+      known[index] = t;
+      while (prefix < sequence.length && known[sequence[prefix]!] && !certain()) {
+        const next = known[sequence[prefix]!]!;
+        prefix++;
+        if (next.error) continue;
+        scored++;
+        sum += itemMetric(next.hard, next.soft, s.metric, s.mixedWeight);
+      }
     },
-    stop: bar === undefined ? undefined : () => rejectIsCertain(sum, scored, items.length - seen, bar, bonus),
+    stop: bar === undefined ? undefined : certain,
     onProgress: options.stage ? (done, total) => ctx.events.emit({ type: 'stage_progress', step: options.stage!.step, stage: 'evaluate', done, total }) : undefined,
   });
   const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
-  const complete = finished.length === items.length;
+  const complete = prefix === items.length;
   const score = computeScore(finished);
-  const remaining = items.length - finished.length;
+  const remaining = items.length - prefix;
   const gate = complete ? gateScore(finished, skill, s) : (sum + remaining) / (scored + remaining) + bonus;
   return {
     trajectories: result.trajectories,

@@ -14,10 +14,12 @@ export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
 export function persistState(ctx: RunContext, state: TrainState, status: RunStatus = 'running'): void {
   const { dir } = ctx;
+  // Everything before runtime_state.json is atomic; runtime_state.json, written last and flushed
+  // to disk, is the commit point that a resume starts from.
   const currentPath = dir.skill(state.lastStep);
-  dir.writeText(currentPath, state.current.skill);
-  dir.writeText(dir.bestSkill, state.best.skill);
-  dir.writeJson(dir.history, state.history);
+  dir.writeArtifact(currentPath, state.current.skill);
+  dir.writeArtifact(dir.bestSkill, state.best.skill);
+  dir.writeArtifact(dir.history, state.history);
   const runtime: RuntimeState & Record<string, unknown> = {
     last_completed_step: state.lastStep,
     baseline_score: state.baselineScore,

@@ -130,7 +130,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   emit('aggregate', `failure=${nFail} success=${nSucc} (group size ${config.gradient.merge_batch_size})`);
   const merged = await merging;
   const { key, label } = PAYLOAD[ctx.mode];
-  dir.writeJson(path.join(stepDir, 'merged_patch.json'), { reasoning: merged.reasoning, [key]: merged.items });
+  dir.writeArtifact(path.join(stepDir, 'merged_patch.json'), { reasoning: merged.reasoning, [key]: merged.items });
   emit('aggregate', `merged ${merged.items.length} ${label}`, clock.lap('aggregate'));
   const perBatch = await Promise.all(
     calls.map(async (c) => ({
@@ -170,7 +170,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
     record.tokens = ctx.models.ledger.byPurpose(mark);
     // Wall-clock figures go to the step record only, so that history.json is reproducible.
     const wall = round((performance.now() - started) / 1000, 1);
-    dir.writeJson(path.join(stepDir, 'step_record.json'), { ...record, timing: clock.timing, wall_time_s: wall });
+    dir.writeArtifact(path.join(stepDir, 'step_record.json'), { ...record, timing: clock.timing, wall_time_s: wall });
     state.history.push(record);
     state.lastStep = step;
     persistState(ctx, state);
@@ -201,7 +201,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
         metaSkill: plan.metaSkill,
       });
       budget = lrDecision.learning_rate;
-      dir.writeJson(path.join(stepDir, 'lr_decision.json'), lrDecision);
+      dir.writeArtifact(path.join(stepDir, 'lr_decision.json'), lrDecision);
       appendLine(dir.path('lr_history.jsonl'), JSON.stringify({ step, epoch, ...lrDecision }));
     } else {
       budget = state.scheduler.step();
@@ -210,7 +210,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
     selected = sel.items;
     how = sel.how;
   }
-  dir.writeJson(path.join(stepDir, 'ranked_edits.json'), { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [key]: selected });
+  dir.writeArtifact(path.join(stepDir, 'ranked_edits.json'), { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [key]: selected });
   emit('select', `${merged.items.length} -> ${selected.length} ${label} (budget=${budget ?? 'none'}, lr_control=${ctx.lrControl})`, clock.lap('select'));
   Object.assign(record, {
     n_edits_merged: merged.items.length,
@@ -235,7 +235,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
       outputTokens: config.model.rewrite_max_completion_tokens,
     });
   } else update = takeFullRewrite(skill, selected, ctx.maxSkillTokens);
-  if (update.reports?.length) dir.writeJson(path.join(stepDir, 'edit_apply_report.json'), update.reports);
+  if (update.reports?.length) dir.writeArtifact(path.join(stepDir, 'edit_apply_report.json'), update.reports);
   if (update.candidate === undefined) {
     emit('update', `no candidate: ${update.reason}`, clock.lap('update'));
     events.info(`[skip] no usable rewrite (${update.reason}): skill unchanged`);
@@ -243,8 +243,8 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
     return;
   }
   const candidate = update.candidate;
-  dir.writeText(path.join(stepDir, 'candidate_skill.md'), candidate);
-  if (update.changeSummary) dir.writeJson(path.join(stepDir, 'rewrite_result.json'), { change_summary: update.changeSummary });
+  dir.writeArtifact(path.join(stepDir, 'candidate_skill.md'), candidate);
+  if (update.changeSummary) dir.writeArtifact(path.join(stepDir, 'rewrite_result.json'), { change_summary: update.changeSummary });
   Object.assign(record, {
     candidate_hash: skillHash(candidate),
     candidate_skill_len: candidate.length,
@@ -294,6 +294,6 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
 
   const entry = stepEntry({ step, action: decision.action, trajectories, findings, rejected: { items: selected, scoreBefore: before.currentScore, scoreAfter: sel.gate } });
   state.stepBuffer.push(entry);
-  dir.writeJson(path.join(stepDir, 'trajectory_digest.json'), entry);
+  dir.writeArtifact(path.join(stepDir, 'trajectory_digest.json'), entry);
   await finish(decision.action);
 }

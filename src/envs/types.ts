@@ -78,8 +78,13 @@ export interface Env {
 }
 
 export interface EnvContext {
-  /** Directory of the config file (relative data paths resolve against it, then the working directory). */
+  /** Directory of the config file given on the command line. */
   configDir: string;
+  /**
+   * A path-valued `env.<key>` made absolute: relative to the working directory if it exists
+   * there, else to the config file that set the key.
+   */
+  resolvePath(key: string, value: string): string;
   /** Where the run writes (generated splits go here). */
   outRoot?: string;
 }

@@ -4,7 +4,7 @@
  * records, the summary and the budget. On resume, the recorded responses are replayed instead of
  * calling again: what was paid for once is not paid for twice.
  */
-import { appendLine, readJsonLines } from '../run/atomic.ts';
+import { AppendFile, readJsonLines } from '../run/atomic.ts';
 import type { StageUsage } from '../run/records.ts';
 import { requestKey } from './request-key.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Role, ToolCall, Usage } from './types.ts';
@@ -45,9 +45,11 @@ export class Ledger {
   /** Every call of the run: those of earlier processes (read from the file) first. */
   private readonly records: CallRecord[] = [];
   private readonly replay = new Map<string, CallRecord[]>();
+  private readonly out?: AppendFile;
 
-  constructor(private readonly file?: string) {
+  constructor(file?: string) {
     if (!file) return;
+    this.out = new AppendFile(file);
     for (const rec of readJsonLines<CallRecord>(file)) {
       if (rec.response && !rec.error) {
         const list = this.replay.get(rec.key) ?? [];
@@ -66,7 +68,7 @@ export class Ledger {
 
   record(rec: CallRecord): void {
     this.records.push(rec);
-    if (this.file) appendLine(this.file, JSON.stringify(rec));
+    this.out?.append(JSON.stringify(rec));
   }
 
   /** Totals of this run across all its processes (earlier ones count against the budget too). */
@@ -96,6 +98,10 @@ export class Ledger {
       s.cost_usd = s.cost_usd === null || r.cost_usd === null ? null : (s.cost_usd ?? 0) + r.cost_usd;
     }
     return out;
+  }
+
+  close(): void {
+    this.out?.close();
   }
 
   /** Every record of the run (tests and reports). */

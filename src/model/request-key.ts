@@ -6,13 +6,25 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ChatRequest } from './types.ts';
 
+const schemaCache = new WeakMap<object, unknown>();
+
+/** The JSON Schema of a zod schema, computed once per schema object. */
+function jsonSchemaOf(schema: NonNullable<ChatRequest['schema']>): unknown {
+  let js = schemaCache.get(schema);
+  if (js === undefined) {
+    js = z.toJSONSchema(schema, { unrepresentable: 'any' });
+    schemaCache.set(schema, js);
+  }
+  return js;
+}
+
 export function requestKey(modelId: string, req: ChatRequest, extra: Record<string, unknown> = {}): string {
   const identity = {
     model: modelId,
     ...extra,
     system: req.system ?? '',
     messages: req.messages,
-    schema: req.schema ? z.toJSONSchema(req.schema, { unrepresentable: 'any' }) : null,
+    schema: req.schema ? jsonSchemaOf(req.schema) : null,
     tools: req.tools ?? null,
     maxOutputTokens: req.maxOutputTokens ?? null,
     temperature: req.temperature ?? null,

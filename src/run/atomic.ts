@@ -7,16 +7,26 @@ import path from 'node:path';
 
 let counter = 0;
 
+/** Opens a file for writing, creating its directory when it is missing. */
+function openCreating(file: string): number {
+  try {
+    return fs.openSync(file, 'w');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    return fs.openSync(file, 'w');
+  }
+}
+
 /**
  * `durable: false` skips the flush to disk: still atomic for readers and against a crash of the
  * process, for bulky derived files (per-item trajectories) where a power cut may lose the file.
  */
 export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean } = {}): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}-${++counter}`;
   let fd: number | undefined;
   try {
-    fd = fs.openSync(tmp, 'w');
+    fd = openCreating(tmp);
     const chunks = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
     for (const chunk of chunks) fs.writeSync(fd, chunk as string);
     if (options.durable !== false) fs.fsyncSync(fd);
@@ -48,7 +58,30 @@ export function readJson<T = unknown>(file: string): T | undefined {
   }
 }
 
-/** Appends one line; lines under the pipe buffer size land whole even with several writers. */
+/**
+ * An append-only JSONL file kept open: one write per line. Each line is one `write` in append
+ * mode, so a crash leaves at most a torn last line (which readers skip).
+ */
+export class AppendFile {
+  private fd: number | undefined;
+
+  constructor(readonly file: string) {}
+
+  append(line: string): void {
+    if (this.fd === undefined) {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      this.fd = fs.openSync(this.file, 'a');
+    }
+    fs.writeSync(this.fd, `${line}\n`);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** Appends one line to a file (for occasional appends; see AppendFile for streams of lines). */
 export function appendLine(file: string, line: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.appendFileSync(file, `${line}\n`);

@@ -3,7 +3,7 @@
  * reporter and the dashboard both read it; nothing else is needed to follow a run.
  */
 import { z } from 'zod';
-import { appendLine, readJsonLines } from './atomic.ts';
+import { AppendFile, readJsonLines } from './atomic.ts';
 
 const base = { time: z.string() };
 const num = z.number();
@@ -82,9 +82,16 @@ export type Listener = (event: RunEvent) => void;
 export class EventLog {
   private listeners: Listener[] = [];
   private lastProgress = new Map<string, number>();
+  private readonly out?: AppendFile;
 
   /** `file` undefined: events reach listeners only (evaluation without a run directory). */
-  constructor(private readonly file?: string) {}
+  constructor(file?: string) {
+    if (file) this.out = new AppendFile(file);
+  }
+
+  close(): void {
+    this.out?.close();
+  }
 
   on(listener: Listener): () => void {
     this.listeners.push(listener);
@@ -95,7 +102,7 @@ export class EventLog {
 
   emit(input: EventInput): void {
     const event = { time: new Date().toISOString(), ...input } as RunEvent;
-    if (this.file && this.shouldPersist(event)) appendLine(this.file, JSON.stringify(event));
+    if (this.out && this.shouldPersist(event)) this.out.append(JSON.stringify(event));
     for (const l of this.listeners) l(event);
   }
 

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readJson, writeFileAtomic, writeJsonAtomic } from './atomic.ts';
+import { readJson, toJson, writeFileAtomic, writeJsonAtomic } from './atomic.ts';
 import { HistorySchema, RuntimeStateSchema, type HistoryRecord, type RuntimeState } from './records.ts';
 
 export const pad4 = (n: number) => String(n).padStart(4, '0');
@@ -68,12 +68,18 @@ export class RunDir {
     }
   }
 
+  /** Run state (history, runtime state, skills): atomic and flushed to disk. */
   writeText(file: string, text: string): void {
     writeFileAtomic(file, text);
   }
 
   writeJson(file: string, value: unknown): void {
     writeJsonAtomic(file, value);
+  }
+
+  /** A record of what a stage did (patches, reports): atomic, not flushed (a power cut may lose it). */
+  writeArtifact(file: string, value: unknown): void {
+    writeFileAtomic(file, typeof value === 'string' ? value : toJson(value), { durable: false });
   }
 
   readHistory(): HistoryRecord[] {

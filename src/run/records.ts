@@ -107,8 +107,8 @@ export const SummarySchema = z
 export type Summary = z.infer<typeof SummarySchema>;
 
 /**
- * One line of a rollout directory's `results.jsonl` (the conversation itself is in
- * `predictions/<id>/conversation.json`). Rollout directories: `steps/step_NNNN/rollout`,
+ * One line of a rollout directory's `results.jsonl`, with the item's conversation (runs of the
+ * original keep it in `predictions/<id>/conversation.json` instead). Rollout directories: `steps/step_NNNN/rollout`,
  * `steps/step_NNNN/selection_eval`, `selection_eval_baseline`, `test_eval_baseline`,
  * `test_eval`, `test_eval_final`, `final_selection_eval`, `slow_update/epoch_NN/rollout_prev|rollout_curr`.
  */
@@ -128,6 +128,7 @@ export const RolloutResultSchema = z
     skill_hash: z.string().optional(),
     target: z.string().optional(),
     sample: z.number().optional(),
+    conversation: z.array(z.unknown()).optional(),
   })
   .loose();
 export type RolloutResult = z.infer<typeof RolloutResultSchema>;

@@ -266,6 +266,12 @@ export function trajectoryDetail(runReal: string, rel: string, n: number): Traje
   const result = indexOf(path.join(dir, 'results.jsonl')).result(n);
   if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
   const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), files: [] };
+  // skillopt keeps the conversation in the result line; the original, in a file per item.
+  const inline = (result as { conversation?: unknown }).conversation;
+  if (Array.isArray(inline)) {
+    detail.conversation = inline;
+    return detail;
+  }
   let predDir: string;
   try {
     predDir = resolveInside(runReal, `${rel}/predictions/${result.id}`, 'item id');
