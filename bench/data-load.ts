@@ -33,8 +33,8 @@ const floor = time(() => fs.readFileSync(path.join(dir, 'd.jsonl'), 'utf8').spli
 console.log(`records: ${n}; floor (fs + JSON.parse of the JSONL): ${floor.toFixed(0)} ms`);
 for (const ext of ['jsonl', 'csv', 'parquet']) {
   fs.writeFileSync(path.join(dir, `c-${ext}.yaml`), `model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.${ext}\n  fields:\n    input: question\n    type: kind\n`);
-  const { config } = loadConfig(path.join(dir, `c-${ext}.yaml`), { environment: {} });
-  const env = createEnv(config, { configDir: dir, outRoot: path.join(dir, `run-${ext}`) });
+  const loaded = loadConfig(path.join(dir, `c-${ext}.yaml`), { environment: {} });
+  const env = createEnv(loaded, path.join(dir, `run-${ext}`));
   const before = process.memoryUsage().heapUsed;
   const ms = await timeAsync(() => env.load());
   const mb = (process.memoryUsage().heapUsed - before) / 1e6;

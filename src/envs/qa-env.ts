@@ -61,7 +61,7 @@ export abstract class QaEnv implements Env {
 
   async load(): Promise<LoadedSplits> {
     const splits = await loadSplits(
-      { env: this.name, config: this.config, configDir: this.ctx.configDir, outRoot: this.ctx.outRoot },
+      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
       { toItem: (rec, split) => this.toItem(rec, split), ...(this.readRaw ? { readRaw: (p: string) => this.readRaw!(p) } : {}) },
     );
     for (const item of [...splits.train, ...splits.val, ...splits.test]) if (item.type) this.types.add(item.type);

@@ -23,8 +23,8 @@ async function benchEnv(bench: string, extra = ''): Promise<{ env: Env; dir: str
   writeFiles(dir, {
     'config.yaml': `_base_: ${path.join(ROOT, 'configs', bench, 'default.yaml')}\nmodel:\n  backend: sim\nenv:\n  split_dir: ${path.join(dir, 'splits')}\n${extra}`,
   });
-  const { config } = loadConfig(path.join(dir, 'config.yaml'), { environment: {} });
-  return { env: createEnv(config, { configDir: dir, outRoot: path.join(dir, 'run') }), dir };
+  const loaded = loadConfig(path.join(dir, 'config.yaml'), { environment: {} });
+  return { env: createEnv(loaded, path.join(dir, 'run')), dir };
 }
 
 const all = (s: { train: Item[]; val: Item[]; test: Item[] }) => [...s.train, ...s.val, ...s.test];
@@ -128,8 +128,8 @@ describe('docvqa', () => {
     const rows = (ids: string[]) => `questionId,question,answers,image_path,topic\n${ids.map((id) => `${id},"What is it? document_path: x","['it''s', ""b""]",img/a.png,form`).join('\n')}\n`.replace(/''/g, "\\'");
     writeFiles(dir, { 'sp/train/train.csv': rows(['1']), 'sp/val/val.csv': rows(['2']), 'sp/test/test.csv': rows(['3']) });
     writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: docvqa\n  split_dir: sp\n` });
-    const { config } = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
-    const env = createEnv(config, { configDir: dir });
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+    const env = createEnv(loaded);
     const item = (await env.load()).train[0]!;
     assert.equal(item.question, 'What is it?');
     assert.deepEqual(item.answers, ["it's", 'b']);
@@ -141,8 +141,8 @@ describe('docvqa', () => {
   it('ratio mode on the published Parquet: embedded images become data URIs', async () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: docvqa\n  data_path: ${path.join(FIX, 'docvqa/raw/validation-00000-of-00001.parquet')}\n  split_ratio: "3:3:4"\n` });
-    const { config } = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
-    const splits = await createEnv(config, { configDir: dir }).load();
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+    const splits = await createEnv(loaded).load();
     assert.equal(all(splits).length, 10);
     assert.match(String(splits.test[0]!.image), /^data:image\/png;base64,iVBORw0KGgo/);
   });
@@ -168,8 +168,8 @@ describe('benchmark loaders name the file, line and field of bad records', () =>
         'sp/test/items.json': '[]',
         'c.yaml': `model:\n  backend: sim\nenv:\n  name: ${bench}\n  split_dir: sp\n${bench === 'officeqa' ? `  data_dirs: [${path.join(FIX, 'officeqa/docs')}]\n` : ''}`,
       });
-      const { config } = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
-      await assert.rejects(createEnv(config, { configDir: dir }).load(), error);
+      const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+      await assert.rejects(createEnv(loaded).load(), error);
     });
   }
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { resolveConfigPath } from '../../src/util/paths.ts';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { EnvCoreSchema } from '../../src/config/schema.ts';
 import { DataError } from '../../src/envs/data/errors.ts';
@@ -86,11 +87,11 @@ describe('splits', () => {
     writeFiles(dir, { 'data.jsonl': Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `q${i}`, q: i })).join('\n') });
     const out = path.join(dir, 'run');
     const cfg = envConfig({ data_path: 'data.jsonl', split_ratio: '2:1:2', split_seed: 7 });
-    const a = await loadSplits({ env: 'tasks', config: cfg, configDir: dir, outRoot: out }, reader);
-    const b = await loadSplits({ env: 'tasks', config: cfg, configDir: dir }, reader);
+    const a = await loadSplits({ env: 'tasks', config: cfg, resolve: (_key, value) => resolveConfigPath(value, dir), outRoot: out }, reader);
+    const b = await loadSplits({ env: 'tasks', config: cfg, resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
     assert.deepEqual([a.train.length, a.val.length, a.test.length], [8, 4, 8]);
     assert.deepEqual(a.train.map((i) => i.id), b.train.map((i) => i.id));
-    const c = await loadSplits({ env: 'tasks', config: { ...cfg, split_seed: 8 }, configDir: dir }, reader);
+    const c = await loadSplits({ env: 'tasks', config: { ...cfg, split_seed: 8 }, resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
     assert.notDeepEqual(a.train.map((i) => i.id), c.train.map((i) => i.id));
     const gen = path.join(out, '_generated_splits', 'tasks_2-1-2_seed7');
     assert.equal(a.generatedDir, gen);
@@ -98,9 +99,9 @@ describe('splits', () => {
     assert.deepEqual(manifest.counts, { train: 8, val: 4, test: 8 });
     assert.deepEqual(manifest.ids.val, a.val.map((i) => i.id));
     // The written split reads back as the same split.
-    const back = await loadSplits({ env: 'tasks', config: envConfig({ split_dir: gen }), configDir: dir }, reader);
+    const back = await loadSplits({ env: 'tasks', config: envConfig({ split_dir: gen }), resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
     assert.deepEqual(back.test.map((i) => i.id), a.test.map((i) => i.id));
-    const limited = await loadSplits({ env: 'tasks', config: { ...cfg, limit: 3 }, configDir: dir }, reader);
+    const limited = await loadSplits({ env: 'tasks', config: { ...cfg, limit: 3 }, resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
     assert.deepEqual([limited.train.length, limited.val.length, limited.test.length], [3, 3, 3]);
   });
 
@@ -120,7 +121,7 @@ describe('splits', () => {
       'sd3/val/items.json': '[{"id": "b"}]',
       'sd3/test/items.json': '[{"id": "a"}]',
     });
-    const load = (over: Record<string, unknown>) => loadSplits({ env: 't', config: envConfig(over), configDir: dir }, reader);
+    const load = (over: Record<string, unknown>) => loadSplits({ env: 't', config: envConfig(over), resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
     await assert.rejects(load({ data_path: 'three.jsonl', split_ratio: '2:1:7' }), /split 'val' is empty \(3 items of .*three\.jsonl cut 2:1:7\)/);
     await assert.rejects(load({ data_path: 'dup.jsonl', split_ratio: '1:1:1' }), /dup\.jsonl:3: duplicate id '1' \(also at .*dup\.jsonl:1\)/);
     await assert.rejects(load({ data_path: 'noid.jsonl' }), /noid\.jsonl:2: missing field 'id'/);
@@ -131,7 +132,7 @@ describe('splits', () => {
     await assert.rejects(load({ data_path: 'nope.jsonl' }), /env\.data_path not found/);
     await assert.rejects(load({ data_path: 'sd2' }), /holds no data file|already holds/);
     await assert.rejects(
-      loadSplits({ env: 't', config: envConfig({}), configDir: dir, files: { train: 'sd/train/items.json', test: 'sd/val/items.json' } }, reader),
+      loadSplits({ env: 't', config: envConfig({}), resolve: (_key, value) => resolveConfigPath(value, dir), files: { train: 'sd/train/items.json', test: 'sd/val/items.json' } }, reader),
       /env\.val_file is not set/,
     );
   });

@@ -24,7 +24,7 @@ function sandbox() {
   fs.cpSync(path.join(FIX, 'docs'), path.join(dir, 'docs'), { recursive: true });
   writeFiles(dir, { 'secret.txt': 'the gold answer is 42\n' });
   fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(dir, 'docs', 'treasury_bulletin_link.txt'));
-  const corpus = new Corpus(resolveDocsRoots([path.join(dir, 'docs')], dir, ''));
+  const corpus = new Corpus(resolveDocsRoots([path.join(dir, 'docs')], ''));
   return { dir, corpus, tools: new DocTools(corpus.roots, corpus.filesFor(['treasury_bulletin_1944_01.txt']).files) };
 }
 
@@ -85,8 +85,8 @@ describe('officeqa env', () => {
     writeFiles(dir, {
       'c.yaml': `_base_: ${path.join(ROOT, 'configs/officeqa/default.yaml')}\nmodel:\n  backend: sim\nenv:\n  split_dir: ${path.join(dir, 'splits')}\n  data_dirs: [${path.join(FIX, 'docs')}]\n  max_tool_turns: 4\n${extra}`,
     });
-    const { config } = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
-    const e = createEnv(config, { configDir: dir });
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+    const e = createEnv(loaded);
     const s = await e.load();
     return { env: e, items: [...s.train, ...s.val, ...s.test] };
   }
@@ -147,7 +147,7 @@ describe('officeqa env', () => {
   });
 
   it('clear errors: no corpus, an item source file not in the corpus', async () => {
-    assert.throws(() => resolveDocsRoots(['/no/such/dir'], '/', ''), /OfficeQA needs its document corpus.*env\.data_dirs \[\/no\/such\/dir\]/);
+    assert.throws(() => resolveDocsRoots(['/no/such/dir'], ''), /OfficeQA needs its document corpus.*env\.data_dirs \[\/no\/such\/dir\]/);
     const dir = tmpDir();
     writeFiles(dir, {
       'sp/train/items.json': JSON.stringify([{ id: 'a', question: 'q', ground_truth: '1', source_files: ['treasury_bulletin_2001_01.txt'] }]),
@@ -155,7 +155,7 @@ describe('officeqa env', () => {
       'sp/test/items.json': '[]',
       'c.yaml': `model:\n  backend: sim\nenv:\n  name: officeqa\n  split_dir: sp\n  data_dirs: [${path.join(FIX, 'docs')}]\n`,
     });
-    const { config } = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
-    await assert.rejects(createEnv(config, { configDir: dir }).load(), /train\/items\.json:1 \(item 1\): source file not in the document corpus: treasury_bulletin_2001_01\.txt/);
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+    await assert.rejects(createEnv(loaded).load(), /train\/items\.json:1 \(item 1\): source file not in the document corpus: treasury_bulletin_2001_01\.txt/);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { resolveConfigPath } from '../../src/util/paths.ts';
 import { extractAnswer, ExtractSchema } from '../../src/envs/scoring/extract.ts';
 import { goldList } from '../../src/envs/scoring/golds.ts';
 import { anls, contains, exactMatch, f1Pair, normalizeLabel, numericMatch, parseNumber, pickLabel, tokenF1 } from '../../src/envs/scoring/metrics.ts';
@@ -20,7 +21,7 @@ const input = (prediction: string, expected: unknown, item: Record<string, unkno
   reply: prediction,
 });
 const score = async (config: unknown, prediction: string, expected: unknown, item?: Record<string, unknown>) =>
-  (await buildScorer(ScorerSchema.parse(config), { configDir: '.' }))(input(prediction, expected, item), {});
+  (await buildScorer(ScorerSchema.parse(config), { resolvePath: (_key: string, value: string) => value }))(input(prediction, expected, item), {});
 
 describe('normalisation', () => {
   it('SQuAD: case, punctuation, articles, whitespace', () => {
@@ -194,7 +195,7 @@ describe('scorers', () => {
 describe('judge scorer', () => {
   it('asks the judge with purpose judge and reads its verdict', async () => {
     const judge = new ScriptedModel('fake:judge', () => '{"verdict": "Correct", "score": 0.9, "reason": "same meaning"}');
-    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge', rubric: 'Must name the city.' }), { configDir: '.' });
+    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge', rubric: 'Must name the city.' }), { resolvePath: (_key: string, value: string) => value });
     const s = await scorer(input('The capital is Paris', 'Paris'), { judge });
     assert.deepEqual([s.hard, s.soft], [1, 0.9]);
     assert.equal(judge.requests[0]!.purpose, 'judge');
@@ -204,7 +205,7 @@ describe('judge scorer', () => {
   });
   it('an unusable judge reply is an infrastructure failure, not a wrong answer', async () => {
     const judge = new ScriptedModel('fake:judge', () => 'I think it is fine');
-    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge' }), { configDir: '.' });
+    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge' }), { resolvePath: (_key: string, value: string) => value });
     await assert.rejects(scorer(input('x', 'y'), { judge }), InfraError);
     assert.equal(judge.requests.length, 2, 'one corrective retry');
   });
@@ -218,13 +219,13 @@ describe('custom scorer', () => {
       'named.mjs': 'export async function grade(p) { return { hard: p === "ok" ? 1 : 0 }; }',
       'bad.mjs': 'export default () => ({ hard: 2 });',
     });
-    const s = await (await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'len.ts') }), { configDir: dir }))(input('abc', 'xyz', { expected: 'xyz' }), {});
+    const s = await (await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'len.ts') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) }))(input('abc', 'xyz', { expected: 'xyz' }), {});
     assert.deepEqual(s, { hard: 1, soft: 0.5, metric: 'SCORE', feedback: 'len 3' });
-    const named = await buildScorer(ScorerSchema.parse({ type: 'custom', module: 'named.mjs', export: 'grade' }), { configDir: dir });
+    const named = await buildScorer(ScorerSchema.parse({ type: 'custom', module: 'named.mjs', export: 'grade' }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) });
     assert.deepEqual(await named(input('ok', 'ok'), {}), { hard: 1, soft: 1, metric: 'SCORE' });
-    const bad = await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'bad.mjs') }), { configDir: dir });
+    const bad = await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'bad.mjs') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) });
     await assert.rejects(bad(input('x', 'y'), {}), /returned \{"hard":2\}.*hard/);
-    await assert.rejects(buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'named.mjs') }), { configDir: dir }), /no exported function 'default' \(it exports: grade/);
-    await assert.rejects(buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'nope.ts') }), { configDir: dir }), /file not found/);
+    await assert.rejects(buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'named.mjs') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) }), /no exported function 'default' \(it exports: grade/);
+    await assert.rejects(buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'nope.ts') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) }), /file not found/);
   });
 });

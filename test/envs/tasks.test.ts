@@ -13,8 +13,8 @@ const ENV_ONLY = { environment: {} };
 function setup(envYaml: string, files: Record<string, string>): { env: Env; dir: string } {
   const dir = tmpDir();
   writeFiles(dir, { ...files, 'config.yaml': `model:\n  backend: sim\nenv:\n  name: tasks\n${envYaml}` });
-  const { config } = loadConfig(path.join(dir, 'config.yaml'), ENV_ONLY);
-  return { env: createEnv(config, { configDir: dir, outRoot: path.join(dir, 'run') }), dir };
+  const loaded = loadConfig(path.join(dir, 'config.yaml'), ENV_ONLY);
+  return { env: createEnv(loaded, path.join(dir, 'run')), dir };
 }
 
 const capitals = Array.from({ length: 10 }, (_, i) => JSON.stringify({ qid: `c${i}`, question: `Capital of country ${i}?`, gold: [`City ${i}`, `C${i}`], kind: i % 2 ? 'odd' : 'even' })).join('\n');

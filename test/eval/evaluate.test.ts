@@ -76,7 +76,7 @@ describe('skillopt eval (library)', () => {
     assert.match(md, /Not scored \(infrastructure errors\): helpful on fake:follower: 1/);
     const results = fs.readFileSync(path.join(out, 'rollouts', 'fake_follower', 'precise', 'repeat_00', 'results.jsonl'), 'utf8').trim().split('\n');
     assert.equal(results.length, 10);
-    assert.ok(fs.existsSync(path.join(out, 'rollouts', 'fake_follower', 'precise', 'repeat_00', 'predictions', 'i3', 'conversation.json')));
+    assert.equal(JSON.parse(results[3]!).conversation[0].content, 'Echo w3', 'each line carries its conversation');
     // Run again into the same directory: every scored rollout is reused, only the failed one is retried.
     const calls = follower.requests.length + stubborn.requests.length;
     await runEvaluation({ loaded, outRoot: out, configFile: path.join(dir, 'c.yaml'), skillFiles: [path.join(dir, 'helpful.md'), path.join(dir, 'precise.md')], split: 'test', models: { targets: [follower, stubborn] }, out: null });

@@ -16,7 +16,6 @@ import path from 'node:path';
 import { UserError } from '../../errors.ts';
 import type { EnvConfig } from '../../config/schema.ts';
 import { writeJsonAtomic } from '../../run/atomic.ts';
-import { resolveConfigPath } from '../../util/paths.ts';
 import { Rng } from '../../util/random.ts';
 import type { Item, Splits } from '../types.ts';
 import { DataError, formatLocation, type Location } from './errors.ts';
@@ -57,7 +56,8 @@ export interface SplitOptions {
   /** Env name, for the generated directory's name. */
   env: string;
   config: EnvConfig;
-  configDir: string;
+  /** A path-valued `env.<key>` made absolute (EnvContext.resolvePath). */
+  resolve(key: string, value: string): string;
   outRoot?: string;
   /** Explicit per-split files (all three, or none). */
   files?: Partial<Record<SplitName, string>>;
@@ -142,7 +142,7 @@ function resolveMode(config: EnvConfig): 'split_dir' | 'ratio' {
 }
 
 export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
-  const { config, configDir } = opts;
+  const { config, resolve } = opts;
   const files = opts.files && Object.values(opts.files).some(Boolean) ? opts.files : undefined;
   let result: LoadedSplits;
   if (files) {
@@ -150,15 +150,15 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
     for (const split of SPLIT_NAMES) {
       const file = files[split];
       if (!file) throw new UserError(`env.${split}_file is not set: give all three of train_file, val_file and test_file, or use data_path / split_dir`);
-      const resolved = resolveConfigPath(file, configDir);
+      const resolved = resolve(`${split}_file`, file);
       const loaded = await toItems(await readRecords(resolved), reader, split);
       checkNonEmpty(split, loaded, resolved, 'add items to it');
       groups[split] = loaded;
     }
     checkUniqueIds(SPLIT_NAMES.map((s) => groups[s]!));
-    result = { mode: 'files', source: resolveConfigPath(files.train!, configDir), ...itemsOf(groups) };
+    result = { mode: 'files', source: resolve('train_file', files.train!), ...itemsOf(groups) };
   } else if (resolveMode(config) === 'split_dir') {
-    const dir = resolveConfigPath(config.split_dir, configDir);
+    const dir = resolve('split_dir', config.split_dir);
     if (!fs.existsSync(dir)) throw new DataError(`env.split_dir not found: ${dir}`);
     const groups: Partial<Record<SplitName, Loaded[]>> = {};
     for (const split of SPLIT_NAMES) {
@@ -199,8 +199,8 @@ export function splitByRatio<T>(items: readonly T[], ratio: string, seed: number
 }
 
 async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
-  const { config, configDir } = opts;
-  const dataPath = resolveConfigPath(config.data_path, configDir);
+  const { config, resolve } = opts;
+  const dataPath = resolve('data_path', config.data_path);
   if (!fs.existsSync(dataPath)) throw new DataError(`env.data_path not found: ${dataPath}`);
   let records: RawRecord[];
   if (reader.readRaw) {
@@ -221,7 +221,7 @@ async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<Loade
   }
   const ratioTag = config.split_ratio.split(':').map((p) => p.trim()).join('-');
   const outDir = config.split_output_dir
-    ? resolveConfigPath(config.split_output_dir, configDir)
+    ? resolve('split_output_dir', config.split_output_dir)
     : opts.outRoot
       ? path.join(opts.outRoot, '_generated_splits', `${opts.env}_${ratioTag}_seed${config.split_seed}`)
       : undefined;

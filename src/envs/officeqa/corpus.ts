@@ -6,13 +6,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../errors.ts';
-import { resolveConfigPath } from '../../util/paths.ts';
 import type { DocFile } from './tools.ts';
 
-/** Existing docs roots as real paths; a root with a `transformed/` subdirectory means that subdirectory. */
-export function resolveDocsRoots(dataDirs: readonly string[], configDir: string, envVar = process.env.OFFICEQA_DOCS_DIR ?? ''): string[] {
+/**
+ * Existing docs roots as real paths (`dataDirs` already absolute); a root with a `transformed/`
+ * subdirectory means that subdirectory.
+ */
+export function resolveDocsRoots(dataDirs: readonly string[], envVar = process.env.OFFICEQA_DOCS_DIR ?? ''): string[] {
   const fromEnv = envVar.split(/[,:;]/).map((s) => s.trim()).filter(Boolean);
-  const candidates = [...dataDirs.map((d) => resolveConfigPath(d, configDir)), ...fromEnv.map((d) => path.resolve(d))];
+  const candidates = [...dataDirs, ...fromEnv.map((d) => path.resolve(d))];
   const roots: string[] = [];
   for (const dir of candidates) {
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) continue;

@@ -87,7 +87,7 @@ export class OfficeQaEnv implements Env {
   }
 
   private getCorpus(): Corpus {
-    this.corpus ??= new Corpus(resolveDocsRoots(this.o.data_dirs, this.ctx.configDir));
+    this.corpus ??= new Corpus(resolveDocsRoots(this.o.data_dirs.map((d) => this.ctx.resolvePath('data_dirs', d))));
     return this.corpus;
   }
 
@@ -112,7 +112,7 @@ export class OfficeQaEnv implements Env {
   }
 
   async load(): Promise<LoadedSplits> {
-    const splits = await loadSplits({ env: this.name, config: this.config, configDir: this.ctx.configDir, outRoot: this.ctx.outRoot }, { toItem: (rec) => this.toItem(rec) });
+    const splits = await loadSplits({ env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot }, { toItem: (rec) => this.toItem(rec) });
     for (const item of [...splits.train, ...splits.val, ...splits.test]) if (item.type) this.types.add(item.type);
     return splits;
   }

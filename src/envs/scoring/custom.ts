@@ -1,13 +1,12 @@
 /**
- * A custom scorer: a TypeScript or JavaScript module (path relative to the config file or the
- * working directory) exporting `(prediction, item) => {hard, soft, feedback?}`, sync or async,
+ * A custom scorer: a TypeScript or JavaScript module (a relative path is looked up in the working
+ * directory, then next to the config file that set it) exporting `(prediction, item) => {hard, soft, feedback?}`, sync or async,
  * as its default export or under the name given by `export`. What it returns is checked.
  */
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, UserError } from '../../errors.ts';
-import { resolveConfigPath } from '../../util/paths.ts';
 import type { Item } from '../types.ts';
 import type { Scorer } from './types.ts';
 
@@ -29,8 +28,8 @@ const ResultSchema = z.object({
 
 type CustomFn = (prediction: string, item: Item) => unknown;
 
-export async function customScorer(config: z.infer<typeof CustomScorerSchema>, configDir: string): Promise<Scorer> {
-  const file = resolveConfigPath(config.module, configDir);
+/** `file` is `config.module` made absolute. */
+export async function customScorer(config: z.infer<typeof CustomScorerSchema>, file: string): Promise<Scorer> {
   if (!fs.existsSync(file)) throw new ConfigError(`env.scorer.module: file not found: ${file}`, undefined, 'env.scorer.module');
   let mod: Record<string, unknown>;
   try {

@@ -110,7 +110,8 @@ function jsonFieldScore(input: ScoreInput, fields: string[], norm: (s: string) =
   };
 }
 
-export async function buildScorer(config: ScorerConfig, ctx: { configDir: string }): Promise<Scorer> {
+/** `resolvePath` makes a custom scorer's module path absolute (EnvContext.resolvePath). */
+export async function buildScorer(config: ScorerConfig, ctx: { resolvePath(key: string, value: string): string }): Promise<Scorer> {
   switch (config.type) {
     case 'exact_match': {
       const norm = normalizer(config.normalize);
@@ -163,6 +164,6 @@ export async function buildScorer(config: ScorerConfig, ctx: { configDir: string
     case 'judge':
       return judgeScorer(config);
     case 'custom':
-      return customScorer(config, ctx.configDir);
+      return customScorer(config, ctx.resolvePath('scorer.module', config.module));
   }
 }

@@ -121,14 +121,14 @@ export class TasksEnv implements Env {
   }
 
   async load(): Promise<LoadedSplits> {
-    this.scorer = await buildScorer(this.o.scorer, { configDir: this.ctx.configDir });
+    this.scorer = await buildScorer(this.o.scorer, this.ctx);
     const idField = this.o.fields.id;
     const imagesField = this.o.fields.images;
     return loadSplits(
       {
         env: this.name,
         config: this.config,
-        configDir: this.ctx.configDir,
+        resolve: this.ctx.resolvePath,
         outRoot: this.ctx.outRoot,
         files: { train: this.o.train_file, val: this.o.val_file, test: this.o.test_file },
       },
@@ -153,7 +153,7 @@ export class TasksEnv implements Env {
   }
 
   async rollout(item: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
-    if (!this.scorer) this.scorer = await buildScorer(this.o.scorer, { configDir: this.ctx.configDir });
+    if (!this.scorer) this.scorer = await buildScorer(this.o.scorer, this.ctx);
     const system = this.systemPrompt(skill);
     const text = this.userText(item);
     const images = (item.images as string[] | undefined) ?? [];
