@@ -17,6 +17,10 @@ export { Ledger } from './model/ledger.ts';
 export type { Env, EnvFactory, Item, Splits, Trajectory, RolloutContext } from './envs/types.ts';
 export { registerEnv, getEnvFactory, envNames } from './envs/registry.ts';
 
+export { runTraining, type RunOptions } from './engine/run.ts';
+export type { TrainOutcome } from './engine/trainer.ts';
+export { buildRoleModels, type RoleModels } from './model/stack.ts';
+
 export { RunDir } from './run/layout.ts';
 export { EventLog, readEvents, type RunEvent } from './run/events.ts';
 export * from './run/records.ts';

@@ -12,9 +12,15 @@ export function registerTrain(program: Command): void {
     program
       .command('train')
       .description('Train a skill: rollouts, reflection, merged and ranked edits, a validation gate, epoch-end slow update and meta skill')
-      .option('-o, --out <dir>', 'run directory (default: env.out_root, else outputs/<env>/<timestamp>); an existing run there is resumed'),
-  ).action(async (opts: ConfigOptions & { out?: string }) => {
+      .option('-o, --out <dir>', 'run directory (default: env.out_root, else outputs/<env>/<timestamp>); an existing run there is resumed')
+      .option('--dry-run', 'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)'),
+  ).action(async (opts: ConfigOptions & { out?: string; dryRun?: boolean }) => {
     const loaded = loadFromOptions(opts);
+    if (opts.dryRun) {
+      const { planInputFor, planRun, formatPlan } = await import('../engine/plan.ts');
+      process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded, opts.config)))}\n`);
+      return;
+    }
     const outRoot = path.resolve(opts.out || loaded.config.env.out_root || defaultOutRoot(loaded.config.env.name));
     process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`);
     const { runTraining } = await import('../engine/run.ts');

@@ -32,6 +32,8 @@ export const RoleSchema = z
     api_key_env: z.string().default(''),
     /** Concurrent calls allowed in this role's pool. */
     concurrency: z.number().int().positive().default(8),
+    /** Name of the pool whose limits this role shares ('' = a pool of its own). */
+    pool: z.string().default(''),
     /** Requests per minute (0 = no limit). */
     rpm: z.number().nonnegative().default(0),
     /** Tokens per minute (0 = no limit). */
@@ -40,6 +42,10 @@ export const RoleSchema = z
     max_retries: z.number().int().nonnegative().default(5),
     /** Per-call timeout in seconds. */
     timeout_s: z.number().positive().default(300),
+    /** First wait before a retry, in seconds; doubles with each retry (with jitter). */
+    backoff_s: z.number().nonnegative().default(1),
+    /** Longest wait between retries, in seconds. */
+    backoff_max_s: z.number().nonnegative().default(30),
     temperature: z.number().min(0).max(2).optional(),
     /** '' = use `model.reasoning_effort`. */
     reasoning_effort: effort.default(''),

@@ -99,7 +99,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
     const mode = updateMode(config.optimizer.skill_update_mode);
-    const models = await buildRoleModels(config, { ledgerFile: dir.calls, environment: opts.environment, override: opts.models });
+    const models = await buildRoleModels(config, { ledgerFile: dir.calls, environment: opts.environment, override: opts.models, configDir: opts.loaded.baseDirOf('cache.path') });
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
       derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: mode, lr_control_mode: lrControl(config.optimizer.lr_control_mode, mode) },
@@ -166,6 +166,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     detach();
     ctx?.scores.close();
     ctx?.models.ledger.close();
+    ctx?.models.close();
     events.close();
     lock.release();
   }

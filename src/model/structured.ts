@@ -1,6 +1,8 @@
 /**
- * Structured replies: ask for JSON, read it (provider's parsed object, else extracted from the
- * text), validate it with the schema, and on failure ask once more, quoting the problem.
+ * Structured replies: ask for JSON (the provider's JSON-schema mode where the role allows it,
+ * else the schema described in the prompt), read it (the provider's parsed object, else the
+ * object found in the text, repaired if need be), validate it with the schema, and on failure ask
+ * once more, quoting what was wrong.
  */
 import type { z } from 'zod';
 import { extractJson } from './json-extract.ts';
@@ -16,13 +18,28 @@ export class StructuredOutputError extends Error {
   }
 }
 
-function check<T>(schema: z.ZodType<T>, res: ChatResponse): { ok: true; value: T } | { ok: false; problem: string } {
-  const candidate = res.parsed ?? extractJson(res.text);
+/** What was wrong with an object, in words a model can act on (first three issues). */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.map(String).join('.') || 'the object'}: ${issue.message}`)
+    .join('; ');
+}
+
+/** The reply text as a valid object of `schema`, or what is wrong with it. */
+export function validReply<T>(schema: z.ZodType<T>, text: string): { ok: true; value: T } | { ok: false; problem: string } {
+  const candidate = extractJson(text);
   if (candidate === undefined) return { ok: false, problem: 'the reply holds no JSON object' };
   const result = schema.safeParse(candidate);
-  if (result.success) return { ok: true, value: result.data };
-  const issue = result.error.issues[0]!;
-  return { ok: false, problem: `${issue.path.join('.') || 'the object'}: ${issue.message}` };
+  return result.success ? { ok: true, value: result.data } : { ok: false, problem: describeIssues(result.error) };
+}
+
+function check<T>(schema: z.ZodType<T>, res: ChatResponse): { ok: true; value: T } | { ok: false; problem: string } {
+  if (res.parsed !== undefined) {
+    const result = schema.safeParse(res.parsed);
+    if (result.success) return { ok: true, value: result.data };
+  }
+  return validReply(schema, res.text);
 }
 
 /** A reply validated against `req.schema`; one corrective retry. */

@@ -1,0 +1,136 @@
+/**
+ * The response cache: model answers in SQLite, shared by every run on the machine, keyed by the
+ * full request (backend, model, base URL, every parameter, the messages with the content of
+ * local images, and the sample index). Only successful answers are stored. Several processes may
+ * read and write at once (WAL journal, busy timeout). Modes: `read_write`; `read_only` (use, never
+ * add); `off`; `replay` (a call missing from the cache is an error, so a recorded run re-runs
+ * offline, exactly and for free).
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { requestKey } from './request-key.ts';
+import { validReply } from './structured.ts';
+import { FatalModelError, type ChatModel, type ChatRequest, type ChatResponse, type Message, type ToolCall, type Usage } from './types.ts';
+
+export type CacheMode = 'read_write' | 'read_only' | 'off' | 'replay';
+
+/** The default cache file: under XDG_CACHE_HOME (or the platform's cache directory). */
+export function defaultCachePath(environment: Record<string, string | undefined> = process.env): string {
+  const base =
+    environment.XDG_CACHE_HOME ||
+    (process.platform === 'darwin'
+      ? path.join(os.homedir(), 'Library', 'Caches')
+      : process.platform === 'win32'
+        ? (environment.LOCALAPPDATA ?? path.join(os.homedir(), 'AppData', 'Local'))
+        : path.join(os.homedir(), '.cache'));
+  return path.join(base, 'skillopt', 'responses.sqlite');
+}
+
+interface Stored {
+  text: string;
+  toolCalls?: ToolCall[];
+  usage: Usage;
+}
+
+export class ResponseCache {
+  private readonly db: Database.Database;
+  private readonly getStmt: Database.Statement<[string], { response: string }>;
+  private readonly putStmt: Database.Statement<[string, string, string, string]>;
+
+  constructor(readonly file: string) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file, { timeout: 30_000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec('CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)');
+    this.getStmt = this.db.prepare('SELECT response FROM responses WHERE key = ?');
+    this.putStmt = this.db.prepare('INSERT OR REPLACE INTO responses (key, model, created, response) VALUES (?, ?, ?, ?)');
+  }
+
+  get(key: string): Stored | undefined {
+    const row = this.getStmt.get(key);
+    return row ? (JSON.parse(row.response) as Stored) : undefined;
+  }
+
+  put(key: string, model: string, value: Stored): void {
+    this.putStmt.run(key, model, new Date().toISOString(), JSON.stringify(value));
+  }
+
+  count(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM responses').get() as { n: number }).n;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** Local image files enter the key by content, so a changed file is a different request. */
+function withImageDigests(messages: Message[]): unknown[] {
+  return messages.map((m) => {
+    if (m.role !== 'user' || typeof m.content === 'string') return m;
+    return {
+      ...m,
+      content: m.content.map((p) => {
+        if (p.type !== 'image' || /^(data:|https?:)/i.test(p.image)) return p;
+        const file = p.image.startsWith('file://') ? new URL(p.image).pathname : p.image;
+        try {
+          return { ...p, sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex') };
+        } catch {
+          return p;
+        }
+      }),
+    };
+  });
+}
+
+/** The cache key of a request to a model whose fixed settings are `identity`. */
+export function cacheKey(modelId: string, req: ChatRequest, identity: Record<string, unknown>): string {
+  return requestKey(modelId, { ...req, messages: withImageDigests(req.messages) as Message[] }, { settings: identity });
+}
+
+export class CachedModel implements ChatModel {
+  readonly id: string;
+
+  constructor(
+    private readonly inner: ChatModel,
+    private readonly cache: ResponseCache,
+    private readonly mode: CacheMode,
+    /** The role's settings that shape answers: backend, base URL, temperature, effort, options, … */
+    private readonly identity: Record<string, unknown>,
+  ) {
+    this.id = inner.id;
+  }
+
+  async complete(req: ChatRequest): Promise<ChatResponse> {
+    if (this.mode === 'off') return this.inner.complete(req);
+    const key = cacheKey(this.id, req, this.identity);
+    const hit = this.cache.get(key);
+    if (hit) {
+      const res: ChatResponse = { ...hit, latencyMs: 0, retries: 0, from: 'cache', costUsd: 0 };
+      // Validated anew: the schema of today decides, not the one the answer was first read with.
+      if (req.schema) {
+        const parsed = validReply(req.schema, hit.text);
+        if (parsed.ok) res.parsed = parsed.value;
+      }
+      return res;
+    }
+    if (this.mode === 'replay') {
+      throw new FatalModelError(
+        `cache.mode is replay and the response cache (${this.cache.file}) has no answer for this ${req.purpose} call to ${this.id}: the run asks for something the recorded run did not (set cache.mode to read_write to call the provider)`,
+      );
+    }
+    const res = await this.inner.complete(req);
+    if (this.mode === 'read_write') {
+      this.cache.put(key, this.id, {
+        text: res.text,
+        ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}),
+        usage: res.usage,
+      });
+    }
+    return res;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A `ChatModel` over an AI SDK language model: one attempt per `complete` (the scheduler owns
+ * retries), failures classified, usage read in full, cost priced, JSON replies validated. Each
+ * backend supplies the SDK model and its provider-specific options.
+ */
+import type { LanguageModelV3, LanguageModelV3CallOptions, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { z } from 'zod';
+import type { Price } from '../../config/schema.ts';
+import { CallFailure, classifyFailure, exhaustedWindowMs, headerMap } from '../failure.ts';
+import { costOf } from '../prices.ts';
+import { validReply } from '../structured.ts';
+import type { ChatModel, ChatRequest, ChatResponse } from '../types.ts';
+import { readContent, readUsage, toPrompt, toTools } from './wire.ts';
+
+/** A provider's answer plus what the scheduler should know: a rate-limit window that is used up. */
+export interface ProviderResponse extends ChatResponse {
+  waitMs?: number;
+}
+
+export interface CallShape {
+  /** Provider options of this call (reasoning, thinking, token field, …). */
+  providerOptions?: SharedV3ProviderOptions;
+  /** Ask for JSON-schema constrained output natively. */
+  nativeSchema: boolean;
+  maxOutputTokens?: number;
+  temperature?: number;
+}
+
+export interface AiSdkModelOptions {
+  backend: string;
+  model: string;
+  /** The endpoint, part of the response-cache key: two servers may answer differently. */
+  endpoint: string;
+  sdk: LanguageModelV3;
+  price: Price | undefined;
+  /** Output cap of the role, used when the request sets none. */
+  maxOutputTokens?: number;
+  temperature?: number;
+  /** The per-call shape: provider options and whether JSON-schema mode is used. */
+  shape(req: ChatRequest, base: { maxOutputTokens?: number; temperature?: number }): CallShape;
+}
+
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
+}
+
+/** The schema described in words, for providers without a JSON-schema mode. */
+export function describedSchema(req: ChatRequest): string {
+  return `\n\nReply with one JSON object and nothing else. It must follow this JSON Schema:\n\`\`\`json\n${JSON.stringify(jsonSchemaOf(req.schema!))}\n\`\`\``;
+}
+
+export class AiSdkChatModel implements ChatModel {
+  readonly id: string;
+  /** Settings that shape answers beyond the request itself (for the response-cache key). */
+  readonly settings: Record<string, unknown>;
+
+  constructor(private readonly o: AiSdkModelOptions) {
+    this.id = `${o.backend}:${o.model}`;
+    this.settings = { endpoint: o.endpoint };
+  }
+
+  async complete(req: ChatRequest): Promise<ProviderResponse> {
+    const started = performance.now();
+    const shape = this.o.shape(req, { maxOutputTokens: req.maxOutputTokens ?? this.o.maxOutputTokens, temperature: req.temperature ?? this.o.temperature });
+    const useNative = Boolean(req.schema && shape.nativeSchema && !req.tools?.length);
+    const options: LanguageModelV3CallOptions = {
+      prompt: toPrompt(req, req.schema && !useNative ? describedSchema(req) : ''),
+      ...(shape.maxOutputTokens !== undefined ? { maxOutputTokens: shape.maxOutputTokens } : {}),
+      ...(shape.temperature !== undefined ? { temperature: shape.temperature } : {}),
+      ...(useNative ? { responseFormat: { type: 'json', schema: jsonSchemaOf(req.schema!) as never, name: req.schemaName ?? 'reply' } } : {}),
+      ...toTools(req),
+      ...(shape.providerOptions ? { providerOptions: shape.providerOptions } : {}),
+      ...(req.signal ? { abortSignal: req.signal } : {}),
+    };
+    let result;
+    try {
+      result = await this.o.sdk.doGenerate(options);
+    } catch (err) {
+      throw classifyFailure(err, this.id) ?? err;
+    }
+    const { text, toolCalls } = readContent(result.content);
+    if (!text.trim() && toolCalls.length === 0 && result.finishReason.unified !== 'length') {
+      throw new CallFailure(`${this.id}: the reply was empty (finish reason: ${result.finishReason.raw ?? result.finishReason.unified})`, 'bad_response', 200);
+    }
+    const usage = readUsage(result.usage);
+    const res: ProviderResponse = {
+      text,
+      usage,
+      latencyMs: performance.now() - started,
+      from: 'provider',
+      costUsd: costOf(usage, this.o.price),
+    };
+    if (toolCalls.length) res.toolCalls = toolCalls;
+    if (req.schema) {
+      const parsed = validReply(req.schema, text);
+      if (parsed.ok) res.parsed = parsed.value;
+    }
+    const wait = exhaustedWindowMs(headerMap(result.response?.headers));
+    if (wait) res.waitMs = wait;
+    return res;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * `anthropic`: the Anthropic Messages API. The system prompt goes in the top-level `system`
+ * field, `max_tokens` is always sent (the API requires it), and extended thinking is on when
+ * `options.thinking_budget` is set. The original's `claude_chat` spelling selects this backend.
+ */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { z } from 'zod';
+import { priceOf } from '../prices.ts';
+import { registerBackend } from '../registry.ts';
+import { AiSdkChatModel } from './ai-sdk-model.ts';
+import { apiKey, baseUrl, parseOptions } from './settings.ts';
+
+export const AnthropicOptionsSchema = z
+  .object({
+    /** Extended thinking budget in tokens (0 = off; the API's minimum is 1024). */
+    thinking_budget: z.number().int().nonnegative().default(0),
+    /** `max_tokens` when neither the call nor `max_output_tokens` sets one. */
+    default_max_tokens: z.number().int().positive().default(8192),
+  })
+  .strict()
+  .refine((o) => o.thinking_budget === 0 || o.thinking_budget >= 1024, { message: 'thinking_budget must be 0 (off) or at least 1024', path: ['thinking_budget'] });
+
+registerBackend({
+  name: 'anthropic',
+  aliases: ['claude', 'claude_chat', 'anthropic_chat'],
+  defaultModel: 'claude-sonnet-4-5',
+  optionsSchema: AnthropicOptionsSchema as unknown as z.ZodObject,
+  create(rc, ctx) {
+    const o = parseOptions(AnthropicOptionsSchema, rc, ctx, 'anthropic');
+    const endpoint = baseUrl(rc, ctx, ['ANTHROPIC_BASE_URL'], 'https://api.anthropic.com/v1', 'Anthropic');
+    const anthropic = createAnthropic({
+      baseURL: endpoint,
+      apiKey: apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic'),
+    });
+    const thinking = o.thinking_budget > 0;
+    return new AiSdkChatModel({
+      backend: 'anthropic',
+      model: rc.model,
+      sdk: anthropic.messages(rc.model),
+      endpoint,
+      price: priceOf(rc.model, rc.price),
+      maxOutputTokens: rc.max_output_tokens,
+      temperature: rc.temperature,
+      shape: (_req, base) => ({
+        ...(thinking ? { providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: o.thinking_budget } } } } : {}),
+        // Anthropic's structured output forces a tool call, which extended thinking does not allow.
+        nativeSchema: rc.json_schema && !thinking,
+        maxOutputTokens: base.maxOutputTokens ?? o.default_max_tokens,
+        // Thinking requires the default temperature.
+        ...(base.temperature !== undefined && !thinking ? { temperature: base.temperature } : {}),
+      }),
+    });
+  },
+});

@@ -1,0 +1,70 @@
+/**
+ * Settings a backend reads from the environment: keys (only ever from variables, never from
+ * files we write) and endpoints. A role-specific variable (`TARGET_…`, `OPTIMIZER_…`) wins over
+ * the shared one, as in the original's `.env.example`.
+ */
+import type { RoleConfig } from '../../config/schema.ts';
+import type { BackendContext } from '../registry.ts';
+import { FatalModelError } from '../types.ts';
+
+/** The value of the first set variable among `names`, each tried role-specific first. */
+export function fromEnvironment(ctx: BackendContext, names: string[]): { name: string; value: string } | undefined {
+  const prefix = ctx.role.toUpperCase();
+  for (const name of names) {
+    for (const candidate of [`${prefix}_${name}`, name]) {
+      const value = ctx.environment[candidate];
+      if (value !== undefined && value.trim() !== '') return { name: candidate, value: value.trim() };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The role's API key: from `api_key_env` when the config names a variable, else from the
+ * backend's default variables. `required` makes a missing key a fatal error that names the
+ * variable to set.
+ */
+export function apiKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], required: boolean, what: string): string | undefined {
+  if (rc.api_key_env) {
+    const value = ctx.environment[rc.api_key_env];
+    if (value && value.trim()) return value.trim();
+    if (!required) return undefined;
+    throw new FatalModelError(`model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`);
+  }
+  const found = fromEnvironment(ctx, defaults);
+  if (found) return found.value;
+  if (!required) return undefined;
+  throw new FatalModelError(
+    `model.${ctx.role}: the ${what} key is missing: set the environment variable ${defaults[0]} (or ${ctx.role.toUpperCase()}_${defaults[0]} for this role only) in the shell or in .env, or name another variable in model.${ctx.role}.api_key_env`,
+  );
+}
+
+/** A base URL from the config, else the environment, else the default; checked for form. */
+export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[], fallback: string | undefined, what: string): string {
+  const raw = rc.base_url || fromEnvironment(ctx, envNames)?.value || fallback;
+  if (!raw) {
+    throw new FatalModelError(`model.${ctx.role}: the ${what} endpoint is not set: set model.${ctx.role}.base_url, or the environment variable ${envNames[0]}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FatalModelError(`model.${ctx.role}.base_url: '${raw}' is not a URL (expected e.g. http://127.0.0.1:8000/v1)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FatalModelError(`model.${ctx.role}.base_url: '${raw}' must start with http:// or https://`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** The reasoning effort of a role: its own, else the run's ('' = none). */
+export function effortOf(rc: RoleConfig, ctx: BackendContext): string {
+  const e = rc.reasoning_effort || ctx.reasoningEffort;
+  return e === '' ? '' : e;
+}
+
+/** Options of a backend, validated, with errors naming the key. */
+export function parseOptions<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, rc: RoleConfig, ctx: BackendContext, backend: string): T {
+  const r = schema.safeParse(rc.options);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  throw new FatalModelError(`model.${ctx.role}.options.${issue.path.map(String).join('.')}: ${issue.message} (backend ${backend})`);
+}

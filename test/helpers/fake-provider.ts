@@ -1,0 +1,252 @@
+/**
+ * A fake model provider on 127.0.0.1 that speaks the real wire formats: OpenAI Chat Completions
+ * (`/v1/chat/completions`, also as an OpenAI-compatible server with vLLM's extra fields), the
+ * Responses API (`/v1/responses`), Azure deployment paths with `api-version`
+ * (`/openai/deployments/<name>/chat/completions?api-version=…`) and Anthropic Messages
+ * (`/v1/messages`). It records every request, answers through a responder of the test's design,
+ * and injects faults on demand: an HTTP status (429 with or without `retry-after`, 500, 503,
+ * 401, …), a hung connection, a reset, malformed JSON, an empty reply.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Wire = 'chat' | 'responses' | 'anthropic';
+
+export interface Recorded {
+  wire: Wire;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+  /** ms since the server started, when the request arrived. */
+  at: number;
+}
+
+export interface Reply {
+  text?: string;
+  toolCalls?: { id: string; name: string; arguments: unknown }[];
+  usage?: { input: number; output: number; cached?: number; reasoning?: number };
+  finish?: string;
+  /** Extra response headers (e.g. rate-limit state). */
+  headers?: Record<string, string>;
+}
+
+export type Fault =
+  | { status: number; headers?: Record<string, string>; message?: string; code?: string }
+  | { kind: 'hang' | 'reset' | 'malformed' | 'empty' };
+
+export interface FakeOptions {
+  /** The answer to a request (default: echo of the last user text). */
+  respond?: (req: Recorded) => Reply | Promise<Reply>;
+  /** Decides a fault for a request (after `faults` is used up); undefined = answer normally. */
+  fault?: (req: Recorded, index: number) => Fault | undefined;
+  /** Delay before answering, ms. */
+  latencyMs?: number;
+  /** The vLLM extra fields on Chat Completions replies. */
+  vllm?: boolean;
+}
+
+export interface FakeProvider {
+  url: string;
+  requests: Recorded[];
+  /** Faults for the next requests, in order, one each. */
+  faults: Fault[];
+  /** Requests in flight now, and the most at once. */
+  inFlight(): number;
+  maxInFlight(): number;
+  /** Usage summed over the replies actually sent. */
+  usageSent(): { input: number; output: number; cached: number; reasoning: number; replies: number };
+  close(): Promise<void>;
+}
+
+function lastUserText(wire: Wire, body: any): string {
+  const items: any[] = wire === 'responses' ? (Array.isArray(body.input) ? body.input : [{ role: 'user', content: body.input }]) : (body.messages ?? []);
+  for (let i = items.length - 1; i >= 0; i--) {
+    const m = items[i];
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    return (m.content as any[])
+      .filter((p) => p.type === 'text' || p.type === 'input_text')
+      .map((p) => p.text)
+      .join('');
+  }
+  return '';
+}
+
+export function textOfUser(r: Recorded): string {
+  return lastUserText(r.wire, r.body);
+}
+
+function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>, vllm: boolean): unknown {
+  const message: any = { role: 'assistant', content: reply.text ?? null };
+  if (reply.toolCalls?.length) {
+    message.tool_calls = reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+  }
+  if (vllm) Object.assign(message, { reasoning_content: null, refusal: null });
+  const choice: any = { index: 0, message, logprobs: null, finish_reason: reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop') };
+  if (vllm) choice.stop_reason = null;
+  const body: any = {
+    id: `chatcmpl-${r.at}`,
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: r.body.model,
+    choices: [choice],
+    usage: {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+      prompt_tokens_details: vllm && !usage.cached ? null : { cached_tokens: usage.cached },
+      completion_tokens_details: { reasoning_tokens: usage.reasoning },
+    },
+  };
+  if (vllm) Object.assign(body, { prompt_logprobs: null, kv_transfer_params: null, service_tier: null, system_fingerprint: null });
+  return body;
+}
+
+function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
+  const output: any[] = [];
+  if (reply.text !== undefined) {
+    output.push({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
+  }
+  for (const c of reply.toolCalls ?? []) {
+    output.push({ type: 'function_call', id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.arguments), status: 'completed' });
+  }
+  return {
+    id: `resp_${r.at}`,
+    object: 'response',
+    created_at: 1_700_000_000,
+    status: 'completed',
+    model: r.body.model,
+    output,
+    incomplete_details: null,
+    usage: {
+      input_tokens: usage.input,
+      input_tokens_details: { cached_tokens: usage.cached },
+      output_tokens: usage.output,
+      output_tokens_details: { reasoning_tokens: usage.reasoning },
+      total_tokens: usage.input + usage.output,
+    },
+  };
+}
+
+function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
+  const content: any[] = [];
+  if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
+  for (const c of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
+  return {
+    id: `msg_${r.at}`,
+    type: 'message',
+    role: 'assistant',
+    model: r.body.model,
+    content,
+    stop_reason: reply.finish ?? (reply.toolCalls?.length ? 'tool_use' : 'end_turn'),
+    stop_sequence: null,
+    usage: { input_tokens: usage.input - usage.cached, output_tokens: usage.output, cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0 },
+  };
+}
+
+function errorBody(wire: Wire, status: number, message: string, code?: string): unknown {
+  if (wire === 'anthropic') {
+    const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+    return { type: 'error', error: { type, message } };
+  }
+  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: code ?? null, param: null } };
+}
+
+export async function startFakeProvider(options: FakeOptions = {}): Promise<FakeProvider> {
+  const started = performance.now();
+  const requests: Recorded[] = [];
+  const faults: Fault[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const sent = { input: 0, output: 0, cached: 0, reasoning: 0, replies: 0 };
+
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const p = url.pathname;
+    const wire: Wire | undefined = p.endsWith('/chat/completions') ? 'chat' : p.endsWith('/responses') ? 'responses' : p.endsWith('/messages') ? 'anthropic' : undefined;
+    let body: any = {};
+    try {
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+    } catch {
+      body = { unparsed: Buffer.concat(chunks).toString('utf8') };
+    }
+    if (!wire) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${p}` } }));
+      return;
+    }
+    const rec: Recorded = { wire, method: req.method ?? '', path: p, query: Object.fromEntries(url.searchParams), headers: req.headers, body, at: performance.now() - started };
+    const index = requests.length;
+    requests.push(rec);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    const done = () => {
+      inFlight--;
+    };
+    try {
+      const fault = faults.shift() ?? options.fault?.(rec, index);
+      if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+      if (fault && 'kind' in fault) {
+        if (fault.kind === 'hang') {
+          req.socket.once('close', done);
+          return;
+        }
+        if (fault.kind === 'reset') {
+          req.socket.destroy();
+          done();
+          return;
+        }
+        if (fault.kind === 'malformed') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "x", "choices": [ {"index": 0, "message": ');
+          done();
+          return;
+        }
+      }
+      if (fault && 'status' in fault) {
+        res
+          .writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) })
+          .end(JSON.stringify(errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code)));
+        done();
+        return;
+      }
+      const reply: Reply = fault?.kind === 'empty' ? { text: '' } : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
+      const usage = { input: 20, output: 10, cached: 0, reasoning: 0, ...reply.usage };
+      const payload = wire === 'chat' ? chatBody(rec, reply, usage, options.vllm ?? false) : wire === 'responses' ? responsesBody(rec, reply, usage) : anthropicBody(rec, reply, usage);
+      res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) }).end(JSON.stringify(payload));
+      if (fault?.kind !== 'empty') {
+        sent.input += usage.input;
+        sent.output += usage.output;
+        sent.cached += usage.cached;
+        sent.reasoning += usage.reasoning;
+        sent.replies++;
+      }
+      done();
+    } catch (err) {
+      res.writeHead(500).end(String(err));
+      done();
+    }
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    faults,
+    inFlight: () => inFlight,
+    maxInFlight: () => maxInFlight,
+    usageSent: () => ({ ...sent }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { z } from 'zod';
+import { ResponseCache } from '../../src/model/cache.ts';
+import { buildRoleModels } from '../../src/model/stack.ts';
+import { FatalModelError, type ChatRequest } from '../../src/model/types.ts';
+import { ROOT } from '../helpers/cli.ts';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { configWith } from '../helpers/model-config.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+
+const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: text }], ...extra });
+
+describe('the response cache', () => {
+  let fake: FakeProvider;
+  let dir: string;
+  before(async () => {
+    fake = await startFakeProvider({ respond: (r) => ({ text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`, usage: { input: 7, output: 3 } }) });
+    dir = tmpDir();
+  });
+  after(() => fake.close());
+
+  async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite')) {
+    const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
+    const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode, path: file } });
+    return buildRoleModels(config, { environment: {} });
+  }
+
+  it('hits on an identical request, in another run too, and costs nothing then', async () => {
+    const a = await models('read_write');
+    const first = await a.target.complete(ask('same'));
+    const n = fake.requests.length;
+    const second = await a.target.complete(ask('same'));
+    assert.equal(fake.requests.length, n);
+    assert.equal(second.text, first.text);
+    assert.equal(second.from, 'cache');
+    assert.deepEqual(second.usage, first.usage);
+    const b = await models('read_write');
+    assert.equal((await b.target.complete(ask('same'))).from, 'cache');
+    assert.equal(fake.requests.length, n);
+    assert.equal(b.ledger.totals().calls, 0);
+    assert.equal(b.ledger.all()[0]!.cost_usd, 0);
+    a.close();
+    b.close();
+  });
+
+  it('misses when any parameter, the sample index, the model, the base URL or an image differs', async () => {
+    const m = await models('read_write');
+    await m.target.complete(ask('base'));
+    const count = () => fake.requests.length;
+    let n = count();
+    const variants: ChatRequest[] = [
+      ask('base', { sample: 1 }),
+      ask('base', { temperature: 0.5 }),
+      ask('base', { maxOutputTokens: 99 }),
+      ask('base', { reasoningEffort: 'high' }),
+      ask('base', { system: 'be brief' }),
+      ask('base', { schema: z.object({ a: z.string() }) }),
+      ask('base', { tools: [{ name: 't', description: 'd', parameters: { type: 'object' } }] }),
+      ask('base!'),
+    ];
+    for (const v of variants) {
+      await m.target.complete(v);
+      assert.equal(count(), n + 1, `a miss expected for ${JSON.stringify({ ...v, schema: Boolean(v.schema) })}`);
+      n = count();
+    }
+    for (const role of [{ model: 'other' }, { temperature: 0.1 }, { options: { extra_body: { top_k: 5 } } }, { base_url: `${fake.url}/v1/` }]) {
+      const other = await models('read_write', role);
+      await other.target.complete(ask('base'));
+      const expectMiss = !('base_url' in role);
+      assert.equal(count(), n + (expectMiss ? 1 : 0), JSON.stringify(role));
+      n = count();
+      other.close();
+    }
+    const img = path.join(dir, 'img.png');
+    fs.writeFileSync(img, 'one');
+    const withImage = ask('', { messages: [{ role: 'user', content: [{ type: 'image', image: img, mediaType: 'image/png' }] }] });
+    await m.target.complete(withImage);
+    await m.target.complete(withImage);
+    assert.equal(count(), n + 1);
+    fs.writeFileSync(img, 'two');
+    await m.target.complete(withImage);
+    assert.equal(count(), n + 2);
+    m.close();
+  });
+
+  it('never stores errors', async () => {
+    const m = await models('read_write');
+    fake.faults.push({ status: 503 });
+    await assert.rejects(m.target.complete(ask('flaky')));
+    const n = fake.requests.length;
+    const res = await m.target.complete(ask('flaky'));
+    assert.equal(res.from, 'provider');
+    assert.equal(fake.requests.length, n + 1);
+    m.close();
+  });
+
+  it('replay refuses a call missing from the cache and answers recorded ones', async () => {
+    const rec = await models('read_write');
+    await rec.target.complete(ask('recorded'));
+    rec.close();
+    const replay = await models('replay');
+    const n = fake.requests.length;
+    assert.equal((await replay.target.complete(ask('recorded'))).from, 'cache');
+    await assert.rejects(replay.target.complete(ask('never asked')), (e) => e instanceof FatalModelError && /replay/.test(e.message));
+    assert.equal(fake.requests.length, n);
+    replay.close();
+  });
+
+  it('read_only uses the cache but adds nothing; off neither reads nor writes', async () => {
+    const file = path.join(dir, 'ro.sqlite');
+    const ro = await models('read_only', {}, file);
+    await ro.target.complete(ask('ro'));
+    await ro.target.complete(ask('ro'));
+    ro.close();
+    const cache = new ResponseCache(file);
+    assert.equal(cache.count(), 0);
+    cache.close();
+    const off = await models('off', {}, file);
+    const n = fake.requests.length;
+    await off.target.complete(ask('same'));
+    assert.equal(fake.requests.length, n + 1);
+    assert.equal(fs.existsSync(path.join(dir, 'off-never.sqlite')), false);
+  });
+
+  it('structured answers are validated again when served from the cache', async () => {
+    const m = await models('read_write');
+    const schema = z.object({ answer: z.string() });
+    fake.faults.length = 0;
+    const jsonFake = await startFakeProvider({ respond: () => ({ text: '{"answer": "yes"}' }) });
+    try {
+      const r = { backend: 'openai_compatible', model: 'j', base_url: `${jsonFake.url}/v1` };
+      const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'json.sqlite') } });
+      const jm = await buildRoleModels(config, { environment: {} });
+      assert.deepEqual((await jm.target.complete(ask('q', { schema }))).parsed, { answer: 'yes' });
+      const hit = await jm.target.complete(ask('q', { schema }));
+      assert.equal(hit.from, 'cache');
+      assert.deepEqual(hit.parsed, { answer: 'yes' });
+      jm.close();
+    } finally {
+      await jsonFake.close();
+      m.close();
+    }
+  });
+
+  it('two processes write the same cache at once without losing an entry', async () => {
+    const file = path.join(dir, 'shared.sqlite');
+    const script = path.join(ROOT, 'test/model/cache-writer.ts');
+    const run = (tag: string) =>
+      new Promise<number>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', script, file, tag, '300'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        child.stderr.on('data', (d) => (err += d));
+        child.on('close', (code) => (code === 0 ? resolve(code) : reject(new Error(err))));
+      });
+    await Promise.all([run('a'), run('b')]);
+    const cache = new ResponseCache(file);
+    assert.equal(cache.count(), 600);
+    assert.equal(cache.get('a-299')?.text, 'a-299');
+    assert.equal(cache.get('b-0')?.text, 'b-0');
+    cache.close();
+  });
+});

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { loadConfig } from '../../src/config/load.ts';
+import { mergeCalls, planInputFor, planRun } from '../../src/engine/plan.ts';
+import { runTraining } from '../../src/engine/run.ts';
+import type { CallRecord } from '../../src/model/ledger.ts';
+import { readJsonLines } from '../../src/run/atomic.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+
+describe('the dry-run planner', () => {
+  it('counts hierarchical merge calls level by level', () => {
+    assert.equal(mergeCalls(1, 8), 0);
+    assert.equal(mergeCalls(2, 8), 1);
+    assert.equal(mergeCalls(8, 8), 1);
+    assert.equal(mergeCalls(9, 8), 2); // one group of 8, a lone patch passes through, then 2 -> 1
+    assert.equal(mergeCalls(17, 8), 3); // 8+8+1 -> 3 groups -> 1
+  });
+
+  it('plans what a real (simulated) run then does: exact where the run is fixed, an upper bound elsewhere', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'c.yaml');
+    fs.writeFileSync(
+      file,
+      stringify({
+        _base_: path.join(ROOT, 'configs/sim/default.yaml'),
+        train: { num_epochs: 2, batch_size: 10 },
+        env: { skill_init: path.join(ROOT, 'configs/sim/seed_skill.md'), n_train: 20, n_val: 10, n_test: 10 },
+      }),
+    );
+    const loaded = loadConfig(file, { environment: {}, cwd: dir });
+    const plan = planRun(await planInputFor(loaded, file));
+    await runTraining({ loaded, outRoot: path.join(dir, 'run'), configFile: file, console: false, environment: {} });
+    const calls = readJsonLines<CallRecord>(path.join(dir, 'run', 'calls.jsonl'));
+    const count = (purpose: string) => calls.filter((c) => c.purpose === purpose).length;
+    const planned = (stage: string) => plan.stages.find((s) => s.stage === stage)?.calls ?? 0;
+    assert.equal(plan.totalSteps, 4);
+    assert.ok(count('analyst') <= planned('analyst') && count('analyst') >= planned('analyst') - plan.totalSteps, `${count('analyst')} analyst calls, ${planned('analyst')} planned`);
+    assert.ok(count('merge') <= planned('merge') + 2);
+    assert.ok(count('ranking') <= planned('ranking'));
+    assert.ok(count('slow_update') === planned('slow_update') && count('meta_skill') === planned('meta_skill'));
+    const targetCalls = calls.filter((c) => c.role === 'target').length;
+    const plannedTarget = plan.stages.filter((s) => s.role === 'target').reduce((n, s) => n + s.calls, 0);
+    assert.ok(targetCalls <= plannedTarget, `${targetCalls} target calls, ${plannedTarget} planned at most`);
+    assert.ok(targetCalls >= planned('rollout') + planned('baseline'));
+  });
+
+  it('skillopt train --dry-run prints calls, tokens and cost from the price table, and calls nothing', () => {
+    const dir = tmpDir();
+    const r = runCli(
+      ['train', '--config', 'configs/sim/default.yaml', '--dry-run', '--set', 'model.backend=openai_chat', '--set', 'model.target.model=gpt-4o-mini', '--set', 'model.optimizer.model=my-model', '--out', dir],
+      { env: { OPENAI_API_KEY: '' } },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /nothing is called and nothing is spent/);
+    assert.match(r.stdout, /analyst \(at most\)\s+optimizer\s+\d+\s/);
+    assert.match(r.stdout, /rollout\s+target\s+180\s/);
+    assert.match(r.stdout, /target gpt-4o-mini: \$0\.15 in \/ \$0\.6 out per 1M tokens/);
+    assert.match(r.stdout, /optimizer my-model: price unknown/);
+    assert.match(r.stdout, /total.*\+ unknown/);
+    assert.deepEqual(fs.readdirSync(dir), []);
+  });
+});
