@@ -51,6 +51,14 @@ describe('searchqa', () => {
     assert.doesNotMatch((await env.rollout(item, '', { target: new ScriptedModel('t', () => 'x'), seed: 1 })).systemPrompt!, /## Skill/, 'no skill section for a blank skill');
   });
 
+  it('ratio mode on the published files (a directory of Parquet files, one per split)', async () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: searchqa\n  data_path: ${path.join(FIX, 'searchqa/raw')}\n  split_ratio: "1:1:2"\n` });
+    const splits = await createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} })).load();
+    assert.deepEqual([splits.train.length, splits.val.length, splits.test.length], [4, 4, 8]);
+    assert.deepEqual(all(splits).find((i) => i.id === 'sq0012')!.answers, ['Mandarin', 'Mandarin Chinese']);
+  });
+
   it('context is cut at [DOC] boundaries', () => {
     const ctx = '[DOC] aaaa [DOC] bbbb [DOC] cccc';
     assert.equal(truncateContext(ctx, 100), ctx);

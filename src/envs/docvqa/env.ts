@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DataError } from '../data/errors.ts';
-import type { RawRecord } from '../data/read.ts';
+import { readRecordsFrom, type RawRecord } from '../data/read.ts';
 import { resolveImage } from '../images.ts';
 import { envOptions } from '../options.ts';
 import { QaEnv, type Presented } from '../qa-env.ts';
@@ -112,6 +112,11 @@ export class DocVqaEnv extends QaEnv {
       ...(f.ucsf_document_id !== undefined ? { ucsf_document_id: f.ucsf_document_id } : {}),
       ...(f.ucsf_document_page_no !== undefined ? { ucsf_document_page_no: f.ucsf_document_page_no } : {}),
     };
+  }
+
+  /** The published data comes in several Parquet shards: read them all. */
+  protected override readRaw(dataPath: string): Promise<RawRecord[]> {
+    return readRecordsFrom(dataPath);
   }
 
   present(item: Item): Presented {

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { DataError } from '../data/errors.ts';
-import type { RawRecord } from '../data/read.ts';
+import { readRecordsFrom, type RawRecord } from '../data/read.ts';
 import { envOptions } from '../options.ts';
 import { QaEnv, type Presented } from '../qa-env.ts';
 import { registerEnv } from '../registry.ts';
@@ -69,6 +69,11 @@ export class SearchQaEnv extends QaEnv {
 
   toItem(rec: RawRecord): Item {
     return { ...searchqaRecord(rec), type: 'qa' };
+  }
+
+  /** The published data comes in several files (one per split): read them all. */
+  protected override readRaw(dataPath: string): Promise<RawRecord[]> {
+    return readRecordsFrom(dataPath);
   }
 
   present(item: Item): Presented {
