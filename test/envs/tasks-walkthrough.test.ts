@@ -57,7 +57,8 @@ describe('README walkthrough: your own tasks', () => {
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(clone, 'node_modules'), 'dir');
     const commands = walkthroughCommands(fs.readFileSync(path.join(clone, 'README.md'), 'utf8'));
     assert.ok(commands.length >= 4);
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, XDG_CACHE_HOME: path.join(dir, 'cache'), NO_COLOR: '1' };
+    // A clean home and cache; npm stays offline (npx runs the clone's own bin).
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, XDG_CACHE_HOME: path.join(dir, 'cache'), NO_COLOR: '1', npm_config_offline: 'true' };
     let script = '';
     for (const command of commands) {
       // The same shell for every command (exports carry over); stop at the first that fails.
