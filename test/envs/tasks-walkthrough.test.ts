@@ -5,13 +5,14 @@
  * (see ticket-responder.ts), so the run is expected to learn one routing rule.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { tmpDir } from '../helpers/tmp.ts';
+import { runShell } from './shell.ts';
 import { RULES, ticketResponder } from './ticket-responder.ts';
 
 /** The commands of the walkthrough block, comments dropped. */
@@ -19,28 +20,6 @@ export function walkthroughCommands(readme: string): string[] {
   const block = /<!-- walkthrough:start -->\n```sh\n([\s\S]*?)```\n<!-- walkthrough:end -->/.exec(readme);
   if (!block) throw new Error('README.md has no walkthrough block');
   return block[1]!.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
-}
-
-/**
- * Runs a shell script without blocking this process (the fake server answers from it), in its own
- * process group, which is ended whole if the time runs out.
- */
-function runShell(script: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, detached: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      stderr += `\n(timed out after ${timeoutMs} ms)`;
-      process.kill(-child.pid!, 'SIGKILL');
-    }, timeoutMs);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
 }
 
 describe('README walkthrough: your own tasks', () => {
