@@ -1,20 +1,33 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { addConfigOptions, loadFromOptions, type ConfigOptions } from './common.ts';
+import { collect } from './main.ts';
+
+interface EvalFlags extends ConfigOptions {
+  skill: string[];
+  split: string;
+  target?: string[];
+  repeats: string;
+  out?: string;
+}
 
 export function registerEval(program: Command): void {
   addConfigOptions(
     program
       .command('eval')
-      .description('Score a skill on a split and write eval_summary.json')
-      .requiredOption('-s, --skill <file>', 'skill file to evaluate')
-      .option('--split <name>', 'train, val or test (aliases: valid_seen, selection, valid_unseen)', 'test')
-      .option('-o, --out <dir>', 'output directory (default: outputs/eval_<env>_<timestamp>)'),
-  ).action(async (opts: ConfigOptions & { skill: string; split: string; out?: string }) => {
+      .description('Score skills on a split, on one or several target models, and write eval_summary.json and eval_summary.md')
+      .requiredOption('-s, --skill <file>', 'skill file to evaluate; repeat to compare skills (each is tested against the first on the same items)', collect)
+      .option('--split <name>', 'train, val, test or all (aliases: valid_seen, selection, valid_unseen)', 'test')
+      .option('-t, --target <backend:model>', "target model, e.g. openai_compatible:qwen3-8b; repeat for a transfer check (default: the config's model.target)", collect)
+      .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
+      .option('-o, --out <dir>', 'output directory (default: outputs/eval_<env>_<target model>_<timestamp>)'),
+  ).action(async (opts: EvalFlags) => {
     const loaded = loadFromOptions(opts);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-    const outRoot = path.resolve(opts.out || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${stamp}`));
+    const model = (opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model || 'target').replace(/[^A-Za-z0-9_.-]+/g, '_');
+    const outRoot = path.resolve(opts.out || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`));
+    const repeats = Number(opts.repeats);
     const { runEvaluation } = await import('../engine/evaluate.ts');
-    await runEvaluation({ loaded, outRoot, configFile: opts.config, skillFile: opts.skill, split: opts.split });
+    await runEvaluation({ loaded, outRoot, configFile: opts.config, skillFiles: opts.skill, split: opts.split, targets: opts.target, repeats });
   });
 }

@@ -6,6 +6,7 @@ import { VERSION } from '../version.ts';
 import { registerTrain } from './train.ts';
 import { registerEval } from './eval.ts';
 import { registerUi } from './ui.ts';
+import { registerData } from './data.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerTrain(program);
   registerEval(program);
   registerUi(program);
+  registerData(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

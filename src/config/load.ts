@@ -154,7 +154,10 @@ function knownKeysAt(schema: z.ZodType, parts: PropertyKey[]): string[] {
     node = unwrap(shape[String(part)]);
   }
   const shape = (node as { shape?: Record<string, unknown> }).shape;
-  return shape ? Object.keys(shape) : [];
+  if (shape) return Object.keys(shape);
+  // A union (such as a discriminated one): the keys of every option.
+  const options = (node as { def?: { options?: unknown[] } }).def?.options ?? [];
+  return [...new Set(options.flatMap((o) => Object.keys((unwrap(o) as { shape?: Record<string, unknown> }).shape ?? {})))];
 }
 
 function describe(value: unknown): string {
@@ -231,8 +234,8 @@ function validateEnvOptions(config: Config, sources: Sources): void {
         if (issue.code === 'unrecognized_keys') {
           return issue.keys
             .map((key) => {
-              const s = sourceOf(sources, `env.${key}`);
-              const known = [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape)];
+              const s = sourceOf(sources, ['env', ...issue.path, key].join('.'));
+              const known = issue.path.length ? knownKeysAt(factory.optionsSchema, issue.path) : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape)];
               return `${s.source}: unknown key '${s.written}' for env '${name}'${didYouMean(key, known)}`;
             })
             .join('\n');

@@ -73,6 +73,8 @@ export interface Env {
   readonly analystGuide?: string;
   /** Known task types, for per-type tables. */
   taskTypes?(): string[];
+  /** True when rollouts score with the judge model (`ctx.judge`); the judge is built only then. */
+  readonly usesJudge?: boolean;
 }
 
 export interface EnvContext {

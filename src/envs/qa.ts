@@ -1,0 +1,123 @@
+/**
+ * What the question-answering envs share: ask the target (with a second chance when its reply
+ * has no answer in the required form, up to `max_turns` turns), extract the answer, score it,
+ * and turn all of it into a `Trajectory` the optimizer can read.
+ */
+import type { ChatResponse, ImagePart, Message, TextPart, Usage } from '../model/types.ts';
+import { extractAnswer, type ExtractRule, type Extracted } from './scoring/extract.ts';
+import type { Score } from './scoring/types.ts';
+import type { ConversationEntry, Item, RolloutContext, Trajectory } from './types.ts';
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return { input: a.input + b.input, output: a.output + b.output, cached: a.cached + b.cached, reasoning: a.reasoning + b.reasoning };
+}
+
+export interface AskOptions {
+  system: string;
+  /** The first user message: text, or text and images. */
+  user: string | (TextPart | ImagePart)[];
+  rule: ExtractRule;
+  /** Turns at most; a later turn happens only when the reply had no answer in the required form. */
+  maxTurns: number;
+  /** What to say when the reply had no answer in the required form. */
+  retryMessage: string;
+  maxOutputTokens?: number;
+}
+
+export interface Asked {
+  reply: string;
+  extracted: Extracted;
+  turns: number;
+  usage: Usage;
+  messages: Message[];
+}
+
+export async function askForAnswer(opts: AskOptions, ctx: RolloutContext): Promise<Asked> {
+  const messages: Message[] = [{ role: 'user', content: opts.user }];
+  let usage: Usage = { input: 0, output: 0, cached: 0, reasoning: 0 };
+  let res: ChatResponse | undefined;
+  let extracted: Extracted = { answer: '', found: false };
+  let turns = 0;
+  while (turns < Math.max(1, opts.maxTurns)) {
+    turns++;
+    res = await ctx.target.complete({
+      purpose: 'rollout',
+      system: opts.system,
+      messages: [...messages],
+      maxOutputTokens: opts.maxOutputTokens,
+      sample: ctx.sample,
+      signal: ctx.signal,
+    });
+    usage = addUsage(usage, res.usage);
+    messages.push({ role: 'assistant', content: res.text });
+    extracted = extractAnswer(res.text, opts.rule);
+    if (extracted.found || turns >= opts.maxTurns) break;
+    messages.push({ role: 'user', content: opts.retryMessage });
+  }
+  return { reply: res?.text ?? '', extracted, turns, usage, messages };
+}
+
+/** The user message as a line of the trajectory (images named, not inlined). */
+export function describeUser(content: string | (TextPart | ImagePart)[]): string {
+  if (typeof content === 'string') return content;
+  return content.map((p) => (p.type === 'text' ? p.text : `[image] ${p.image.startsWith('data:') ? '(inline image)' : p.image.split('/').at(-1)}`)).join('\n');
+}
+
+export function conversationOf(messages: Message[]): ConversationEntry[] {
+  return messages.map((m) => {
+    if (m.role === 'user') return { role: 'user', content: describeUser(m.content) };
+    if (m.role === 'tool') return { role: 'tool', content: m.content };
+    return { role: 'assistant', content: m.content };
+  });
+}
+
+const quote = (s: string, max = 300) => (s.length > max ? `${s.slice(0, max)}…` : s);
+
+export interface TrajectoryParts {
+  item: Item;
+  task: string;
+  system: string;
+  user: string;
+  asked: Pick<Asked, 'reply' | 'extracted' | 'usage'>;
+  conversation: ConversationEntry[];
+  score: Score;
+  /** The expected answer as shown to the optimizer. */
+  expected: unknown;
+  /** Extra lines for the evaluation note. */
+  notes?: string[];
+}
+
+/** A scored trajectory, with the reference's failure reason ("EM=0: predicted '…' but expected …"). */
+export function scoredTrajectory(p: TrajectoryParts): Trajectory {
+  const { score, asked } = p;
+  const predicted = asked.extracted.answer;
+  const expectedText =
+    p.expected === undefined || p.expected === null ? '(no reference answer)' : typeof p.expected === 'string' ? `'${quote(p.expected)}'` : quote(JSON.stringify(p.expected));
+  const formatNote = asked.extracted.found
+    ? undefined
+    : `the reply gave no answer in the required form${predicted ? `; '${quote(predicted, 80)}' was taken as the answer by the fallback rule` : ''}`;
+  const failReason = score.hard >= 1 ? undefined : `${score.metric}=${+score.hard.toFixed(4)}: predicted '${quote(predicted)}' but expected ${expectedText}`;
+  const feedback = [formatNote, score.feedback, ...(p.notes ?? [])].filter(Boolean).join('\n') || undefined;
+  const evaluation = [
+    '[EVALUATION RESULT]',
+    `predicted: ${quote(predicted)}`,
+    `expected: ${expectedText}`,
+    `${score.metric}: ${+score.hard.toFixed(4)} (hard), ${+score.soft.toFixed(4)} (soft)`,
+    ...(feedback ? [feedback] : []),
+  ].join('\n');
+  return {
+    id: p.item.id,
+    hard: score.hard,
+    soft: score.soft,
+    taskType: p.item.type ?? 'other',
+    task: p.task,
+    predicted,
+    expected: p.expected,
+    ...(failReason ? { failReason } : {}),
+    ...(feedback ? { feedback } : {}),
+    conversation: [...p.conversation, { role: 'system', content: evaluation }],
+    systemPrompt: p.system,
+    userPrompt: p.user,
+    usage: asked.usage,
+  };
+}

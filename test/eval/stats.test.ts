@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { meanInterval, pairedTest, wilson } from '../../src/eval/stats.ts';
+
+const close = (a: number, b: number, eps = 1e-3) => assert.ok(Math.abs(a - b) < eps, `${a} vs ${b}`);
+
+describe('confidence intervals', () => {
+  it('Wilson for 0/1 scores, with known values and the edges', () => {
+    const w = wilson(8, 10);
+    close(w.low, 0.4902);
+    close(w.high, 0.9433);
+    const all = wilson(10, 10);
+    assert.equal(all.high, 1);
+    close(all.low, 0.7225);
+    assert.equal(wilson(0, 5).low, 0);
+    assert.equal(meanInterval([1, 0, 1, 1, 1, 1, 1, 1, 0, 1])!.method, 'wilson');
+  });
+  it("Student's t for fractional scores, clamped to [0, 1]", () => {
+    const i = meanInterval([0.2, 0.4, 0.6, 0.8])!;
+    assert.equal(i.method, 't');
+    close(i.low, 0.0892);
+    close(i.high, 0.9108);
+    assert.deepEqual(meanInterval([0.5, 0.5, 0.5]), { low: 0.5, high: 0.5, method: 'degenerate' });
+    assert.equal(meanInterval([0.95, 0.99, 0.2])!.high, 1);
+    assert.equal(meanInterval([1]), undefined);
+  });
+});
+
+describe('paired test', () => {
+  it("McNemar's exact test on 0/1 scores", () => {
+    const base = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1];
+    const cand = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+    const t = pairedTest(base, cand);
+    assert.equal(t.method, 'mcnemar_exact');
+    assert.deepEqual(t.discordant, { baseline_only: 1, candidate_only: 9 });
+    close(t.p!, 0.021484375, 1e-12);
+    close(t.diff, 8 / 12);
+    assert.equal(pairedTest([1, 0, 1], [1, 0, 1]).p, 1, 'no discordant pair');
+  });
+  it('paired t on fractional scores', () => {
+    const t = pairedTest([0.4, 0.4, 0.4], [0.5, 0.6, 0.7]);
+    assert.equal(t.method, 'paired_t');
+    close(t.diff, 0.2);
+    close(t.p!, 0.0742);
+    assert.ok(t.ci![0] < 0.2 && t.ci![1] > 0.2);
+    assert.equal(pairedTest([0.2, 0.3], [0.4, 0.5]).p, null, 'constant differences: no p-value');
+    assert.equal(pairedTest([], []).method, 'none');
+    assert.throws(() => pairedTest([1], [1, 0]), /same length/);
+  });
+});
