@@ -18,7 +18,7 @@ export function registerTrain(program: Command): void {
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
       const { planInputFor, planRun, formatPlan } = await import('../engine/plan.ts');
-      process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded, opts.config)))}\n`);
+      process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded)))}\n`);
       return;
     }
     const outRoot = path.resolve(opts.out || loaded.config.env.out_root || defaultOutRoot(loaded.config.env.name));

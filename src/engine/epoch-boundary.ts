@@ -85,13 +85,14 @@ function lastStepOfEpoch(ctx: RunContext, epoch: number): number {
   return epoch * ctx.plan.stepsPerEpoch;
 }
 
-async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epochSkill: string): Promise<void> {
+/** Returns the comparison pairs when it made them (the meta skill uses the same). */
+async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epochSkill: string): Promise<ComparisonPair[] | undefined> {
   const base = ctx.dir.slowUpdate(epoch);
   const markerFile = path.join(base, 'slow_result.json');
   const done = readJson<SlowResult>(markerFile);
   if (done) {
     applyStateAfter(state, done.state_after);
-    return;
+    return undefined;
   }
   const started = performance.now();
   const origin = `slow_update_epoch_${pad2(epoch)}`;
@@ -104,7 +105,7 @@ async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epo
     // Nothing to compare yet: make room for the guidance. Empty markers do not change what the target reads.
     const current = { ...state.current, skill: injectEmptySlowUpdateField(state.current.skill), origin: 'slow_update_placeholder_epoch_01' };
     write({ action: 'inject_placeholder', epoch, state_after: { current, best: state.best } });
-    return;
+    return undefined;
   }
   ctx.events.emit({ type: 'stage_started', step: state.lastStep, epoch, stage: 'slow_update', detail: `epoch ${epoch - 1} vs ${epoch}` });
   const prevSkill = ctx.dir.readText(ctx.dir.skill(lastStepOfEpoch(ctx, epoch - 1))) ?? ctx.skillInit;
@@ -115,16 +116,17 @@ async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epo
   const res = await writeSlowUpdate(ctx.opt, { prevSkill, currSkill: epochSkill, guidance: extractSlowUpdateField(state.current.skill), pairs: cmp.pairs });
   if (!res) {
     write({ action: 'no_content', epoch, ...summary, detail: 'no guidance written' });
-    return;
+    return cmp.pairs;
   }
   const candidate = replaceSlowUpdateField(state.current.skill, res.content);
   ctx.dir.writeText(path.join(base, 'candidate_skill.md'), candidate);
   const tokens = countTokens(candidate);
   if (ctx.maxSkillTokens > 0 && tokens > ctx.maxSkillTokens) {
     write({ action: 'over_length_limit', epoch, reasoning: res.reasoning, slow_update_content: res.content, ...summary, detail: `${tokens} tokens, over optimizer.max_skill_tokens=${ctx.maxSkillTokens}` });
-    return;
+    return cmp.pairs;
   }
-  const gated = ctx.config.optimizer.slow_update_gate_with_selection && ctx.config.evaluation.use_gate;
+  // As in the original, this switch gates the slow update even when the step gate is off.
+  const gated = ctx.config.optimizer.slow_update_gate_with_selection;
   const sel = await scoreOnSelection(ctx, candidate, {
     dir: path.join(base, 'selection_eval'),
     bar: gated && ctx.config.evaluation.gate_early_stop ? state.current.score : undefined,
@@ -162,6 +164,7 @@ async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epo
     state_after: after,
     detail: `regressed=${counts.regressed} improved=${counts.improved} selection=${sel.gate.toFixed(4)}`,
   });
+  return cmp.pairs;
 }
 
 /** The optimizer notes in force for `epoch`: the latest ones written at an earlier boundary. */
@@ -174,7 +177,7 @@ export function activeMetaSkill(ctx: RunContext, epoch: number): string {
   return '';
 }
 
-async function metaSkill(ctx: RunContext, state: TrainState, epoch: number, epochSkill: string): Promise<void> {
+async function metaSkill(ctx: RunContext, epoch: number, epochSkill: string, slowPairs: ComparisonPair[] | undefined): Promise<void> {
   const file = ctx.dir.metaSkill(epoch, 'meta_skill_result.json');
   if (readJson(file)) return;
   const started = performance.now();
@@ -187,10 +190,15 @@ async function metaSkill(ctx: RunContext, state: TrainState, epoch: number, epoc
     return;
   }
   const prevSkill = ctx.dir.readText(ctx.dir.skill(lastStepOfEpoch(ctx, epoch - 1))) ?? ctx.skillInit;
-  // The same comparison as the slow update's: its rollouts are in the score cache.
-  const cmp = await comparePairs(ctx, prevSkill, epochSkill, epoch, ctx.dir.metaSkill(epoch));
-  if (!ctx.config.optimizer.use_slow_update) savePairs(ctx, ctx.dir.metaSkill(epoch), cmp.pairs, cmp.all);
-  const res = await writeMetaSkill(ctx.opt, { prevSkill, currSkill: epochSkill, previous: activeMetaSkill(ctx, epoch), pairs: cmp.pairs });
+  // The slow update's comparison when it made one; else the same comparison (on a resume, from
+  // the score cache, so at no cost).
+  let pairs = slowPairs;
+  if (!pairs) {
+    const cmp = await comparePairs(ctx, prevSkill, epochSkill, epoch, ctx.dir.metaSkill(epoch));
+    if (!ctx.config.optimizer.use_slow_update) savePairs(ctx, ctx.dir.metaSkill(epoch), cmp.pairs, cmp.all);
+    pairs = cmp.pairs;
+  }
+  const res = await writeMetaSkill(ctx.opt, { prevSkill, currSkill: epochSkill, previous: activeMetaSkill(ctx, epoch), pairs });
   write(res ? { action: 'write_meta_skill', reasoning: res.reasoning, meta_skill_content: res.content } : { action: 'no_content' });
 }
 
@@ -202,8 +210,8 @@ export async function epochBoundary(ctx: RunContext, state: TrainState, epoch: n
   const saved = ctx.dir.readText(epochFile);
   const epochSkill = saved ?? state.current.skill;
   if (saved === undefined) ctx.dir.writeText(epochFile, epochSkill);
-  if (opt.use_slow_update) await slowUpdate(ctx, state, epoch, epochSkill);
-  if (opt.use_meta_skill) await metaSkill(ctx, state, epoch, epochSkill);
+  const pairs = opt.use_slow_update ? await slowUpdate(ctx, state, epoch, epochSkill) : undefined;
+  if (opt.use_meta_skill) await metaSkill(ctx, epoch, epochSkill, pairs);
   state.boundariesDone = epoch;
   persistState(ctx, state);
 }

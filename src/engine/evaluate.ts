@@ -199,7 +199,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   if (!Number.isInteger(repeats) || repeats < 1) throw new UserError(`--repeats: expected a whole number of at least 1, got ${opts.repeats}`);
   const skills = readSkills(opts.skillFiles);
   const out = path.resolve(opts.outRoot);
-  const { env, splits } = await buildEnv(opts.loaded, opts.configFile, out);
+  const { env, splits } = await buildEnv(opts.loaded, out);
   const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
   if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
   const ledger = new Ledger(path.join(out, 'calls.jsonl'));

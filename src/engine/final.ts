@@ -76,12 +76,11 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
   if (config.evaluation.eval_test) {
     const started = performance.now();
     events.emit({ type: 'stage_started', step: state.lastStep, epoch: config.train.num_epochs, stage: 'final_evaluation', detail: `test items=${ctx.test.length}` });
-    if (skillHash(state.current.skill) === skillHash(state.best.skill)) {
-      finalSelection = state.best.score;
-    } else {
-      const sel = await scoreOnSelection(ctx, state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
-      finalSelection = sel.gate;
-      finalSelectionSoft = sel.soft;
+    // The final skill on selection (free when it is the best: its results are cached).
+    const sel = await scoreOnSelection(ctx, state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
+    finalSelection = sel.hard;
+    finalSelectionSoft = sel.soft;
+    if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
       if (sel.gate > state.best.score) {
         events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} > ${state.best.score.toFixed(4)})`);
         state.best = { ...state.current, score: sel.gate, step: state.lastStep };
@@ -118,6 +117,7 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
     config: redact(config, ctx.secretPaths),
     baseline_selection_hard: state.baselineScore,
     best_selection_hard: state.best.score,
+    // Means over the selection split (not the gate's metric, unlike best_selection_hard).
     final_selection_hard: finalSelection,
     final_selection_soft: finalSelectionSoft,
     best_step: state.best.step,

@@ -189,7 +189,7 @@ export function formatPlan(plan: Plan): string {
 }
 
 /** The planner's input for a config: the env's splits (loaded, not run), the skill and the prompts, measured. */
-export async function planInputFor(loaded: LoadedConfig, configFile: string): Promise<PlanInput> {
+export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
   const { config } = loaded;
   const [{ buildEnv }, { loadSkill, countTokens }, { loadPrompt }, { resolveConfigPath }] = await Promise.all([
     import('./run.ts'),
@@ -197,9 +197,7 @@ export async function planInputFor(loaded: LoadedConfig, configFile: string): Pr
     import('./prompts.ts'),
     import('../util/paths.ts'),
   ]);
-  const { splits } = await buildEnv(loaded, configFile);
-  const limit = config.env.limit;
-  const size = (n: number) => (limit > 0 ? Math.min(limit, n) : n);
+  const { splits } = await buildEnv(loaded);
   const sample = [...splits.train.slice(0, 50), ...splits.val.slice(0, 25)];
   const itemTokens = sample.length ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length) : 0;
   const skill = loadSkill(resolveConfigPath(config.env.skill_init, loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
@@ -212,5 +210,5 @@ export async function planInputFor(loaded: LoadedConfig, configFile: string): Pr
       // a prompt this build does not have: the planner's default size stands
     }
   }
-  return { config, sizes: { train: size(splits.train.length), val: size(splits.val.length), test: size(splits.test.length) }, itemTokens, skillTokens: countTokens(skill), promptTokens };
+  return { config, sizes: { train: splits.train.length, val: splits.val.length, test: splits.test.length }, itemTokens, skillTokens: countTokens(skill), promptTokens };
 }

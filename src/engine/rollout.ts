@@ -8,6 +8,7 @@
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
 import type { Env, Item, Trajectory } from '../envs/types.ts';
+import { UserError } from '../errors.ts';
 import { FatalModelError, InfraError, type ChatModel } from '../model/types.ts';
 import { writeFileAtomic } from '../run/atomic.ts';
 import { skillHash } from '../skill/document.ts';
@@ -71,7 +72,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
   const pending: number[] = [];
   for (const index of order) {
     const item = job.items[index]!;
-    const hit = job.cache.get(hash, item.id, job.target.id, sample);
+    const hit = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
     if (hit) {
       cached++;
       finish(index, hit);
@@ -90,11 +91,16 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
         const item = job.items[index]!;
         let t: Trajectory;
         try {
-          ran++;
-          t = await job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, signal: job.signal });
-          job.cache.set(hash, item.id, job.target.id, sample, t);
+          const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
+            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, signal: job.signal }),
+          );
+          if (shared.fresh) ran++;
+          else cached++;
+          t = await shared.trajectory;
         } catch (err) {
-          if (err instanceof FatalModelError) {
+          // A fatal model error or a problem with the user's own input (a broken custom scorer, a
+          // bad data file) would fail every item alike: stop instead of scoring errors.
+          if (err instanceof FatalModelError || err instanceof UserError) {
             fatal = err;
             return;
           }

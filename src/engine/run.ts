@@ -9,7 +9,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
-import { getEnvFactory } from '../envs/registry.ts';
+import { createEnv } from '../envs/registry.ts';
 import type { Env, Splits } from '../envs/types.ts';
 import { buildRoleModels, type StackOptions } from '../model/stack.ts';
 import type { ChatModel, ReasoningEffort, Role } from '../model/types.ts';
@@ -64,16 +64,23 @@ function checkResumable(dir: RunDir, config: Config, secretPaths: Set<string>): 
   }
 }
 
-export async function buildEnv(loaded: LoadedConfig, configFile: string, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
-  const { config } = loaded;
-  const factory = getEnvFactory(config.env.name);
-  if (!factory) throw new UserError(`env.name is not set (or unknown: '${config.env.name}'); name the environment to train on`);
-  const env = factory.create(config.env, {
-    configDir: path.dirname(path.resolve(configFile)),
-    resolvePath: (key, value) => resolveConfigPath(value, loaded.baseDirOf(`env.${key}`)),
-    outRoot,
-  });
+/**
+ * The env of a config and its splits, truncated to `env.limit`. Item ids must be unique across
+ * the splits: scores are cached by item id.
+ */
+export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
+  const env = createEnv(loaded, outRoot);
   const splits = await env.load();
+  const limit = loaded.config.env.limit;
+  if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
+  const seen = new Map<string, string>();
+  for (const k of ['train', 'val', 'test'] as const) {
+    for (const item of splits[k]) {
+      const other = seen.get(item.id);
+      if (other) throw new UserError(`env '${env.name}': item id '${item.id}' is in both the ${other} and the ${k} split; ids must be unique across splits`);
+      seen.set(item.id, k);
+    }
+  }
   return { env, splits };
 }
 
@@ -87,15 +94,15 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   try {
     checkResumable(dir, config, secretPaths);
     const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
-    const { env, splits } = await buildEnv(opts.loaded, opts.configFile, dir.root);
-    const limit = config.env.limit;
-    if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
+    const { env, splits } = await buildEnv(opts.loaded, dir.root);
     if (splits.train.length === 0) throw new UserError(`env '${config.env.name}': the train split is empty`);
     if (splits.val.length === 0) throw new UserError(`env '${config.env.name}': the val (selection) split is empty`);
     if (config.evaluation.eval_test && splits.test.length === 0) throw new UserError(`env '${config.env.name}': the test split is empty (or set evaluation.eval_test: false)`);
     const trainSize = config.train.train_size;
     if (trainSize > 0 && trainSize !== splits.train.length) {
-      throw new UserError(`train.train_size is ${trainSize} but the train split has ${splits.train.length} items; set train.train_size: 0 to use the split's size`);
+      // A benchmark config pins its size; `env.limit` shrinking the splits is not a mismatch.
+      if (config.env.limit > 0) events.warn(`train.train_size is ${trainSize} but env.limit leaves ${splits.train.length} training items; using ${splits.train.length}`);
+      else throw new UserError(`train.train_size is ${trainSize} but the train split has ${splits.train.length} items; set train.train_size: 0 to use the split's size`);
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
     const mode = updateMode(config.optimizer.skill_update_mode);

@@ -60,7 +60,7 @@ export async function scoreOnSelection(
   let order: number[] | undefined;
   if (options.bar !== undefined && options.currentSkill !== undefined) {
     const currentHash = skillHash(options.currentSkill);
-    const known = items.map((item) => ctx.scores.get(currentHash, item.id, ctx.models.target.id));
+    const known = items.map((item) => ctx.scores.get(currentHash, item.id, ctx.models.target.id, 0, ctx.config.train.seed));
     const value = (i: number) => {
       const t = known[i];
       return t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : 1;

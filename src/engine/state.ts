@@ -3,7 +3,10 @@
  * boundary (written last, atomically), so a run killed at any moment resumes from the last
  * complete step. Everything else a resume needs is rebuilt from the run's own files.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { readJson } from '../run/atomic.ts';
+import { skillHash } from '../skill/document.ts';
 import { pad4 } from '../run/layout.ts';
 import type { HistoryRecord, RuntimeState } from '../run/records.ts';
 import type { StepBufferEntry } from './protocol.ts';
@@ -13,12 +16,12 @@ export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
 export function persistState(ctx: RunContext, state: TrainState, status: RunStatus = 'running'): void {
   const { dir } = ctx;
-  // Everything before runtime_state.json is atomic; runtime_state.json, written last and flushed
-  // to disk, is the commit point that a resume starts from.
+  // runtime_state.json, written last, is the commit point a resume starts from; the files it
+  // points to are flushed to disk before it.
   const currentPath = dir.skill(state.lastStep);
-  dir.writeArtifact(currentPath, state.current.skill);
-  dir.writeArtifact(dir.bestSkill, state.best.skill);
-  dir.writeArtifact(dir.history, state.history);
+  dir.writeText(currentPath, state.current.skill);
+  dir.writeText(dir.bestSkill, state.best.skill);
+  dir.writeJson(dir.history, state.history);
   const runtime: RuntimeState & Record<string, unknown> = {
     last_completed_step: state.lastStep,
     baseline_score: state.baselineScore,
@@ -26,6 +29,7 @@ export function persistState(ctx: RunContext, state: TrainState, status: RunStat
     current_score: state.current.score,
     current_origin: state.current.origin,
     best_skill_path: dir.bestSkill,
+    best_skill_hash: skillHash(state.best.skill),
     best_score: state.best.score,
     best_step: state.best.step,
     best_origin: state.best.origin,
@@ -55,7 +59,7 @@ export function readResumeState(ctx: RunContext): Resumed | undefined {
   const last = runtime.last_completed_step;
   const current = ctx.dir.readText(runtime.current_skill_path ?? ctx.dir.skill(last));
   if (current === undefined) throw new Error(`cannot resume: ${runtime.current_skill_path} is missing`);
-  const best = ctx.dir.readText(runtime.best_skill_path ?? ctx.dir.bestSkill) ?? current;
+  const best = committedBest(ctx, runtime.best_skill_path ?? ctx.dir.bestSkill, (runtime as { best_skill_hash?: string }).best_skill_hash) ?? current;
   // Records of a step that was written but not committed are dropped: that step is redone.
   const history = ctx.dir.readHistory().filter((r) => r.step <= last);
   return {
@@ -79,4 +83,32 @@ export function restoreStepBuffer(ctx: RunContext, history: HistoryRecord[], epo
     if (entry) out.push(entry);
   }
   return out;
+}
+
+/**
+ * The best skill as of the last commit. `best_skill.md` is written just before the commit; after
+ * a crash between the two it may hold the next step's uncommitted best, so the committed one is
+ * found by its hash among the run's skill files.
+ */
+function committedBest(ctx: RunContext, file: string, hash: string | undefined): string | undefined {
+  const text = ctx.dir.readText(file);
+  if (hash === undefined || (text !== undefined && skillHash(text) === hash)) return text;
+  const candidates = [
+    ...listFiles(ctx.dir.path('skills')),
+    ...listFiles(ctx.dir.path('steps')).map((d) => path.join(d, 'candidate_skill.md')),
+    ...listFiles(ctx.dir.path('slow_update')).map((d) => path.join(d, 'candidate_skill.md')),
+  ];
+  for (const f of candidates) {
+    const t = ctx.dir.readText(f);
+    if (t !== undefined && skillHash(t) === hash) return t;
+  }
+  throw new Error(`cannot resume: the best skill of the last completed step (hash ${hash}) is not in ${ctx.dir.root}`);
+}
+
+function listFiles(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).map((f) => path.join(dir, f));
+  } catch {
+    return [];
+  }
 }

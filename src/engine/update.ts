@@ -7,7 +7,7 @@
  */
 import { countTokens } from '../skill/document.ts';
 import { applyEdits, type Edit, type EditReport } from '../skill/edits.ts';
-import { SLOW_UPDATE_END, SLOW_UPDATE_START, APPENDIX_START, APPENDIX_END, stripProtectedRegions } from '../skill/regions.ts';
+import { regionBlock, stripProtectedRegions } from '../skill/regions.ts';
 import { ask, type OptimizerContext } from './ask.ts';
 import { loadPrompt } from './prompts.ts';
 import { RewriteReplySchema, type SkillCandidate, type Suggestion, type UpdateItem } from './protocol.ts';
@@ -20,15 +20,9 @@ export interface UpdateResult {
   reason?: string;
 }
 
-function region(skill: string, open: string, close: string): string | undefined {
-  const start = skill.indexOf(open);
-  const end = skill.indexOf(close, start + open.length);
-  return start >= 0 && end >= 0 ? skill.slice(start, end + close.length) : undefined;
-}
-
 /** `rewritten`'s body with `current`'s protected regions, in their order. */
 export function keepProtectedRegions(current: string, rewritten: string): string {
-  const regions = [region(current, SLOW_UPDATE_START, SLOW_UPDATE_END), region(current, APPENDIX_START, APPENDIX_END)]
+  const regions = [regionBlock(current, 'slow_update'), regionBlock(current, 'appendix')]
     .filter((r): r is string => r !== undefined)
     .sort((a, b) => current.indexOf(a) - current.indexOf(b));
   const body = stripProtectedRegions(rewritten).trimEnd();

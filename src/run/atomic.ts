@@ -70,7 +70,14 @@ export class AppendFile {
   append(line: string): void {
     if (this.fd === undefined) {
       fs.mkdirSync(path.dirname(this.file), { recursive: true });
-      this.fd = fs.openSync(this.file, 'a');
+      this.fd = fs.openSync(this.file, 'a+');
+      // A line torn by a crash is ended first, so that the next record starts on a line of its own.
+      const size = fs.fstatSync(this.fd).size;
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        fs.readSync(this.fd, last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) fs.writeSync(this.fd, '\n');
+      }
     }
     fs.writeSync(this.fd, `${line}\n`);
   }

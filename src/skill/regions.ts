@@ -60,6 +60,13 @@ function between(skill: string, open: string, close: string): string | undefined
   return skill.slice(start + open.length, end);
 }
 
+/** A protected region with its markers, as it stands in the skill (undefined when absent). */
+export function regionBlock(skill: string, which: 'slow_update' | 'appendix'): string | undefined {
+  const [open, close] = which === 'slow_update' ? PAIRS[0] : PAIRS[1];
+  const inner = between(skill, open, close);
+  return inner === undefined ? undefined : `${open}${inner}${close}`;
+}
+
 export function extractSlowUpdateField(skill: string): string {
   return between(skill, SLOW_UPDATE_START, SLOW_UPDATE_END)?.trim() ?? '';
 }

@@ -97,6 +97,8 @@ describe('budget', () => {
     assert.ok(!fs.existsSync(path.join(out, 'summary.json')));
     const events = readText(path.join(out, 'events.jsonl'));
     assert.match(events, /"type":"run_stopped".*budget\.max_calls=150/);
+    // As if a crash came between writing the next step's best skill and committing that step.
+    fs.writeFileSync(path.join(out, 'best_skill.md'), 'an uncommitted candidate');
     const finished = await trainSim(['budget.max_calls=0'], out);
     assert.equal(finished.outcome.status, 'finished');
     const reference = await trainSim();

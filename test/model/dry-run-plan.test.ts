@@ -32,7 +32,7 @@ describe('the dry-run planner', () => {
       }),
     );
     const loaded = loadConfig(file, { environment: {}, cwd: dir });
-    const plan = planRun(await planInputFor(loaded, file));
+    const plan = planRun(await planInputFor(loaded));
     await runTraining({ loaded, outRoot: path.join(dir, 'run'), configFile: file, console: false, environment: {} });
     const calls = readJsonLines<CallRecord>(path.join(dir, 'run', 'calls.jsonl'));
     const count = (purpose: string) => calls.filter((c) => c.purpose === purpose).length;

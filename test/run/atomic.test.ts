@@ -53,3 +53,16 @@ describe('atomic writes', () => {
     assert.deepEqual(readJsonLines(file), [{ a: 1 }, { a: 2 }]);
   });
 });
+
+describe('append streams', () => {
+  it('after a torn last line, the next record starts on a line of its own', async () => {
+    const { AppendFile } = await import('../../src/run/atomic.ts');
+    const file = path.join(tmpDir(), 'calls.jsonl');
+    fs.writeFileSync(file, '{"n":1}\n{"n":2}\n{"n":');
+    const out = new AppendFile(file);
+    out.append('{"n":4}');
+    out.append('{"n":5}');
+    out.close();
+    assert.deepEqual(readJsonLines(file), [{ n: 1 }, { n: 2 }, { n: 4 }, { n: 5 }]);
+  });
+});

@@ -7,7 +7,7 @@
  */
 import type { ComparisonPair, OptimizerMeta, Suggestion, TrajectoryView, UpdateItem, UpdateMode } from '../../engine/protocol.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
-import { APPENDIX_START, SLOW_UPDATE_START } from '../../skill/regions.ts';
+import { stripProtectedRegions } from '../../skill/regions.ts';
 import { Rng } from '../../util/random.ts';
 import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT, conventionOf, diagnose, directiveOf, recognise } from './world.ts';
 
@@ -28,10 +28,7 @@ export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35,
 const LESSON = 'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
 
 /** The body of the skill, without protected regions (edits may not target those). */
-function body(skill: string): string {
-  const cut = [skill.indexOf(SLOW_UPDATE_START), skill.indexOf(APPENDIX_START)].filter((i) => i >= 0);
-  return cut.length ? skill.slice(0, Math.min(...cut)) : skill;
-}
+const body = stripProtectedRegions;
 
 function lineMatching(skill: string, pattern: RegExp): string | undefined {
   return body(skill)
