@@ -3,33 +3,44 @@
  * changes help this skill, used in analyst, merge, ranking and learning-rate prompts from the
  * next epoch on. The skill itself never contains them.
  */
-import { ask, type OptimizerContext } from './ask.ts';
-import { comparisonText } from './pairs.ts';
-import { loadPrompt } from './prompts.ts';
-import { MetaSkillReplySchema, type ComparisonPair } from './protocol.ts';
+import { readJson } from '../run/atomic.ts';
+import { comparePairs, epochEndSkill, savePairs } from './comparison.ts';
+import type { RunContext } from './context.ts';
+import { round } from './context.ts';
+import { writeEpochNote } from './epoch-notes.ts';
+import type { ComparisonPair } from './protocol.ts';
 
-export async function writeMetaSkill(
-  ctx: OptimizerContext,
-  args: { prevSkill: string; currSkill: string; previous: string; pairs: ComparisonPair[] },
-): Promise<{ reasoning: string; content: string } | undefined> {
-  const previous = args.previous.trim()
-    ? `Judge whether these notes improved or harmed the changes proposed since, then revise them.\n\n${args.previous.trim()}`
-    : '(no notes yet: this is the first update)';
-  const user = [
-    `## Previous Epoch Last-Step Skill\n${args.prevSkill}`,
-    `## Current Epoch Last-Step Skill\n${args.currSkill}`,
-    `## Previous Optimizer Meta Skill\n${previous}`,
-    `## Longitudinal Comparison (the same tasks under both skills)\n${comparisonText(args.pairs)}`,
-  ].join('\n\n');
-  const reply = await ask(ctx, {
-    purpose: 'meta_skill',
-    system: loadPrompt('meta_skill', ctx.env),
-    user,
-    schema: MetaSkillReplySchema,
-    schemaName: 'meta_skill',
-    fallback: 'the notes stay as they were',
-    meta: { kind: 'meta_skill', prevSkill: args.prevSkill, currSkill: args.currSkill, previous: args.previous, pairs: args.pairs },
-  });
-  if (!reply || !reply.meta_skill_content.trim()) return undefined;
-  return { reasoning: reply.reasoning.trim(), content: reply.meta_skill_content.trim() };
+/** The optimizer notes in force for `epoch`: the latest ones written at an earlier boundary. */
+export function activeMetaSkill(ctx: RunContext, epoch: number): string {
+  if (!ctx.config.optimizer.use_meta_skill) return '';
+  for (let e = epoch - 1; e >= 1; e--) {
+    const r = readJson<{ meta_skill_content?: string }>(ctx.dir.metaSkill(e, 'meta_skill_result.json'));
+    if (r?.meta_skill_content?.trim()) return r.meta_skill_content.trim();
+  }
+  return '';
+}
+
+export async function metaSkill(ctx: RunContext, epoch: number, epochSkill: string, slowPairs: ComparisonPair[] | undefined): Promise<void> {
+  const file = ctx.dir.metaSkill(epoch, 'meta_skill_result.json');
+  if (readJson(file)) return;
+  const started = performance.now();
+  const write = (result: Record<string, unknown>) => {
+    ctx.dir.writeJson(file, { ...result, time_s: round((performance.now() - started) / 1000, 1) });
+    ctx.events.emit({ type: 'epoch_boundary', epoch, kind: 'meta_skill', action: String(result.action) });
+  };
+  if (epoch === 1) {
+    write({ action: 'skip_first_epoch', epoch });
+    return;
+  }
+  const prevSkill = epochEndSkill(ctx, epoch - 1);
+  // The slow update's comparison when it made one; else the same comparison (on a resume, from
+  // the score cache, so at no cost).
+  let pairs = slowPairs;
+  if (!pairs) {
+    const cmp = await comparePairs(ctx, prevSkill, epochSkill, epoch, ctx.dir.metaSkill(epoch));
+    if (!ctx.config.optimizer.use_slow_update) savePairs(ctx, ctx.dir.metaSkill(epoch), cmp.pairs, cmp.all);
+    pairs = cmp.pairs;
+  }
+  const res = await writeEpochNote(ctx.opt, 'meta_skill', { prevSkill, currSkill: epochSkill, previous: activeMetaSkill(ctx, epoch), pairs });
+  write(res ? { action: 'write_meta_skill', reasoning: res.reasoning, meta_skill_content: res.content } : { action: 'no_content' });
 }

@@ -84,8 +84,6 @@ export const RewriteReplySchema = z
   .object({ reasoning: z.string().default(''), change_summary: z.union([z.array(z.string()), z.string()]).default([]), new_skill: z.string().default('') })
   .loose();
 
-export const SlowUpdateReplySchema = z.object({ reasoning: z.string().default(''), slow_update_content: z.string().default('') }).loose();
-export const MetaSkillReplySchema = z.object({ reasoning: z.string().default(''), meta_skill_content: z.string().default('') }).loose();
 export const ConsolidateReplySchema = z.object({ appendix_notes: z.array(z.string()).default([]) }).loose();
 
 /** What the optimizer reads of one trajectory. */

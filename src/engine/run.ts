@@ -18,7 +18,7 @@ import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter } from '../run/reporter.ts';
-import { loadSkill } from '../skill/document.ts';
+import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
 import type { RunContext } from './context.ts';
 import { firstN, schedule } from './data.ts';
@@ -103,6 +103,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       // A benchmark config pins its size; `env.limit` shrinking the splits is not a mismatch.
       if (config.env.limit > 0) events.warn(`train.train_size is ${trainSize} but env.limit leaves ${splits.train.length} training items; using ${splits.train.length}`);
       else throw new UserError(`train.train_size is ${trainSize} but the train split has ${splits.train.length} items; set train.train_size: 0 to use the split's size`);
+    }
+    const maxTokens = config.optimizer.max_skill_tokens;
+    if (maxTokens > 0 && countTokens(skillInit) > maxTokens) {
+      events.warn(`the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`);
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
     const mode = updateMode(config.optimizer.skill_update_mode);

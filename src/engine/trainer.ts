@@ -7,7 +7,8 @@
 import { budgetExceeded } from './budget.ts';
 import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
 import { planEpoch } from './data.ts';
-import { activeMetaSkill, epochBoundary } from './epoch-boundary.ts';
+import { epochBoundary } from './epoch-boundary.ts';
+import { activeMetaSkill } from './meta-skill.ts';
 import { finalEvaluation } from './final.ts';
 import { buildScheduler } from './lr.ts';
 import { scoreOnSelection } from './selection.ts';
