@@ -16,6 +16,7 @@ import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Co
 import { getEnvFactory, envNames } from '../envs/registry.ts';
 import '../envs/builtin.ts';
 import { resolveRoles } from './roles.ts';
+import { getBackend } from '../model/registry.ts';
 
 export interface LoadOptions {
   /** `key=value` items from `--cfg-options` / `--set`. */
@@ -67,6 +68,7 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   const config = validate(tree, sources);
   validateEnvOptions(config, sources);
   resolveRoles(config, sources);
+  validateRoleOptions(config, sources);
   const baseDirOf = (key: string) => {
     const source = sources.get(key)?.source;
     return source && source !== OVERRIDE_SOURCE ? path.dirname(source) : process.cwd();
@@ -204,6 +206,37 @@ function validate(tree: Tree, sources: Sources): Config {
     throw new ConfigError(formatIssues(result.error.issues, tree, sources, ConfigSchema), sourceOf(sources, key).source, key);
   }
   return result.data;
+}
+
+/** A role's `options` are checked by its backend's schema (the judge's, when it sets any of its own). */
+function validateRoleOptions(config: Config, sources: Sources): void {
+  const judgeSet = [...sources.keys()].some((k) => k.startsWith('model.judge.'));
+  for (const role of ['target', 'optimizer', ...(judgeSet ? ['judge'] : [])] as const) {
+    const rc = config.model[role as 'target'];
+    const schema = getBackend(rc.backend)?.optionsSchema;
+    if (!schema) continue;
+    const result = schema.strict().safeParse(rc.options ?? {});
+    if (result.success) {
+      rc.options = result.data as Record<string, unknown>;
+      continue;
+    }
+    const base = ['model', role, 'options'];
+    const message = result.error.issues
+      .map((issue) => {
+        if (issue.code === 'unrecognized_keys') {
+          return issue.keys
+            .map((key) => {
+              const s = sourceOf(sources, [...base, ...issue.path, key].join('.'));
+              return `${s.source}: unknown key '${s.written}' for backend '${rc.backend}'${didYouMean(key, Object.keys(schema.shape))}`;
+            })
+            .join('\n');
+        }
+        return formatIssues([issue], config as unknown as Tree, sources, schema, base);
+      })
+      .join('\n');
+    const key = [...base, ...(result.error.issues[0]!.path as string[])].join('.');
+    throw new ConfigError(message, sourceOf(sources, key).source, key);
+  }
 }
 
 /** The env's own keys (everything in `env` beyond the core ones) are checked by the env's schema. */

@@ -160,6 +160,13 @@ describe('config: validation errors name the file and the key', () => {
     rejects(() => loadConfig(path.join(dir, 'b.yaml'), noEnv), /b\.yaml/, /model\.target\.backend/, /unknown backend 'simm'/);
   });
 
+  it("a backend option, checked by the backend's own schema", () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'o.yaml': 'model:\n  backend: sim\n  target:\n    options:\n      latency_mss: 5\n', 't.yaml': 'model:\n  backend: sim\n  optimizer:\n    options:\n      harmful: lots\n' });
+    rejects(() => loadConfig(path.join(dir, 'o.yaml'), noEnv), /o\.yaml/, /unknown key 'model\.target\.options\.latency_mss' for backend 'sim'/, /did you mean 'latency_ms'/);
+    rejects(() => loadConfig(path.join(dir, 't.yaml'), noEnv), /t\.yaml/, /model\.optimizer\.options\.harmful: expected number/);
+  });
+
   it('invalid YAML, with the line', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'train:\n  batch_size: [1, 2\n' });
@@ -170,11 +177,11 @@ describe('config: validation errors name the file and the key', () => {
 describe('config: environment variables', () => {
   it('substitutes ${VAR} from the environment and marks secret variables', () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n  target:\n    base_url: ${BASE:-http://127.0.0.1:9}\n    options:\n      api_key_value: ${MY_API_KEY}\n' });
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n  target:\n    base_url: ${BASE:-http://127.0.0.1:9}\n  optimizer:\n    base_url: ${MY_API_KEY}\n' });
     const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: { MY_API_KEY: 'sk-secret-123' } });
     assert.equal(loaded.config.model.target.base_url, 'http://127.0.0.1:9');
-    assert.equal((loaded.config.model.target.options as Record<string, string>).api_key_value, 'sk-secret-123');
-    assert.ok(loaded.secretPaths.has('model.target.options.api_key_value'));
+    assert.equal(loaded.config.model.optimizer.base_url, 'sk-secret-123');
+    assert.ok(loaded.secretPaths.has('model.optimizer.base_url'));
   });
 
   it('names the variable, the key and the file when a variable is missing', () => {
