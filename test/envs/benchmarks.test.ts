@@ -68,16 +68,62 @@ describe('searchqa', () => {
 });
 
 describe('livemathematicianbench', () => {
+  it('the published files: the right option, kept apart from the wrong ones, is added back (env and materialize)', async () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: livemathematicianbench\n  data_path: ${path.join(FIX, 'livemathematicianbench/raw')}\n  split_ratio: "4:3:4"\n` });
+    const ratio = all(await createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }), path.join(dir, 'run')).load()) as MathItem[];
+    const { env } = await benchEnv('livemathematicianbench');
+    const materialized = all(await env.load()) as MathItem[];
+    for (const items of [ratio, materialized]) {
+      assert.equal(items.length, 11, 'every published item loads');
+      for (const item of items) {
+        assert.deepEqual(item.choices.map((c) => c.label), ['A', 'B', 'C', 'D', 'E'], item.id);
+        assert.deepEqual(item.choices.find((c) => c.label === item.correct_choice.label), item.correct_choice, item.id);
+      }
+      const q3 = items.find((i) => i.id === '202511:3')!;
+      assert.deepEqual(q3.correct_choice, { label: 'D', text: '$f$ attains a maximum on $[a,b]$.' });
+      assert.equal(q3.choices[3]!.text, q3.correct_choice.text, 'in label order, as published');
+      assert.equal(q3.question, 'Let $f$ be continuous on $[a,b]$. Which statement is guaranteed?');
+      assert.deepEqual(q3.theorem_type, ['Existence']);
+    }
+    assert.deepEqual(ratio.map((i) => i.id).sort(), materialized.map((i) => i.id).sort(), 'ids are <month>:<no>, the month from the file');
+  });
+
+  it('other shapes: every option listed with a label or a mapping; a theorem given as an extracted environment', async () => {
+    const dir = tmpDir();
+    const q = (no: number, mcq: unknown, extra = {}) => ({ no, paper_link: '', theorem_type: ['General'], ...extra, mcq: { question: `Question ${no}?`, ...(mcq as object) } });
+    writeFiles(dir, {
+      'qa_202603_final.json': JSON.stringify([
+        q(1, { choices: ['one', 'two', 'three'], correct_choice: 'B' }),
+        q(2, { choices: { A: 'yes', B: 'no' }, correct_choice: { label: 'a.', text: 'yes' } }),
+        q(3, { correct_choice: { label: 'C', text: 'right' }, choices: [{ label: 'A', text: 'w1' }, { label: 'B', text: 'w2' }] }, { theorem: { env_name: 'thm', content: 'The statement.', label: null } }),
+        { no: 4, paper_link: '', theorem_type: ['General'] },
+      ]),
+      'bad.json': JSON.stringify([q(1, { choices: [{ label: 'A', text: 'w1' }, { label: 'B', text: 'w2' }], correct_choice: { label: 'A', text: 'right' } })]),
+    });
+    const { readLiveMathRaw, toMathItem } = await import('../../src/envs/livemath/env.ts');
+    const items = (await readLiveMathRaw(path.join(dir, 'qa_202603_final.json'))).map((r) => toMathItem(r));
+    assert.deepEqual(items.map((i) => i && [i.id, i.correct_choice.label, i.correct_choice.text, i.choices.length]), [
+      ['202603:1', 'B', 'two', 3],
+      ['202603:2', 'A', 'yes', 2],
+      ['202603:3', 'C', 'right', 3],
+      undefined,
+    ]);
+    assert.equal(items[2]!.theorem, 'The statement.');
+    const [bad] = await readLiveMathRaw(path.join(dir, 'bad.json'));
+    assert.throws(() => toMathItem(bad!), /bad\.json:1 \(item 1\): 'correct_choice' A says "right" but option A in 'choices' says "w1"/);
+  });
+
   it('choices shuffled per seed and relabelled; the label is scored', async () => {
     const { env } = await benchEnv('livemathematicianbench');
     const splits = await env.load();
     const item = all(splits).find((i) => i.id === '202512:1') as MathItem;
-    assert.equal(item.type, 'linear_algebra');
-    assert.equal(item.choices.length, 4);
+    assert.equal(item.type, 'Universal');
+    assert.equal(item.choices.length, 5);
     const orders = new Set<string>();
     for (let seed = 0; seed < 12; seed++) {
       const { choices, correct } = shuffleChoices(item, seed);
-      assert.deepEqual(choices.map((c) => c.label), ['A', 'B', 'C', 'D']);
+      assert.deepEqual(choices.map((c) => c.label), ['A', 'B', 'C', 'D', 'E']);
       assert.equal(correct.text, 'All eigenvalues of A are real.');
       orders.add(choices.map((c) => c.text).join('|'));
     }
@@ -103,10 +149,10 @@ describe('livemathematicianbench', () => {
   it('use_theorem and use_sketch add them; shuffle_choices: false keeps the order', async () => {
     const { env } = await benchEnv('livemathematicianbench', '  use_theorem: true\n  use_sketch: true\n  shuffle_choices: false\n');
     const item = all(await env.load()).find((i) => i.id === '202511:3')!;
-    const target = new ScriptedModel('t', () => '<answer>A</answer>');
+    const target = new ScriptedModel('t', () => '<answer>D</answer>');
     const t = await env.rollout(item, '', { target, seed: 99 });
-    assert.match(lastUserText(target.requests[0]!), /A\. f attains a maximum on \[a, b\]\.[\s\S]*## Theorem\n[\s\S]*## Proof Sketch\nCompactness\./);
-    assert.equal(t.hard, 1, 'a bare-label correct_choice in the raw data');
+    assert.match(lastUserText(target.requests[0]!), /\nC\. \$f\$ is monotone on \$\[a,b\]\$\.\nD\. \$f\$ attains a maximum on \$\[a,b\]\$\.\nE\. [\s\S]*## Theorem\nA continuous function[\s\S]*## Proof Sketch\nCompactness\./);
+    assert.equal(t.hard, 1, 'the published label of the right option');
   });
 });
 
@@ -161,7 +207,7 @@ describe('benchmark loaders name the file, line and field of bad records', () =>
     ['searchqa', '[{"id": "a", "question": "q", "answers": ["x"]}]', /items\.json:1 \(item 1\): missing field 'context'/],
     ['searchqa', '[{"id": "a", "question": "q", "context": "c", "answers": []}]', /missing field 'answers'/],
     ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a", "b"]}]', /items\.json:1 \(item 1\): missing or unknown 'correct_choice'/],
-    ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a"], "correct_choice": "A"}]', /missing field 'choices' \(at least two options\)/],
+    ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a"], "correct_choice": "A"}]', /missing field 'choices' \(at least two options, the correct one included\)/],
     ['livemathematicianbench', '[{"id": "m:1", "choices": ["a", "b"], "correct_choice": "A"}]', /missing field 'question'/],
     ['docvqa', '[{"questionId": "1", "question": "q", "answers": ["x"], "image_path": "nope.png"}]', /items\.json:1 \(item 1\): image not found: 'nope\.png'/],
     ['docvqa', '[{"questionId": "1", "question": "q", "image_path": "nope.png"}]', /missing field 'answers'/],

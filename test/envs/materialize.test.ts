@@ -59,7 +59,7 @@ describe('data materialize', () => {
     assert.deepEqual(c.counts, { train: 4, val: 4, test: 8 });
     assert.equal(readJson(path.join(c.out, 'split_manifest.json')).split_seed, 5);
     const lm = await materialize({ benchmark: 'livemathematicianbench', raw: path.join(FIX, 'livemathematicianbench/raw'), out: path.join(tmpDir(), 'lm') });
-    assert.equal(lm.counts.train + lm.counts.val + lm.counts.test, 11, 'the record without a question is not an item');
+    assert.equal(lm.counts.train + lm.counts.val + lm.counts.test, 11, 'every published item');
   });
 
   it('lists missing ids; --allow-missing writes the rest and records them', async () => {
