@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
@@ -192,6 +193,39 @@ describe('docvqa', () => {
     assert.equal(parsePyStringList('not a list'), undefined);
   });
 
+  it("the task's own annotation JSON (val_v1.0.json): image paths relative to the file; OCR results beside it are not items", async () => {
+    const task = path.join(FIX, 'docvqa/task1/val');
+    for (const dataPath of [path.join(task, 'val_v1.0.json'), task]) {
+      const dir = tmpDir();
+      writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: docvqa\n  data_path: ${dataPath}\n  split_ratio: "2:2:2"\n` });
+      const env = createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }), path.join(dir, 'run'));
+      const items = all(await env.load());
+      assert.equal(items.length, 6, dataPath);
+      const item = items.find((i) => i.id === '57345')!;
+      assert.equal(item.image, path.join(task, 'documents/txpp0227_10.png'));
+      assert.equal(item.type, 'layout|form');
+      assert.deepEqual(item.answers, ['Dr. William J. Darby']);
+      const target = new ScriptedModel('t', () => '<answer>Dr. William J. Darby</answer>');
+      assert.equal((await env.rollout(item, '', { target, seed: 0 })).hard, 1);
+      assert.equal((target.requests[0]!.messages[0]!.content as { image?: string }[])[1]!.image, item.image, 'the page itself is sent');
+    }
+    const out = path.join(tmpDir(), 'splits');
+    await materialize({ benchmark: 'docvqa', raw: path.join(task, 'val_v1.0.json'), out, ratio: '2:2:2' });
+    const written = ['train', 'val', 'test'].flatMap((s) => JSON.parse(fs.readFileSync(path.join(out, s, 'items.json'), 'utf8')) as Record<string, unknown>[]);
+    const row = written.find((r) => r.id === '57346')!;
+    assert.equal(row.image_path, 'images/q57346_d14282.png');
+    assert.deepEqual(fs.readFileSync(path.join(out, String(row.image_path))), fs.readFileSync(path.join(task, 'documents/mxcj0037_1.png')));
+  });
+
+  it('an annotation file whose image is missing: an error naming the question and the path', async () => {
+    const dir = tmpDir();
+    fs.copyFileSync(path.join(FIX, 'docvqa/task1/val/val_v1.0.json'), path.join(dir, 'val_v1.0.json'));
+    writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: docvqa\n  data_path: val_v1.0.json\n` });
+    const expected = new RegExp(`val_v1\\.0\\.json:1 \\(item 1\\): image of question 57344 not found: 'documents/txpp0227_10\\.png' \\(looked for ${path.join(dir, 'documents/txpp0227_10.png').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`);
+    await assert.rejects(createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} })).load(), expected);
+    await assert.rejects(materialize({ benchmark: 'docvqa', raw: path.join(dir, 'val_v1.0.json'), out: path.join(dir, 'o') }), expected);
+  });
+
   it('ratio mode on the published Parquet: embedded images become data URIs', async () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: docvqa\n  data_path: ${path.join(FIX, 'docvqa/raw/validation-00000-of-00001.parquet')}\n  split_ratio: "3:3:4"\n` });
@@ -209,7 +243,7 @@ describe('benchmark loaders name the file, line and field of bad records', () =>
     ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a", "b"]}]', /items\.json:1 \(item 1\): missing or unknown 'correct_choice'/],
     ['livemathematicianbench', '[{"id": "m:1", "question": "q", "choices": ["a"], "correct_choice": "A"}]', /missing field 'choices' \(at least two options, the correct one included\)/],
     ['livemathematicianbench', '[{"id": "m:1", "choices": ["a", "b"], "correct_choice": "A"}]', /missing field 'question'/],
-    ['docvqa', '[{"questionId": "1", "question": "q", "answers": ["x"], "image_path": "nope.png"}]', /items\.json:1 \(item 1\): image not found: 'nope\.png'/],
+    ['docvqa', '[{"questionId": "1", "question": "q", "answers": ["x"], "image_path": "nope.png"}]', /items\.json:1 \(item 1\): image of question 1 not found: 'nope\.png'/],
     ['docvqa', '[{"questionId": "1", "question": "q", "image_path": "nope.png"}]', /missing field 'answers'/],
     ['officeqa', '[{"uid": "u1", "question": "q", "source_files": []}]', /items\.json:1 \(item 1\): missing field 'ground_truth'/],
   ];
