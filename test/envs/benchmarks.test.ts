@@ -13,6 +13,11 @@ import type { Env, Item } from '../../src/envs/types.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { lastUserText, ScriptedModel } from './scripted.ts';
+import { RoleSchema } from '../../src/config/schema.ts';
+import '../../src/model/backends.ts';
+import { getBackend } from '../../src/model/registry.ts';
+import type { ChatModel } from '../../src/model/types.ts';
+import { startFakeProvider } from '../helpers/fake-provider.ts';
 
 const FIX = path.join(ROOT, 'test/fixtures');
 
@@ -215,6 +220,51 @@ describe('docvqa', () => {
     const row = written.find((r) => r.id === '57346')!;
     assert.equal(row.image_path, 'images/q57346_d14282.png');
     assert.deepEqual(fs.readFileSync(path.join(out, String(row.image_path))), fs.readFileSync(path.join(task, 'documents/mxcj0037_1.png')));
+  });
+
+  it('image_detail goes out with the page: Chat Completions image_url.detail, Responses detail; providers without the field send none', async () => {
+    const fake = await startFakeProvider({ respond: () => ({ text: '<answer>22</answer>' }) });
+    try {
+      const target = (backend: string, model: string, options: Record<string, unknown> = {}): ChatModel =>
+        getBackend(backend)!.create(RoleSchema.parse({ backend, model, base_url: options.provider === 'azure' ? fake.url : `${fake.url}/v1`, options }), {
+          role: 'target',
+          environment: { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', AZURE_OPENAI_API_KEY: 'k' },
+          reasoningEffort: '',
+          seed: 1,
+        }) as ChatModel;
+      const inputImage = () => sent().input.flatMap((m: { content?: unknown }) => (Array.isArray(m.content) ? m.content : [])).find((p: { type: string }) => p.type === 'input_image');
+      const docEnv = async (extra: string) => {
+        const dir = tmpDir();
+        writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: docvqa\n  data_path: ${path.join(FIX, 'docvqa/task1/val/val_v1.0.json')}\n  split_ratio: "2:2:2"\n${extra}` });
+        const env = createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }));
+        return { env, item: all(await env.load()).find((i) => i.id === '57348')! };
+      };
+      const sent = () => fake.requests.at(-1)!.body;
+      for (const detail of ['high', 'low', 'auto']) {
+        const { env, item } = await docEnv(`  image_detail: ${detail}\n`);
+        assert.equal((await env.rollout(item, '', { target: target('openai_chat', 'gpt-4o', { provider: 'openai' }), seed: 0 })).hard, 1);
+        assert.equal(sent().messages[1].content[1].type, 'image_url');
+        assert.equal(sent().messages[1].content[1].image_url.detail, detail, 'Chat Completions');
+        await env.rollout(item, '', { target: target('openai_chat', 'gpt-4o', { provider: 'openai', api: 'responses' }), seed: 0 });
+        assert.equal(inputImage().detail, detail, 'Responses API');
+        await env.rollout(item, '', { target: target('openai_chat', 'dep', { provider: 'azure' }), seed: 0 });
+        assert.equal(sent().messages[1].content[1].image_url.detail, detail, 'Azure, Chat Completions');
+        await env.rollout(item, '', { target: target('openai_chat', 'dep', { provider: 'azure', api: 'responses' }), seed: 0 });
+        assert.match(fake.requests.at(-1)!.path, /\/openai\/.*responses$/);
+        assert.equal(inputImage().detail, detail, 'Azure, Responses API');
+      }
+      const { env, item } = await docEnv('');
+      await env.rollout(item, '', { target: target('openai_chat', 'gpt-4o', { provider: 'openai' }), seed: 0 });
+      assert.equal('detail' in sent().messages[1].content[1].image_url, false, 'unset: none sent');
+      const high = await docEnv('  image_detail: high\n');
+      assert.equal((await high.env.rollout(high.item, '', { target: target('anthropic', 'claude-sonnet-4-5'), seed: 0 })).hard, 1);
+      assert.equal(sent().messages[0].content.filter((p: { type: string }) => p.type === 'image').length, 1);
+      assert.doesNotMatch(JSON.stringify(sent()), /"detail"/, 'Anthropic has no such field');
+      assert.equal((await high.env.rollout(high.item, '', { target: target('openai_compatible', 'qwen-vl'), seed: 0 })).hard, 1);
+      assert.doesNotMatch(JSON.stringify(sent()), /"detail"/, 'an OpenAI-compatible server gets the plain image');
+    } finally {
+      await fake.close();
+    }
   });
 
   it('an annotation file whose image is missing: an error naming the question and the path', async () => {

@@ -23,6 +23,8 @@ export const DocVqaOptions = z.object({
   max_completion_tokens: z.number().int().positive().optional(),
   /** ANLS threshold τ: a normalised edit distance at or above it scores 0. */
   anls_threshold: z.number().min(0).max(1).default(0.5),
+  /** The image `detail` sent with the page (OpenAI models: the resolution they see); unset sends none. */
+  image_detail: z.enum(['low', 'high', 'auto']).optional(),
 });
 
 /** A Python literal list of strings, as the original's CSV files store answers: `['a', "b's"]`. */
@@ -153,7 +155,7 @@ export class DocVqaEnv extends QaEnv {
     return {
       user: [
         { type: 'text', text },
-        { type: 'image', image },
+        { type: 'image', image, ...(this.o.image_detail ? { detail: this.o.image_detail } : {}) },
       ],
       task: String(item.question),
       expected: golds,
