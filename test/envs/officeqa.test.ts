@@ -18,6 +18,67 @@ import { lastUserText, ScriptedModel } from './scripted.ts';
 
 const FIX = path.join(ROOT, 'test/fixtures/officeqa');
 
+/**
+ * (prediction, gold, EM, F1) as the original's `skillopt/envs/officeqa/evaluator.py` scores them
+ * (its `evaluate`, run on each pair; the values are copied from its output).
+ */
+const ORIGINAL_SCORES: [string, string, number, number][] = [
+  ["[8.124, 12.852].", "[8.124, 12.852]", 0, 0.5],
+  ["[8.124, 12.852]", "[8.124, 12.852]", 1, 1],
+  ["8.124, 12.852", "[8.124, 12.852]", 1, 1],
+  ["[12.852, 8.124]", "[8.124, 12.852]", 0, 1],
+  ["[8.124; 12.852]", "[8.124, 12.852]", 1, 1],
+  ["[8.12, 12.85]", "[8.124, 12.852]", 0, 0],
+  ["[1, 2, 3]", "[1, 2]", 0, 0.8],
+  ["(3.1%, 4.2%)", "[3.1%, 4.2%]", 1, 1],
+  ["-4.0%", "-4.0%", 1, 1],
+  ["-4%", "-4.0%", 0, 0],
+  ["4.0 %", "4.0%", 0, 0],
+  ["4.0 percent", "4.0%", 0, 0],
+  ["12.5%.", "12.5%", 0, 0],
+  ["22,282 million dollars", "22,282", 1, 1],
+  ["$22282", "22,282", 1, 1],
+  ["$22.3 billion", "22.3", 1, 1],
+  ["1,234 millions of dollars", "1234", 0, 0.6666666666666666],
+  ["(nominal) 12 billion", "12", 1, 1],
+  ["3.5 thousand", "3500", 0, 0],
+  ["USD 1,000", "1000", 0, 0.6666666666666666],
+  ["1,000 €", "1000", 0, 0.6666666666666666],
+  ["1.13 ", "1.13", 1, 1],
+  ["1,234,567", "1234567", 1, 1],
+  ["1,234.50", "1234.5", 0, 0],
+  ["-17.5", "-17.5", 1, 1],
+  ["(17.5)", "-17.5", 0, 0],
+  ["−17.5", "-17.5", 0, 0],
+  ["- 17.5", "-17.5", 0, 0],
+  ["March 1944", "March 1944", 1, 1],
+  ["March, 1944", "March 1944", 1, 1],
+  ["1944-03", "March 1944", 0, 0],
+  ["03/1944", "March 1944", 0, 0],
+  ["June 30, 1951", "June 30 1951", 1, 1],
+  ["Internal Revenue", "internal revenue", 1, 1],
+  ["The Internal Revenue Service", "Internal Revenue", 0, 0.6666666666666666],
+  ["U.S. Savings Bonds", "US savings bonds", 0, 0.6666666666666666],
+  ["Treasury's bills", "Treasurys bills", 1, 1],
+  ["Fiscal year 1962: 1.13", "1.13", 0, 0.4],
+  ["millionaire", "millionaire", 1, 1],
+  ["millions_x", "x", 0, 0],
+  ["Year–end total", "Year-end total", 0, 0.5],
+  ["1.13.", "1.13", 0, 0],
+  ["1.13!", "1.13", 1, 1],
+  ["\"1.13\"", "1.13", 1, 1],
+  ["1.13;", "1.13", 1, 1],
+  ["22,282...", "22,282", 0, 0],
+  ["yes.", "Yes", 0, 0],
+  ["$", "5", 0, 0],
+  ["million", "dollars", 1, 1],
+  ["2 millionä", "2", 0, 0.6666666666666666],
+  ["2 émillion", "2", 0, 0.6666666666666666],
+  ["2\u00a0million", "2", 1, 1],
+  ["2\u001cmillion", "2", 1, 1],
+  ["3\u200b4", "3 4", 0, 0],
+];
+
 /** A docs root with two bulletins, a file outside it, and a symbolic link inside it that points out. */
 function sandbox() {
   const dir = tmpDir();
@@ -70,11 +131,12 @@ describe('officeqa tools', () => {
     assert.match(open.read(path.join(dir, 'secret.txt')), /^error: access denied/);
   });
 
-  it('scores with the numeric-aware normalisation', () => {
-    assert.deepEqual([officeqaScore('22,282 million dollars', '22,282').hard, officeqaScore('$22282', '22,282').hard], [1, 1]);
-    assert.equal(officeqaScore('-4.0%', '-4.0%').hard, 1);
-    assert.equal(officeqaScore('-4%', '-4.0%').hard, 0);
-    assert.deepEqual(officeqaScore('', '1'), { hard: 0, soft: 0, metric: 'EM' });
+  it('scores as the original evaluator does (hard = its EM, soft = its token F1), case by case', () => {
+    for (const [prediction, gold, em, f1] of ORIGINAL_SCORES) {
+      const s = officeqaScore(prediction, gold);
+      assert.deepEqual([s.hard, s.soft], [em, f1], `${JSON.stringify(prediction)} against ${JSON.stringify(gold)}`);
+    }
+    assert.deepEqual(officeqaScore('', '1'), { hard: 0, soft: 0, metric: 'EM' }, 'no answer scores 0 / 0');
   });
 });
 
