@@ -18,6 +18,8 @@ export interface Splits {
   train: Item[];
   val: Item[];
   test: Item[];
+  /** What the user should know about the data, such as items left out (shown as warnings). */
+  warnings?: string[];
 }
 
 /** One line of a trajectory, as the optimizer will read it. */
