@@ -96,5 +96,10 @@ export interface EnvFactory {
   aliases?: string[];
   /** The env's own config keys (beyond the core `env.*` keys), with defaults. */
   optionsSchema: ZodObject;
+  /**
+   * Keys of the original's configs that are accepted but not supported yet: key → what is not
+   * supported. Config loading drops them with one warning each.
+   */
+  unsupportedOptions?: Record<string, string>;
   create(config: EnvConfig, ctx: EnvContext): Env;
 }

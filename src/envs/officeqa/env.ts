@@ -209,8 +209,14 @@ export class OfficeQaEnv implements Env {
   }
 }
 
+const NO_WEB_SEARCH =
+  "web search (the original's search_mode custom_search and azure_search) is not supported yet: OfficeQA runs offline with its local document tools, so this key has no effect";
+
 registerEnv({
   name: 'officeqa',
   optionsSchema: OfficeQaOptions,
+  unsupportedOptions: Object.fromEntries(
+    ['search_api_url', 'search_auth_env', 'search_provider', 'search_max_num_results', 'search_timeout_seconds', 'max_queries_per_turn'].map((k) => [k, NO_WEB_SEARCH]),
+  ),
   create: (config, ctx) => new OfficeQaEnv(config, envOptions(OfficeQaOptions, config), ctx),
 });
