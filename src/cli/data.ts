@@ -12,7 +12,8 @@ export function registerData(program: Command): void {
     .option('--ratio <a:b:c>', 'train:val:test ratio without a manifest (default 2:1:7)')
     .option('--seed <n>', 'shuffle seed without a manifest', (v) => Number.parseInt(v, 10), 42)
     .option('--allow-missing', 'with --manifest: write the splits even when some ids are not in the raw data (they are listed)')
-    .action(async (benchmark: string, opts: { raw: string; manifest?: string; out: string; ratio?: string; seed: number; allowMissing?: boolean }) => {
+    .option('--docs <dir...>', 'officeqa: the directories of the bulletin text files; items whose bulletins are not there are left out (and listed)')
+    .action(async (benchmark: string, opts: { raw: string; manifest?: string; out: string; ratio?: string; seed: number; allowMissing?: boolean; docs?: string[] }) => {
       const { materialize } = await import('../envs/materialize.ts');
       await import('../envs/materializers.ts');
       const report = await materialize({ benchmark, ...opts });
@@ -20,6 +21,10 @@ export function registerData(program: Command): void {
       process.stdout.write(`${benchmark}: train=${train} val=${val} test=${test} (${report.mode === 'manifest' ? 'ids and order from the manifest' : `seeded split ${opts.ratio ?? '2:1:7'}, seed ${opts.seed}`})\n`);
       const missing = Object.entries(report.missing).flatMap(([s, ids]) => ids.map((id) => `${s}:${id}`));
       if (missing.length) process.stdout.write(`missing from the raw data (${missing.length}): ${missing.join(', ')}\n`);
+      if (report.leftOut.length) {
+        const { describeLeftOut } = await import('../envs/data/left-out.ts');
+        process.stderr.write(`warning: ${describeLeftOut(benchmark, report.leftOut, report.leftOut.length + train + val + test)} (listed in split_manifest.json)\n`);
+      }
       process.stdout.write(`written to ${report.out}\n`);
     });
 }

@@ -66,7 +66,7 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   ({ tree, sources } = applyOverrides(tree, sources, options.overrides ?? [], warnings));
 
   const config = validate(tree, sources);
-  validateEnvOptions(config, sources);
+  validateEnvOptions(config, sources, warnings);
   resolveRoles(config, sources);
   validateRoleOptions(config, sources);
   const baseDirOf = (key: string) => {
@@ -239,8 +239,11 @@ function validateRoleOptions(config: Config, sources: Sources): void {
   }
 }
 
-/** The env's own keys (everything in `env` beyond the core ones) are checked by the env's schema. */
-function validateEnvOptions(config: Config, sources: Sources): void {
+/**
+ * The env's own keys (everything in `env` beyond the core ones) are checked by the env's schema;
+ * keys it accepts but does not support yet are dropped with one warning each.
+ */
+function validateEnvOptions(config: Config, sources: Sources, warnings: string[]): void {
   const name = config.env.name;
   const extraKeys = Object.keys(config.env).filter((k) => !ENV_CORE_KEYS.includes(k));
   if (!name) {
@@ -257,6 +260,13 @@ function validateEnvOptions(config: Config, sources: Sources): void {
     const s = sourceOf(sources, 'env.name');
     throw new ConfigError(`${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`, s.source, 'env.name');
   }
+  const unsupported = factory.unsupportedOptions ?? {};
+  for (const key of Object.keys(config.env)) {
+    if (ENV_CORE_KEYS.includes(key) || !Object.hasOwn(unsupported, key)) continue;
+    const s = sourceOf(sources, `env.${key}`);
+    warnings.push(`${s.source}: ${s.written} is not supported yet and is ignored: ${unsupported[key]}`);
+    delete (config.env as Record<string, unknown>)[key];
+  }
   const extras: Tree = {};
   for (const [k, v] of Object.entries(config.env)) if (!ENV_CORE_KEYS.includes(k)) extras[k] = v;
   const result = factory.optionsSchema.strict().safeParse(extras);
@@ -268,7 +278,7 @@ function validateEnvOptions(config: Config, sources: Sources): void {
           return issue.keys
             .map((key) => {
               const s = sourceOf(sources, ['env', ...issue.path, key].join('.'));
-              const known = issue.path.length ? knownKeysAt(factory.optionsSchema, issue.path) : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape)];
+              const known = issue.path.length ? knownKeysAt(factory.optionsSchema, issue.path) : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape), ...Object.keys(unsupported)];
               return `${s.source}: unknown key '${s.written}' for env '${name}'${didYouMean(key, known)}`;
             })
             .join('\n');

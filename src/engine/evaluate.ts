@@ -200,6 +200,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   const skills = readSkills(opts.skillFiles);
   const out = path.resolve(opts.outRoot);
   const { env, splits } = await buildEnv(opts.loaded, out);
+  for (const w of splits.warnings ?? []) say(`warning: ${w}`);
   const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
   if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
   const ledger = new Ledger(path.join(out, 'calls.jsonl'));

@@ -95,6 +95,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     checkResumable(dir, config, secretPaths);
     const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
     const { env, splits } = await buildEnv(opts.loaded, dir.root);
+    for (const w of splits.warnings ?? []) events.warn(w);
     if (splits.train.length === 0) throw new UserError(`env '${config.env.name}': the train split is empty`);
     if (splits.val.length === 0) throw new UserError(`env '${config.env.name}': the val (selection) split is empty`);
     if (config.evaluation.eval_test && splits.test.length === 0) throw new UserError(`env '${config.env.name}': the test split is empty (or set evaluation.eval_test: false)`);

@@ -6,14 +6,17 @@
  * records with at least an `id`) the splits are exactly the manifest's: same ids, same order;
  * ids the raw data lacks are listed (an error, unless `allowMissing`, which writes the rest and
  * records the missing ids in `split_manifest.json`). Manifest fields the raw data lacks are kept.
- * Without a manifest the split is a seeded
- * shuffle cut by a ratio, as the split loader's ratio mode does.
+ * Without a manifest the split is a seeded shuffle cut by a ratio, as the split loader's ratio
+ * mode does. A benchmark may leave out items that cannot be run with what the user has (OfficeQA
+ * with `docs`: the items whose bulletins are not there); they are listed in the manifest, and a
+ * split left with no item is an error.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
 import { DataError, formatLocation, type Location } from './data/errors.ts';
+import { listLeftOut, type LeftOutRecord } from './data/left-out.ts';
 import { dataFilesIn, readRecords } from './data/read.ts';
 import { SPLIT_NAMES, splitByRatio, type SplitName } from './data/splits.ts';
 
@@ -23,6 +26,14 @@ export interface RawItem {
   record: Record<string, unknown>;
   where: Location;
   files?: { path: string; bytes: Uint8Array }[];
+  /** Why this item cannot be run with what the user has; it is left out of the splits. */
+  leftOut?: string;
+}
+
+/** What a benchmark's reader may use besides the raw data. */
+export interface ReadOptions {
+  /** Directories of the documents the items need (OfficeQA's bulletins). */
+  docs?: string[];
 }
 
 export interface Materializer {
@@ -32,7 +43,9 @@ export interface Materializer {
   /** Manifest fields tried in turn to find an item's raw id. */
   matchKeys: string[];
   defaultRatio: string;
-  read(raw: string): Promise<RawItem[]>;
+  /** Whether `docs` applies (the items name documents that must exist). */
+  usesDocs?: boolean;
+  read(raw: string, options: ReadOptions): Promise<RawItem[]>;
 }
 
 const materializers = new Map<string, Materializer>();
@@ -57,6 +70,8 @@ export interface MaterializeOptions {
   ratio?: string;
   seed?: number;
   allowMissing?: boolean;
+  /** Document directories: items naming a document not there are left out (OfficeQA). */
+  docs?: string[];
 }
 
 export interface MaterializeReport {
@@ -64,6 +79,7 @@ export interface MaterializeReport {
   mode: 'manifest' | 'ratio';
   counts: Record<SplitName, number>;
   missing: Record<SplitName, string[]>;
+  leftOut: LeftOutRecord[];
 }
 
 interface ManifestEntry {
@@ -109,9 +125,12 @@ export async function materialize(opts: MaterializeOptions): Promise<Materialize
   if (!m) throw new UserError(`unknown benchmark '${opts.benchmark}'; known: ${materializerNames().join(', ')}`);
   const raw = path.resolve(opts.raw);
   if (!fs.existsSync(raw)) throw new DataError(`--raw not found: ${raw} (expected ${m.rawHelp})`);
-  const items = await m.read(raw);
-  if (items.length === 0) throw new DataError(`no ${opts.benchmark} items in ${raw} (expected ${m.rawHelp})`);
-  const byId = indexRaw(items);
+  if (opts.docs?.length && !m.usesDocs) throw new UserError(`--docs does not apply to ${opts.benchmark}: its items name no documents`);
+  const all = await m.read(raw, { docs: opts.docs?.map((d) => path.resolve(d)) });
+  if (all.length === 0) throw new DataError(`no ${opts.benchmark} items in ${raw} (expected ${m.rawHelp})`);
+  const byId = indexRaw(all);
+  const leftOut: LeftOutRecord[] = [];
+  const items = all.filter((i) => !i.leftOut);
   const groups = {} as Record<SplitName, RawItem[]>;
   const missing: Record<SplitName, string[]> = { train: [], val: [], test: [] };
   let mode: MaterializeReport['mode'];
@@ -125,19 +144,26 @@ export async function materialize(opts: MaterializeOptions): Promise<Materialize
       for (const entry of manifest[split]) {
         const hit = entry.keys.map((k) => byId.get(k)).find(Boolean);
         // The raw record wins; the manifest fills in fields the raw data lacks.
-        if (hit) groups[split].push({ ...hit, record: { ...entry.fields, ...hit.record } });
+        if (hit?.leftOut) leftOut.push({ id: hit.id, split, reason: hit.leftOut });
+        else if (hit) groups[split].push({ ...hit, record: { ...entry.fields, ...hit.record } });
         else missing[split].push(entry.keys[0]!);
       }
     }
-    const all = SPLIT_NAMES.flatMap((s) => missing[s].map((id) => `${s}:${id}`));
-    if (all.length && !opts.allowMissing) {
-      const shown = all.slice(0, 20).join(', ');
+    const absent = SPLIT_NAMES.flatMap((s) => missing[s].map((id) => `${s}:${id}`));
+    if (absent.length && !opts.allowMissing) {
+      const shown = absent.slice(0, 20).join(', ');
       throw new DataError(
-        `${all.length} manifest id${all.length > 1 ? 's are' : ' is'} not in the raw data ${raw}: ${shown}${all.length > 20 ? `, … (${all.length - 20} more)` : ''}. Check --raw (it should hold every split of the published data), or pass --allow-missing to write the splits without them`,
+        `${absent.length} manifest id${absent.length > 1 ? 's are' : ' is'} not in the raw data ${raw}: ${shown}${absent.length > 20 ? `, … (${absent.length - 20} more)` : ''}. Check --raw (it should hold every split of the published data), or pass --allow-missing to write the splits without them`,
       );
+    }
+    for (const split of SPLIT_NAMES) {
+      const lost = leftOut.filter((l) => l.split === split);
+      if (groups[split].length === 0 && lost.length) throw new DataError(`split '${split}' has no item left: all ${lost.length} were left out: ${listLeftOut(lost)}`);
     }
   } else {
     mode = 'ratio';
+    for (const i of all) if (i.leftOut) leftOut.push({ id: i.id, reason: i.leftOut });
+    if (items.length === 0) throw new DataError(`no item of ${raw} is left: all ${leftOut.length} were left out: ${listLeftOut(leftOut)}`);
     Object.assign(groups, splitByRatio(items, ratio, seed).groups);
     for (const split of SPLIT_NAMES) if (groups[split].length === 0) throw new DataError(`split '${split}' would be empty: ${items.length} items cut ${ratio}; change --ratio`);
   }
@@ -156,7 +182,9 @@ export async function materialize(opts: MaterializeOptions): Promise<Materialize
     ...(opts.manifest ? { source_manifest_dir: path.resolve(opts.manifest) } : { split_mode: 'ratio', split_ratio: ratio, split_seed: seed }),
     counts,
     ...(SPLIT_NAMES.some((s) => missing[s].length) ? { missing } : {}),
+    ...(opts.docs?.length ? { docs: opts.docs.map((d) => path.resolve(d)) } : {}),
+    ...(leftOut.length ? { left_out: leftOut } : {}),
     item_fields: [...new Set(items.flatMap((i) => Object.keys(i.record)))],
   });
-  return { out, mode, counts, missing };
+  return { out, mode, counts, missing, leftOut };
 }

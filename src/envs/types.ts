@@ -18,6 +18,8 @@ export interface Splits {
   train: Item[];
   val: Item[];
   test: Item[];
+  /** What the user should know about the data, such as items left out (shown as warnings). */
+  warnings?: string[];
 }
 
 /** One line of a trajectory, as the optimizer will read it. */
@@ -94,5 +96,10 @@ export interface EnvFactory {
   aliases?: string[];
   /** The env's own config keys (beyond the core `env.*` keys), with defaults. */
   optionsSchema: ZodObject;
+  /**
+   * Keys of the original's configs that are accepted but not supported yet: key → what is not
+   * supported. Config loading drops them with one warning each.
+   */
+  unsupportedOptions?: Record<string, string>;
   create(config: EnvConfig, ctx: EnvContext): Env;
 }

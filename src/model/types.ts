@@ -17,6 +17,8 @@ export interface ImagePart {
   type: 'image';
   image: string;
   mediaType?: string;
+  /** OpenAI's image `detail` (resolution the model sees); providers without such a field ignore it. */
+  detail?: 'low' | 'high' | 'auto';
 }
 
 export interface ToolCall {

@@ -59,7 +59,7 @@ describe('data materialize', () => {
     assert.deepEqual(c.counts, { train: 4, val: 4, test: 8 });
     assert.equal(readJson(path.join(c.out, 'split_manifest.json')).split_seed, 5);
     const lm = await materialize({ benchmark: 'livemathematicianbench', raw: path.join(FIX, 'livemathematicianbench/raw'), out: path.join(tmpDir(), 'lm') });
-    assert.equal(lm.counts.train + lm.counts.val + lm.counts.test, 11, 'the record without a question is not an item');
+    assert.equal(lm.counts.train + lm.counts.val + lm.counts.test, 11, 'every published item');
   });
 
   it('lists missing ids; --allow-missing writes the rest and records them', async () => {
@@ -76,6 +76,33 @@ describe('data materialize', () => {
     assert.deepEqual(report.missing.val, ['gone-1', 'gone-2']);
     assert.deepEqual(readJson(path.join(dir, 'o/split_manifest.json')).missing.val, ['gone-1', 'gone-2']);
     assert.equal(readJson(path.join(dir, 'o/val/items.json')).length, 3);
+  });
+
+  it('officeqa --docs: items whose bulletin is not there are left out and listed; a split left empty is an error', async () => {
+    const dir = tmpDir();
+    fs.cpSync(path.join(FIX, 'officeqa/docs'), path.join(dir, 'docs'), { recursive: true });
+    fs.rmSync(path.join(dir, 'docs/treasury_bulletin_1962_12.txt'));
+    const raw = path.join(FIX, 'officeqa/raw/officeqa_full.csv');
+    const r = runCli(['data', 'materialize', 'officeqa', '--raw', raw, '--manifest', path.join(FIX, 'officeqa/manifest'), '--docs', path.join(dir, 'docs'), '--out', path.join(dir, 'o')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /officeqa: train=3 val=2 test=2 \(ids and order from the manifest\)/);
+    assert.match(r.stderr, /^warning: officeqa: 2 of 9 items left out, 7 kept: test:oq-008 \(source file not in --docs: treasury_bulletin_1962_12\.txt\), test:oq-009 \(source file not in --docs: treasury_bulletin_1962_12\.txt\) \(listed in split_manifest\.json\)$/m);
+    const manifest = readJson(path.join(dir, 'o/split_manifest.json'));
+    assert.deepEqual(manifest.left_out.map((l: { split: string; id: string }) => `${l.split}:${l.id}`), ['test:oq-008', 'test:oq-009']);
+    assert.deepEqual(manifest.counts, { train: 3, val: 2, test: 2 });
+    assert.deepEqual(readJson(path.join(dir, 'o/test/items.json')).map((i: { id: string }) => i.id), ['oq-004', 'oq-007']);
+    const ratio = await materialize({ benchmark: 'officeqa', raw, docs: [path.join(dir, 'docs')], out: path.join(dir, 'r'), ratio: '1:1:1' });
+    assert.deepEqual(ratio.leftOut.map((l) => l.id), ['oq-008', 'oq-009']);
+    assert.equal(ratio.counts.train + ratio.counts.val + ratio.counts.test, 7);
+    fs.rmSync(path.join(dir, 'docs/treasury_bulletin_1944_01.txt'));
+    fs.rmSync(path.join(dir, 'docs/treasury_bulletin_1951_06.txt'));
+    await assert.rejects(
+      materialize({ benchmark: 'officeqa', raw, manifest: path.join(FIX, 'officeqa/manifest'), docs: [path.join(dir, 'docs')], out: path.join(dir, 'e') }),
+      /split 'train' has no item left: all 3 were left out: train:oq-001 \(source file not in --docs: treasury_bulletin_1944_01\.txt\), train:oq-005/,
+    );
+    assert.equal(fs.existsSync(path.join(dir, 'e')), false, 'nothing written');
+    await assert.rejects(materialize({ benchmark: 'searchqa', raw: path.join(FIX, 'searchqa/raw'), docs: [dir], out: path.join(dir, 's') }), /--docs does not apply to searchqa/);
+    await assert.rejects(materialize({ benchmark: 'officeqa', raw, docs: [path.join(dir, 'nope')], out: path.join(dir, 's') }), /--docs .*nope: not a directory/);
   });
 
   it('bad manifests and raw data are clear errors', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
@@ -17,6 +18,67 @@ import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { lastUserText, ScriptedModel } from './scripted.ts';
 
 const FIX = path.join(ROOT, 'test/fixtures/officeqa');
+
+/**
+ * (prediction, gold, EM, F1) as the original's `skillopt/envs/officeqa/evaluator.py` scores them
+ * (its `evaluate`, run on each pair; the values are copied from its output).
+ */
+const ORIGINAL_SCORES: [string, string, number, number][] = [
+  ["[8.124, 12.852].", "[8.124, 12.852]", 0, 0.5],
+  ["[8.124, 12.852]", "[8.124, 12.852]", 1, 1],
+  ["8.124, 12.852", "[8.124, 12.852]", 1, 1],
+  ["[12.852, 8.124]", "[8.124, 12.852]", 0, 1],
+  ["[8.124; 12.852]", "[8.124, 12.852]", 1, 1],
+  ["[8.12, 12.85]", "[8.124, 12.852]", 0, 0],
+  ["[1, 2, 3]", "[1, 2]", 0, 0.8],
+  ["(3.1%, 4.2%)", "[3.1%, 4.2%]", 1, 1],
+  ["-4.0%", "-4.0%", 1, 1],
+  ["-4%", "-4.0%", 0, 0],
+  ["4.0 %", "4.0%", 0, 0],
+  ["4.0 percent", "4.0%", 0, 0],
+  ["12.5%.", "12.5%", 0, 0],
+  ["22,282 million dollars", "22,282", 1, 1],
+  ["$22282", "22,282", 1, 1],
+  ["$22.3 billion", "22.3", 1, 1],
+  ["1,234 millions of dollars", "1234", 0, 0.6666666666666666],
+  ["(nominal) 12 billion", "12", 1, 1],
+  ["3.5 thousand", "3500", 0, 0],
+  ["USD 1,000", "1000", 0, 0.6666666666666666],
+  ["1,000 €", "1000", 0, 0.6666666666666666],
+  ["1.13 ", "1.13", 1, 1],
+  ["1,234,567", "1234567", 1, 1],
+  ["1,234.50", "1234.5", 0, 0],
+  ["-17.5", "-17.5", 1, 1],
+  ["(17.5)", "-17.5", 0, 0],
+  ["−17.5", "-17.5", 0, 0],
+  ["- 17.5", "-17.5", 0, 0],
+  ["March 1944", "March 1944", 1, 1],
+  ["March, 1944", "March 1944", 1, 1],
+  ["1944-03", "March 1944", 0, 0],
+  ["03/1944", "March 1944", 0, 0],
+  ["June 30, 1951", "June 30 1951", 1, 1],
+  ["Internal Revenue", "internal revenue", 1, 1],
+  ["The Internal Revenue Service", "Internal Revenue", 0, 0.6666666666666666],
+  ["U.S. Savings Bonds", "US savings bonds", 0, 0.6666666666666666],
+  ["Treasury's bills", "Treasurys bills", 1, 1],
+  ["Fiscal year 1962: 1.13", "1.13", 0, 0.4],
+  ["millionaire", "millionaire", 1, 1],
+  ["millions_x", "x", 0, 0],
+  ["Year–end total", "Year-end total", 0, 0.5],
+  ["1.13.", "1.13", 0, 0],
+  ["1.13!", "1.13", 1, 1],
+  ["\"1.13\"", "1.13", 1, 1],
+  ["1.13;", "1.13", 1, 1],
+  ["22,282...", "22,282", 0, 0],
+  ["yes.", "Yes", 0, 0],
+  ["$", "5", 0, 0],
+  ["million", "dollars", 1, 1],
+  ["2 millionä", "2", 0, 0.6666666666666666],
+  ["2 émillion", "2", 0, 0.6666666666666666],
+  ["2\u00a0million", "2", 1, 1],
+  ["2\u001cmillion", "2", 1, 1],
+  ["3\u200b4", "3 4", 0, 0],
+];
 
 /** A docs root with two bulletins, a file outside it, and a symbolic link inside it that points out. */
 function sandbox() {
@@ -70,11 +132,12 @@ describe('officeqa tools', () => {
     assert.match(open.read(path.join(dir, 'secret.txt')), /^error: access denied/);
   });
 
-  it('scores with the numeric-aware normalisation', () => {
-    assert.deepEqual([officeqaScore('22,282 million dollars', '22,282').hard, officeqaScore('$22282', '22,282').hard], [1, 1]);
-    assert.equal(officeqaScore('-4.0%', '-4.0%').hard, 1);
-    assert.equal(officeqaScore('-4%', '-4.0%').hard, 0);
-    assert.deepEqual(officeqaScore('', '1'), { hard: 0, soft: 0, metric: 'EM' });
+  it('scores as the original evaluator does (hard = its EM, soft = its token F1), case by case', () => {
+    for (const [prediction, gold, em, f1] of ORIGINAL_SCORES) {
+      const s = officeqaScore(prediction, gold);
+      assert.deepEqual([s.hard, s.soft], [em, f1], `${JSON.stringify(prediction)} against ${JSON.stringify(gold)}`);
+    }
+    assert.deepEqual(officeqaScore('', '1'), { hard: 0, soft: 0, metric: 'EM' }, 'no answer scores 0 / 0');
   });
 });
 
@@ -146,7 +209,7 @@ describe('officeqa env', () => {
     assert.equal(oraclePages(['https://x.org/doc?page=99'], ['treasury_bulletin_1944_01.txt'], [path.join(FIX, 'docs')]), '');
   });
 
-  it('clear errors: no corpus, an item source file not in the corpus', async () => {
+  it('clear errors: no corpus; a split whose every item needs a missing bulletin', async () => {
     assert.throws(() => resolveDocsRoots(['/no/such/dir'], ''), /OfficeQA needs its document corpus.*env\.data_dirs \[\/no\/such\/dir\]/);
     const dir = tmpDir();
     writeFiles(dir, {
@@ -156,6 +219,66 @@ describe('officeqa env', () => {
       'c.yaml': `model:\n  backend: sim\nenv:\n  name: officeqa\n  split_dir: sp\n  data_dirs: [${path.join(FIX, 'docs')}]\n`,
     });
     const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
-    await assert.rejects(createEnv(loaded).load(), /train\/items\.json:1 \(item 1\): source file not in the document corpus: treasury_bulletin_2001_01\.txt/);
+    await assert.rejects(
+      createEnv(loaded).load(),
+      /split 'train' has no item left \(.*train\/items\.json\): all 1 were left out: train:a \(source file not in the document corpus: treasury_bulletin_2001_01\.txt\)/,
+    );
+  });
+
+  /** The fixture's splits and a corpus without the 1962 bulletin (two test items need it). */
+  async function partialCorpus(): Promise<{ dir: string; docs: string }> {
+    const dir = tmpDir();
+    const docs = path.join(dir, 'docs');
+    fs.cpSync(path.join(FIX, 'docs'), docs, { recursive: true });
+    fs.rmSync(path.join(docs, 'treasury_bulletin_1962_12.txt'));
+    await materialize({ benchmark: 'officeqa', raw: path.join(FIX, 'raw/officeqa_full.csv'), manifest: path.join(FIX, 'manifest'), out: path.join(dir, 'splits') });
+    return { dir, docs };
+  }
+
+  it('a bulletin missing from the corpus leaves out only the items that need it, with a warning naming them', async () => {
+    const { dir, docs } = await partialCorpus();
+    writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: officeqa\n  split_dir: splits\n  data_dirs: [${docs}]\n` });
+    const splits = await createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} })).load();
+    assert.deepEqual([splits.train, splits.val, splits.test].map((s) => s.map((i) => i.id)), [['oq-001', 'oq-005', 'oq-003'], ['oq-006', 'oq-002'], ['oq-004', 'oq-007']]);
+    assert.equal(splits.warnings!.length, 1);
+    assert.equal(
+      splits.warnings![0],
+      `env 'officeqa': 2 of 9 items left out, 7 kept: test:oq-008 (source file not in the document corpus: treasury_bulletin_1962_12.txt), test:oq-009 (source file not in the document corpus: treasury_bulletin_1962_12.txt). The document corpus is ${fs.realpathSync(docs)}: put the missing bulletins there (or add their directory to env.data_dirs) to include those items`,
+    );
+  });
+
+  it('training warns about the items left out, in the run log', async () => {
+    const { dir, docs } = await partialCorpus();
+    writeFiles(dir, {
+      'c.yaml': `model:\n  backend: sim\ntrain:\n  num_epochs: 1\n  batch_size: 3\nevaluation:\n  eval_test: false\noptimizer:\n  use_slow_update: false\n  use_meta_skill: false\nenv:\n  name: officeqa\n  split_dir: splits\n  start_blank: true\n  data_dirs: [${docs}]\n`,
+    });
+    const { runTraining } = await import('../../src/engine/run.ts');
+    const out = path.join(dir, 'run');
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+    await runTraining({ loaded, outRoot: out, configFile: path.join(dir, 'c.yaml'), console: false, models: { target: new ScriptedModel('fake:t', () => '<answer>1</answer>') } });
+    const events = fs.readFileSync(path.join(out, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const warned = events.filter((e) => e.type === 'log' && e.level === 'warn' && /left out/.test(e.message));
+    assert.equal(warned.length, 1);
+    assert.match(warned[0].message, /^env 'officeqa': 2 of 9 items left out, 7 kept: test:oq-008 /);
+  });
+
+  it('ratio mode lists the items left out in the split manifest; eval prints the warning', async () => {
+    const { dir, docs } = await partialCorpus();
+    writeFiles(dir, { 'c.yaml': `model:\n  backend: sim\nenv:\n  name: officeqa\n  data_path: ${path.join(FIX, 'raw/officeqa_full.csv')}\n  split_ratio: "1:1:1"\n  split_output_dir: ${path.join(dir, 'gen')}\n  data_dirs: [${docs}]\n` });
+    const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
+    const splits = await createEnv(loaded).load();
+    assert.equal(splits.train.length + splits.val.length + splits.test.length, 7);
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'gen/split_manifest.json'), 'utf8'));
+    assert.deepEqual(manifest.left_out, [
+      { id: 'oq-008', reason: 'source file not in the document corpus: treasury_bulletin_1962_12.txt' },
+      { id: 'oq-009', reason: 'source file not in the document corpus: treasury_bulletin_1962_12.txt' },
+    ]);
+    assert.match(splits.warnings![0]!, new RegExp(`; all of them are listed in ${path.join(dir, 'gen', 'split_manifest.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    const { runEvaluation } = await import('../../src/engine/evaluate.ts');
+    let printed = '';
+    const out = new Writable({ write: (chunk, _enc, done) => ((printed += String(chunk)), done()) });
+    writeFiles(dir, { 'skill.md': '# Skill\n' });
+    await runEvaluation({ loaded, outRoot: path.join(dir, 'eval'), configFile: path.join(dir, 'c.yaml'), skillFiles: [path.join(dir, 'skill.md')], split: 'test', models: { targets: [new ScriptedModel('fake:t', () => '<answer>1</answer>')] }, out });
+    assert.match(printed, /^warning: env 'officeqa': 2 of 9 items left out, 7 kept: oq-008 \(source file not in the document corpus/m);
   });
 });

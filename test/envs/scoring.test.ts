@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/load.ts';
 import { resolveConfigPath } from '../../src/util/paths.ts';
 import { extractAnswer, ExtractSchema } from '../../src/envs/scoring/extract.ts';
 import { goldList } from '../../src/envs/scoring/golds.ts';
@@ -187,8 +188,19 @@ describe('scorers', () => {
     assert.equal((await score({ type: 'numeric', scale_words: false }, '2.5 billion', '2500000000')).hard, 0);
   });
   it('unknown scorer types are rejected with the list', () => {
+    const TYPES = ['exact_match', 'token_f1', 'contains', 'regex', 'numeric', 'choice', 'anls', 'json_field', 'judge', 'custom'];
     const r = ScorerSchema.safeParse({ type: 'exact' });
-    assert.equal(r.success, false);
+    assert.deepEqual(r.error?.issues.map((i) => [i.path.join('.'), (i as { options?: unknown }).options]), [['type', TYPES]]);
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n  scorer:\n    type: exact\n' });
+    assert.throws(
+      () => loadConfig(path.join(dir, 'c.yaml'), { environment: {} }),
+      (err: Error) => {
+        assert.match(err.message, /c\.yaml: env\.scorer\.type: .*got string "exact"$/);
+        for (const t of TYPES) assert.ok(err.message.includes(`'${t}'`), `the message lists ${t}`);
+        return true;
+      },
+    );
   });
 });
 

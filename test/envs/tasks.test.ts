@@ -41,7 +41,7 @@ describe('tasks env', () => {
     assert.deepEqual(env.taskTypes!(), ['even', 'odd']);
     const wrong = await env.rollout(item, '', { target: new ScriptedModel('fake:t', () => 'Paris'), seed: 1 });
     assert.equal(wrong.hard, 0);
-    assert.match(wrong.failReason!, /^EM=0: predicted 'Paris' but expected \["City \d", "C\d"\]|^EM=0: predicted 'Paris' but expected \[/);
+    assert.equal(wrong.failReason, `EM=0: predicted 'Paris' but expected ["City ${n}","C${n}"]`);
     assert.match(wrong.feedback!, /no answer in the required form; 'Paris' was taken as the answer by the fallback rule/);
     assert.deepEqual(Object.keys(wrong.conversation!.at(-1)!), ['role', 'content']);
   });

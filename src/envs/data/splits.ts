@@ -9,7 +9,10 @@
  *   `<run>/_generated_splits/<env>_<a-b-c>_seed<S>`) with a `split_manifest.json`.
  *
  * `split_mode` decides when both `data_path` and `split_dir` are set; when only one is set, it
- * is the one used. Every split must be non-empty and ids must be unique across all three.
+ * is the one used. Every split must be non-empty and ids must be unique across all three. A
+ * reader may leave a valid record out (`LeftOut`: it cannot be run with what the user has); the
+ * records left out are counted in a warning and listed in a generated split's manifest, and a
+ * split that loses every item is an error.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,6 +22,7 @@ import { writeJsonAtomic } from '../../run/atomic.ts';
 import { Rng } from '../../util/random.ts';
 import type { Item, Splits } from '../types.ts';
 import { DataError, formatLocation, type Location } from './errors.ts';
+import { describeLeftOut, LeftOut, listLeftOut, type LeftOutRecord } from './left-out.ts';
 import { dataFilesIn, readRecords, type RawRecord } from './read.ts';
 
 export type SplitName = 'train' | 'val' | 'test';
@@ -44,12 +48,14 @@ export function canonicalSplit(name: string): SplitName {
 
 /** How an env turns records into items. */
 export interface ItemReader {
-  /** One item from one record; throws a DataError naming `rec.where` and the field. */
-  toItem(rec: RawRecord, split: SplitName | undefined): Item | Promise<Item>;
+  /** One item from one record (or `LeftOut`); throws a DataError naming `rec.where` and the field. */
+  toItem(rec: RawRecord, split: SplitName | undefined): Item | LeftOut | Promise<Item | LeftOut>;
   /** The raw records of `data_path` in ratio mode (default: the one data file there). */
   readRaw?(dataPath: string): Promise<RawRecord[]>;
   /** What a generated split file stores for an item (default: the item itself). */
   stored?(item: Item, rec: RawRecord): unknown;
+  /** What the user can do about the records left out, added to the warning. */
+  leftOutHint?(): string;
 }
 
 export interface SplitOptions {
@@ -69,6 +75,10 @@ export interface LoadedSplits extends Splits {
   source: string;
   /** Where a ratio split was written. */
   generatedDir?: string;
+  /** Records the reader left out. */
+  leftOut: LeftOutRecord[];
+  /** What the user should know about the data (items left out). */
+  warnings: string[];
 }
 
 /** Parses `a:b:c` into three weights. */
@@ -104,10 +114,22 @@ interface Loaded {
   rec: RawRecord;
 }
 
-async function toItems(records: RawRecord[], reader: ItemReader, split: SplitName | undefined): Promise<Loaded[]> {
+async function toItems(records: RawRecord[], reader: ItemReader, split: SplitName | undefined, leftOut: LeftOutRecord[]): Promise<Loaded[]> {
   const out: Loaded[] = [];
-  for (const rec of records) out.push({ item: await reader.toItem(rec, split), rec });
+  for (const rec of records) {
+    const item = await reader.toItem(rec, split);
+    if (item instanceof LeftOut) leftOut.push({ id: item.id, ...(split ? { split } : {}), reason: item.reason });
+    else out.push({ item, rec });
+  }
   return out;
+}
+
+/** An empty split: an error that says whether its items were all left out. */
+function checkLoaded(split: SplitName, loaded: Loaded[], leftOut: LeftOutRecord[], where: string, hint: string): void {
+  if (loaded.length > 0) return;
+  const lost = leftOut.filter((l) => l.split === split || !l.split);
+  if (lost.length) throw new DataError(`split '${split}' has no item left (${where}): all ${lost.length} were left out: ${listLeftOut(lost)}`);
+  checkNonEmpty(split, loaded, where, hint);
 }
 
 function checkUniqueIds(groups: Loaded[][]): void {
@@ -144,15 +166,16 @@ function resolveMode(config: EnvConfig): 'split_dir' | 'ratio' {
 export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
   const { config, resolve } = opts;
   const files = opts.files && Object.values(opts.files).some(Boolean) ? opts.files : undefined;
-  let result: LoadedSplits;
+  const leftOut: LeftOutRecord[] = [];
+  let result: Omit<LoadedSplits, 'leftOut' | 'warnings'>;
   if (files) {
     const groups: Partial<Record<SplitName, Loaded[]>> = {};
     for (const split of SPLIT_NAMES) {
       const file = files[split];
       if (!file) throw new UserError(`env.${split}_file is not set: give all three of train_file, val_file and test_file, or use data_path / split_dir`);
       const resolved = resolve(`${split}_file`, file);
-      const loaded = await toItems(await readRecords(resolved), reader, split);
-      checkNonEmpty(split, loaded, resolved, 'add items to it');
+      const loaded = await toItems(await readRecords(resolved), reader, split, leftOut);
+      checkLoaded(split, loaded, leftOut, resolved, 'add items to it');
       groups[split] = loaded;
     }
     checkUniqueIds(SPLIT_NAMES.map((s) => groups[s]!));
@@ -165,19 +188,26 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
       const sub = path.join(dir, split);
       if (!fs.existsSync(sub)) throw new DataError(`env.split_dir ${dir} has no ${split}/ directory; it needs train/, val/ and test/`);
       const file = exactlyOneDataFile(sub, `split directory`);
-      const loaded = await toItems(await readRecords(file), reader, split);
-      checkNonEmpty(split, loaded, file, 'add items to it');
+      const loaded = await toItems(await readRecords(file), reader, split, leftOut);
+      checkLoaded(split, loaded, leftOut, file, 'add items to it');
       groups[split] = loaded;
     }
     checkUniqueIds(SPLIT_NAMES.map((s) => groups[s]!));
     result = { mode: 'split_dir', source: dir, ...itemsOf(groups) };
   } else {
-    result = await ratioSplit(opts, reader);
+    result = await ratioSplit(opts, reader, leftOut);
   }
   if (config.limit > 0) {
     for (const split of SPLIT_NAMES) result[split] = result[split].slice(0, config.limit);
   }
-  return result;
+  const warnings: string[] = [];
+  if (leftOut.length) {
+    const kept = SPLIT_NAMES.reduce((n, s) => n + result[s].length, 0);
+    const listed = result.generatedDir ? `; all of them are listed in ${path.join(result.generatedDir, 'split_manifest.json')}` : '';
+    const hint = reader.leftOutHint ? `. ${reader.leftOutHint()}` : '';
+    warnings.push(`${describeLeftOut(`env '${opts.env}'`, leftOut, kept + leftOut.length)}${hint}${listed}`);
+  }
+  return { ...result, leftOut, warnings };
 }
 
 function itemsOf(groups: Partial<Record<SplitName, Loaded[]>>): Splits {
@@ -198,7 +228,7 @@ export function splitByRatio<T>(items: readonly T[], ratio: string, seed: number
   };
 }
 
-async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
+async function ratioSplit(opts: SplitOptions, reader: ItemReader, leftOut: LeftOutRecord[]): Promise<Omit<LoadedSplits, 'leftOut' | 'warnings'>> {
   const { config, resolve } = opts;
   const dataPath = resolve('data_path', config.data_path);
   if (!fs.existsSync(dataPath)) throw new DataError(`env.data_path not found: ${dataPath}`);
@@ -213,7 +243,8 @@ async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<Loade
   } else {
     records = await readRecords(dataPath);
   }
-  const loaded = await toItems(records, reader, undefined);
+  const loaded = await toItems(records, reader, undefined, leftOut);
+  if (loaded.length === 0 && leftOut.length) throw new DataError(`no item of ${dataPath} is left: all ${leftOut.length} were left out: ${listLeftOut(leftOut)}`);
   checkUniqueIds([loaded]);
   const { groups, counts } = splitByRatio(loaded, config.split_ratio, config.split_seed);
   for (const split of SPLIT_NAMES) {
@@ -236,6 +267,7 @@ async function ratioSplit(opts: SplitOptions, reader: ItemReader): Promise<Loade
       split_seed: config.split_seed,
       counts: { train: counts[0], val: counts[1], test: counts[2] },
       ids: Object.fromEntries(SPLIT_NAMES.map((s) => [s, groups[s].map((l) => l.item.id)])),
+      ...(leftOut.length ? { left_out: leftOut } : {}),
     });
   }
   return { mode: 'ratio', source: dataPath, generatedDir: outDir, ...itemsOf(groups) };

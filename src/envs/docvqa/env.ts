@@ -5,11 +5,12 @@
  * docvqa`, or the original's CSV files), or from the published Parquet rows, whose embedded
  * image bytes are sent as data URIs.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { DataError } from '../data/errors.ts';
-import { readRecordsFrom, type RawRecord } from '../data/read.ts';
-import { resolveImage } from '../images.ts';
+import { dataFilesUnder, readRecords, type RawRecord } from '../data/read.ts';
+import { isRemoteImage, resolveImage } from '../images.ts';
 import { envOptions } from '../options.ts';
 import { QaEnv, type Presented } from '../qa-env.ts';
 import { registerEnv } from '../registry.ts';
@@ -22,6 +23,8 @@ export const DocVqaOptions = z.object({
   max_completion_tokens: z.number().int().positive().optional(),
   /** ANLS threshold τ: a normalised edit distance at or above it scores 0. */
   anls_threshold: z.number().min(0).max(1).default(0.5),
+  /** The image `detail` sent with the page (OpenAI models: the resolution they see); unset sends none. */
+  image_detail: z.enum(['low', 'high', 'auto']).optional(),
 });
 
 /** A Python literal list of strings, as the original's CSV files store answers: `['a', "b's"]`. */
@@ -72,6 +75,41 @@ export function sniffImageType(bytes: Uint8Array): string {
   return 'image/png';
 }
 
+/**
+ * The published records: a file, or every data file under a directory (the Parquet shards, or
+ * the task's `*_v1.0.json` files), leaving out the OCR results shipped beside the annotations.
+ */
+export async function readDocVqaRaw(dataPath: string): Promise<RawRecord[]> {
+  if (!fs.statSync(dataPath).isDirectory()) return readRecords(dataPath);
+  const out: RawRecord[] = [];
+  for (const file of dataFilesUnder(dataPath)) {
+    if (path.relative(dataPath, file).split(path.sep).includes('ocr_results')) continue;
+    out.push(...(await readRecords(file)));
+  }
+  return out;
+}
+
+/** Where a record's page image is: embedded bytes, a local file, or a URL. */
+export type PageImage = { bytes: Uint8Array } | { file: string } | { url: string };
+
+/**
+ * The page image of a record: embedded bytes (the published Parquet rows), a path in `image`
+ * (the task's `*_v1.0.json` files: relative to that file, e.g. `documents/xxx.png`), or a path in
+ * `image_path` / `document_path` (split files: relative to the file, then to `bases`).
+ */
+export function pageImage(rec: RawRecord, id: string, bases: readonly string[] = []): PageImage {
+  const f = rec.fields;
+  const embedded = f.image as { bytes?: unknown } | undefined;
+  if (embedded && typeof embedded === 'object' && embedded.bytes instanceof Uint8Array) return { bytes: embedded.bytes };
+  const dir = path.dirname(rec.where.file);
+  const [field, ref, lookIn] =
+    typeof f.image === 'string' && f.image.trim() ? ['image', f.image.trim(), [dir]] : ['image_path', f.image_path ?? f.document_path, [dir, ...bases]];
+  if (typeof ref !== 'string' || !ref) throw new DataError("no image: expected 'image' (a path, or embedded bytes) or 'image_path'", rec.where, 'image');
+  const found = resolveImage(ref, lookIn as string[]);
+  if (!found) throw new DataError(`image of question ${id} not found: '${ref}' (${path.isAbsolute(ref) ? 'no such file' : `looked for ${path.resolve(dir, ref)}`})`, rec.where, field as string);
+  return isRemoteImage(found) ? { url: found } : { file: found };
+}
+
 export class DocVqaEnv extends QaEnv {
   readonly name = 'docvqa';
 
@@ -88,18 +126,10 @@ export class DocVqaEnv extends QaEnv {
     if (!question) throw new DataError("missing field 'question'", rec.where, 'question');
     const answers = docvqaAnswers(f.answers ?? f.answer);
     if (answers.length === 0) throw new DataError("missing field 'answers' (the accepted answers)", rec.where, 'answers');
-    let image: string | undefined;
-    const embedded = f.image as { bytes?: unknown; path?: unknown } | undefined;
-    if (embedded && typeof embedded === 'object' && embedded.bytes instanceof Uint8Array) {
-      image = `data:${sniffImageType(embedded.bytes)};base64,${Buffer.from(embedded.bytes).toString('base64')}`;
-    } else {
-      const ref = f.image_path ?? f.document_path;
-      if (typeof ref !== 'string' || !ref) throw new DataError("missing field 'image_path' (or embedded 'image' bytes)", rec.where, 'image_path');
-      // Relative paths: next to the data file, then its split directory's parent, the config, the working directory.
-      const base = path.dirname(rec.where.file);
-      image = resolveImage(ref, [base, path.dirname(base), path.dirname(path.dirname(base)), this.ctx.configDir, process.cwd()]);
-      if (!image) throw new DataError(`image not found: '${ref}'`, rec.where, 'image_path');
-    }
+    // Split files' relative paths: next to the file, then its split directory's parent, the config, the working directory.
+    const base = path.dirname(rec.where.file);
+    const page = pageImage(rec, String(id), [path.dirname(base), path.dirname(path.dirname(base)), this.ctx.configDir, process.cwd()]);
+    const image = 'bytes' in page ? `data:${sniffImageType(page.bytes)};base64,${Buffer.from(page.bytes).toString('base64')}` : 'file' in page ? page.file : page.url;
     const topics = Array.isArray(f.question_types) ? f.question_types.map(String).join('|') : undefined;
     const type = String(f.topic || f.category || topics || 'docvqa');
     return {
@@ -114,9 +144,8 @@ export class DocVqaEnv extends QaEnv {
     };
   }
 
-  /** The published data comes in several Parquet shards: read them all. */
   protected override readRaw(dataPath: string): Promise<RawRecord[]> {
-    return readRecordsFrom(dataPath);
+    return readDocVqaRaw(dataPath);
   }
 
   present(item: Item): Presented {
@@ -126,7 +155,7 @@ export class DocVqaEnv extends QaEnv {
     return {
       user: [
         { type: 'text', text },
-        { type: 'image', image },
+        { type: 'image', image, ...(this.o.image_detail ? { detail: this.o.image_detail } : {}) },
       ],
       task: String(item.question),
       expected: golds,

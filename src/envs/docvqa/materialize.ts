@@ -1,20 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DataError } from '../data/errors.ts';
-import { readRecordsFrom } from '../data/read.ts';
-import { resolveImage } from '../images.ts';
 import { registerMaterializer } from '../materialize.ts';
-import { docvqaAnswers, sniffImageType } from './env.ts';
+import { docvqaAnswers, pageImage, readDocVqaRaw, sniffImageType } from './env.ts';
 
 const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/gif': '.gif', 'image/webp': '.webp' };
 
 registerMaterializer({
   benchmark: 'docvqa',
-  rawHelp: 'the published DocVQA Parquet files (questionId, question, question_types, image, docId, answers, …), or CSV / JSON rows with image_path',
+  rawHelp: 'the published DocVQA Parquet files (questionId, question, question_types, image, docId, answers, …), the task\'s val_v1.0.json-style annotation files (image: a path relative to the file), or CSV / JSON rows with image_path',
   matchKeys: ['id', 'questionId'],
   defaultRatio: '2:1:7',
   read: async (raw) =>
-    (await readRecordsFrom(raw)).map((rec) => {
+    (await readDocVqaRaw(raw)).map((rec) => {
       const f = rec.fields;
       const qid = f.questionId ?? f.id;
       if (qid === undefined || qid === null || qid === '') throw new DataError("missing field 'questionId'", rec.where, 'questionId');
@@ -22,15 +20,9 @@ registerMaterializer({
       if (!question) throw new DataError("missing field 'question'", rec.where, 'question');
       const answers = docvqaAnswers(f.answers ?? f.answer);
       if (answers.length === 0) throw new DataError("missing field 'answers'", rec.where, 'answers');
-      let bytes: Uint8Array;
-      const image = f.image as { bytes?: unknown } | undefined;
-      if (image && image.bytes instanceof Uint8Array) bytes = image.bytes;
-      else {
-        const ref = f.image_path ?? f.document_path;
-        const found = typeof ref === 'string' ? resolveImage(ref, [path.dirname(rec.where.file), path.dirname(path.dirname(rec.where.file))]) : undefined;
-        if (!found || /^(https?:|data:)/.test(found)) throw new DataError("no image: expected embedded 'image' bytes or a local 'image_path'", rec.where, 'image');
-        bytes = fs.readFileSync(found);
-      }
+      const page = pageImage(rec, String(qid), [path.dirname(path.dirname(rec.where.file))]);
+      if ('url' in page) throw new DataError(`the image of question ${qid} is a URL (${page.url}); materialize needs local image files or embedded bytes`, rec.where, 'image');
+      const bytes = 'bytes' in page ? page.bytes : new Uint8Array(fs.readFileSync(page.file));
       const docId = f.docId ?? 'x';
       const imagePath = `images/q${qid}_d${docId}${EXT[sniffImageType(bytes)] ?? '.png'}`;
       const topic = f.topic ?? (Array.isArray(f.question_types) ? f.question_types.map(String).join('|') : undefined);

@@ -3,7 +3,8 @@
  * target answers with a label in `<answer>` tags; hard = soft = 1 when the label it picks is the
  * correct one. Options are shuffled per item and per rollout seed and relabelled A, B, C… (so a
  * letter carries no signal). Items load from materialised split directories or from the
- * published `qa_*_final.json` files (one file, or a directory searched for them).
+ * published `qa_*_final.json` files (one file, or a directory searched for them), where the
+ * right option sits apart in `mcq.correct_choice` and `mcq.choices` lists only the wrong ones.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,46 +41,73 @@ export interface MathItem extends Item {
 
 const LABELS = 'ABCDEFG';
 
-/** Choices as `{label, text}` from a list of texts, a list of objects, or a label → text mapping. */
+/** Choices as `{label, text}` from a list of texts, a list of `{label, text}` objects, or a label → text mapping. */
 export function parseChoices(value: unknown): Choice[] {
   if (Array.isArray(value)) {
     return value.map((c, i) => {
       if (c && typeof c === 'object') {
         const o = c as Record<string, unknown>;
-        return { label: normalizeLabel(String(o.label ?? LABELS[i] ?? '')), text: stringify(o.text ?? o.content ?? '') };
+        return { label: normalizeLabel(String(o.label ?? LABELS[i] ?? '')), text: stringify(o.text ?? o.content ?? '').trim() };
       }
-      return { label: LABELS[i] ?? String(i + 1), text: stringify(c) };
+      return { label: LABELS[i] ?? String(i + 1), text: stringify(c).trim() };
     });
   }
-  if (value && typeof value === 'object') return Object.entries(value).map(([label, text]) => ({ label: normalizeLabel(label), text: stringify(text) }));
+  if (value && typeof value === 'object') return Object.entries(value).map(([label, text]) => ({ label: normalizeLabel(label), text: stringify(text).trim() }));
   return [];
 }
 
-function parseCorrect(value: unknown, choices: Choice[]): Choice | undefined {
+const byLabel = (a: Choice, b: Choice) => (LABELS.indexOf(a.label) + 1 || LABELS.length + 1) - (LABELS.indexOf(b.label) + 1 || LABELS.length + 1);
+
+/**
+ * The options with the correct one among them, in label order. The published files keep the
+ * right option apart (`mcq.correct_choice`, label and text) and list only the wrong ones in
+ * `mcq.choices`; other data lists every option and names the right one by label.
+ */
+function withCorrect(rec: RawRecord, listed: Choice[], value: unknown): { choices: Choice[]; correct: Choice } | undefined {
+  let label: string;
+  let text = '';
   if (value && typeof value === 'object') {
     const o = value as Record<string, unknown>;
-    const label = normalizeLabel(String(o.label ?? ''));
-    return choices.find((c) => c.label === label);
+    label = normalizeLabel(String(o.label ?? ''));
+    text = stringify(o.text ?? o.content ?? '').trim();
+  } else if (typeof value === 'string' && value.trim()) {
+    label = pickLabel(value, listed);
+  } else return undefined;
+  if (!label) return undefined;
+  const same = listed.find((c) => c.label === label);
+  if (same) {
+    if (text && same.text !== text) {
+      throw new DataError(`'correct_choice' ${label} says "${text}" but option ${label} in 'choices' says "${same.text}"`, rec.where, 'correct_choice');
+    }
+    return { choices: listed, correct: same };
   }
-  if (typeof value === 'string' && value.trim()) {
-    const label = pickLabel(value, choices);
-    return choices.find((c) => c.label === label);
-  }
-  return undefined;
+  if (!text) return undefined;
+  const correct = { label, text };
+  return { choices: [...listed, correct].sort(byLabel), correct };
+}
+
+/** The theorem or sketch as text: a string, or an extracted environment (`{content, …}`). */
+function textOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'object' && !Array.isArray(value) && 'content' in value) return stringify((value as { content: unknown }).content).trim();
+  return stringify(value).trim();
 }
 
 /** A record with no question at all is not a QA item (dropped); one with a question must be complete. */
-export function toMathItem(rec: RawRecord, fallbackMonth = ''): MathItem | undefined {
+export function toMathItem(rec: RawRecord): MathItem | undefined {
   const f = rec.fields;
   const mcq = (f.mcq && typeof f.mcq === 'object' ? f.mcq : f) as Record<string, unknown>;
-  if (mcq.question === undefined || mcq.question === null || mcq.question === '') return undefined;
-  const choices = parseChoices(mcq.choices);
-  if (choices.length < 2) throw new DataError("missing field 'choices' (at least two options)", rec.where, 'choices');
-  const correct = parseCorrect(mcq.correct_choice ?? mcq.answer, choices);
-  if (!correct) throw new DataError("missing or unknown 'correct_choice' (a label among the choices, or {label, text})", rec.where, 'correct_choice');
-  const month = String(f.month ?? fallbackMonth);
+  const question = typeof mcq.question === 'string' ? mcq.question.trim() : mcq.question === undefined || mcq.question === null ? '' : stringify(mcq.question);
+  if (!question) return undefined;
+  const listed = parseChoices(mcq.choices).filter((c) => c.text);
+  const options = withCorrect(rec, listed, mcq.correct_choice ?? mcq.answer);
+  if (!options) throw new DataError("missing or unknown 'correct_choice' (a label among the choices, or {label, text})", rec.where, 'correct_choice');
+  if (options.choices.length < 2) throw new DataError("missing field 'choices' (at least two options, the correct one included)", rec.where, 'choices');
+  const month = f.month === undefined || f.month === null ? '' : String(f.month);
   const no = f.no ?? rec.where.index;
-  const id = f.id !== undefined && f.id !== '' ? String(f.id) : `${month}:${no}`;
+  // The original's id is <month>:<no> (the id manifests use it); a record without both keeps its own id.
+  const hasNo = f.no !== undefined && f.no !== null;
+  const id = month && hasNo ? `${month}:${no}` : f.id !== undefined && f.id !== null && f.id !== '' ? String(f.id) : month ? `${month}:${no}` : String(no);
   const types = Array.isArray(f.theorem_type) ? f.theorem_type.map(String) : f.theorem_type ? [String(f.theorem_type)] : [];
   return {
     id,
@@ -87,12 +115,12 @@ export function toMathItem(rec: RawRecord, fallbackMonth = ''): MathItem | undef
     month,
     no: no as number,
     paper_link: f.paper_link ?? '',
-    theorem: f.theorem === undefined ? undefined : stringify(f.theorem),
-    sketch: f.sketch === undefined ? undefined : stringify(f.sketch),
+    theorem: textOf(f.theorem),
+    sketch: textOf(f.sketch),
     theorem_type: types,
-    question: String(mcq.question),
-    choices,
-    correct_choice: correct,
+    question,
+    choices: options.choices,
+    correct_choice: options.correct,
     ...(f.source_path ? { source_path: f.source_path } : {}),
   };
 }
@@ -105,8 +133,10 @@ export async function readLiveMathRaw(dataPath: string): Promise<RawRecord[]> {
   if (files.length === 0) throw new DataError(`no qa_*_final.json files under ${dataPath}`);
   const out: RawRecord[] = [];
   for (const file of files) {
-    const month = path.basename(path.dirname(file));
-    for (const rec of await readRecords(file)) out.push({ ...rec, fields: { month: /^\d{6}$/.test(month) ? month : undefined, ...rec.fields, source_path: file } });
+    // The month of a monthly file: its directory (data/202511/) or its name (qa_202511_final.json).
+    const dir = path.basename(path.dirname(file));
+    const month = /^\d{6}$/.test(dir) ? dir : /^qa_(\d{6})_final\.json$/.exec(path.basename(file))?.[1];
+    for (const rec of await readRecords(file)) out.push({ ...rec, fields: { month, ...rec.fields, source_path: file } });
   }
   return out;
 }

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { DataError } from '../data/errors.ts';
+import { LeftOut } from '../data/left-out.ts';
 import type { RawRecord } from '../data/read.ts';
 import { loadSplits, type LoadedSplits } from '../data/splits.ts';
 import { envOptions } from '../options.ts';
@@ -91,7 +92,8 @@ export class OfficeQaEnv implements Env {
     return this.corpus;
   }
 
-  toItem(rec: RawRecord): Item {
+  /** An item, or `LeftOut` when a bulletin it names is not in the corpus (it cannot be answered here). */
+  toItem(rec: RawRecord): Item | LeftOut {
     const f = rec.fields;
     const id = f.uid ?? f.id;
     if (id === undefined || id === null || id === '') throw new DataError("missing field 'uid' (or 'id')", rec.where, 'uid');
@@ -100,7 +102,7 @@ export class OfficeQaEnv implements Env {
     if (gold === undefined || gold === null || String(gold).trim() === '') throw new DataError("missing field 'ground_truth' (or 'answer')", rec.where, 'ground_truth');
     const sourceFiles = listField(f.source_files);
     const { missing } = this.getCorpus().filesFor(sourceFiles);
-    if (missing.length) throw new DataError(`source file${missing.length > 1 ? 's' : ''} not in the document corpus: ${missing.join(', ')} (corpus: ${this.getCorpus().roots.join(', ')})`, rec.where, 'source_files');
+    if (missing.length) return new LeftOut(String(id), `source file${missing.length > 1 ? 's' : ''} not in the document corpus: ${missing.join(', ')}`);
     return {
       id: String(id),
       type: String(f.category ?? f.difficulty ?? 'officeqa'),
@@ -112,7 +114,13 @@ export class OfficeQaEnv implements Env {
   }
 
   async load(): Promise<LoadedSplits> {
-    const splits = await loadSplits({ env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot }, { toItem: (rec) => this.toItem(rec) });
+    const splits = await loadSplits(
+      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
+      {
+        toItem: (rec) => this.toItem(rec),
+        leftOutHint: () => `The document corpus is ${this.getCorpus().roots.join(', ')}: put the missing bulletins there (or add their directory to env.data_dirs) to include those items`,
+      },
+    );
     for (const item of [...splits.train, ...splits.val, ...splits.test]) if (item.type) this.types.add(item.type);
     return splits;
   }
@@ -201,8 +209,14 @@ export class OfficeQaEnv implements Env {
   }
 }
 
+const NO_WEB_SEARCH =
+  "web search (the original's search_mode custom_search and azure_search) is not supported yet: OfficeQA runs offline with its local document tools, so this key has no effect";
+
 registerEnv({
   name: 'officeqa',
   optionsSchema: OfficeQaOptions,
+  unsupportedOptions: Object.fromEntries(
+    ['search_api_url', 'search_auth_env', 'search_provider', 'search_max_num_results', 'search_timeout_seconds', 'max_queries_per_turn'].map((k) => [k, NO_WEB_SEARCH]),
+  ),
   create: (config, ctx) => new OfficeQaEnv(config, envOptions(OfficeQaOptions, config), ctx),
 });

@@ -1,6 +1,9 @@
+import fs from 'node:fs';
+import { UserError } from '../../errors.ts';
 import { DataError } from '../data/errors.ts';
 import { readRecordsFrom } from '../data/read.ts';
 import { registerMaterializer } from '../materialize.ts';
+import { Corpus, resolveDocsRoots } from './corpus.ts';
 import { listField } from './env.ts';
 
 registerMaterializer({
@@ -8,8 +11,12 @@ registerMaterializer({
   rawHelp: 'the published officeqa_full.csv (columns uid, question, answer, source_docs, source_files, difficulty)',
   matchKeys: ['id', 'uid'],
   defaultRatio: '2:1:7',
-  read: async (raw) =>
-    (await readRecordsFrom(raw)).map((rec) => {
+  usesDocs: true,
+  read: async (raw, { docs }) => {
+    // With the bulletins' directories, an item whose bulletin is not there is left out.
+    for (const dir of docs ?? []) if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UserError(`--docs ${dir}: not a directory (expected the directory of the Treasury bulletin text files)`);
+    const corpus = docs?.length ? new Corpus(resolveDocsRoots(docs, '')) : undefined;
+    return (await readRecordsFrom(raw)).map((rec) => {
       const f = rec.fields;
       const uid = f.uid ?? f.id;
       if (uid === undefined || uid === '') throw new DataError("missing field 'uid'", rec.where, 'uid');
@@ -25,6 +32,9 @@ registerMaterializer({
         source_files: listField(f.source_files),
         source_docs: listField(f.source_docs),
       };
-      return { id: record.id, record, where: rec.where };
-    }),
+      const missing = corpus?.filesFor(record.source_files).missing ?? [];
+      const leftOut = missing.length ? `source file${missing.length > 1 ? 's' : ''} not in --docs: ${missing.join(', ')}` : undefined;
+      return { id: record.id, record, where: rec.where, ...(leftOut ? { leftOut } : {}) };
+    });
+  },
 });

@@ -19,8 +19,14 @@ const MEDIA_TYPES: Record<string, string> = {
   '.tiff': 'image/tiff',
 };
 
-/** An image part as bytes (or a URL) with its media type. */
+/** An image part as bytes (or a URL) with its media type, and its detail for the OpenAI providers. */
 export function imageFilePart(part: ImagePart): LanguageModelV3FilePart {
+  const file = imageData(part);
+  // Chat Completions reads the `openai` key; the Responses API the provider's own (`openai` or `azure`).
+  return part.detail ? { ...file, providerOptions: { openai: { imageDetail: part.detail }, azure: { imageDetail: part.detail } } } : file;
+}
+
+function imageData(part: ImagePart): LanguageModelV3FilePart {
   const src = part.image.trim();
   const dataUri = /^data:([^;,]+)?(;base64)?,(.*)$/s.exec(src);
   if (dataUri) {
