@@ -214,6 +214,7 @@ export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
 /** The original's flat key names, and where each lives in the structured form (reference §4.4). */
 export const FLAT_KEYS: Record<string, string> = {
   model_backend: 'model.backend',
+  backend: 'model.backend',
   optimizer_model: 'model.optimizer.model',
   target_model: 'model.target.model',
   optimizer_backend: 'model.optimizer.backend',
