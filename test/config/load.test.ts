@@ -112,6 +112,45 @@ describe('config: overrides', () => {
     assert.equal(config.model.optimizer.model, 'sim-large');
   });
 
+  it('reads lists and mappings as YAML flow or JSON, keeping the scalar casts inside them', () => {
+    assert.deepEqual(castValue('[/a,/b]'), ['/a', '/b']);
+    assert.deepEqual(castValue('["/a"]'), ['/a']);
+    assert.deepEqual(castValue('{"a":1}'), { a: 1 });
+    assert.deepEqual(castValue(' [1, true, x] '), [1, true, 'x']);
+    assert.deepEqual(castValue('{input: question, answer: [gold, alt]}'), { input: 'question', answer: ['gold', 'alt'] });
+    assert.throws(() => castValue('[/a,'), /not a valid list/);
+    assert.throws(() => castValue('{a: [1}'), /not a valid mapping/);
+  });
+
+  it('list and mapping overrides load into list and mapping keys of the config and of an env', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'o.yaml': 'model:\n  backend: sim\nenv:\n  name: officeqa\n', 't.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n' });
+    const office = loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,/b]', 'evaluation.leading_words=["MUST", "NEVER"]', 'model.target.price={"input":1,"output":2}'] });
+    assert.deepEqual(office.config.env.data_dirs, ['/a', '/b']);
+    assert.deepEqual(office.config.evaluation.leading_words, ['MUST', 'NEVER']);
+    assert.deepEqual(office.config.model.target.price, { input: 1, output: 2 });
+    assert.deepEqual(loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['data_dirs=["/c"]'] }).config.env.data_dirs, ['/c']);
+    const tasks = loadConfig(path.join(dir, 't.yaml'), { ...noEnv, overrides: ['env.fields={input: question, answer: [gold, alt]}'] });
+    assert.deepEqual((tasks.config.env.fields as { answer: unknown }).answer, ['gold', 'alt']);
+    rejects(() => loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,'] }), /--cfg-options: env\.data_dirs: "\[\/a," is not a valid list/);
+  });
+
+  it("applies the original's flat flags after --cfg-options, naming them in errors", () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\ntrain:\n  batch_size: 40\n' });
+    const { config } = loadConfig(path.join(dir, 'c.yaml'), {
+      ...noEnv,
+      overrides: ['train.batch_size=8', 'optimizer.learning_rate=3'],
+      flags: [['batch_size', '4'], ['target_model', 'sim-big'], ['backend', 'sim'], ['env', 'sim'], ['out_root', 'runs/x']],
+    });
+    assert.equal(config.train.batch_size, 4); // the flag wins over --cfg-options
+    assert.equal(config.optimizer.learning_rate, 3);
+    assert.equal(config.model.target.model, 'sim-big');
+    assert.equal(config.env.name, 'sim');
+    assert.equal(config.env.out_root, 'runs/x');
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, flags: [['num_epochs', 'many']] }), /--num_epochs: train\.num_epochs: expected number, got string "many"/);
+  });
+
   it('reports a bad override against --cfg-options', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
