@@ -123,10 +123,22 @@ describe("the original's flat flags on the command line", () => {
 });
 
 describe('the examples in the README', () => {
-  it('every --cfg-options and --set example loads against a real config', () => {
-    const examples = [...README.matchAll(/`--(?:cfg-options|set) ([^`]+)`/g)].flatMap((m) => overrideTokens(m[1]!));
-    assert.ok(examples.length >= 2, examples.join(' '));
-    loadConfig(SIM, { environment: {}, overrides: examples });
+  it('every --cfg-options and --set example loads against one of the shipped configs (an env key against its env)', () => {
+    const configs = fs.readdirSync(path.join(ROOT, 'configs')).map((d) => path.join(ROOT, 'configs', d, 'default.yaml')).filter((f) => fs.existsSync(f));
+    // Shell quotes around a value are the shell's: drop them as the shell would.
+    const examples = [...README.matchAll(/`--(?:cfg-options|set) ([^`]+)`/g)].flatMap((m) => overrideTokens(m[1]!.replace(/'([^']*)'/g, '$1')));
+    assert.ok(examples.length >= 4, examples.join(' '));
+    for (const example of examples) {
+      const errors = configs.flatMap((file) => {
+        try {
+          loadConfig(file, { environment: {}, overrides: [example] });
+          return [];
+        } catch (err) {
+          return [(err as Error).message];
+        }
+      });
+      assert.ok(errors.length < configs.length, `${example}: ${errors.join('; ')}`);
+    }
   });
 
   it('every `npx skillopt` command parses with the real program; train and eval load their config', async () => {
