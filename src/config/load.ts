@@ -17,7 +17,7 @@ import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
 import { getEnvFactory, envNames } from '../envs/registry.ts';
 import '../envs/builtin.ts';
-import { resolveRoles } from './roles.ts';
+import { resolveJudge, resolveRoles } from './roles.ts';
 import { getBackend } from '../model/registry.ts';
 
 export interface LoadOptions {
@@ -81,6 +81,7 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   validateEnvOptions(config, sources);
   const { defaulted } = resolveRoles(config, sources);
   warnings.push(...applyOriginalKeys(config, original, sources, defaulted));
+  resolveJudge(config, sources);
   validateRoleOptions(config, sources);
   const baseDirOf = (key: string) => {
     const source = sources.get(key)?.source;

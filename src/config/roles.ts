@@ -48,7 +48,10 @@ function checkedBackend(requested: string, role: RoleName, key: string, sources:
   return canonical;
 }
 
-/** Resolves the roles in place; returns the roles whose model was left to the backend's default. */
+/**
+ * Resolves the target's and the optimizer's backend and model in place; returns the roles whose
+ * model was left to the backend's default.
+ */
 export function resolveRoles(config: Config, sources: Sources): { defaulted: Set<'target' | 'optimizer'> } {
   const label = config.model.backend.trim();
   const canonicalLabel = label ? (canonicalBackend(label) ?? label) : 'openai_chat';
@@ -66,9 +69,13 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
       defaulted.add(role);
     }
   }
+  return { defaulted };
+}
+
+/** The judge: its own fields over the (resolved) optimizer's, field by field. */
+export function resolveJudge(config: Config, sources: Sources): void {
   const judge = config.model.judge;
   const merged = RoleSchema.parse({ ...config.model.optimizer, ...Object.fromEntries(Object.entries(judge).filter(([, v]) => v !== undefined && v !== '')) });
   merged.backend = checkedBackend(merged.backend, 'judge', 'model.judge.backend', sources, undefined);
   config.model.judge = merged;
-  return { defaulted };
 }

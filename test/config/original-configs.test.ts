@@ -122,6 +122,9 @@ describe("the original's backend keys", () => {
     assert.equal(config.model.target.options.api_version, '2025-01-01-preview');
     assert.equal(config.model.optimizer.options.api_version, '2024-12-01-preview');
     assert.equal(config.model.optimizer.options.auth, 'api_key');
+    // The judge falls back to the optimizer, with what the original's keys gave it.
+    assert.equal(config.model.judge.base_url, 'https://shared.example.net/');
+    assert.equal(config.model.judge.options?.provider, 'azure');
     const own = overBase({ model: { azure_openai_endpoint: 'https://shared.example.net/', target: { base_url: 'https://mine.example.net/' } } }).config;
     assert.equal(own.model.target.base_url, 'https://mine.example.net/');
     // The original's older spelling fills in when the newer key is blank.
