@@ -3,21 +3,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { castValue } from '../../src/config/cast.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { ConfigError } from '../../src/errors.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+import { rejects } from './rejects.ts';
 
 const noEnv = { environment: {} };
-
-function rejects(fn: () => unknown, ...patterns: RegExp[]): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
-    for (const p of patterns) assert.match(err.message, p);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 describe('config: _base_ inheritance', () => {
   it('merges a chain of three files, child winning, mappings merged deeply, lists replaced', () => {

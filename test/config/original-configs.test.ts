@@ -10,21 +10,11 @@ import { FatalModelError } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+import { rejects } from './rejects.ts';
 
 const ORIGINAL = path.join(ROOT, 'test/fixtures/original-configs');
 const BASE = path.join(ORIGINAL, '_base_/default.yaml');
 const noEnv = { environment: {} };
-
-function rejects(fn: () => unknown, ...patterns: RegExp[]): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
-    for (const p of patterns) assert.match(err.message, p);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 /** A config inheriting the original's base file, with these sections on top. */
 function overBase(sections: Record<string, unknown>, overrides: string[] = [], environment: Record<string, string> = {}): LoadedConfig {
