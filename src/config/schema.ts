@@ -234,6 +234,7 @@ export const FLAT_KEYS: Record<string, string> = {
   failure_only: 'gradient.failure_only',
   edit_budget: 'optimizer.learning_rate',
   min_edit_budget: 'optimizer.min_learning_rate',
+  meta_edit_budget: 'optimizer.meta_learning_rate',
   lr_scheduler: 'optimizer.lr_scheduler',
   lr_control_mode: 'optimizer.lr_control_mode',
   skill_update_mode: 'optimizer.skill_update_mode',

@@ -71,6 +71,11 @@ describe('config: _base_ inheritance', () => {
     const { warnings } = loadConfig(path.join(dir, 'r.yaml'), noEnv);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /max_analyst_rounds/);
+    // The flat spellings of the original, in a file and as overrides.
+    writeFiles(dir, { 'flat.yaml': 'env: sim\nmodel_backend: sim\nmeta_edit_budget: 2\nmax_analyst_rounds: 3\n' });
+    const flat = loadConfig(path.join(dir, 'flat.yaml'), { ...noEnv, overrides: ['meta_edit_budget=3'] }).warnings;
+    assert.equal(flat.filter((w) => /meta_learning_rate|meta_edit_budget/.test(w)).length, 2, flat.join('\n'));
+    assert.equal(flat.filter((w) => /max_analyst_rounds/.test(w)).length, 1, flat.join('\n'));
   });
 });
 
