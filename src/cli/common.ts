@@ -1,7 +1,8 @@
 /** What the commands share: config options and loading. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { COMMON_FLAGS, flagValue, ORIGINAL_FLAGS } from '../config/original-flags.ts';
 import { redact } from '../config/redact.ts';
 import { collect } from './main.ts';
 
@@ -11,15 +12,45 @@ export interface ConfigOptions {
   set?: string[];
 }
 
+/** Examples of `--cfg-options`, shown in `--help` (a test loads each one). */
+export const CFG_OPTIONS_EXAMPLE = 'train.batch_size=8 evaluation.use_gate=false evaluation.leading_words=[MUST,NEVER]';
+
+const ORIGINAL_FLAGS_HELP = `
+The original SkillOpt's flat flags work too, each setting one config key after --cfg-options
+(e.g. --batch_size 8, --edit_budget 2, --target_model gpt-5.5, --out_root runs/x):
+  ${wrap(COMMON_FLAGS.map((f) => `--${f}`).join(' '), 88, '  ')}
+  and the original's other flat keys: --azure_openai_*, --qwen_chat_*, --minimax_*, --max_turns, ...`;
+
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + word.length + 1 > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.join(`\n${indent}`);
+}
+
 export function addConfigOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .requiredOption('-c, --config <file>', 'YAML config file (may inherit others through _base_)')
-    .option('--cfg-options <key=value...>', 'override config keys, e.g. train.batch_size=8 optimizer.use_gate=false')
+    .option('--cfg-options <key=value...>', `override config keys; lists and mappings as [a,b] or {k: v}, e.g. ${CFG_OPTIONS_EXAMPLE}`)
     .option('--set <key=value>', 'override one config key (repeatable; same as --cfg-options)', collect);
+  for (const flag of ORIGINAL_FLAGS) cmd.addOption(new Option(`--${flag} <value>`).hideHelp());
+  return cmd.addHelpText('after', ORIGINAL_FLAGS_HELP);
+}
+
+/** The original's flat flags given on the command line, in a stable order, as the original reads them. */
+export function originalFlagsOf(opts: object): [string, string][] {
+  const given = opts as Record<string, unknown>;
+  return ORIGINAL_FLAGS.filter((f) => typeof given[f] === 'string').map((f) => [f, flagValue(f, given[f] as string)]);
 }
 
 export function loadFromOptions(opts: ConfigOptions, extra: string[] = []): LoadedConfig {
-  const loaded = loadConfig(opts.config, { overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...extra] });
+  const loaded = loadConfig(opts.config, { overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...extra], flags: originalFlagsOf(opts) });
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
   return loaded;
 }

@@ -9,6 +9,7 @@ interface EvalFlags extends ConfigOptions {
   target?: string[];
   repeats: string;
   out?: string;
+  out_root?: string;
 }
 
 export function registerEval(program: Command): void {
@@ -25,7 +26,8 @@ export function registerEval(program: Command): void {
     const loaded = loadFromOptions(opts);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
     const model = (opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model || 'target').replace(/[^A-Za-z0-9_.-]+/g, '_');
-    const outRoot = path.resolve(opts.out || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`));
+    // The original's --out_root names the output directory of eval_only.py too.
+    const outRoot = path.resolve(opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`));
     const repeats = Number(opts.repeats);
     const { runEvaluation } = await import('../engine/evaluate.ts');
     await runEvaluation({ loaded, outRoot, configFile: opts.config, skillFiles: opts.skill, split: opts.split, targets: opts.target, repeats });

@@ -6,12 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.ts';
+import { originalFlatPath } from './original-keys.ts';
 import { FLAT_KEYS, RETIRED_KEYS, SECTIONS } from './schema.ts';
-
-export type Tree = Record<string, unknown>;
-
-/** Where each leaf came from: dotted path → source (a file path or `--cfg-options`) and the key as written. */
-export type Sources = Map<string, { source: string; written: string }>;
+import { deepMerge, deletePath, getPath, isMapping, leaves, setPath, type Sources, type Tree } from './tree.ts';
 
 export interface Layered {
   tree: Tree;
@@ -20,56 +17,12 @@ export interface Layered {
   warnings: string[];
 }
 
-export const isMapping = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export function getPath(tree: Tree, dotted: string): unknown {
-  let node: unknown = tree;
-  for (const part of dotted.split('.')) {
-    if (!isMapping(node)) return undefined;
-    node = node[part];
-  }
-  return node;
-}
-
-/** Sets a dotted path, replacing any non-mapping on the way. */
-export function setPath(tree: Tree, dotted: string, value: unknown): void {
-  const parts = dotted.split('.');
-  let node = tree;
-  for (const part of parts.slice(0, -1)) {
-    if (!isMapping(node[part])) node[part] = {};
-    node = node[part] as Tree;
-  }
-  node[parts.at(-1)!] = value;
-}
-
-function deletePath(tree: Tree, dotted: string): void {
-  const parts = dotted.split('.');
-  const parent = getPath(tree, parts.slice(0, -1).join('.'));
-  const target = parts.length === 1 ? tree : parent;
-  if (isMapping(target)) delete target[parts.at(-1)!];
-}
-
-/** Every leaf of a tree (a mapping that is empty counts as a leaf) with its dotted path. */
-export function leaves(tree: Tree, prefix = ''): [string, unknown][] {
-  const out: [string, unknown][] = [];
-  for (const [k, v] of Object.entries(tree)) {
-    const p = prefix ? `${prefix}.${k}` : k;
-    if (isMapping(v) && Object.keys(v).length > 0) out.push(...leaves(v, p));
-    else out.push([p, v]);
-  }
-  return out;
-}
-
-/** Merges `child` over `base`: mappings merge key by key, anything else is replaced whole. */
-export function deepMerge(base: Tree, child: Tree): Tree {
-  const out: Tree = { ...base };
-  for (const [k, v] of Object.entries(child)) {
-    out[k] = isMapping(v) && isMapping(out[k]) ? deepMerge(out[k] as Tree, v) : structuredClone(v);
-  }
-  return out;
-}
-
 const ROLES = ['target', 'optimizer', 'judge'] as const;
+
+/** Where a flat key of the original (`edit_budget`, `azure_openai_endpoint`, …) lives in the structured form. */
+export function flatKeyPath(key: string): string | undefined {
+  return FLAT_KEYS[key] ?? originalFlatPath(key);
+}
 
 /**
  * Brings one layer into the structured form: the original's flat keys go to their sections,
@@ -102,7 +55,7 @@ export function normaliseLayer(raw: Tree, warn: (msg: string) => void, where: st
     }
   }
   for (const [key, value] of flat) {
-    const mapped = FLAT_KEYS[key];
+    const mapped = flatKeyPath(key);
     if (mapped) {
       if (getPath(tree, mapped) === undefined) put(mapped, value, key);
     } else if (RETIRED_KEYS[`gradient.${key}`] || RETIRED_KEYS[`optimizer.${key}`]) {

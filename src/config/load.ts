@@ -10,17 +10,24 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
-import { getPath, isMapping, leaves, loadLayers, normaliseSectionKey, overlay, setPath, type Sources, type Tree } from './layers.ts';
+import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
+import { applyOriginalKeys, ENVS_NOT_BUILT, extractOriginalKeys, ORIGINAL_MODEL_KEYS } from './original-keys.ts';
+import { getPath, isMapping, leaves, setPath, type Sources, type Tree } from './tree.ts';
 import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
 import { getEnvFactory, envNames } from '../envs/registry.ts';
 import '../envs/builtin.ts';
-import { resolveRoles } from './roles.ts';
+import { resolveJudge, resolveRoles } from './roles.ts';
 import { getBackend } from '../model/registry.ts';
 
 export interface LoadOptions {
   /** `key=value` items from `--cfg-options` / `--set`. */
   overrides?: string[];
+  /**
+   * The original's flat command-line flags (`batch_size`, `target_model`, …) with their values,
+   * applied after `overrides` as the original does; errors name them as `--<flag>`.
+   */
+  flags?: [string, string][];
   /** Directory whose `.env` file is read (default: the working directory). */
   cwd?: string;
   /** Variables to use instead of `process.env` (tests). */
@@ -63,15 +70,22 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
 
   const secretPaths = new Set<string>();
   interpolate(tree, sources, environment, secretPaths);
-  ({ tree, sources } = applyOverrides(tree, sources, options.overrides ?? [], warnings));
+  const items = [
+    ...(options.overrides ?? []).map((item) => ({ item, source: OVERRIDE_SOURCE })),
+    ...(options.flags ?? []).map(([flag, value]) => ({ item: `${flag}=${value}`, source: `--${flag}` })),
+  ];
+  ({ tree, sources } = applyOverrides(tree, sources, items, warnings));
 
+  const original = extractOriginalKeys(tree, sources, didYouMean);
   const config = validate(tree, sources);
   validateEnvOptions(config, sources, warnings);
-  resolveRoles(config, sources);
+  const { defaulted } = resolveRoles(config, sources);
+  warnings.push(...applyOriginalKeys(config, original, sources, defaulted));
+  resolveJudge(config, sources);
   validateRoleOptions(config, sources);
   const baseDirOf = (key: string) => {
     const source = sources.get(key)?.source;
-    return source && source !== OVERRIDE_SOURCE ? path.dirname(source) : process.cwd();
+    return source && !source.startsWith('--') ? path.dirname(source) : process.cwd();
   };
   return { config, files: layered.files, secretPaths, warnings, baseDirOf };
 }
@@ -102,7 +116,7 @@ function interpolate(tree: Tree, sources: Sources, environment: Record<string, s
 
 /** Where an override key lands in the structured form. */
 export function overridePath(key: string): string {
-  if (!key.includes('.')) return FLAT_KEYS[key] ?? `env.${key}`;
+  if (!key.includes('.')) return flatKeyPath(key) ?? `env.${key}`;
   const [section, sub, ...rest] = key.split('.');
   if (section && sub && (SECTIONS as string[]).includes(section)) {
     const [mapped] = normaliseSectionKey(section, sub, rest.length ? {} : 'scalar');
@@ -111,23 +125,25 @@ export function overridePath(key: string): string {
   return key;
 }
 
-function applyOverrides(tree: Tree, sources: Sources, items: string[], warnings: string[]): { tree: Tree; sources: Sources } {
+function applyOverrides(tree: Tree, sources: Sources, items: { item: string; source: string }[], warnings: string[]): { tree: Tree; sources: Sources } {
   const child: Tree = {};
   const childSources: Sources = new Map();
-  for (const item of items) {
+  for (const { item, source } of items) {
     let parsed;
+    let value;
     try {
       parsed = parseOverride(item);
+      value = castValue(parsed.value);
     } catch (err) {
-      throw new ConfigError(`${OVERRIDE_SOURCE}: ${(err as Error).message}`, OVERRIDE_SOURCE);
+      throw new ConfigError(`${source}: ${parsed ? `${parsed.key}: ` : ''}${(err as Error).message}`, source, parsed?.key);
     }
     const target = overridePath(parsed.key);
     if (RETIRED_KEYS[target] || RETIRED_KEYS[`gradient.${parsed.key}`]) {
-      warnings.push(`${OVERRIDE_SOURCE}: '${parsed.key}' is retired: ${RETIRED_KEYS[target] ?? RETIRED_KEYS[`gradient.${parsed.key}`]}`);
+      warnings.push(`${source}: '${parsed.key}' is retired: ${RETIRED_KEYS[target] ?? RETIRED_KEYS[`gradient.${parsed.key}`]}`);
       continue;
     }
-    setPath(child, target, castValue(parsed.value));
-    childSources.set(target, { source: OVERRIDE_SOURCE, written: parsed.key });
+    setPath(child, target, value);
+    childSources.set(target, { source, written: source === OVERRIDE_SOURCE ? parsed.key : target });
   }
   return overlay(tree, sources, child, childSources);
 }
@@ -162,6 +178,12 @@ function knownKeysAt(schema: z.ZodType, parts: PropertyKey[]): string[] {
   return [...new Set(options.flatMap((o) => Object.keys((unwrap(o) as { shape?: Record<string, unknown> }).shape ?? {})))];
 }
 
+/** The original's keys that the loader accepts at a path beyond the schema's, for suggestions. */
+function originalKeysAt(parts: PropertyKey[]): string[] {
+  if (parts.length === 0) return ['human_feedback'];
+  return parts.length === 1 && parts[0] === 'model' ? Object.keys(ORIGINAL_MODEL_KEYS) : [];
+}
+
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
@@ -178,7 +200,7 @@ export function formatIssues(issues: z.core.$ZodIssue[], tree: Tree, sources: So
         .map((key) => {
           const dotted = [...parts, key].join('.');
           const s = sourceOf(sources, dotted);
-          const known = knownKeysAt(schema, issue.path);
+          const known = [...knownKeysAt(schema, issue.path), ...originalKeysAt(parts)];
           return `${s.source}: unknown key '${s.written}'${didYouMean(key, known)}`;
         })
         .join('\n');
@@ -258,6 +280,10 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   const factory = getEnvFactory(name);
   if (!factory) {
     const s = sourceOf(sources, 'env.name');
+    const later = ENVS_NOT_BUILT[name.trim().toLowerCase()];
+    if (later) {
+      throw new ConfigError(`${s.source}: ${s.written}: the env '${name}' (${later}) is not built yet; built-in envs: ${envNames().join(', ')}`, s.source, 'env.name');
+    }
     throw new ConfigError(`${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`, s.source, 'env.name');
   }
   const unsupported = factory.unsupportedOptions ?? {};
@@ -292,4 +318,3 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   Object.assign(config.env, result.data);
 }
 
-export { isMapping };

@@ -4,19 +4,21 @@
  * original's base config pins both roles to it, so it counts as unset). The judge falls back to
  * the optimizer field by field. A role still on the base config's OpenAI model (`gpt-5.4`,
  * `gpt-5.5`) while its backend is not OpenAI's gets that backend's default model, as the original
- * does. Unknown backends are an error naming the key.
+ * does. Unknown backends, and backends of the original that are not built yet, are an error
+ * naming the key.
  */
 import { ConfigError } from '../errors.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
 import '../model/backends.ts';
 import { didYouMean } from '../util/suggest.ts';
-import type { Sources } from './layers.ts';
+import type { Sources } from './tree.ts';
 import { RoleSchema, type Config } from './schema.ts';
 
-/** For a label: the optimizer's and the target's backend when the role leaves them empty. */
+/** For a label: the optimizer's and the target's backend when the role leaves them empty (else both take the label). */
 const LABELS: Record<string, { optimizer: string; target: string }> = {
+  codex: { optimizer: 'codex_exec', target: 'codex_exec' },
+  codex_exec: { optimizer: 'codex_exec', target: 'codex_exec' },
   claude_code_exec: { optimizer: 'openai_chat', target: 'claude_code_exec' },
-  codex_exec: { optimizer: 'openai_chat', target: 'codex_exec' },
   cursor_exec: { optimizer: 'openai_chat', target: 'cursor_exec' },
   copilot_exec: { optimizer: 'openai_chat', target: 'copilot_exec' },
   qwen_chat: { optimizer: 'openai_chat', target: 'qwen_chat' },
@@ -27,33 +29,53 @@ const LABELS: Record<string, { optimizer: string; target: string }> = {
 const OPENAI_SENTINELS = new Set(['gpt-5.4', 'gpt-5.5']);
 const KEEPS_OPENAI_MODELS = new Set(['openai_chat', 'openai_compatible']);
 
-export function resolveRoles(config: Config, sources: Sources): void {
+type RoleName = 'target' | 'optimizer' | 'judge';
+
+/** The canonical backend a role names, refusing unknown names and backends not built yet. */
+function checkedBackend(requested: string, role: RoleName, key: string, sources: Sources, viaLabel: string | undefined): string {
+  const s = sources.get(key);
+  const where = `${s?.source ?? 'config'}: ${s?.written ?? key}`;
+  const canonical = canonicalBackend(requested);
+  if (!canonical) {
+    throw new ConfigError(`${where}: unknown backend '${requested}'${didYouMean(requested, backendNames())}; known backends: ${backendNames().join(', ')}`, s?.source, key);
+  }
+  const spec = getBackend(canonical)!;
+  const named = viaLabel ? `'${viaLabel}' selects '${canonical}' for model.${role}: ` : requested.trim().toLowerCase() !== canonical ? `'${requested}' is the original's name for '${canonical}': ` : '';
+  if (spec.notBuilt) throw new ConfigError(`${where}: ${named}${spec.notBuilt}`, s?.source, key);
+  if (spec.targetOnly && role !== 'target') {
+    throw new ConfigError(`${where}: ${named}'${canonical}' is an agent harness: it can only be model.target, not model.${role}`, s?.source, key);
+  }
+  return canonical;
+}
+
+/**
+ * Resolves the target's and the optimizer's backend and model in place; returns the roles whose
+ * model was left to the backend's default.
+ */
+export function resolveRoles(config: Config, sources: Sources): { defaulted: Set<'target' | 'optimizer'> } {
   const label = config.model.backend.trim();
   const canonicalLabel = label ? (canonicalBackend(label) ?? label) : 'openai_chat';
+  const defaulted = new Set<'target' | 'optimizer'>();
   for (const role of ['target', 'optimizer'] as const) {
     const rc = config.model[role];
     const own = rc.backend && canonicalBackend(rc.backend) !== 'openai_chat' ? rc.backend : '';
     const key = own || (rc.backend && !label) ? `model.${role}.backend` : 'model.backend';
+    const fromLabel = !own && Boolean(label);
     const requested = own || (label ? LABELS[canonicalLabel]?.[role] || canonicalLabel : rc.backend || canonicalLabel);
-    const canonical = canonicalBackend(requested);
-    if (!canonical) {
-      const s = sources.get(key);
-      throw new ConfigError(
-        `${s?.source ?? 'config'}: ${s?.written ?? key}: unknown backend '${requested}'${didYouMean(requested, backendNames())}; known backends: ${backendNames().join(', ')}`,
-        s?.source,
-        key,
-      );
-    }
+    const canonical = checkedBackend(requested, role, key, sources, fromLabel && requested !== label ? label : undefined);
     rc.backend = canonical;
-    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical))) rc.model = getBackend(canonical)!.defaultModel;
+    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical))) {
+      rc.model = getBackend(canonical)!.defaultModel;
+      defaulted.add(role);
+    }
   }
+  return { defaulted };
+}
+
+/** The judge: its own fields over the (resolved) optimizer's, field by field. */
+export function resolveJudge(config: Config, sources: Sources): void {
   const judge = config.model.judge;
   const merged = RoleSchema.parse({ ...config.model.optimizer, ...Object.fromEntries(Object.entries(judge).filter(([, v]) => v !== undefined && v !== '')) });
-  const canonicalJudge = canonicalBackend(merged.backend);
-  if (!canonicalJudge) {
-    const s = sources.get('model.judge.backend');
-    throw new ConfigError(`${s?.source ?? 'config'}: model.judge.backend: unknown backend '${merged.backend}'${didYouMean(merged.backend, backendNames())}`, s?.source, 'model.judge.backend');
-  }
-  merged.backend = canonicalJudge;
+  merged.backend = checkedBackend(merged.backend, 'judge', 'model.judge.backend', sources, undefined);
   config.model.judge = merged;
 }

@@ -214,6 +214,7 @@ export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
 /** The original's flat key names, and where each lives in the structured form (reference §4.4). */
 export const FLAT_KEYS: Record<string, string> = {
   model_backend: 'model.backend',
+  backend: 'model.backend',
   optimizer_model: 'model.optimizer.model',
   target_model: 'model.target.model',
   optimizer_backend: 'model.optimizer.backend',
@@ -233,6 +234,7 @@ export const FLAT_KEYS: Record<string, string> = {
   failure_only: 'gradient.failure_only',
   edit_budget: 'optimizer.learning_rate',
   min_edit_budget: 'optimizer.min_learning_rate',
+  meta_edit_budget: 'optimizer.meta_learning_rate',
   lr_scheduler: 'optimizer.lr_scheduler',
   lr_control_mode: 'optimizer.lr_control_mode',
   skill_update_mode: 'optimizer.skill_update_mode',

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../config/load.ts';
+import { preflight } from '../config/preflight.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
@@ -96,15 +97,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
     const { env, splits } = await buildEnv(opts.loaded, dir.root);
     for (const w of splits.warnings ?? []) events.warn(w);
-    if (splits.train.length === 0) throw new UserError(`env '${config.env.name}': the train split is empty`);
-    if (splits.val.length === 0) throw new UserError(`env '${config.env.name}': the val (selection) split is empty`);
-    if (config.evaluation.eval_test && splits.test.length === 0) throw new UserError(`env '${config.env.name}': the test split is empty (or set evaluation.eval_test: false)`);
-    const trainSize = config.train.train_size;
-    if (trainSize > 0 && trainSize !== splits.train.length) {
-      // A benchmark config pins its size; `env.limit` shrinking the splits is not a mismatch.
-      if (config.env.limit > 0) events.warn(`train.train_size is ${trainSize} but env.limit leaves ${splits.train.length} training items; using ${splits.train.length}`);
-      else throw new UserError(`train.train_size is ${trainSize} but the train split has ${splits.train.length} items; set train.train_size: 0 to use the split's size`);
-    }
+    for (const w of preflight(config, { train: splits.train.length, val: splits.val.length, test: splits.test.length })) events.warn(w);
     const maxTokens = config.optimizer.max_skill_tokens;
     if (maxTokens > 0 && countTokens(skillInit) > maxTokens) {
       events.warn(`the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`);

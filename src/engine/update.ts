@@ -7,7 +7,7 @@
  */
 import { countTokens } from '../skill/document.ts';
 import { applyEdits, type Edit, type EditReport } from '../skill/edits.ts';
-import { regionBlock, stripProtectedRegions } from '../skill/regions.ts';
+import { keepProtectedRegions } from '../skill/regions.ts';
 import { ask, type OptimizerContext } from './ask.ts';
 import { loadPrompt } from './prompts.ts';
 import { RewriteReplySchema, type SkillCandidate, type Suggestion, type UpdateItem } from './protocol.ts';
@@ -18,15 +18,6 @@ export interface UpdateResult {
   reports?: EditReport[];
   changeSummary?: string[];
   reason?: string;
-}
-
-/** `rewritten`'s body with `current`'s protected regions, in their order. */
-export function keepProtectedRegions(current: string, rewritten: string): string {
-  const regions = [regionBlock(current, 'slow_update'), regionBlock(current, 'appendix')]
-    .filter((r): r is string => r !== undefined)
-    .sort((a, b) => current.indexOf(a) - current.indexOf(b));
-  const body = stripProtectedRegions(rewritten).trimEnd();
-  return regions.length ? `${body}\n\n${regions.join('\n\n')}\n` : `${body}\n`;
 }
 
 function withinLimit(candidate: string, maxTokens: number): boolean {

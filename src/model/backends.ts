@@ -3,3 +3,4 @@ import './sim/backend.ts';
 import './providers/openai.ts';
 import './providers/anthropic.ts';
 import './providers/openai-compatible.ts';
+import './not-built.ts';

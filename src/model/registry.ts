@@ -23,6 +23,13 @@ export interface BackendSpec {
   defaultModel: string;
   /** Schema of the role's `options` mapping. */
   optionsSchema?: ZodObject;
+  /**
+   * Set for a name the original defines whose backend is not built yet: what it is and what to
+   * use meanwhile. A config naming it is refused at load, with this text.
+   */
+  notBuilt?: string;
+  /** An agent harness that can only play the target (it runs tasks; it cannot answer the optimizer's prompts). */
+  targetOnly?: boolean;
   create(role: RoleConfig, ctx: BackendContext): ChatModel | Promise<ChatModel>;
 }
 

@@ -2,14 +2,15 @@
  * The four edit operations on a skill, applied in order with a report per edit.
  *
  * Targets are matched exactly first; when that fails, a match that ignores differences in
- * whitespace is tried and reported as such. An edit whose target lies in a protected region,
- * or in text that an earlier edit of the same patch already changed, is skipped with the
- * reason. With a token limit, an edit that would make the skill longer than the limit is
- * skipped.
+ * whitespace is tried and reported as such. An edit whose target lies in a protected region
+ * (the front matter of a `SKILL.md` included, unless it is made editable), or in text that an
+ * earlier edit of the same patch already changed, is skipped with the reason. Appended text goes
+ * after the body, before the trailing regions. With a token limit, an edit that would make the
+ * skill longer than the limit is skipped.
  */
 import { z } from 'zod';
 import { countTokens } from './document.ts';
-import { inProtectedSpan, protectedSpans, stripMarkers, type Span } from './regions.ts';
+import { frontMatter, inProtectedSpan, protectedSpans, stripMarkers, type Span } from './regions.ts';
 
 export const EDIT_OPS = ['append', 'insert_after', 'replace', 'delete'] as const;
 export type EditOp = (typeof EDIT_OPS)[number];
@@ -64,6 +65,8 @@ export interface EditReport {
 export interface ApplyOptions {
   /** Largest skill allowed, in tokens (0 or undefined = no limit). */
   maxTokens?: number;
+  /** Whether edits may change the skill's YAML front matter (default: protected). */
+  frontMatter?: 'protected' | 'editable';
 }
 
 export interface ApplyResult {
@@ -117,21 +120,21 @@ function overlaps(written: Span, match: Span): boolean {
   return match.start < written.end && written.start < match.end;
 }
 
-type Located = { match: Match } | { status: 'protected' | 'overlap' | 'not_found' };
+type Located = { match: Match } | { status: 'overlap' | 'not_found' } | { status: 'protected'; inFrontMatter: boolean };
 
 /** The first match outside protected regions; overlapping earlier edits makes it unusable. */
-function locate(skill: string, target: string, spans: Span[], touched: Span[]): Located {
+function locate(skill: string, target: string, spans: Span[], touched: Span[], headLength: number): Located {
   const matches = findMatches(skill, target);
   if (matches.length === 0) return { status: 'not_found' };
   const usable = matches.find((m) => !inProtectedSpan(spans, m.start, m.end));
-  if (!usable) return { status: 'protected' };
+  if (!usable) return { status: 'protected', inFrontMatter: matches.some((m) => m.start < headLength) };
   if (touched.some((t) => overlaps(t, usable))) return { status: 'overlap' };
   return { match: usable };
 }
 
-/** Index before which appended text goes: the start of the first protected region, if any. */
+/** Index before which appended text goes: the start of the first trailing protected region, if any. */
 function appendPoint(skill: string): number | undefined {
-  return protectedSpans(skill)[0]?.start;
+  return protectedSpans(skill, { frontMatter: false })[0]?.start;
 }
 
 interface Change {
@@ -169,11 +172,13 @@ function appendChange(skill: string, content: string, status: { plain: EditStatu
   };
 }
 
-function applyOne(skill: string, edit: Edit, touched: Span[]): Change | { status: EditStatus; reason: string } {
+function applyOne(skill: string, edit: Edit, touched: Span[], options: ApplyOptions): Change | { status: EditStatus; reason: string } {
   const op = edit.op;
   const content = stripMarkers(edit.content ?? '').trim();
   const target = edit.target ?? '';
-  const spans = protectedSpans(skill);
+  const guardHead = options.frontMatter !== 'editable';
+  const spans = protectedSpans(skill, { frontMatter: guardHead });
+  const headLength = guardHead ? frontMatter(skill).length : 0;
 
   if (!(EDIT_OPS as readonly string[]).includes(op)) {
     return { status: 'skipped_unknown_op', reason: `unknown op '${op}' (expected one of ${EDIT_OPS.join(', ')})` };
@@ -181,9 +186,12 @@ function applyOne(skill: string, edit: Edit, touched: Span[]): Change | { status
   let located: Located | undefined;
   // `append` has no anchor: whatever target it carries is ignored.
   if (target.trim() && op !== 'append') {
-    located = locate(skill, target, spans, touched);
+    located = locate(skill, target, spans, touched, headLength);
     if ('status' in located && located.status === 'protected') {
-      return { status: 'skipped_protected_region', reason: 'the target is inside a protected region' };
+      const reason = located.inFrontMatter
+        ? "the target is in the skill's front matter (its name, description and other metadata), which edits cannot change"
+        : 'the target is inside a protected region';
+      return { status: 'skipped_protected_region', reason };
     }
     if ('status' in located && located.status === 'overlap') {
       return { status: 'skipped_overlapping_edit', reason: 'the target overlaps text changed by an earlier edit of this patch' };
@@ -262,7 +270,7 @@ export function applyEdits(skill: string, edits: Edit[], options: ApplyOptions =
       content_preview: stripMarkers(edit.content ?? '').trim().slice(0, 200),
     };
     try {
-      const result = applyOne(current, edit, touched);
+      const result = applyOne(current, edit, touched, options);
       if (!('skill' in result)) {
         reports.push({ ...base, status: result.status, reason: result.reason });
         return;

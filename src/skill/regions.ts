@@ -1,6 +1,8 @@
 /**
  * Protected regions of a skill: blocks that edits cannot touch. The slow update owns one
- * (its epoch guidance); skill-aware reflection owns the appendix of execution notes.
+ * (its epoch guidance); skill-aware reflection owns the appendix of execution notes. A skill's
+ * YAML front matter (the `---` block that opens a `SKILL.md`, with its `name` and `description`)
+ * is protected too: edits cannot reach it and every rewrite keeps it byte for byte.
  */
 export const SLOW_UPDATE_START = '<!-- SLOW_UPDATE_START -->';
 export const SLOW_UPDATE_END = '<!-- SLOW_UPDATE_END -->';
@@ -19,9 +21,28 @@ export interface Span {
   end: number;
 }
 
-/** The protected spans, markers included (a pair counts only when both markers exist). */
-export function protectedSpans(skill: string): Span[] {
+/**
+ * The YAML front matter that opens the skill, from its first `---` line to the closing `---`
+ * (or `...`) line and that line's break; '' when there is none. The block counts when it is
+ * empty or its first line is a `key:` (not when it is a Markdown rule around a heading or a
+ * sentence). Its YAML is not parsed: real files hold values that strict YAML refuses
+ * (`description: Use when: ...`), and the block is kept as written anyway.
+ */
+export function frontMatter(skill: string): string {
+  const m = /^(?:\uFEFF)?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/.exec(skill);
+  if (!m) return '';
+  const first = (m[1] ?? '').split(/\r?\n/).find((line) => line.trim() !== '');
+  return first === undefined || /^[A-Za-z_][\w.-]*[ \t]*:(\s|$)/.test(first) ? m[0] : '';
+}
+
+/**
+ * The protected spans, markers included (a pair counts only when both markers exist), and the
+ * front matter unless `frontMatter` is false.
+ */
+export function protectedSpans(skill: string, options: { frontMatter?: boolean } = {}): Span[] {
   const spans: Span[] = [];
+  const head = options.frontMatter === false ? '' : frontMatter(skill);
+  if (head) spans.push({ start: 0, end: head.length });
   for (const [open, close] of PAIRS) {
     const start = skill.indexOf(open);
     const endAt = skill.indexOf(close, start + open.length);
@@ -42,6 +63,11 @@ export function stripMarkers(text: string): string {
 }
 
 function removeRegions(skill: string, open: string, close: string): string {
+  const head = frontMatter(skill);
+  return head + removeRegionsFrom(skill.slice(head.length), open, close);
+}
+
+function removeRegionsFrom(skill: string, open: string, close: string): string {
   let out = skill;
   for (;;) {
     const start = out.indexOf(open);
@@ -82,7 +108,22 @@ export function replaceSlowUpdateField(skill: string, content: string): string {
   return `${base}\n\n${SLOW_UPDATE_START}\n${content.trim()}\n${SLOW_UPDATE_END}\n`;
 }
 
-/** The skill without any protected region (what the target reads as the body). */
+/**
+ * `rewritten`'s body with `current`'s protected parts: its front matter, byte for byte, first
+ * (whatever front matter the rewrite wrote is dropped), and its regions at the end, in their order.
+ */
+export function keepProtectedRegions(current: string, rewritten: string): string {
+  const regions = [regionBlock(current, 'slow_update'), regionBlock(current, 'appendix')]
+    .filter((r): r is string => r !== undefined)
+    .sort((a, b) => current.indexOf(a) - current.indexOf(b));
+  const head = frontMatter(current);
+  let body = stripProtectedRegions(rewritten).trimEnd();
+  if (head) body = body.slice(frontMatter(body).length).replace(/^\s*\n/, '');
+  const text = regions.length ? `${body}\n\n${regions.join('\n\n')}\n` : `${body}\n`;
+  return head ? `${head}${body ? '\n' : ''}${text}` : text;
+}
+
+/** The skill without the slow-update field and the appendix (the front matter stays: the target reads it). */
 export function stripProtectedRegions(skill: string): string {
   let out = skill;
   for (const [open, close] of PAIRS) out = removeRegions(out, open, close);

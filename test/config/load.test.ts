@@ -3,21 +3,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { castValue } from '../../src/config/cast.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { ConfigError } from '../../src/errors.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+import { rejects } from './rejects.ts';
 
 const noEnv = { environment: {} };
-
-function rejects(fn: () => unknown, ...patterns: RegExp[]): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
-    for (const p of patterns) assert.match(err.message, p);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 describe('config: _base_ inheritance', () => {
   it('merges a chain of three files, child winning, mappings merged deeply, lists replaced', () => {
@@ -82,6 +71,11 @@ describe('config: _base_ inheritance', () => {
     const { warnings } = loadConfig(path.join(dir, 'r.yaml'), noEnv);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /max_analyst_rounds/);
+    // The flat spellings of the original, in a file and as overrides.
+    writeFiles(dir, { 'flat.yaml': 'env: sim\nmodel_backend: sim\nmeta_edit_budget: 2\nmax_analyst_rounds: 3\n' });
+    const flat = loadConfig(path.join(dir, 'flat.yaml'), { ...noEnv, overrides: ['meta_edit_budget=3'] }).warnings;
+    assert.equal(flat.filter((w) => /meta_learning_rate|meta_edit_budget/.test(w)).length, 2, flat.join('\n'));
+    assert.equal(flat.filter((w) => /max_analyst_rounds/.test(w)).length, 1, flat.join('\n'));
   });
 });
 
@@ -110,6 +104,45 @@ describe('config: overrides', () => {
     assert.equal(config.optimizer.learning_rate, 2);
     assert.equal(config.evaluation.gate_mixed_weight, 0.25);
     assert.equal(config.model.optimizer.model, 'sim-large');
+  });
+
+  it('reads lists and mappings as YAML flow or JSON, keeping the scalar casts inside them', () => {
+    assert.deepEqual(castValue('[/a,/b]'), ['/a', '/b']);
+    assert.deepEqual(castValue('["/a"]'), ['/a']);
+    assert.deepEqual(castValue('{"a":1}'), { a: 1 });
+    assert.deepEqual(castValue(' [1, true, x] '), [1, true, 'x']);
+    assert.deepEqual(castValue('{input: question, answer: [gold, alt]}'), { input: 'question', answer: ['gold', 'alt'] });
+    assert.throws(() => castValue('[/a,'), /not a valid list/);
+    assert.throws(() => castValue('{a: [1}'), /not a valid mapping/);
+  });
+
+  it('list and mapping overrides load into list and mapping keys of the config and of an env', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'o.yaml': 'model:\n  backend: sim\nenv:\n  name: officeqa\n', 't.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n' });
+    const office = loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,/b]', 'evaluation.leading_words=["MUST", "NEVER"]', 'model.target.price={"input":1,"output":2}'] });
+    assert.deepEqual(office.config.env.data_dirs, ['/a', '/b']);
+    assert.deepEqual(office.config.evaluation.leading_words, ['MUST', 'NEVER']);
+    assert.deepEqual(office.config.model.target.price, { input: 1, output: 2 });
+    assert.deepEqual(loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['data_dirs=["/c"]'] }).config.env.data_dirs, ['/c']);
+    const tasks = loadConfig(path.join(dir, 't.yaml'), { ...noEnv, overrides: ['env.fields={input: question, answer: [gold, alt]}'] });
+    assert.deepEqual((tasks.config.env.fields as { answer: unknown }).answer, ['gold', 'alt']);
+    rejects(() => loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,'] }), /--cfg-options: env\.data_dirs: "\[\/a," is not a valid list/);
+  });
+
+  it("applies the original's flat flags after --cfg-options, naming them in errors", () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\ntrain:\n  batch_size: 40\n' });
+    const { config } = loadConfig(path.join(dir, 'c.yaml'), {
+      ...noEnv,
+      overrides: ['train.batch_size=8', 'optimizer.learning_rate=3'],
+      flags: [['batch_size', '4'], ['target_model', 'sim-big'], ['backend', 'sim'], ['env', 'sim'], ['out_root', 'runs/x']],
+    });
+    assert.equal(config.train.batch_size, 4); // the flag wins over --cfg-options
+    assert.equal(config.optimizer.learning_rate, 3);
+    assert.equal(config.model.target.model, 'sim-big');
+    assert.equal(config.env.name, 'sim');
+    assert.equal(config.env.out_root, 'runs/x');
+    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, flags: [['num_epochs', 'many']] }), /--num_epochs: train\.num_epochs: expected number, got string "many"/);
   });
 
   it('reports a bad override against --cfg-options', () => {

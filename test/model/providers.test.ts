@@ -136,8 +136,9 @@ describe('providers speak their wire formats', () => {
     }
   });
 
-  it('anthropic: claude_chat is accepted as its name; a thinking budget under 1024 is refused', () => {
-    assert.equal(getBackend('claude_chat')!.name, 'anthropic');
+  it('anthropic: the Messages API, not the claude CLI (claude_chat); a thinking budget under 1024 is refused', () => {
+    assert.equal(getBackend('anthropic_chat')!.name, 'anthropic');
+    assert.equal(getBackend('claude_chat')!.name, 'claude_chat');
     assert.throws(() => model({ backend: 'anthropic', base_url: fake.url, options: { thinking_budget: 10 } }, { ANTHROPIC_API_KEY: 'a' }), /thinking_budget/);
   });
 });

@@ -20,8 +20,8 @@ describe('role backends from the label (the original’s table)', () => {
     assert.equal(roles({ model: { backend: 'minimax_chat' } }).target, 'minimax_chat:MiniMax-M3');
   });
 
-  it('claude_chat, anthropic and openai_compatible labels fill both roles; the OpenAI model names of the base give way to the backend default', () => {
-    assert.deepEqual(roles({ model: { backend: 'claude_chat' } }), { target: 'anthropic:claude-sonnet-4-5', optimizer: 'anthropic:claude-sonnet-4-5', judge: 'anthropic:claude-sonnet-4-5' });
+  it('anthropic and openai_compatible labels fill both roles; the OpenAI model names of the base give way to the backend default', () => {
+    assert.deepEqual(roles({ model: { backend: 'anthropic' } }), { target: 'anthropic:claude-sonnet-4-5', optimizer: 'anthropic:claude-sonnet-4-5', judge: 'anthropic:claude-sonnet-4-5' });
     const compat = roles({ model: { backend: 'compat', target: { model: 'llama-3' } } });
     assert.equal(compat.target, 'openai_compatible:llama-3');
     assert.equal(compat.optimizer, 'openai_compatible:gpt-5.5');

@@ -1,7 +1,7 @@
 /**
  * `anthropic`: the Anthropic Messages API. The system prompt goes in the top-level `system`
  * field, `max_tokens` is always sent (the API requires it), and extended thinking is on when
- * `options.thinking_budget` is set. The original's `claude_chat` spelling selects this backend.
+ * `options.thinking_budget` is set. (The original's `claude_chat` is the Claude Code CLI, not this API.)
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { z } from 'zod';
@@ -22,7 +22,7 @@ export const AnthropicOptionsSchema = z
 
 registerBackend({
   name: 'anthropic',
-  aliases: ['claude', 'claude_chat', 'anthropic_chat'],
+  aliases: ['anthropic_chat', 'anthropic_api'],
   defaultModel: 'claude-sonnet-4-5',
   optionsSchema: AnthropicOptionsSchema as unknown as z.ZodObject,
   create(rc, ctx) {

@@ -1,0 +1,63 @@
+/**
+ * Training settings checked before any model call is paid for: settings that would make a run
+ * spend its budget and learn nothing are refused with the reason; settings the original allows
+ * but that users should know about are warned about. Pure: it reads the config and the split
+ * sizes, throws a `UserError` for the first refusal and returns the warnings.
+ */
+import { UserError } from '../errors.ts';
+import type { Config } from './schema.ts';
+
+export interface SplitSizes {
+  train: number;
+  val: number;
+  test: number;
+}
+
+const FULL_REWRITE = ['full_rewrite', 'full_rewrite_minibatch', 'minibatch_full_rewrite', 'skill_rewrite_minibatch'];
+
+/** Checks of the config alone (no data needed). */
+function checkTrainingSettings(config: Config): void {
+  const o = config.optimizer;
+  const fullRewrite = FULL_REWRITE.includes(o.skill_update_mode.trim().toLowerCase());
+  if (o.learning_rate === 0 && !fullRewrite) {
+    throw new UserError(
+      `optimizer.learning_rate is 0: every analyst would be asked for 0 edits and no step could change the skill, so the run would pay for rollouts and reflection and learn nothing; set it to 1 or more (the original's default is 4)`,
+    );
+  }
+  if (!fullRewrite && (o.lr_scheduler === 'linear' || o.lr_scheduler === 'cosine') && o.min_learning_rate > o.learning_rate) {
+    throw new UserError(
+      `optimizer.min_learning_rate (${o.min_learning_rate}) is above optimizer.learning_rate (${o.learning_rate}): the ${o.lr_scheduler} schedule decays from learning_rate down to min_learning_rate, so it would never go below ${o.min_learning_rate} edits per step; set min_learning_rate to ${o.learning_rate} or less`,
+    );
+  }
+}
+
+/**
+ * Everything `train` checks before its first call: the settings above, then the splits. Returns
+ * the warnings to show.
+ */
+export function preflight(config: Config, splits: SplitSizes, envName = config.env.name): string[] {
+  checkTrainingSettings(config);
+  const warnings: string[] = [];
+  if (splits.train === 0) throw new UserError(`env '${envName}': the train split is empty`);
+  if (splits.val === 0) throw new UserError(`env '${envName}': the val (selection) split is empty`);
+  if (config.evaluation.eval_test && splits.test === 0) throw new UserError(`env '${envName}': the test split is empty (or set evaluation.eval_test: false)`);
+  const trainSize = config.train.train_size;
+  if (trainSize > 0 && trainSize !== splits.train) {
+    // A benchmark config pins its size; `env.limit` shrinking the splits is not a mismatch.
+    if (config.env.limit > 0) warnings.push(`train.train_size is ${trainSize} but env.limit leaves ${splits.train} training items; using ${splits.train}`);
+    else throw new UserError(`train.train_size is ${trainSize} but the train split has ${splits.train} items; set train.train_size: 0 to use the split's size`);
+  }
+  const { batch_size: batch, accumulation } = config.train;
+  if (splits.train < batch) {
+    warnings.push(`the train split has ${splits.train} items, fewer than train.batch_size=${batch}: each epoch is a single step on all ${splits.train} of them`);
+  }
+  // Batches per epoch, and how many of them the items fill; the rest repeat items (as the original refills them).
+  const batchesPerEpoch = Math.ceil(splits.train / (batch * accumulation)) * accumulation;
+  const filled = Math.ceil(splits.train / batch);
+  if (filled < batchesPerEpoch) {
+    warnings.push(
+      `train.accumulation=${accumulation} with train.batch_size=${batch} asks for ${batchesPerEpoch} batches per epoch, but the ${splits.train} training items fill only ${filled}: the other ${batchesPerEpoch - filled} repeat items already seen in the step`,
+    );
+  }
+  return warnings;
+}

@@ -1,0 +1,55 @@
+/** Config trees: nested mappings addressed by dotted paths, and the record of where each leaf came from. */
+export type Tree = Record<string, unknown>;
+
+/** Where each leaf came from: dotted path → source (a file path or `--cfg-options`) and the key as written. */
+export type Sources = Map<string, { source: string; written: string }>;
+
+export const isMapping = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function getPath(tree: Tree, dotted: string): unknown {
+  let node: unknown = tree;
+  for (const part of dotted.split('.')) {
+    if (!isMapping(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+/** Sets a dotted path, replacing any non-mapping on the way. */
+export function setPath(tree: Tree, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = tree;
+  for (const part of parts.slice(0, -1)) {
+    if (!isMapping(node[part])) node[part] = {};
+    node = node[part] as Tree;
+  }
+  node[parts.at(-1)!] = value;
+}
+
+export function deletePath(tree: Tree, dotted: string): void {
+  const parts = dotted.split('.');
+  const parent = getPath(tree, parts.slice(0, -1).join('.'));
+  const target = parts.length === 1 ? tree : parent;
+  if (isMapping(target)) delete target[parts.at(-1)!];
+}
+
+/** Every leaf of a tree (a mapping that is empty counts as a leaf) with its dotted path. */
+export function leaves(tree: Tree, prefix = ''): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [k, v] of Object.entries(tree)) {
+    const p = prefix ? `${prefix}.${k}` : k;
+    if (isMapping(v) && Object.keys(v).length > 0) out.push(...leaves(v, p));
+    else out.push([p, v]);
+  }
+  return out;
+}
+
+/** Merges `child` over `base`: mappings merge key by key, anything else is replaced whole. */
+export function deepMerge(base: Tree, child: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(child)) {
+    out[k] = isMapping(v) && isMapping(out[k]) ? deepMerge(out[k] as Tree, v) : structuredClone(v);
+  }
+  return out;
+}
+
