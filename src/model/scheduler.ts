@@ -107,7 +107,11 @@ export class ScheduledModel implements ChatModel {
         this.pool.release();
       }
       const hint = FATAL_HINT[failure.kind];
-      if (hint) throw new FatalModelError(this.redact(`${this.label} (${this.id}): ${hint}. ${failure.message}`));
+      if (hint) {
+        // A deployment name the capability table does not know gets the effort; the way out is one setting.
+        const effort = failure.kind === 'bad_request' && /reasoning[._]effort/i.test(failure.message) ? `. If the model takes no reasoning effort, set ${this.label}.capabilities.reasoning_effort: false` : '';
+        throw new FatalModelError(this.redact(`${this.label} (${this.id}): ${hint}. ${failure.message}${effort}`));
+      }
       const final = !failure.retryable || attempt >= this.policy.maxRetries;
       this.onFailure?.(failure, final);
       if (!failure.retryable) throw new InfraError(this.redact(`${this.label}: the provider rejected this request: ${failure.message}`), INFRA_KIND[failure.kind], attempt);

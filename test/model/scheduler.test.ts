@@ -123,6 +123,12 @@ describe('retries', () => {
     });
   }
 
+  it('a 400 refusing the reasoning effort names the setting that leaves it out', async () => {
+    const m = await stack(fake);
+    fake.faults.push({ status: 400, message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.", code: 'unsupported_parameter', param: 'reasoning_effort' });
+    await assert.rejects(m.target.complete(ask('effort')), (e) => e instanceof FatalModelError && /set model\.target\.capabilities\.reasoning_effort: false$/.test(e.message));
+  });
+
   it('a 400 about this request alone (context too long) is not retried and not fatal', async () => {
     const m = await stack(fake);
     fake.faults.push({ status: 400, message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' });
