@@ -37,3 +37,19 @@ export function redact<T>(value: T, secretPaths: ReadonlySet<string> = new Set()
   }
   return value;
 }
+
+/** Key-shaped strings that providers echo in error messages. */
+const KEY_SHAPES = [/\b(sk|pk|rk|sess)-[A-Za-z0-9_-]{8,}/g, /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, /\b(api[-_]?key|x-api-key|api-key)(["']?\s*[:=]\s*["']?)[^\s"',&]{6,}/gi];
+
+/**
+ * A message (a provider's error, a log line) with secrets replaced: the values of the secret
+ * variables in `environment` (keys and tokens), and strings shaped like keys or bearer tokens.
+ */
+export function redactText(text: string, environment: Record<string, string | undefined> = {}): string {
+  let out = text;
+  for (const [name, value] of Object.entries(environment)) {
+    if (value && value.trim().length >= 8 && isSecretVariable(name)) out = out.split(value.trim()).join(REDACTED);
+  }
+  out = out.replace(KEY_SHAPES[0]!, REDACTED).replace(KEY_SHAPES[1]!, `Bearer ${REDACTED}`);
+  return out.replace(KEY_SHAPES[2]!, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`);
+}

@@ -17,6 +17,20 @@ export const PriceSchema = z
     input: z.number().nonnegative(),
     output: z.number().nonnegative(),
     cached_input: z.number().nonnegative().optional(),
+    /** Input tokens written to the provider's prompt cache (Anthropic: 1.25× input); default: the input rate. */
+    cache_write: z.number().nonnegative().optional(),
+    /** One-hour cache writes (Anthropic: 2× input); default: `cache_write`. */
+    cache_write_1h: z.number().nonnegative().optional(),
+  })
+  .strict();
+
+/** What a role's model accepts, overriding the built-in table (unset = the table's answer). */
+export const CapabilitiesSchema = z
+  .object({
+    /** Send the reasoning effort (OpenAI's `reasoning_effort` / `reasoning.effort`). */
+    reasoning_effort: z.boolean().optional(),
+    /** Extended thinking (Anthropic's `thinking`, from `options.thinking_budget`). */
+    thinking: z.boolean().optional(),
   })
   .strict();
 
@@ -56,6 +70,8 @@ export const RoleSchema = z
     price: PriceSchema.optional(),
     /** Backend-specific settings, validated by the backend (API version, thinking switch, …). */
     options: z.record(z.string(), z.unknown()).default({}),
+    /** Which request options the model takes; overrides the built-in table (src/model/capabilities.ts). */
+    capabilities: CapabilitiesSchema.default({}),
   })
   .strict();
 
@@ -209,6 +225,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 export type RoleConfig = z.infer<typeof RoleSchema>;
 export type EnvConfig = z.infer<typeof EnvCoreSchema> & Record<string, unknown>;
 export type Price = z.infer<typeof PriceSchema>;
+export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
 
 /** The original's flat key names, and where each lives in the structured form (reference §4.4). */

@@ -1,11 +1,13 @@
 /**
  * One optimizer call that expects a JSON reply. A reply that stays unusable, or a call that
- * * fails for any reason but a fatal one, gives `undefined` and a warning (each stage has a fallback);
- * a fatal model error (bad key, unknown model) propagates and stops the run.
+ * failed at the provider (after its retries), gives `undefined` and a warning: each stage has a
+ * fallback. Anything else propagates and stops the run (resumably): a fatal model error (bad key,
+ * unknown model) and, above all, a bug of ours, which must not pass for a model's bad day.
  */
 import type { z } from 'zod';
+import { CallFailure } from '../model/failure.ts';
 import { StructuredOutputError, completeJson } from '../model/structured.ts';
-import { FatalModelError, InfraError, type ChatModel, type ReasoningEffort } from '../model/types.ts';
+import { InfraError, type ChatModel, type ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from './protocol.ts';
 
 export interface OptimizerContext {
@@ -46,9 +48,10 @@ export async function ask<T>(ctx: OptimizerContext, q: Ask<T>): Promise<T | unde
     });
     return value;
   } catch (err) {
-    if (err instanceof FatalModelError) throw err;
+    const modelFailure = err instanceof StructuredOutputError || err instanceof InfraError || err instanceof CallFailure;
+    if (!modelFailure) throw err;
     // Error messages can carry request details (headers, keys): only the kind is reported.
-    const why = err instanceof StructuredOutputError ? err.message : err instanceof InfraError ? `${err.kind} error` : `${(err as Error)?.name ?? 'error'} from the model call`;
+    const why = err instanceof StructuredOutputError ? err.message : `${err.kind} error`;
     ctx.warn(`${q.purpose} call gave no usable reply${q.during ? ` during ${q.during}` : ''} (${why})${q.fallback ? `; ${q.fallback}` : ''}`);
     return undefined;
   }

@@ -17,12 +17,13 @@ import { canonicalSplit } from '../envs/data/splits.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { evalMarkdown } from '../eval/report.ts';
 import { meanInterval, pairedTest, type Interval, type PairedTest } from '../eval/stats.ts';
-import { Ledger, LedgerModel } from '../model/ledger.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
-import { buildBackendModel } from '../model/stack.ts';
+import { ModelStack } from '../model/stack.ts';
 import type { ChatModel } from '../model/types.ts';
 import '../model/backends.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
+import { EventLog } from '../run/events.ts';
+import { attachConsoleReporter } from '../run/reporter.ts';
 import { skillHash } from '../skill/document.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { firstN } from './data.ts';
@@ -41,7 +42,7 @@ export interface EvalOptions {
   /** `BACKEND:MODEL` of each target; none = the config's `model.target`. */
   targets?: readonly string[];
   repeats?: number;
-  /** Models to use instead of building them (tests). */
+  /** Models to use instead of building them (tests); they still go through the pools, retries and ledger. */
   models?: { targets?: ChatModel[]; judge?: ChatModel };
   environment?: Record<string, string | undefined>;
   /** Where progress lines go (default stdout; null = silent). */
@@ -159,14 +160,15 @@ function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: I
   return { scores, errors };
 }
 
-async function buildTargets(config: Config, opts: EvalOptions, ledger: Ledger): Promise<ChatModel[]> {
-  if (opts.models?.targets?.length) return opts.models.targets.map((m) => new LedgerModel(m, ledger, 'target'));
-  const environment = opts.environment ?? process.env;
+/** The target models, through the same stack as training's; each further target has a pool of its own. */
+async function buildTargets(config: Config, opts: EvalOptions, stack: ModelStack): Promise<ChatModel[]> {
+  const poolOf = (i: number, id: string) => (i === 0 ? undefined : `target:${id}`);
+  if (opts.models?.targets?.length) return opts.models.targets.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
   const roles = opts.targets?.length ? opts.targets.map((spec) => targetRole(spec, config.model.target)) : [config.model.target];
   const models: ChatModel[] = [];
-  for (const rc of roles) {
+  for (const [i, rc] of roles.entries()) {
     if (!rc.model) rc.model = getBackend(rc.backend)?.defaultModel ?? '';
-    models.push(new LedgerModel(await buildBackendModel('target', rc, config, environment), ledger, 'target'));
+    models.push(await stack.model('target', rc, poolOf(i, `${rc.backend}:${rc.model}`)));
   }
   const ids = models.map((m) => m.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
@@ -203,12 +205,41 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   for (const w of splits.warnings ?? []) say(`warning: ${w}`);
   const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
   if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
-  const ledger = new Ledger(path.join(out, 'calls.jsonl'));
-  const targets = await buildTargets(config, opts, ledger);
-  const judge = env.usesJudge
-    ? new LedgerModel(opts.models?.judge ?? (await buildBackendModel('judge', config.model.judge as RoleConfig, config, opts.environment ?? process.env)), ledger, 'judge')
-    : undefined;
+  // Model events (calls failing and retried, options a model does not take) go to the console as in training.
+  const events = new EventLog();
+  const detach = opts.out === null ? () => {} : attachConsoleReporter(events, opts.out ?? process.stdout);
+  const stack = new ModelStack(config, {
+    ledgerFile: path.join(out, 'calls.jsonl'),
+    ...(opts.environment ? { environment: opts.environment } : {}),
+    configDir: opts.loaded.baseDirOf('cache.path'),
+    onEvent: (e) => events.emit(e),
+  });
   const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
+  try {
+    return await evaluateAll({ opts, env, items, skills, repeats, out, stack, cache, say });
+  } finally {
+    detach();
+    cache.close();
+    stack.close();
+  }
+}
+
+interface EvalRun {
+  opts: EvalOptions;
+  env: Awaited<ReturnType<typeof buildEnv>>['env'];
+  items: Item[];
+  skills: ReturnType<typeof readSkills>;
+  repeats: number;
+  out: string;
+  stack: ModelStack;
+  cache: ScoreCache;
+  say: (line: string) => void;
+}
+
+async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cache, say }: EvalRun): Promise<EvalSummary> {
+  const { config } = opts.loaded;
+  const targets = await buildTargets(config, opts, stack);
+  const judge = !env.usesJudge ? undefined : opts.models?.judge ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig) : await stack.model('judge');
   const limit = pLimit(config.env.workers);
   say(`eval: env=${env.name} split=${opts.split} items=${items.length} skills=${skills.length} targets=${targets.map((t) => t.id).join(', ')} repeats=${repeats}`);
 
@@ -226,6 +257,12 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
         dirs.push(path.relative(out, dir));
       }
       const { scores, errors } = perItem(items, runs);
+      if (scores.length === 0) {
+        const first = runs.flat().find((t) => t?.error)?.error;
+        throw new Error(
+          `every rollout of ${skill.label} on ${target.id} failed (${first?.kind}: ${first?.message}); no score can be given. Check the target model and its endpoint, then run the same command again: finished rollouts are kept`,
+        );
+      }
       itemScores.set(`${target.id}\u0000${skill.label}`, scores);
       const byType: Record<string, CellStats> = {};
       for (const type of [...new Set([...types, ...scores.map((s) => s.type)])].sort()) {
@@ -281,7 +318,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     items: items.length,
     cells,
     comparisons,
-    usage: ledger.byPurpose(),
+    usage: stack.ledger.byPurpose(),
   };
   writeJsonAtomic(path.join(out, 'eval_summary.json'), summary);
   const markdown = evalMarkdown(summary, env.name);

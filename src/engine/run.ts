@@ -13,7 +13,7 @@ import { UserError } from '../errors.ts';
 import { createEnv } from '../envs/registry.ts';
 import type { Env, Splits } from '../envs/types.ts';
 import { buildRoleModels, type StackOptions } from '../model/stack.ts';
-import type { ChatModel, ReasoningEffort, Role } from '../model/types.ts';
+import { FatalModelError, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
@@ -104,7 +104,13 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
     const mode = updateMode(config.optimizer.skill_update_mode);
-    const models = await buildRoleModels(config, { ledgerFile: dir.calls, environment: opts.environment, override: opts.models, configDir: opts.loaded.baseDirOf('cache.path') });
+    const models = await buildRoleModels(config, {
+      ledgerFile: dir.calls,
+      environment: opts.environment,
+      override: opts.models,
+      configDir: opts.loaded.baseDirOf('cache.path'),
+      onEvent: (e) => events.emit(e),
+    });
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
       derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: mode, lr_control_mode: lrControl(config.optimizer.lr_control_mode, mode) },
@@ -163,7 +169,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     });
     return await train(ctx);
   } catch (err) {
-    events.emit({ type: 'run_failed', message: err instanceof Error ? err.message : String(err) });
+    // A bug of ours keeps its stack in the event log; a user's input error or a model's refusal needs none.
+    const bug = err instanceof Error && !(err instanceof UserError) && !(err instanceof FatalModelError);
+    events.emit({ type: 'run_failed', message: err instanceof Error ? err.message : String(err), ...(bug && err.stack ? { stack: err.stack } : {}) });
     const runtime = dir.readRuntimeState();
     if (runtime) dir.writeJson(dir.runtimeState, { ...runtime, status: 'failed' });
     throw err;

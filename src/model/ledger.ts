@@ -32,6 +32,8 @@ export interface Totals {
   inputTokens: number;
   outputTokens: number;
   cachedTokens: number;
+  /** Input tokens written to the providers' prompt caches. */
+  cacheWriteTokens: number;
   reasoningTokens: number;
   /** USD of calls with a known price. */
   costUsd: number;
@@ -39,7 +41,7 @@ export interface Totals {
   unpricedCalls: number;
 }
 
-const emptyTotals = (): Totals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0 });
+const emptyTotals = (): Totals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0 });
 
 export class Ledger {
   /** Every call of the run: those of earlier processes (read from the file) first. */
@@ -116,6 +118,7 @@ function addTo(t: Totals, r: CallRecord): void {
   t.inputTokens += r.usage.input;
   t.outputTokens += r.usage.output;
   t.cachedTokens += r.usage.cached;
+  t.cacheWriteTokens += r.usage.cacheWrite ?? 0;
   t.reasoningTokens += r.usage.reasoning;
   if (r.cost_usd === null) t.unpricedCalls += 1;
   else t.costUsd += r.cost_usd;
@@ -143,6 +146,8 @@ export class LedgerModel implements ChatModel {
     private readonly inner: ChatModel,
     private readonly ledger: Ledger,
     private readonly role: Role,
+    /** Applied to error messages before they are written (they may echo a key). */
+    private readonly redact: (text: string) => string = (t) => t,
   ) {
     this.id = inner.id;
   }
@@ -180,7 +185,7 @@ export class LedgerModel implements ChatModel {
         retries: (err as { retries?: number }).retries ?? 0,
         from: 'provider',
         cost_usd: 0,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        error: this.redact(err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
       });
       throw err;
     }

@@ -24,9 +24,22 @@ export interface PoolStats {
   decreases: number;
   /** The adaptive concurrency limit now. */
   limit: number;
-  /** Start times (ms, performance.now) of the most recent calls, for checks of the pace. */
+  /** Start times (ms, the pool's clock) of the most recent calls, for checks of the pace. */
   recentStarts: number[];
 }
+
+/** Time and timers, given to the pool so that tests can drive its pace without waiting. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 interface Waiter {
   tokens: number;
@@ -48,9 +61,9 @@ export class Pool {
   private lastStartAt = -Infinity;
   private pausedUntil = 0;
   private tokens: number;
-  private tokensAt = performance.now();
+  private tokensAt: number;
   private lastDecreaseAt = -Infinity;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private timerDue = 0;
   private readonly interval: number;
   private readonly capacity: number;
@@ -59,7 +72,9 @@ export class Pool {
   constructor(
     readonly name: string,
     readonly limits: PoolLimits,
+    private readonly clock: Clock = realClock,
   ) {
+    this.tokensAt = clock.now();
     this.limit = limits.concurrency;
     this.interval = limits.rpm > 0 ? 60_000 / limits.rpm : 0;
     // Ten seconds' worth of tokens: bursts are allowed, but providers that enforce their minute
@@ -107,14 +122,14 @@ export class Pool {
   onRateLimit(startedAt: number): void {
     if (startedAt < this.lastDecreaseAt) return;
     this.limit = Math.max(1, this.limit / 2);
-    this.lastDecreaseAt = performance.now();
+    this.lastDecreaseAt = this.clock.now();
     this.stats.decreases++;
     this.stats.limit = this.limit;
   }
 
   /** No call starts for `ms` (the server asked us to wait). */
   pause(ms: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, performance.now() + ms);
+    this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + ms);
     this.pump();
   }
 
@@ -127,7 +142,7 @@ export class Pool {
   }
 
   private refill(): void {
-    const now = performance.now();
+    const now = this.clock.now();
     this.tokens = Math.min(this.capacity, this.tokens + ((now - this.tokensAt) * this.limits.tpm) / 60_000);
     this.tokensAt = now;
   }
@@ -144,7 +159,7 @@ export class Pool {
 
   private pump(): void {
     for (let head = this.first(); head && this.active < Math.floor(this.limit); head = this.first()) {
-      const now = performance.now();
+      const now = this.clock.now();
       // Catching up after a late timer goes at most twice the pace: starts never bunch.
       let wait = Math.max(0, this.pausedUntil - now, this.nextStartAt - now, this.lastStartAt + this.interval / 2 - now);
       if (wait === 0 && this.capacity !== Infinity) {
@@ -174,11 +189,11 @@ export class Pool {
   }
 
   private schedule(ms: number): void {
-    const due = performance.now() + ms;
-    if (this.timer && this.timerDue <= due) return;
-    clearTimeout(this.timer);
+    const due = this.clock.now() + ms;
+    if (this.timer !== undefined && this.timerDue <= due) return;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timerDue = due;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
       this.pump();
     }, Math.ceil(ms));

@@ -14,6 +14,8 @@ export interface BackendContext {
   reasoningEffort: string;
   /** Seed of the run (the simulator uses it). */
   seed: number;
+  /** Where a backend says what it left out of requests (an option the model does not take); once per option. */
+  notice?: (message: string) => void;
 }
 
 export interface BackendSpec {

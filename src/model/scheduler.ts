@@ -64,6 +64,10 @@ export class ScheduledModel implements ChatModel {
     private readonly policy: RetryPolicy,
     /** How errors name the role: 'model.target'. */
     private readonly label: string,
+    /** Told of every failed attempt that is not fatal; `final`: no retry follows. */
+    private readonly onFailure?: (failure: CallFailure, final: boolean) => void,
+    /** Applied to the messages of the errors it throws (a provider may echo a key). */
+    private readonly redact: (text: string) => string = (t) => t,
   ) {
     this.id = inner.id;
   }
@@ -103,15 +107,21 @@ export class ScheduledModel implements ChatModel {
         this.pool.release();
       }
       const hint = FATAL_HINT[failure.kind];
-      if (hint) throw new FatalModelError(`${this.label} (${this.id}): ${hint}. ${failure.message}`);
-      if (!failure.retryable) throw new InfraError(`${this.label}: the provider rejected this request: ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+      if (hint) {
+        // A deployment name the capability table does not know gets the effort; the way out is one setting.
+        const effort = failure.kind === 'bad_request' && /reasoning[._]effort/i.test(failure.message) ? `. If the model takes no reasoning effort, set ${this.label}.capabilities.reasoning_effort: false` : '';
+        throw new FatalModelError(this.redact(`${this.label} (${this.id}): ${hint}. ${failure.message}${effort}`));
+      }
+      const final = !failure.retryable || attempt >= this.policy.maxRetries;
+      this.onFailure?.(failure, final);
+      if (!failure.retryable) throw new InfraError(this.redact(`${this.label}: the provider rejected this request: ${failure.message}`), INFRA_KIND[failure.kind], attempt);
       const asked = failure.retryAfterMs !== undefined ? Math.min(failure.retryAfterMs, this.policy.maxRetryAfterMs ?? 600_000) : undefined;
       if (failure.kind === 'rate_limit') {
         this.pool.onRateLimit(startedAt);
         if (asked !== undefined) this.pool.pause(asked);
       }
       if (attempt >= this.policy.maxRetries) {
-        throw new InfraError(`${this.label}: failed after ${attempt + 1} attempt${attempt ? 's' : ''}: ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+        throw new InfraError(this.redact(`${this.label}: failed after ${attempt + 1} attempt${attempt ? 's' : ''}: ${failure.message}`), INFRA_KIND[failure.kind], attempt);
       }
       await sleep(asked ?? this.backoff(attempt), undefined, req.signal ? { signal: req.signal } : undefined);
     }

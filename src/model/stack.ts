@@ -1,21 +1,27 @@
 /**
- * The models of a run, one per role, each built from its backend and wrapped so that every
- * call goes through the same path, outermost first:
+ * The models of a run or an evaluation, one per role (or several targets), each built from its
+ * backend and wrapped so that every call goes through the same path, outermost first:
  *
  *   ledger (records every call; replays this run's recorded answers, so a resumed run never pays twice)
  *   → response cache (shared across runs; the simulator skips it: it is free and deterministic)
- *   → scheduler (the role's pool: concurrency, RPM/TPM, retries, timeout)
+ *   → scheduler (the role's pool: concurrency, RPM/TPM, retries, timeout, fatal errors)
  *   → backend (a provider, or the simulator)
+ *
+ * Training and `skillopt eval` both build their models here, and only here.
  */
 import path from 'node:path';
+import { redactText } from '../config/redact.ts';
 import type { Config, RoleConfig } from '../config/schema.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
 import { Ledger, LedgerModel } from './ledger.ts';
 import { Pool } from './pool.ts';
 import { getBackend } from './registry.ts';
+import { RetryWatch, type ModelEvent } from './retry-watch.ts';
 import { ScheduledModel } from './scheduler.ts';
 import { FatalModelError, type ChatModel, type Role } from './types.ts';
 import './backends.ts';
+
+export type { ModelEvent } from './retry-watch.ts';
 
 export interface RoleModels {
   target: ChatModel;
@@ -24,7 +30,7 @@ export interface RoleModels {
   ledger: Ledger;
   /** The pools by name (target and optimizer apart unless a role names a shared `pool`). */
   pools: Map<string, Pool>;
-  /** Closes the response cache. */
+  /** Closes the response cache and the ledger's file. */
   close(): void;
 }
 
@@ -32,16 +38,22 @@ export interface StackOptions {
   /** The run's calls.jsonl (undefined: no record on disk). */
   ledgerFile?: string;
   environment?: Record<string, string | undefined>;
-  /** Override a role's model (tests, evaluation across targets); it still goes through the pool. */
+  /**
+   * Use these models instead of building a role's from its backend (tests, benchmarks). They go
+   * through the pool, scheduler and ledger like any other; not through the response cache, which
+   * keeps provider answers only.
+   */
   override?: Partial<Record<Role, ChatModel>>;
   /** Directory that a relative `cache.path` is resolved against (the config's). */
   configDir?: string;
+  /** Calls failing and being retried, options a model does not take: for the run's event log. */
+  onEvent?: (event: ModelEvent) => void;
 }
 
-export async function buildBackendModel(role: Role, rc: RoleConfig, config: Config, environment: Record<string, string | undefined>): Promise<ChatModel> {
+export async function buildBackendModel(role: Role, rc: RoleConfig, config: Config, environment: Record<string, string | undefined>, notice?: (message: string) => void): Promise<ChatModel> {
   const spec = getBackend(rc.backend);
   if (!spec) throw new FatalModelError(`unknown backend '${rc.backend}' for model.${role}`);
-  return spec.create(rc, { role, environment, reasoningEffort: config.model.reasoning_effort, seed: config.train.seed });
+  return spec.create(rc, { role, environment, reasoningEffort: config.model.reasoning_effort, seed: config.train.seed, ...(notice ? { notice } : {}) });
 }
 
 /** What shapes a role's answers beyond the request (the resolved endpoint comes from the backend): part of the response-cache key. */
@@ -53,43 +65,83 @@ function roleIdentity(rc: RoleConfig, config: Config, inner: ChatModel): Record<
     max_output_tokens: rc.max_output_tokens ?? null,
     json_schema: rc.json_schema,
     options: rc.options,
+    capabilities: rc.capabilities,
     ...((inner as { settings?: Record<string, unknown> }).settings ?? {}),
   };
 }
 
-export async function buildRoleModels(config: Config, options: StackOptions = {}): Promise<RoleModels> {
-  const ledger = new Ledger(options.ledgerFile);
-  const environment = options.environment ?? process.env;
-  const pools = new Map<string, Pool>();
-  let cache: ResponseCache | undefined;
-  const openCache = () => {
-    if (cache) return cache;
-    const configured = config.cache.path;
-    const file = configured ? path.resolve(options.configDir ?? process.cwd(), configured) : defaultCachePath(environment);
-    cache = new ResponseCache(file);
-    return cache;
-  };
+/** The one builder of models: every model it hands out shares its ledger, pools and response cache. */
+export class ModelStack {
+  readonly ledger: Ledger;
+  /** The pools by name. */
+  readonly pools = new Map<string, Pool>();
+  private cache: ResponseCache | undefined;
+  private readonly environment: Record<string, string | undefined>;
+  private readonly watch: RetryWatch;
+  private readonly redact: (text: string) => string;
 
-  const make = async (role: Role, rc: RoleConfig): Promise<ChatModel> => {
-    const inner = options.override?.[role] ?? (await buildBackendModel(role, rc, config, environment));
-    const poolName = rc.pool || role;
-    let pool = pools.get(poolName);
+  constructor(
+    private readonly config: Config,
+    private readonly options: StackOptions = {},
+  ) {
+    this.ledger = new Ledger(options.ledgerFile);
+    this.environment = options.environment ?? process.env;
+    this.redact = (text) => redactText(text, this.environment);
+    this.watch = new RetryWatch((e) => options.onEvent?.(e), this.redact);
+  }
+
+  /**
+   * `role`'s model (its config, or `rc`: another target of an evaluation), built from its backend
+   * unless the options override it, and wrapped. Its pool is the role's `pool` when it names
+   * one, else `pool`, else the role's own.
+   */
+  async model(role: Role, rc: RoleConfig = this.config.model[role] as RoleConfig, pool?: string): Promise<ChatModel> {
+    const override = rc === this.config.model[role] ? this.options.override?.[role] : undefined;
+    if (override) return this.wrap(role, override, rc, { pool, cached: false });
+    const notice = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
+    return this.wrap(role, await buildBackendModel(role, rc, this.config, this.environment, notice), rc, { pool, cached: true });
+  }
+
+  /** A given model wrapped like a built one (the caller's own models: not cached). */
+  wrap(role: Role, inner: ChatModel, rc: RoleConfig, o: { pool?: string; cached?: boolean } = {}): ChatModel {
+    const poolName = rc.pool || o.pool || role;
+    let pool = this.pools.get(poolName);
     if (!pool) {
       pool = new Pool(poolName, { concurrency: rc.concurrency, rpm: rc.rpm, tpm: rc.tpm });
-      pools.set(poolName, pool);
+      this.pools.set(poolName, pool);
     }
-    let model: ChatModel = new ScheduledModel(inner, pool, { maxRetries: rc.max_retries, timeoutMs: rc.timeout_s * 1000, backoffMs: rc.backoff_s * 1000, backoffMaxMs: rc.backoff_max_s * 1000 }, `model.${role}`);
-    const cached = config.cache.mode !== 'off' && !inner.id.startsWith('sim:');
-    if (cached) model = new CachedModel(model, openCache(), config.cache.mode, roleIdentity(rc, config, inner));
-    return new LedgerModel(model, ledger, role);
-  };
+    const url = (inner as { url?: string }).url;
+    const policy = { maxRetries: rc.max_retries, timeoutMs: rc.timeout_s * 1000, backoffMs: rc.backoff_s * 1000, backoffMaxMs: rc.backoff_max_s * 1000 };
+    let model: ChatModel = new ScheduledModel(inner, pool, policy, `model.${role}`, (failure, final) => this.watch.failed(role, inner.id, url, failure, final), this.redact);
+    if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) model = new CachedModel(model, this.openCache(), this.config.cache.mode, roleIdentity(rc, this.config, inner));
+    return new LedgerModel(model, this.ledger, role, this.redact);
+  }
 
+  private openCache(): ResponseCache {
+    if (this.cache) return this.cache;
+    const configured = this.config.cache.path;
+    const file = configured ? path.resolve(this.options.configDir ?? process.cwd(), configured) : defaultCachePath(this.environment);
+    this.cache = new ResponseCache(file);
+    return this.cache;
+  }
+
+  /** Closes the response cache and the ledger's file. */
+  close(): void {
+    this.cache?.close();
+    this.cache = undefined;
+    this.ledger.close();
+  }
+}
+
+/** The three roles of a training run. */
+export async function buildRoleModels(config: Config, options: StackOptions = {}): Promise<RoleModels> {
+  const stack = new ModelStack(config, options);
   return {
-    target: await make('target', config.model.target),
-    optimizer: await make('optimizer', config.model.optimizer),
-    judge: await make('judge', config.model.judge as RoleConfig),
-    ledger,
-    pools,
-    close: () => cache?.close(),
+    target: await stack.model('target'),
+    optimizer: await stack.model('optimizer'),
+    judge: await stack.model('judge'),
+    ledger: stack.ledger,
+    pools: stack.pools,
+    close: () => stack.close(),
   };
 }

@@ -68,6 +68,10 @@ export interface Usage {
   /** Input tokens served from the provider's prompt cache. */
   cached: number;
   reasoning: number;
+  /** Input tokens written to the provider's prompt cache (billed at its write rate); absent = 0. */
+  cacheWrite?: number;
+  /** Of `cacheWrite`, those written for an hour (Anthropic's 1-hour cache; billed higher). */
+  cacheWrite1h?: number;
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cached: 0, reasoning: 0 });

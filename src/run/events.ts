@@ -73,7 +73,21 @@ export const EventSchema = z.discriminatedUnion('type', [
     seconds: num,
   }),
   z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string() }),
-  z.object({ ...base, type: z.literal('run_failed'), message: z.string() }),
+  /** The stack is kept for failures that are bugs (not a user's input error or a model refusing). */
+  z.object({ ...base, type: z.literal('run_failed'), message: z.string(), stack: z.string().optional() }),
+  /** Calls of a role are failing and being retried (at most one event per role every few seconds). */
+  z.object({
+    ...base,
+    type: z.literal('model_retry'),
+    role: z.string(),
+    model: z.string(),
+    failures: num,
+    total: num,
+    kind: z.string(),
+    retrying: z.boolean(),
+    last_error: z.string(),
+    hint: z.string().optional(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof EventSchema>;
 export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'time'> : never) : never;

@@ -79,6 +79,11 @@ export function formatEvent(event: RunEvent): string | undefined {
       return `  [stopped: ${event.reason}] ${event.message}`;
     case 'run_failed':
       return `  [failed] ${event.message}`;
+    case 'model_retry': {
+      const what = `${event.failures} failed attempt${event.failures === 1 ? '' : 's'}${event.total > event.failures ? ` (${event.total} so far)` : ''}`;
+      const line = `  [model.${event.role} ${event.model}] ${what}, ${event.retrying ? 'retrying' : 'giving up on that call'}; last: ${event.last_error}`;
+      return event.hint ? `${line}\n  ${event.hint}` : line;
+    }
     case 'stage_progress':
       return undefined;
   }
@@ -115,7 +120,7 @@ export function attachConsoleReporter(log: EventLog, out: Output = process.stdou
     const line = formatEvent(event);
     if (line === undefined) return;
     stopBar();
-    (event.type === 'log' && event.level === 'warn' ? err : out).write(`${line}\n`);
+    (event.type === 'model_retry' || (event.type === 'log' && event.level === 'warn') ? err : out).write(`${line}\n`);
   });
   return () => {
     stopBar();

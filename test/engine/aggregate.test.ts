@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { aggregate, mergeGroup, mergeHierarchy, type Merged } from '../../src/engine/aggregate.ts';
+import { InfraError } from '../../src/model/types.ts';
 import { scriptedModel } from '../helpers/models.ts';
 import { optimizerContext } from '../helpers/optimizer.ts';
 
@@ -17,7 +18,8 @@ function concatenating() {
 
 describe('merge fallback', () => {
   it('a failing merge call falls back to concatenation in order, with a warning that leaks nothing', async () => {
-    const model = scriptedModel(() => new Error('connection refused: Authorization: Bearer sk-secret-token'));
+    // A call that failed at the provider after its retries, as the scheduler reports it.
+    const model = scriptedModel(() => new InfraError('connection refused: Authorization: Bearer sk-secret-token', 'network', 5));
     const ctx = optimizerContext(model);
     const merged = await mergeGroup({ ctx, skill: 'S', metaSkill: '', groupSize: 4 }, [patch('a'), patch('b')], 2, 'failure');
     assert.equal(merged.reasoning, 'fallback concatenation');
@@ -97,7 +99,7 @@ describe('hierarchical merge', () => {
   });
 
   it('final merge only when both groups have items, failure first in the fallback', async () => {
-    const model = scriptedModel(() => new Error('down'));
+    const model = scriptedModel(() => new InfraError('down', 'server', 5));
     const ctx = optimizerContext(model);
     const s = { ctx, skill: 'S', metaSkill: '', groupSize: 4 };
     assert.deepEqual(contents(await aggregate(s, [Promise.resolve(patch('f'))], [])), ['f']);

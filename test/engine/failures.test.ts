@@ -88,17 +88,67 @@ describe('model failures', () => {
   });
 
   it('a fatal error in one analyst call ends the run cleanly (no unhandled rejection)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const inner = sim();
+      let n = 0;
+      let open = 0;
+      let settledAll: () => void = () => {};
+      const allSettled = new Promise<void>((resolve) => (settledAll = resolve));
+      let failed = false;
+      const optimizer: ChatModel = {
+        id: inner.id,
+        async complete(req: ChatRequest) {
+          open++;
+          try {
+            if (req.purpose === 'analyst' && ++n === 2) throw new FatalModelError('the optimizer key was rejected (401)');
+            return await inner.complete(req);
+          } finally {
+            if (--open === 0 && failed) settledAll();
+          }
+        },
+      };
+      const { run } = train(undefined, [], optimizer);
+      await assert.rejects(run, /optimizer key was rejected/);
+      failed = true;
+      // Every optimizer call the step had started has settled; then the rejections they left are looked at.
+      if (open === 0) settledAll();
+      await allSettled;
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('a bug of ours in a stage (a TypeError in a merge call) stops the run with its stack in the event log, resumably', async () => {
     const inner = sim();
-    let n = 0;
-    const optimizer: ChatModel = {
+    let merges = 0;
+    const buggy: ChatModel = {
       id: inner.id,
       complete(req: ChatRequest) {
-        if (req.purpose === 'analyst' && ++n === 2) return Promise.reject(new FatalModelError('the optimizer key was rejected (401)'));
+        if (req.purpose === 'merge' && ++merges === 1) {
+          const reply = undefined as unknown as { items: unknown[] };
+          return Promise.resolve({ ...reply.items }) as never;
+        }
         return inner.complete(req);
       },
     };
-    const { run } = train(undefined, [], optimizer);
-    await assert.rejects(run, /optimizer key was rejected/);
-    await new Promise((r) => setTimeout(r, 50));
+    const { out, run } = train(undefined, ['train.num_epochs=1'], buggy);
+    await assert.rejects(run, (e) => e instanceof TypeError && /reading 'items'/.test(e.message));
+    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const failed = events.at(-1);
+    assert.equal(failed.type, 'run_failed');
+    assert.match(failed.stack, /TypeError: Cannot read properties of undefined \(reading 'items'\)\n\s+at .*failures\.test\.ts/);
+    assert.ok(!events.some((e) => e.type === 'log' && /merge call gave no usable reply/.test(e.message)), 'not turned into a warning');
+    const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
+    assert.deepEqual([runtime.status, runtime.last_completed_step], ['failed', 0]);
+    // Fixed, the same command resumes and finishes.
+    const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
+    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { optimizer: sim() } });
+    assert.equal(outcome.status, 'finished');
+    assert.ok(merges >= 1);
   });
 });

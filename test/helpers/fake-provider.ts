@@ -5,7 +5,9 @@
  * (`/openai/deployments/<name>/chat/completions?api-version=…`) and Anthropic Messages
  * (`/v1/messages`). It records every request, answers through a responder of the test's design,
  * and injects faults on demand: an HTTP status (429 with or without `retry-after`, 500, 503,
- * 401, …), a hung connection, a reset, malformed JSON, an empty reply.
+ * 401, …), a hung connection, a reset, malformed JSON, an empty reply. Like the real APIs, it
+ * answers 400 to a reasoning effort sent to a model without reasoning (gpt-4o, gpt-4.1, …) and to
+ * a thinking budget sent to a Claude model without extended thinking.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,19 +23,22 @@ export interface Recorded {
   body: any;
   /** ms since the server started, when the request arrived. */
   at: number;
+  /** ms since the server started, when its reply was sent (or its connection closed); unset while open. */
+  done?: number;
 }
 
 export interface Reply {
   text?: string;
   toolCalls?: { id: string; name: string; arguments: unknown }[];
-  usage?: { input: number; output: number; cached?: number; reasoning?: number };
+  /** `input` counts every input token: cache reads (`cached`) and cache writes (`cacheWrite`, of which `cacheWrite1h` for an hour) included. */
+  usage?: { input: number; output: number; cached?: number; reasoning?: number; cacheWrite?: number; cacheWrite1h?: number };
   finish?: string;
   /** Extra response headers (e.g. rate-limit state). */
   headers?: Record<string, string>;
 }
 
 export type Fault =
-  | { status: number; headers?: Record<string, string>; message?: string; code?: string }
+  | { status: number; headers?: Record<string, string>; message?: string; code?: string; param?: string }
   | { kind: 'hang' | 'reset' | 'malformed' | 'empty' };
 
 export interface FakeOptions {
@@ -96,7 +101,8 @@ function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['
       prompt_tokens: usage.input,
       completion_tokens: usage.output,
       total_tokens: usage.input + usage.output,
-      prompt_tokens_details: vllm && !usage.cached ? null : { cached_tokens: usage.cached },
+      // Gateways that bill cache writes report them as cache_write_tokens; OpenAI itself does not.
+      prompt_tokens_details: vllm && !usage.cached ? null : { cached_tokens: usage.cached, ...(usage.cacheWrite ? { cache_write_tokens: usage.cacheWrite } : {}) },
       completion_tokens_details: { reasoning_tokens: usage.reasoning },
     },
   };
@@ -142,16 +148,40 @@ function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Re
     content,
     stop_reason: reply.finish ?? (reply.toolCalls?.length ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
-    usage: { input_tokens: usage.input - usage.cached, output_tokens: usage.output, cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0 },
+    // Anthropic's input_tokens are those neither read from nor written to the cache.
+    usage: {
+      input_tokens: usage.input - usage.cached - usage.cacheWrite,
+      cache_creation_input_tokens: usage.cacheWrite,
+      cache_read_input_tokens: usage.cached,
+      cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite - usage.cacheWrite1h, ephemeral_1h_input_tokens: usage.cacheWrite1h },
+      output_tokens: usage.output,
+      service_tier: 'standard',
+    },
   };
 }
 
-function errorBody(wire: Wire, status: number, message: string, code?: string): unknown {
+function errorBody(wire: Wire, status: number, message: string, code?: string, param?: string): unknown {
   if (wire === 'anthropic') {
     const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
     return { type: 'error', error: { type, message } };
   }
-  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: code ?? null, param: null } };
+  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: code ?? null, param: param ?? null } };
+}
+
+const NO_REASONING = /^(gpt-4|gpt-3\.5|chatgpt-|gpt-5-chat)/;
+const NO_THINKING = /^claude-(3-5-|3-haiku|3-opus|3-sonnet)/;
+
+/** The 400 the real API gives to an option the model does not take. */
+function unsupportedOption(wire: Wire, body: any): Fault | undefined {
+  const model = String(body.model ?? '');
+  if (wire === 'chat' && body.reasoning_effort !== undefined && NO_REASONING.test(model)) {
+    return { status: 400, message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.", code: 'unsupported_parameter', param: 'reasoning_effort' };
+  }
+  if (wire === 'responses' && body.reasoning?.effort !== undefined && NO_REASONING.test(model)) {
+    return { status: 400, message: "Unsupported parameter: 'reasoning.effort' is not supported with this model.", code: 'unsupported_parameter', param: 'reasoning.effort' };
+  }
+  if (wire === 'anthropic' && body.thinking?.type === 'enabled' && NO_THINKING.test(model)) return { status: 400, message: `'${model}' does not support thinking.` };
+  return undefined;
 }
 
 export async function startFakeProvider(options: FakeOptions = {}): Promise<FakeProvider> {
@@ -186,9 +216,10 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
     maxInFlight = Math.max(maxInFlight, inFlight);
     const done = () => {
       inFlight--;
+      rec.done = performance.now() - started;
     };
     try {
-      const fault = faults.shift() ?? options.fault?.(rec, index);
+      const fault = faults.shift() ?? options.fault?.(rec, index) ?? unsupportedOption(wire, body);
       if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
       if (fault && 'kind' in fault) {
         if (fault.kind === 'hang') {
@@ -209,12 +240,12 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
       if (fault && 'status' in fault) {
         res
           .writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) })
-          .end(JSON.stringify(errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code)));
+          .end(JSON.stringify(errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code, fault.param)));
         done();
         return;
       }
       const reply: Reply = fault?.kind === 'empty' ? { text: '' } : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
-      const usage = { input: 20, output: 10, cached: 0, reasoning: 0, ...reply.usage };
+      const usage = { input: 20, output: 10, cached: 0, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0, ...reply.usage };
       const payload = wire === 'chat' ? chatBody(rec, reply, usage, options.vllm ?? false) : wire === 'responses' ? responsesBody(rec, reply, usage) : anthropicBody(rec, reply, usage);
       res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) }).end(JSON.stringify(payload));
       if (fault?.kind !== 'empty') {

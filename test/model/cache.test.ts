@@ -119,11 +119,24 @@ describe('the response cache', () => {
     const cache = new ResponseCache(file);
     assert.equal(cache.count(), 0);
     cache.close();
-    const off = await models('off', {}, file);
+    // off with a cache file that holds the answer: the provider is called anyway, and nothing is added.
+    const filled = path.join(dir, 'filled.sqlite');
+    const rw = await models('read_write', {}, filled);
+    await rw.target.complete(ask('asked before'));
+    rw.close();
+    const off = await models('off', {}, filled);
     const n = fake.requests.length;
-    await off.target.complete(ask('same'));
-    assert.equal(fake.requests.length, n + 1);
-    assert.equal(fs.existsSync(path.join(dir, 'off-never.sqlite')), false);
+    assert.equal((await off.target.complete(ask('asked before'))).from, 'provider');
+    await off.target.complete(ask('never asked'));
+    assert.equal(fake.requests.length, n + 2);
+    off.close();
+    const after = new ResponseCache(filled);
+    assert.equal(after.count(), 1);
+    after.close();
+    // off with a cache path that does not exist: no file is created.
+    const never = path.join(dir, 'off-never.sqlite');
+    await (await models('off', {}, never)).target.complete(ask('x'));
+    assert.equal(fs.existsSync(never), false);
   });
 
   it('structured answers are validated again when served from the cache', async () => {

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/load.ts';
 import { sumUsage } from '../../src/model/ledger.ts';
 import { costOf, tablePrice } from '../../src/model/prices.ts';
+import { backendNames, getBackend } from '../../src/model/registry.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import type { ChatRequest } from '../../src/model/types.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { ROOT } from '../helpers/cli.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
@@ -83,7 +87,69 @@ describe('the ledger', () => {
     assert.deepEqual(tablePrice('claude-sonnet-4-5-20250929'), tablePrice('claude-sonnet-4-5'));
     assert.notDeepEqual(tablePrice('gpt-4o-mini'), tablePrice('gpt-4o'));
     assert.equal(tablePrice('gpt-4o-custom-finetune'), undefined);
-    assert.equal(tablePrice('Qwen/Qwen3.5-4B'), undefined);
+    assert.equal(tablePrice('my-azure-deployment'), undefined);
+    assert.deepEqual(tablePrice('gpt-5.5-2026-04-23'), tablePrice('gpt-5.5'));
     assert.equal(costOf({ input: 10, output: 1, cached: 0, reasoning: 0 }, undefined), null);
+  });
+
+  it('every default model has a price: each model of the shipped configs and each backend default', () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('.yaml')) files.push(p);
+      }
+    };
+    walk(path.join(ROOT, 'configs'));
+    assert.ok(files.length >= 7, `${files.length} config files`);
+    const unpriced: string[] = [];
+    for (const file of files) {
+      const { config } = loadConfig(file, { environment: {} });
+      for (const role of ['target', 'optimizer', 'judge'] as const) {
+        const rc = config.model[role] as { backend: string; model: string; price?: unknown };
+        if (rc.backend !== 'sim' && !rc.price && !tablePrice(rc.model)) unpriced.push(`${path.relative(ROOT, file)}: model.${role} ${rc.model}`);
+      }
+    }
+    const defaults = new Set(backendNames().map((n) => getBackend(n)!));
+    for (const spec of defaults) if (spec.name !== 'sim' && !tablePrice(spec.defaultModel)) unpriced.push(`backend ${spec.name}: ${spec.defaultModel}`);
+    assert.deepEqual(unpriced, []);
+  });
+});
+
+describe('prompt-cache writes in the ledger', () => {
+  it('calls.jsonl records cache-write tokens and their cost; the totals count them', async () => {
+    const fake = await startFakeProvider({ respond: () => ({ text: 'ok', usage: { input: 2000, output: 100, cached: 0, cacheWrite: 1500 } }) });
+    try {
+      const role = { backend: 'anthropic', model: 'claude-haiku-4-5', base_url: `${fake.url}/v1` };
+      const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
+      const file = path.join(tmpDir(), 'calls.jsonl');
+      const m = await buildRoleModels(config, { environment: { ANTHROPIC_API_KEY: 'k' }, ledgerFile: file });
+      await m.target.complete(ask('x'));
+      m.close();
+      const [rec] = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      assert.equal(rec.usage.cacheWrite, 1500);
+      // Haiku 4.5: $1 in, $1.25 per 5-minute cache write, $5 out per 1M.
+      assert.ok(Math.abs(rec.cost_usd - (500 * 1 + 1500 * 1.25 + 100 * 5) / 1e6) < 1e-12, String(rec.cost_usd));
+      assert.equal(m.ledger.totals().cacheWriteTokens, 1500);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('an OpenAI-compatible gateway that reports cache_write_tokens: recorded, at the input rate unless a write rate is set', async () => {
+    const fake = await startFakeProvider({ respond: () => ({ text: 'ok', usage: { input: 1000, output: 10, cached: 100, cacheWrite: 400 } }) });
+    try {
+      const role = { backend: 'openai_compatible', model: 'gw-model', base_url: `${fake.url}/v1`, price: { input: 2, output: 4, cached_input: 1 } };
+      const { config } = configWith({ model: { target: role, optimizer: { ...role, price: { ...role.price, cache_write: 3 } } }, cache: { mode: 'off' } });
+      const m = await buildRoleModels(config, { environment: {} });
+      const plain = await m.target.complete(ask('x'));
+      assert.equal(plain.usage.cacheWrite, 400);
+      assert.ok(Math.abs(plain.costUsd! - (900 * 2 + 100 * 1 + 10 * 4) / 1e6) < 1e-12);
+      const written = await m.optimizer.complete(ask('x'));
+      assert.ok(Math.abs(written.costUsd! - (500 * 2 + 100 * 1 + 400 * 3 + 10 * 4) / 1e6) < 1e-12);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -10,10 +10,10 @@ import { FatalModelError, type ChatModel, type ChatRequest, type Role } from '..
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
-function model(role: Partial<RoleConfig> & { backend: string }, environment: Record<string, string> = {}, r: Role = 'target', effort = ''): ChatModel {
+function model(role: Partial<RoleConfig> & { backend: string }, environment: Record<string, string> = {}, r: Role = 'target', effort = '', notices: string[] = []): ChatModel {
   const rc = RoleSchema.parse(role);
   if (!rc.model) rc.model = getBackend(rc.backend)!.defaultModel;
-  const ctx: BackendContext = { role: r, environment, reasoningEffort: effort, seed: 1 };
+  const ctx: BackendContext = { role: r, environment, reasoningEffort: effort, seed: 1, notice: (m) => notices.push(m) };
   return getBackend(rc.backend)!.create(rc, ctx) as ChatModel;
 }
 
@@ -31,11 +31,12 @@ describe('providers speak their wire formats', () => {
   });
   after(() => fake.close());
 
-  it('openai_chat: Chat Completions with system message, max_completion_tokens, reasoning_effort, JSON schema, images; usage and cost read back', async () => {
+  it('openai_chat: Chat Completions with system message, max_completion_tokens, JSON schema, images; no reasoning effort for gpt-4o; usage and cost read back', async () => {
     const dir = tmpDir();
     const png = path.join(dir, 'page.png');
     fs.writeFileSync(png, PNG);
-    const m = model({ backend: 'openai_chat', model: 'gpt-4o', base_url: `${fake.url}/v1`, max_output_tokens: 300, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'sk-test' }, 'optimizer', 'high');
+    const notices: string[] = [];
+    const m = model({ backend: 'openai_chat', model: 'gpt-4o', base_url: `${fake.url}/v1`, max_output_tokens: 300, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'sk-test' }, 'optimizer', 'high', notices);
     const res = await m.complete(
       ask('', {
         messages: [{ role: 'user', content: [{ type: 'text', text: 'What is on the page?' }, { type: 'image', image: png }, { type: 'image', image: `data:image/png;base64,${PNG.toString('base64')}` }] }],
@@ -54,7 +55,11 @@ describe('providers speak their wire formats', () => {
     assert.equal(parts[2].image_url.url, `data:image/png;base64,${PNG.toString('base64')}`);
     assert.equal(r.body.max_completion_tokens, 300);
     assert.equal(r.body.max_tokens, undefined);
-    assert.equal(r.body.reasoning_effort, 'high');
+    // gpt-4o answers 400 to a reasoning effort (the fake server too): it is left out, and said once.
+    assert.equal('reasoning_effort' in r.body, false);
+    await m.complete(ask('again'));
+    assert.equal(notices.length, 1);
+    assert.match(notices[0]!, /model\.optimizer \(gpt-4o\) does not take a reasoning effort \('high'\).*model\.optimizer\.capabilities\.reasoning_effort: true/);
     assert.equal(r.body.response_format.type, 'json_schema');
     assert.equal(r.body.response_format.json_schema.name, 'answer');
     assert.deepEqual(r.body.response_format.json_schema.schema.required, ['answer']);
@@ -62,6 +67,40 @@ describe('providers speak their wire formats', () => {
     assert.deepEqual(res.usage, { input: 1000, output: 200, cached: 400, reasoning: 50 });
     // gpt-4o: $2.50 in, $1.25 cached, $10 out per 1M tokens.
     assert.ok(Math.abs(res.costUsd! - (600 * 2.5 + 400 * 1.25 + 200 * 10) / 1e6) < 1e-12);
+  });
+
+  it('openai_chat: a reasoning model (gpt-5) gets the reasoning effort; gpt-4.1 and gpt-5-chat do not', async () => {
+    const notices: string[] = [];
+    await model({ backend: 'openai_chat', model: 'gpt-5', base_url: `${fake.url}/v1`, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', 'medium', notices).complete(ask('hi'));
+    assert.equal(fake.requests.at(-1)!.body.reasoning_effort, 'medium');
+    await model({ backend: 'openai_chat', model: 'o4-mini-2025-04-16', base_url: `${fake.url}/v1`, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', 'low', notices).complete(ask('hi'));
+    assert.equal(fake.requests.at(-1)!.body.reasoning_effort, 'low');
+    for (const name of ['gpt-4.1-mini', 'gpt-4o-mini', 'gpt-5-chat-latest']) {
+      await model({ backend: 'openai_chat', model: name, base_url: `${fake.url}/v1`, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', 'medium', notices).complete(ask('hi'));
+      assert.equal('reasoning_effort' in fake.requests.at(-1)!.body, false, name);
+    }
+    assert.equal(notices.length, 3);
+    // A per-call effort (the optimizer's rewrite effort) is dropped the same way.
+    await model({ backend: 'openai_chat', model: 'gpt-4o', base_url: `${fake.url}/v1`, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', '').complete(ask('hi', { reasoningEffort: 'high' }));
+    assert.equal('reasoning_effort' in fake.requests.at(-1)!.body, false);
+  });
+
+  it('openai_chat: capabilities override the table; the fake server refuses an effort for gpt-4o as the real API does', async () => {
+    const forced = model({ backend: 'openai_chat', model: 'gpt-4o', base_url: `${fake.url}/v1`, capabilities: { reasoning_effort: true }, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', 'medium');
+    await assert.rejects(forced.complete(ask('hi')), (e: Error & { kind?: string }) => e.kind === 'bad_request' && /Unsupported parameter: 'reasoning_effort'/.test(e.message));
+    assert.equal(fake.requests.at(-1)!.body.reasoning_effort, 'medium');
+    // An Azure deployment name says nothing about the model: the effort goes out unless the role says otherwise.
+    await model({ backend: 'openai_chat', model: 'prod-deployment', base_url: `${fake.url}/v1`, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', 'low').complete(ask('hi'));
+    assert.equal(fake.requests.at(-1)!.body.reasoning_effort, 'low');
+    await model({ backend: 'openai_chat', model: 'prod-deployment', base_url: `${fake.url}/v1`, capabilities: { reasoning_effort: false }, options: { provider: 'openai' } }, { OPENAI_API_KEY: 'k' }, 'target', 'low').complete(ask('hi'));
+    assert.equal('reasoning_effort' in fake.requests.at(-1)!.body, false);
+  });
+
+  it('openai_chat: the Responses API leaves reasoning.effort out for a model without reasoning', async () => {
+    await model({ backend: 'openai_chat', model: 'gpt-4.1', base_url: `${fake.url}/v1`, options: { provider: 'openai', api: 'responses' } }, { OPENAI_API_KEY: 'k' }, 'target', 'high').complete(ask('hi'));
+    const r = fake.requests.at(-1)!;
+    assert.equal(r.path, '/v1/responses');
+    assert.equal(r.body.reasoning, undefined);
   });
 
   it('openai_chat: a reasoning model gets the system prompt as a developer message; tools drop the effort', async () => {
@@ -119,6 +158,33 @@ describe('providers speak their wire formats', () => {
     assert.equal(r.body.max_tokens, 1000 + 2048);
     assert.deepEqual(res.usage, { input: 1000, output: 200, cached: 400, reasoning: 0 });
     assert.ok(Math.abs(res.costUsd! - (600 * 3 + 400 * 0.3 + 200 * 15) / 1e6) < 1e-12);
+  });
+
+  it('anthropic: no thinking for a model without it (the fake server refuses it as the API does), said once; capabilities override', async () => {
+    const notices: string[] = [];
+    const haiku = model({ backend: 'anthropic', model: 'claude-3-5-haiku-20241022', base_url: `${fake.url}/v1`, options: { thinking_budget: 2048 } }, { ANTHROPIC_API_KEY: 'ant' }, 'target', '', notices);
+    await haiku.complete(ask('hi'));
+    await haiku.complete(ask('hi'));
+    assert.equal(fake.requests.at(-1)!.body.thinking, undefined);
+    assert.equal(notices.length, 1);
+    assert.match(notices[0]!, /does not take extended thinking \(options\.thinking_budget: 2048\).*capabilities\.thinking: true/);
+    const forced = model({ backend: 'anthropic', model: 'claude-3-5-haiku-20241022', base_url: `${fake.url}/v1`, capabilities: { thinking: true }, options: { thinking_budget: 2048 } }, { ANTHROPIC_API_KEY: 'ant' });
+    await assert.rejects(forced.complete(ask('hi')), /does not support thinking/);
+  });
+
+  it('anthropic: prompt-cache writes are read from the real usage shape and priced at the write rates', async () => {
+    // 1,000 input tokens: 200 read from the cache, 500 written to it (100 of them for an hour), 300 plain.
+    const cachy = await startFakeProvider({ respond: () => ({ text: 'ok', usage: { input: 1000, output: 50, cached: 200, cacheWrite: 500, cacheWrite1h: 100 } }) });
+    try {
+      const res = await model({ backend: 'anthropic', model: 'claude-sonnet-4-5', base_url: `${cachy.url}/v1` }, { ANTHROPIC_API_KEY: 'a' }).complete(ask('hi'));
+      assert.deepEqual(res.usage, { input: 1000, output: 50, cached: 200, reasoning: 0, cacheWrite: 500, cacheWrite1h: 100 });
+      // Sonnet 4.5: $3 in, $0.30 cache read, $3.75 5-minute write, $6 1-hour write, $15 out per 1M.
+      assert.ok(Math.abs(res.costUsd! - (300 * 3 + 200 * 0.3 + 400 * 3.75 + 100 * 6 + 50 * 15) / 1e6) < 1e-12, String(res.costUsd));
+      const priced = await model({ backend: 'anthropic', model: 'claude-sonnet-4-5', base_url: `${cachy.url}/v1`, price: { input: 1, output: 1, cache_write: 10 } }, { ANTHROPIC_API_KEY: 'a' }).complete(ask('hi'));
+      assert.ok(Math.abs(priced.costUsd! - (300 + 200 + 500 * 10 + 50) / 1e6) < 1e-12, 'price.cache_write applies; cached input and 1-hour writes fall back');
+    } finally {
+      await cachy.close();
+    }
   });
 
   it('anthropic: JSON replies through structured output (newer models) or a forced JSON tool (older ones)', async () => {

@@ -31,6 +31,8 @@ export interface AiSdkModelOptions {
   model: string;
   /** The endpoint, part of the response-cache key: two servers may answer differently. */
   endpoint: string;
+  /** The base URL, for messages about a server that cannot be reached. */
+  url: string;
   sdk: LanguageModelV3;
   price: Price | undefined;
   /** Output cap of the role, used when the request sets none. */
@@ -53,10 +55,12 @@ export class AiSdkChatModel implements ChatModel {
   readonly id: string;
   /** Settings that shape answers beyond the request itself (for the response-cache key). */
   readonly settings: Record<string, unknown>;
+  readonly url: string;
 
   constructor(private readonly o: AiSdkModelOptions) {
     this.id = `${o.backend}:${o.model}`;
     this.settings = { endpoint: o.endpoint };
+    this.url = o.url;
   }
 
   async complete(req: ChatRequest): Promise<ProviderResponse> {

@@ -1,14 +1,15 @@
 /**
  * `anthropic`: the Anthropic Messages API. The system prompt goes in the top-level `system`
  * field, `max_tokens` is always sent (the API requires it), and extended thinking is on when
- * `options.thinking_budget` is set. (The original's `claude_chat` is the Claude Code CLI, not this API.)
+ * `options.thinking_budget` is set and the model has it. (The original's `claude_chat` is the Claude Code CLI, not this API.)
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { z } from 'zod';
+import { capabilitiesOf } from '../capabilities.ts';
 import { priceOf } from '../prices.ts';
 import { registerBackend } from '../registry.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
-import { apiKey, baseUrl, parseOptions } from './settings.ts';
+import { apiKey, baseUrl, droppedOptionNotice, parseOptions } from './settings.ts';
 
 export const AnthropicOptionsSchema = z
   .object({
@@ -32,12 +33,18 @@ registerBackend({
       baseURL: endpoint,
       apiKey: apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic'),
     });
-    const thinking = o.thinking_budget > 0;
+    // Extended thinking only for the models that have it (capabilities.ts); said once when left out.
+    let thinking = o.thinking_budget > 0;
+    if (thinking && !capabilitiesOf(rc.model, rc.capabilities).thinking) {
+      droppedOptionNotice(rc, ctx)('thinking', String(o.thinking_budget));
+      thinking = false;
+    }
     return new AiSdkChatModel({
       backend: 'anthropic',
       model: rc.model,
       sdk: anthropic.messages(rc.model),
       endpoint,
+      url: endpoint,
       price: priceOf(rc.model, rc.price),
       maxOutputTokens: rc.max_output_tokens,
       temperature: rc.temperature,

@@ -69,6 +69,7 @@ function build(rc: RoleConfig, f: Flavour) {
     model: rc.model,
     sdk: provider.chatModel(rc.model),
     endpoint: f.baseUrl,
+    url: f.baseUrl,
     price: priceOf(rc.model, rc.price),
     maxOutputTokens: rc.max_output_tokens,
     temperature: rc.temperature,

@@ -1,7 +1,8 @@
 /**
  * `openai_chat`: OpenAI and Azure OpenAI, through Chat Completions, or the Responses API for the
- * models that need it. Sends `max_completion_tokens` and `reasoning_effort` (dropped when tools
- * are offered, as the original does: some models reject the pair).
+ * models that need it. Sends `max_completion_tokens` and `reasoning_effort`: only to reasoning
+ * models (capabilities.ts), and not when tools are offered, as the original does (some models
+ * reject the pair).
  */
 import { spawn } from 'node:child_process';
 import { createAzure } from '@ai-sdk/azure';
@@ -9,11 +10,12 @@ import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { RoleConfig } from '../../config/schema.ts';
+import { capabilitiesOf } from '../capabilities.ts';
 import { priceOf } from '../prices.ts';
 import { registerBackend, type BackendContext } from '../registry.ts';
 import { FatalModelError } from '../types.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
-import { apiKey, baseUrl, effortOf, fromEnvironment, parseOptions } from './settings.ts';
+import { apiKey, baseUrl, droppedOptionNotice, effortOf, fromEnvironment, parseOptions } from './settings.ts';
 
 export const OpenAIOptionsSchema = z
   .object({
@@ -106,18 +108,24 @@ registerBackend({
       (o.provider === 'auto' && (rc.base_url ? AZURE_HOST.test(new URL(rc.base_url).hostname) : Boolean(fromEnvironment(ctx, ['AZURE_OPENAI_ENDPOINT']))));
     const { sdk, endpoint } = isAzure ? azureModel(rc, ctx, o, useResponses) : openaiModel(rc, ctx, useResponses);
     const effort = effortOf(rc, ctx);
+    const takesEffort = capabilitiesOf(rc.model, rc.capabilities).reasoningEffort;
+    const dropped = droppedOptionNotice(rc, ctx);
     return new AiSdkChatModel({
       backend: 'openai_chat',
       model: rc.model,
       sdk,
       endpoint: `${useResponses ? 'responses' : 'chat'} ${endpoint}`,
+      url: endpoint,
       price: priceOf(rc.model, rc.price),
       maxOutputTokens: rc.max_output_tokens,
       temperature: rc.temperature,
       shape: (req, base) => {
         const openai: Record<string, string | number | boolean> = { strictJsonSchema: false };
         const e = req.reasoningEffort ?? effort;
-        if (e && !(req.tools?.length && !useResponses)) openai.reasoningEffort = e;
+        if (e && !(req.tools?.length && !useResponses)) {
+          if (takesEffort) openai.reasoningEffort = e;
+          else dropped('reasoning_effort', e);
+        }
         // Chat Completions: the token cap goes out as max_completion_tokens, as the original sends it.
         if (!useResponses && base.maxOutputTokens !== undefined) openai.maxCompletionTokens = base.maxOutputTokens;
         return {

@@ -55,6 +55,20 @@ export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[],
   return raw.replace(/\/+$/, '');
 }
 
+/** Says once per option that it is not sent to this role's model, and why. */
+export function droppedOptionNotice(rc: RoleConfig, ctx: BackendContext): (option: 'reasoning_effort' | 'thinking', value: string) => void {
+  const said = new Set<string>();
+  return (option, value) => {
+    if (said.has(option) || !ctx.notice) return;
+    said.add(option);
+    const what = option === 'reasoning_effort' ? `a reasoning effort ('${value}')` : `extended thinking (options.thinking_budget: ${value})`;
+    ctx.notice(
+      `model.${ctx.role} (${rc.model}) does not take ${what}: it is not sent, since the provider would reject the request. ` +
+        `If the model does take it, set model.${ctx.role}.capabilities.${option}: true`,
+    );
+  };
+}
+
 /** The reasoning effort of a role: its own, else the run's ('' = none). */
 export function effortOf(rc: RoleConfig, ctx: BackendContext): string {
   const e = rc.reasoning_effort || ctx.reasoningEffort;

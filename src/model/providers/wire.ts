@@ -101,11 +101,24 @@ export function readContent(content: LanguageModelV3Content[]): { text: string; 
   return { text, toolCalls };
 }
 
+/**
+ * Usage as the provider reported it. Cache writes come from the SDK (Anthropic's
+ * `cache_creation_input_tokens`, OpenAI's `cache_write_tokens`), else from the raw usage of an
+ * OpenAI-compatible server that reports `prompt_tokens_details.cache_write_tokens`; the one-hour
+ * share from Anthropic's `cache_creation.ephemeral_1h_input_tokens`. They are recorded only when
+ * there are some.
+ */
 export function readUsage(u: LanguageModelV3Usage | undefined): Usage {
+  const raw = (u?.raw ?? {}) as { prompt_tokens_details?: { cache_write_tokens?: unknown }; cache_creation?: { ephemeral_1h_input_tokens?: unknown } };
+  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+  const cacheWrite = count(u?.inputTokens.cacheWrite ?? raw.prompt_tokens_details?.cache_write_tokens);
+  const cacheWrite1h = Math.min(cacheWrite, count(raw.cache_creation?.ephemeral_1h_input_tokens));
   return {
     input: u?.inputTokens.total ?? 0,
     output: u?.outputTokens.total ?? 0,
     cached: u?.inputTokens.cacheRead ?? 0,
     reasoning: u?.outputTokens.reasoning ?? 0,
+    ...(cacheWrite ? { cacheWrite } : {}),
+    ...(cacheWrite1h ? { cacheWrite1h } : {}),
   };
 }
