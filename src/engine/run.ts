@@ -37,6 +37,8 @@ export interface RunOptions {
   /** Replace a role's model (tests, benchmarks). */
   models?: Partial<Record<Role, ChatModel>>;
   environment?: StackOptions['environment'];
+  /** Take over a run lock whose owner cannot be checked from here (the user knows it is gone). */
+  forceUnlock?: boolean;
 }
 
 /** Keys that may change between a run and its resume: limits, caching, concurrency. */
@@ -87,9 +89,10 @@ export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<
 export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const { config, secretPaths } = opts.loaded;
   const dir = new RunDir(opts.outRoot);
-  const lock = acquireRunLock(dir.root);
+  const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
   const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
+  if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
   let ctx: RunContext | undefined;
   try {
     checkResumable(dir, config, secretPaths);
