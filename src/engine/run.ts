@@ -13,7 +13,7 @@ import { createEnv } from '../envs/registry.ts';
 import type { Env, Splits } from '../envs/types.ts';
 import { buildRoleModels, type StackOptions } from '../model/stack.ts';
 import type { ChatModel, ReasoningEffort, Role } from '../model/types.ts';
-import { readJson } from '../run/atomic.ts';
+import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
 import { acquireRunLock } from '../run/lock.ts';
@@ -93,6 +93,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const events = new EventLog(dir.events);
   const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
+  const leftovers = removeStaleTempFiles(dir.root);
+  if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let ctx: RunContext | undefined;
   try {
     checkResumable(dir, config, secretPaths);

@@ -2,10 +2,46 @@
  * Atomic file writes: the data goes to a temporary file beside the target, is flushed to
  * disk, then renamed over the target. A reader sees the old file or the new one, never half.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-let counter = 0;
+/**
+ * A temporary name beside `file`: unique across processes even when two share a pid (two
+ * containers writing into one mounted directory).
+ */
+function tempPath(file: string): string {
+  return `${file}.tmp-${process.pid}-${crypto.randomBytes(8).toString('hex')}`;
+}
+
+/** Our temporary files, and those of earlier versions (`<name>.tmp-<pid>-<counter>`). */
+const TEMP_NAME = /\.tmp-\d+-[0-9a-f]+$/;
+
+/**
+ * Removes the temporary files that writes killed midway left under `root` (only names of our
+ * own pattern). For the owner of the run lock, at start: no other process writes there.
+ */
+export function removeStaleTempFiles(root: string): string[] {
+  const removed: string[] = [];
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const file = path.join(dir, e.name);
+      if (e.isDirectory()) walk(file);
+      else if (e.isFile() && TEMP_NAME.test(e.name)) {
+        fs.rmSync(file, { force: true });
+        removed.push(file);
+      }
+    }
+  };
+  walk(root);
+  return removed;
+}
 
 /** Opens a file for writing, creating its directory when it is missing. */
 function openCreating(file: string): number {
@@ -23,7 +59,7 @@ function openCreating(file: string): number {
  * process, for bulky derived files (per-item trajectories) where a power cut may lose the file.
  */
 export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean } = {}): void {
-  const tmp = `${file}.tmp-${process.pid}-${++counter}`;
+  const tmp = tempPath(file);
   let fd: number | undefined;
   try {
     fd = openCreating(tmp);

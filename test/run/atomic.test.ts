@@ -66,3 +66,34 @@ describe('append streams', () => {
     assert.deepEqual(readJsonLines(file), [{ n: 1 }, { n: 2 }, { n: 4 }, { n: 5 }]);
   });
 });
+
+describe('temporary files', () => {
+  it('two writers with the same pid (two containers) never share a temporary file', async () => {
+    // Two instances of the module: two processes whose pids and counters coincide.
+    const load = (instance: string) => import(`../../src/run/atomic.ts?writer=${instance}`) as Promise<typeof import('../../src/run/atomic.ts')>;
+    const [a, b] = [await load('a'), await load('b')];
+    const file = path.join(tmpDir(), 'best_skill.md');
+    function* first() {
+      yield 'first writer, part one; ';
+      // The second writer starts and finishes while the first is midway.
+      b.writeFileAtomic(file, 'second writer');
+      yield 'part two';
+    }
+    a.writeFileAtomic(file, first());
+    assert.equal(fs.readFileSync(file, 'utf8'), 'first writer, part one; part two');
+    assert.deepEqual(fs.readdirSync(path.dirname(file)), ['best_skill.md']);
+  });
+
+  it('a run removes the temporary files that a kill left, and only those', async () => {
+    const { trainSim } = await import('../helpers/train.ts');
+    const overrides = ['train.num_epochs=1', 'env.n_train=10', 'env.n_val=5', 'env.n_test=5', 'train.batch_size=10'];
+    const first = await trainSim(overrides);
+    const leftovers = ['best_skill.md.tmp-4242-7', 'steps/step_0001/candidate_skill.md.tmp-17-0123456789abcdef', 'skills/skill_v0001.md.tmp-1-3'];
+    for (const f of leftovers) fs.writeFileSync(path.join(first.out, f), 'half a skill');
+    const mine = ['notes.tmp', 'steps/step_0001/my.tmp-draft'];
+    for (const f of mine) fs.writeFileSync(path.join(first.out, f), 'a file of the user');
+    await trainSim(overrides, first.out);
+    for (const f of leftovers) assert.ok(!fs.existsSync(path.join(first.out, f)), `${f} removed`);
+    for (const f of mine) assert.ok(fs.existsSync(path.join(first.out, f)), `${f} kept`);
+  });
+});
