@@ -130,23 +130,72 @@ export function appendLine(file: string, line: string): void {
   fs.appendFileSync(file, `${line}\n`);
 }
 
-/** The complete lines of a JSONL file (a torn last line, from a crash, is ignored). */
-export function readJsonLines<T = unknown>(file: string): T[] {
-  let text: string;
+/** Longest journal line read; anything longer is refused with its file and line. */
+const MAX_LINE_BYTES = 256 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The lines of a JSONL file, one at a time, read in chunks: a journal is never held in memory
+ * whole. Lines that do not parse are skipped: a crash can tear the line being written, and the
+ * next writer starts a fresh line after it. Yields each value with its line number (from 1).
+ */
+export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number }> {
+  const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
+  let fd: number;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    fd = fs.openSync(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
   }
-  const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      // only a torn final line can fail to parse; skip it
+  try {
+    const chunk = Buffer.alloc(CHUNK_BYTES);
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let line = 0;
+    const parse = (bytes: Buffer): T | undefined => {
+      line++;
+      if (bytes.length === 0) return undefined;
+      try {
+        return JSON.parse(bytes.toString('utf8')) as T;
+      } catch {
+        return undefined;
+      }
+    };
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, CHUNK_BYTES, null);
+      if (n === 0) break;
+      let start = 0;
+      for (let nl = chunk.indexOf(10, start); nl !== -1 && nl < n; nl = chunk.indexOf(10, start)) {
+        const piece = chunk.subarray(start, nl);
+        const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
+        pending = [];
+        pendingBytes = 0;
+        const value = parse(bytes);
+        if (value !== undefined) yield { value, line };
+        start = nl + 1;
+      }
+      if (start < n) {
+        pending.push(Buffer.from(chunk.subarray(start, n)));
+        pendingBytes += n - start;
+        if (pendingBytes > maxLine) {
+          throw new Error(`${file}: line ${line + 1} is longer than ${maxLine} bytes; the file is damaged or was not written by skillopt`);
+        }
+      }
     }
+    // A last line without its newline: complete if it parses, else torn by a crash.
+    if (pending.length) {
+      const value = parse(Buffer.concat(pending));
+      if (value !== undefined) yield { value, line };
+    }
+  } finally {
+    fs.closeSync(fd);
   }
+}
+
+/** The complete lines of a small JSONL file (a torn line, from a crash, is ignored). */
+export function readJsonLines<T = unknown>(file: string): T[] {
+  const out: T[] = [];
+  for (const { value } of jsonLines<T>(file)) out.push(value);
   return out;
 }

@@ -54,6 +54,33 @@ describe('atomic writes', () => {
   });
 });
 
+describe('reading journals', () => {
+  it('reads lines longer than a read chunk, with characters split across chunks, line by line', async () => {
+    const { jsonLines } = await import('../../src/run/atomic.ts');
+    const file = path.join(tmpDir(), 'scores.jsonl');
+    // 3 MB lines: each spans several 1 MB chunks, and the two-byte 'é' falls on chunk boundaries.
+    const long = (n: number) => ({ n, text: `${'é'.repeat(1_500_000 + n)}` });
+    fs.writeFileSync(file, [long(0), { n: 1 }, long(2)].map((v) => JSON.stringify(v)).join('\n') + '\n{"n":3}');
+    const seen = [...jsonLines<{ n: number; text?: string }>(file)];
+    assert.deepEqual(seen.map((s) => [s.value.n, s.line]), [[0, 1], [1, 2], [2, 3], [3, 4]]);
+    assert.equal(seen[2]!.value.text, long(2).text);
+  });
+
+  it('skips a line torn by a crash in the middle of the file, and counts lines right after it', async () => {
+    const { jsonLines } = await import('../../src/run/atomic.ts');
+    const file = path.join(tmpDir(), 'calls.jsonl');
+    fs.writeFileSync(file, '{"n":1}\n{"n":2,"res\n{"n":3}\n\n{"n":5}\n');
+    assert.deepEqual([...jsonLines<{ n: number }>(file)].map((s) => [s.value.n, s.line]), [[1, 1], [3, 3], [5, 5]]);
+  });
+
+  it('a line too long to hold names the file and the line', async () => {
+    const { jsonLines } = await import('../../src/run/atomic.ts');
+    const file = path.join(tmpDir(), 'scores.jsonl');
+    fs.writeFileSync(file, `{"n":1}\n{"text":"${'x'.repeat(3 << 20)}"}\n`);
+    assert.throws(() => [...jsonLines(file, { maxLineBytes: 1 << 20 })], new RegExp(`${file.replace(/[.]/g, '\\.')}: line 2 is longer than 1048576 bytes`));
+  });
+});
+
 describe('append streams', () => {
   it('after a torn last line, the next record starts on a line of its own', async () => {
     const { AppendFile } = await import('../../src/run/atomic.ts');
