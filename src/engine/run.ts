@@ -42,7 +42,7 @@ export interface RunOptions {
 }
 
 /** Keys that may change between a run and its resume: limits, caching, concurrency. */
-const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
+const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|max_reply_bytes|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
 
 function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
   if (value && typeof value === 'object' && !Array.isArray(value)) {

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { priceOf } from '../prices.ts';
 import { registerBackend } from '../registry.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
+import { replyCapFetch } from './reply-cap.ts';
 import { apiKey, baseUrl, parseOptions } from './settings.ts';
 
 export const AnthropicOptionsSchema = z
@@ -31,6 +32,7 @@ registerBackend({
     const anthropic = createAnthropic({
       baseURL: endpoint,
       apiKey: apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic'),
+      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes),
     });
     const thinking = o.thinking_budget > 0;
     return new AiSdkChatModel({
