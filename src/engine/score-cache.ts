@@ -36,13 +36,13 @@ export class ScoreCache {
     if (!file) return;
     this.out = new AppendFile(file);
     this.blobs = BlobStore.beside(file);
-    for (const { value } of jsonLines(file)) {
+    for (const { value, text } of jsonLines(file)) {
       const parsed = LineSchema.safeParse(value);
       if (!parsed.success) continue;
       const line = parsed.data;
       // Lines of earlier versions hold the long strings inline: they move to blobs here.
-      const stored = line.blobs ? value : toJournalLine(line, this.blobs, TRAJECTORY);
-      this.map.set(this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0), JSON.stringify(stored));
+      const moved = line.blobs ? undefined : toJournalLine(line, this.blobs, TRAJECTORY);
+      this.map.set(this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0), moved?.blobs ? JSON.stringify(moved) : text);
     }
   }
 

@@ -74,15 +74,15 @@ export class Ledger {
     if (!file) return;
     this.out = new AppendFile(file);
     this.blobs = BlobStore.beside(file);
-    for (const { value } of jsonLines<Record<string, unknown>>(file)) {
+    for (const { value, text } of jsonLines<Record<string, unknown>>(file)) {
       const parsed = CallLineSchema.safeParse(value);
       if (!parsed.success) continue;
       const { response, blobs: _refs, ...call } = parsed.data;
       if (response && !call.error) {
         // Lines of earlier versions hold the reply inline: it moves to blobs here.
-        const stored = value.blobs ? value : toJournalLine(value, this.blobs, REPLY);
+        const moved = value.blobs ? undefined : toJournalLine(value, this.blobs, REPLY);
         const list = this.replay.get(call.key) ?? [];
-        list.push(JSON.stringify(stored));
+        list.push(moved?.blobs ? JSON.stringify(moved) : text);
         this.replay.set(call.key, list);
       }
       this.records.push(call as unknown as CallRecord);

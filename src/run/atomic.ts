@@ -137,9 +137,10 @@ const CHUNK_BYTES = 1024 * 1024;
 /**
  * The lines of a JSONL file, one at a time, read in chunks: a journal is never held in memory
  * whole. Lines that do not parse are skipped: a crash can tear the line being written, and the
- * next writer starts a fresh line after it. Yields each value with its line number (from 1).
+ * next writer starts a fresh line after it. Yields each value with its line number (from 1) and
+ * its text.
  */
-export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number }> {
+export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number; text: string }> {
   const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
   let fd: number;
   try {
@@ -153,11 +154,12 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let line = 0;
-    const parse = (bytes: Buffer): T | undefined => {
+    const parse = (bytes: Buffer): { value: T; line: number; text: string } | undefined => {
       line++;
       if (bytes.length === 0) return undefined;
+      const text = bytes.toString('utf8');
       try {
-        return JSON.parse(bytes.toString('utf8')) as T;
+        return { value: JSON.parse(text) as T, line, text };
       } catch {
         return undefined;
       }
@@ -171,8 +173,8 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
         const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
         pending = [];
         pendingBytes = 0;
-        const value = parse(bytes);
-        if (value !== undefined) yield { value, line };
+        const parsed = parse(bytes);
+        if (parsed) yield parsed;
         start = nl + 1;
       }
       if (start < n) {
@@ -185,8 +187,8 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
     }
     // A last line without its newline: complete if it parses, else torn by a crash.
     if (pending.length) {
-      const value = parse(Buffer.concat(pending));
-      if (value !== undefined) yield { value, line };
+      const parsed = parse(Buffer.concat(pending));
+      if (parsed) yield parsed;
     }
   } finally {
     fs.closeSync(fd);
