@@ -83,7 +83,7 @@ describe('journals that scale', () => {
 describe('a run directory of the previous version (replies and skills inline in the journals)', () => {
   it('resumes, replays its journals, and ends as an uninterrupted run', async () => {
     // Written by the previous version: stopped by budget.max_calls=70 after step 3 of 4.
-    const fixture = path.join(ROOT, 'test/fixtures/runs/stopped-inline-journals');
+    const fixture = path.join(ROOT, 'test/fixtures/inline-journals-run');
     const options = ['train.num_epochs=2', 'env.n_train=20', 'env.n_val=10', 'env.n_test=10', 'train.batch_size=10'];
     const out = path.join(tmpDir(), 'run');
     fs.cpSync(fixture, out, { recursive: true });
