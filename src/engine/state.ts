@@ -68,8 +68,7 @@ export async function readResumeState(ctx: RunContext): Promise<Resumed | undefi
   const currentFile = dir.skill(last);
   const current = dir.readText(currentFile);
   if (current === undefined) throw new Error(`cannot resume: ${currentFile} is missing`);
-  const bestFile = problem ? runtime.best_skill_path! : dir.bestSkill;
-  const best = committedBest(ctx, bestFile, runtime.best_skill_hash) ?? current;
+  const best = committedBest(ctx, dir.bestSkill, runtime.best_skill_hash) ?? current;
   // Records of a step that was written but not committed are dropped: that step is redone.
   const history = dir.readHistory().filter((r) => r.step <= last);
   // A rebuilt state does not know the baseline: it is scored again, from the score cache.

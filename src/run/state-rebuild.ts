@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import { UserError } from '../errors.ts';
+import { skillHash } from '../skill/document.ts';
 import type { RunDir } from './layout.ts';
 import type { HistoryRecord, RuntimeState } from './records.ts';
 
@@ -54,7 +55,18 @@ export function rebuildRuntimeState(dir: RunDir, problem: string): RuntimeState 
   const last = history.at(-1);
   if (!last) {
     if (!fs.existsSync(dir.skill(0))) throw refuse(`neither ${dir.history} nor ${dir.skill(0)} exists (the run has not finished its baseline)`);
-    return { last_completed_step: 0, current_skill_path: dir.skill(0), current_origin: 'initial_skill', best_skill_path: dir.skill(0), best_step: 0, best_origin: 'initial_skill', scheduler: { current_step: 0 }, epoch_boundaries_done: 0, status: 'running' };
+    return {
+      last_completed_step: 0,
+      current_skill_path: dir.skill(0),
+      current_origin: 'initial_skill',
+      best_skill_path: dir.skill(0),
+      best_skill_hash: skillHash(fs.readFileSync(dir.skill(0), 'utf8')),
+      best_step: 0,
+      best_origin: 'initial_skill',
+      scheduler: { current_step: 0 },
+      epoch_boundaries_done: 0,
+      status: 'running',
+    };
   }
   const { step, epoch } = last;
   if (!fs.existsSync(dir.skill(step))) throw refuse(`${dir.skill(step)}, the skill after step ${step}, is missing`);
@@ -71,6 +83,7 @@ export function rebuildRuntimeState(dir: RunDir, problem: string): RuntimeState 
     current_score: last.current_score,
     current_origin: last.current_origin,
     best_skill_path: bestFile,
+    best_skill_hash: skillHash(fs.readFileSync(bestFile, 'utf8')),
     best_score: last.best_score,
     best_step: last.best_step,
     best_origin: last.best_origin,

@@ -42,7 +42,7 @@ describe('a broken runtime_state.json', () => {
       const dir = new RunDir(out);
       assert.match(dir.runtimeStateProblem() ?? '', /is (unreadable|not a valid run state)/);
       const rebuilt = dir.readRuntimeState()!;
-      for (const key of ['last_completed_step', 'current_score', 'current_origin', 'best_score', 'best_step', 'best_origin', 'scheduler'] as const) {
+      for (const key of ['last_completed_step', 'current_score', 'current_origin', 'best_score', 'best_step', 'best_origin', 'best_skill_hash', 'scheduler'] as const) {
         assert.deepEqual(rebuilt[key], committed[key], key);
       }
       assert.equal(readText(rebuilt.best_skill_path!), readText(path.join(out, 'best_skill.md')), 'the committed best skill');
