@@ -128,7 +128,11 @@ function take(file: string, mine: string, self: LockOwner, force: boolean, depth
   for (let attempt = 0; ; attempt++) {
     if (linkNew(mine, file)) return { held: true };
     const raw = readOr(file);
-    if (raw === undefined) continue; // released in between: try again
+    if (raw === undefined) {
+      // Released in between: try again, unless the lock keeps changing hands.
+      if (attempt > 50) throw new UserError(`could not lock ${file}: other processes keep taking and releasing it`);
+      continue;
+    }
     const owner = parseOwner(raw);
     const judgement = judge(owner, self);
     const takeOver = judgement.state === 'dead' || (force && judgement.state === 'unknown');
@@ -191,6 +195,7 @@ export function acquireRunLock(dir: string, options: LockOptions = {}): RunLock 
     const owner = parseOwner(result.owner);
     const who = describe(owner, result.owner);
     const j = result.judgement;
+    if (j.state === 'dead') throw new UserError(`run directory ${dir}: another process is taking over the lock of ${who}, which is gone; try again in a moment`);
     if (j.state === 'unknown') {
       throw new UserError(
         `run directory ${dir} is in use by ${who}, which cannot be checked from here: ${j.why}. ` +

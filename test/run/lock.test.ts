@@ -102,6 +102,20 @@ describe('run lock', () => {
     assert.deepEqual(fs.readdirSync(dir), [], 'the dead claim and marker are gone');
   });
 
+  it('while a live process takes over a dead lock, another one waits for it instead of taking it too', { skip: !fs.existsSync('/proc/self/stat') && 'needs /proc' }, () => {
+    const dir = tmpDir();
+    const dead = JSON.stringify({ pid: 2 ** 22 + 17, host: os.hostname(), started: 'x' });
+    fs.writeFileSync(path.join(dir, 'run.lock'), dead);
+    // The marker of a takeover in progress, held by a process that runs (this one, as seen from /proc).
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const live = JSON.stringify({ pid: process.pid, host: os.hostname(), proc_start: start, started: 'y', nonce: 'cd' });
+    const digest = createHash('sha256').update(dead).digest('hex').slice(0, 16);
+    fs.writeFileSync(path.join(dir, `run.lock.takeover-${digest}`), live);
+    assert.throws(() => acquireRunLock(dir), /another process is taking over the lock of process 4194321 on .*, which is gone; try again/);
+    assert.equal(fs.readFileSync(path.join(dir, 'run.lock'), 'utf8'), dead, 'the dead lock is left to the process taking it over');
+  });
+
   it('an empty or unreadable lock is never deleted without --force-unlock', () => {
     const dir = tmpDir();
     fs.writeFileSync(path.join(dir, 'run.lock'), '');
