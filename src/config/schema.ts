@@ -56,6 +56,8 @@ export const RoleSchema = z
     max_retries: z.number().int().nonnegative().default(5),
     /** Per-call timeout in seconds. */
     timeout_s: z.number().positive().default(300),
+    /** Largest reply body accepted, in bytes; a longer reply fails that call (not retried). */
+    max_reply_bytes: z.number().int().positive().default(8 * 1024 * 1024),
     /** First wait before a retry, in seconds; doubles with each retry (with jitter). */
     backoff_s: z.number().nonnegative().default(1),
     /** Longest wait between retries, in seconds. */

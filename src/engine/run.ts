@@ -14,7 +14,7 @@ import { createEnv } from '../envs/registry.ts';
 import type { Env, Splits } from '../envs/types.ts';
 import { buildRoleModels, type StackOptions } from '../model/stack.ts';
 import { FatalModelError, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
-import { readJson } from '../run/atomic.ts';
+import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
 import { acquireRunLock } from '../run/lock.ts';
@@ -38,10 +38,12 @@ export interface RunOptions {
   /** Replace a role's model (tests, benchmarks). */
   models?: Partial<Record<Role, ChatModel>>;
   environment?: StackOptions['environment'];
+  /** Take over a run lock whose owner cannot be checked from here (the user knows it is gone). */
+  forceUnlock?: boolean;
 }
 
 /** Keys that may change between a run and its resume: limits, caching, concurrency. */
-const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
+const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|max_reply_bytes|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
 
 function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -88,9 +90,12 @@ export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<
 export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const { config, secretPaths } = opts.loaded;
   const dir = new RunDir(opts.outRoot);
-  const lock = acquireRunLock(dir.root);
+  const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
   const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
+  if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
+  const leftovers = removeStaleTempFiles(dir.root);
+  if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let ctx: RunContext | undefined;
   try {
     checkResumable(dir, config, secretPaths);

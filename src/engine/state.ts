@@ -10,6 +10,7 @@ import { skillHash } from '../skill/document.ts';
 import { pad4 } from '../run/layout.ts';
 import type { HistoryRecord, RuntimeState } from '../run/records.ts';
 import type { StepBufferEntry } from './protocol.ts';
+import { scoreOnSelection } from './selection.ts';
 import { elapsedSeconds, round, type RunContext, type TrainState } from './context.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
@@ -52,21 +53,31 @@ export interface Resumed {
   elapsed: number;
 }
 
-/** The state of an interrupted run in `ctx.dir`, or undefined for a new run. */
-export function readResumeState(ctx: RunContext): Resumed | undefined {
-  const runtime = ctx.dir.readRuntimeState() as (RuntimeState & { epoch_boundaries_done?: number; elapsed_s?: number; baseline_score?: number }) | undefined;
+/**
+ * The state of an interrupted run in `ctx.dir`, or undefined for a new run. Skills are read from
+ * the run directory itself (the paths in the state may name where the run was before it was
+ * moved). A state that had to be rebuilt is announced.
+ */
+export async function readResumeState(ctx: RunContext): Promise<Resumed | undefined> {
+  const { dir } = ctx;
+  const problem = dir.runtimeStateProblem();
+  const runtime = dir.readRuntimeState();
   if (!runtime) return undefined;
   const last = runtime.last_completed_step;
-  const current = ctx.dir.readText(runtime.current_skill_path ?? ctx.dir.skill(last));
-  if (current === undefined) throw new Error(`cannot resume: ${runtime.current_skill_path} is missing`);
-  const best = committedBest(ctx, runtime.best_skill_path ?? ctx.dir.bestSkill, (runtime as { best_skill_hash?: string }).best_skill_hash) ?? current;
+  if (problem) ctx.events.warn(`${dir.runtimeState} ${problem}: rebuilt from ${dir.history} and the skill files; resuming after step ${last}`);
+  const currentFile = dir.skill(last);
+  const current = dir.readText(currentFile);
+  if (current === undefined) throw new Error(`cannot resume: ${currentFile} is missing`);
+  const best = committedBest(ctx, dir.bestSkill, runtime.best_skill_hash) ?? current;
   // Records of a step that was written but not committed are dropped: that step is redone.
-  const history = ctx.dir.readHistory().filter((r) => r.step <= last);
+  const history = dir.readHistory().filter((r) => r.step <= last);
+  // A rebuilt state does not know the baseline: it is scored again, from the score cache.
+  const baseline = runtime.baseline_score ?? (await scoreOnSelection(ctx, ctx.skillInit)).gate;
   return {
     lastStep: last,
-    baselineScore: runtime.baseline_score ?? runtime.best_score ?? 0,
-    current: { skill: current, score: runtime.current_score ?? 0, origin: runtime.current_origin ?? `step_${pad4(last)}` },
-    best: { skill: best, score: runtime.best_score ?? runtime.current_score ?? 0, step: runtime.best_step ?? last, origin: runtime.best_origin ?? 'initial_skill' },
+    baselineScore: baseline,
+    current: { skill: current, score: runtime.current_score ?? baseline, origin: runtime.current_origin ?? `step_${pad4(last)}` },
+    best: { skill: best, score: runtime.best_score ?? runtime.current_score ?? baseline, step: runtime.best_step ?? last, origin: runtime.best_origin ?? 'initial_skill' },
     scheduler: runtime.scheduler ?? { current_step: last },
     boundariesDone: runtime.epoch_boundaries_done ?? 0,
     history,

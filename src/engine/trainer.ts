@@ -22,7 +22,7 @@ export type TrainOutcome = { status: 'finished'; summary: Record<string, unknown
 async function startState(ctx: RunContext): Promise<TrainState> {
   const { config, plan } = ctx;
   const scheduler = buildScheduler(config.optimizer.lr_scheduler, config.optimizer.learning_rate, config.optimizer.min_learning_rate, plan.totalSteps);
-  const resumed = readResumeState(ctx);
+  const resumed = await readResumeState(ctx);
   if (resumed) {
     scheduler.load(resumed.scheduler);
     ctx.elapsedBefore = resumed.elapsed;

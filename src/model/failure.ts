@@ -149,6 +149,8 @@ export function classifyFailure(err: unknown, where: string, timedOut = false): 
   if (err instanceof CallFailure) return err;
   if (timedOut) return new CallFailure(`${where}: no reply within the per-call timeout`, 'timeout');
   if (APICallError.isInstance(err)) {
+    // A failure of ours raised while the SDK read the body (the reply size limit).
+    if (err.cause instanceof CallFailure) return err.cause;
     const headers = headerMap(err.responseHeaders);
     if (err.statusCode !== undefined) return failureFromStatus(err.statusCode, err.message, err.responseBody, headers, where);
     const cause = err.cause as { code?: string; message?: string } | undefined;

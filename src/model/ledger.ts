@@ -3,8 +3,13 @@
  * and cost, appended to the run's `calls.jsonl` as it completes. Totals per stage feed the step
  * records, the summary and the budget. On resume, the recorded responses are replayed instead of
  * calling again: what was paid for once is not paid for twice.
+ *
+ * Long replies are stored once in the run's `blobs/` and referenced from their line. Memory holds
+ * each call without its reply; a reply to replay is kept as its compact line until it is used.
  */
-import { AppendFile, readJsonLines } from '../run/atomic.ts';
+import { z } from 'zod';
+import { AppendFile, jsonLines } from '../run/atomic.ts';
+import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../run/blobs.ts';
 import type { StageUsage } from '../run/records.ts';
 import { requestKey } from './request-key.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Role, ToolCall, Usage } from './types.ts';
@@ -41,36 +46,71 @@ export interface Totals {
   unpricedCalls: number;
 }
 
+/** What a `calls.jsonl` line must hold to count and replay (older lines have the same fields). */
+const CallLineSchema = z
+  .object({
+    key: z.string(),
+    purpose: z.string(),
+    from: z.enum(['provider', 'cache', 'journal']),
+    usage: z.object({ input: z.number(), output: z.number(), cached: z.number(), reasoning: z.number() }).loose(),
+    cost_usd: z.number().nullable(),
+    error: z.string().optional(),
+    response: z.object({ text: z.string().nullable() }).loose().optional(),
+  })
+  .loose();
+
+/** Only the reply goes to blobs: the rest of a line stays readable by anything that counts calls. */
+const REPLY = '/response/';
+
 const emptyTotals = (): Totals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0 });
 
 export class Ledger {
-  /** Every call of the run: those of earlier processes (read from the file) first. */
+  /** Every call of the run, without its reply: those of earlier processes (read from the file) first. */
   private readonly records: CallRecord[] = [];
-  private readonly replay = new Map<string, CallRecord[]>();
+  /** Replies recorded by earlier processes, per request key, as their stored lines (JSON, long strings in blobs). */
+  private readonly replay = new Map<string, string[]>();
   private readonly out?: AppendFile;
+  private readonly blobs?: BlobStore;
 
   constructor(file?: string) {
     if (!file) return;
     this.out = new AppendFile(file);
-    for (const rec of readJsonLines<CallRecord>(file)) {
-      if (rec.response && !rec.error) {
-        const list = this.replay.get(rec.key) ?? [];
-        list.push(rec);
-        this.replay.set(rec.key, list);
+    this.blobs = BlobStore.beside(file);
+    for (const { value, text } of jsonLines<Record<string, unknown>>(file)) {
+      const parsed = CallLineSchema.safeParse(value);
+      if (!parsed.success) continue;
+      const { response, blobs: _refs, ...call } = parsed.data;
+      if (response && !call.error) {
+        // Lines of earlier versions hold the reply inline: it moves to blobs here.
+        const moved = value.blobs ? undefined : toJournalLine(value, this.blobs, REPLY);
+        const list = this.replay.get(call.key) ?? [];
+        list.push(moved?.blobs ? JSON.stringify(moved) : text);
+        this.replay.set(call.key, list);
       }
-      this.records.push(rec);
+      this.records.push(call as unknown as CallRecord);
     }
   }
 
-  /** A recorded response for this request, consumed once (so repeated identical calls replay in turn). */
+  /**
+   * A recorded response for this request, consumed once (so repeated identical calls replay in
+   * turn). A reply whose blob is gone is not replayed: the call is made again.
+   */
   takeReplay(key: string): CallRecord | undefined {
     const list = this.replay.get(key);
-    return list?.shift();
+    for (let stored = list?.shift(); stored !== undefined; stored = list?.shift()) {
+      try {
+        return fromJournalLine<CallRecord>(JSON.parse(stored), this.blobs!);
+      } catch (err) {
+        if (!(err instanceof BlobMissingError)) throw err;
+      }
+    }
+    return undefined;
   }
 
   record(rec: CallRecord): void {
-    this.records.push(rec);
-    this.out?.append(JSON.stringify(rec));
+    const { response: _reply, ...call } = rec;
+    this.records.push(call);
+    this.out?.append(JSON.stringify(this.blobs ? toJournalLine(rec, this.blobs, REPLY) : rec));
   }
 
   /** Totals of this run across all its processes (earlier ones count against the budget too). */
@@ -106,7 +146,7 @@ export class Ledger {
     this.out?.close();
   }
 
-  /** Every record of the run (tests and reports). */
+  /** Every record of the run, without replies (tests and reports). */
   all(): readonly CallRecord[] {
     return this.records;
   }

@@ -2,10 +2,46 @@
  * Atomic file writes: the data goes to a temporary file beside the target, is flushed to
  * disk, then renamed over the target. A reader sees the old file or the new one, never half.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-let counter = 0;
+/**
+ * A temporary name beside `file`: unique across processes even when two share a pid (two
+ * containers writing into one mounted directory).
+ */
+function tempPath(file: string): string {
+  return `${file}.tmp-${process.pid}-${crypto.randomBytes(8).toString('hex')}`;
+}
+
+/** Our temporary files, and those of earlier versions (`<name>.tmp-<pid>-<counter>`). */
+const TEMP_NAME = /\.tmp-\d+-[0-9a-f]+$/;
+
+/**
+ * Removes the temporary files that writes killed midway left under `root` (only names of our
+ * own pattern). For the owner of the run lock, at start: no other process writes there.
+ */
+export function removeStaleTempFiles(root: string): string[] {
+  const removed: string[] = [];
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const file = path.join(dir, e.name);
+      if (e.isDirectory()) walk(file);
+      else if (e.isFile() && TEMP_NAME.test(e.name)) {
+        fs.rmSync(file, { force: true });
+        removed.push(file);
+      }
+    }
+  };
+  walk(root);
+  return removed;
+}
 
 /** Opens a file for writing, creating its directory when it is missing. */
 function openCreating(file: string): number {
@@ -23,7 +59,7 @@ function openCreating(file: string): number {
  * process, for bulky derived files (per-item trajectories) where a power cut may lose the file.
  */
 export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean } = {}): void {
-  const tmp = `${file}.tmp-${process.pid}-${++counter}`;
+  const tmp = tempPath(file);
   let fd: number | undefined;
   try {
     fd = openCreating(tmp);
@@ -94,23 +130,74 @@ export function appendLine(file: string, line: string): void {
   fs.appendFileSync(file, `${line}\n`);
 }
 
-/** The complete lines of a JSONL file (a torn last line, from a crash, is ignored). */
-export function readJsonLines<T = unknown>(file: string): T[] {
-  let text: string;
+/** Longest journal line read; anything longer is refused with its file and line. */
+const MAX_LINE_BYTES = 256 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The lines of a JSONL file, one at a time, read in chunks: a journal is never held in memory
+ * whole. Lines that do not parse are skipped: a crash can tear the line being written, and the
+ * next writer starts a fresh line after it. Yields each value with its line number (from 1) and
+ * its text.
+ */
+export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number; text: string }> {
+  const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
+  let fd: number;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    fd = fs.openSync(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
   }
-  const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      // only a torn final line can fail to parse; skip it
+  try {
+    const chunk = Buffer.alloc(CHUNK_BYTES);
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let line = 0;
+    const parse = (bytes: Buffer): { value: T; line: number; text: string } | undefined => {
+      line++;
+      if (bytes.length === 0) return undefined;
+      const text = bytes.toString('utf8');
+      try {
+        return { value: JSON.parse(text) as T, line, text };
+      } catch {
+        return undefined;
+      }
+    };
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, CHUNK_BYTES, null);
+      if (n === 0) break;
+      let start = 0;
+      for (let nl = chunk.indexOf(10, start); nl !== -1 && nl < n; nl = chunk.indexOf(10, start)) {
+        const piece = chunk.subarray(start, nl);
+        const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
+        pending = [];
+        pendingBytes = 0;
+        const parsed = parse(bytes);
+        if (parsed) yield parsed;
+        start = nl + 1;
+      }
+      if (start < n) {
+        pending.push(Buffer.from(chunk.subarray(start, n)));
+        pendingBytes += n - start;
+        if (pendingBytes > maxLine) {
+          throw new Error(`${file}: line ${line + 1} is longer than ${maxLine} bytes; the file is damaged or was not written by skillopt`);
+        }
+      }
     }
+    // A last line without its newline: complete if it parses, else torn by a crash.
+    if (pending.length) {
+      const parsed = parse(Buffer.concat(pending));
+      if (parsed) yield parsed;
+    }
+  } finally {
+    fs.closeSync(fd);
   }
+}
+
+/** The complete lines of a small JSONL file (a torn line, from a crash, is ignored). */
+export function readJsonLines<T = unknown>(file: string): T[] {
+  const out: T[] = [];
+  for (const { value } of jsonLines<T>(file)) out.push(value);
   return out;
 }

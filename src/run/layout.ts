@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readJson, toJson, writeFileAtomic, writeJsonAtomic } from './atomic.ts';
 import { HistorySchema, RuntimeStateSchema, type HistoryRecord, type RuntimeState } from './records.ts';
+import { rebuildRuntimeState } from './state-rebuild.ts';
 
 export const pad4 = (n: number) => String(n).padStart(4, '0');
 export const pad2 = (n: number) => String(n).padStart(2, '0');
@@ -91,10 +92,37 @@ export class RunDir {
     return raw as HistoryRecord[];
   }
 
-  readRuntimeState(): RuntimeState | undefined {
-    const raw = readJson(this.runtimeState);
+  private loadRuntimeState(): { state: RuntimeState } | { problem: string } | undefined {
+    let raw: unknown;
+    try {
+      raw = readJson(this.runtimeState);
+    } catch (err) {
+      return { problem: `is unreadable (${(err as Error).message.replace(`cannot read ${this.runtimeState}: `, '')})` };
+    }
     if (raw === undefined) return undefined;
     const parsed = RuntimeStateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
+    if (parsed.success) return { state: parsed.data };
+    const issue = parsed.error.issues[0]!;
+    return { problem: `is not a valid run state (${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message})` };
+  }
+
+  /**
+   * What is wrong with `runtime_state.json`, in words, or undefined when it is valid or absent.
+   * An empty object or `null` is wrong too: taken as no state, it would restart the run.
+   */
+  runtimeStateProblem(): string | undefined {
+    const loaded = this.loadRuntimeState();
+    return loaded && 'problem' in loaded ? loaded.problem : undefined;
+  }
+
+  /**
+   * The state a resume starts from: `runtime_state.json`, or, when that file is unreadable or
+   * invalid, the state rebuilt from the history and the skill files; undefined where no run has
+   * committed a state. Throws, naming the file and what is wrong, when it cannot be rebuilt.
+   */
+  readRuntimeState(): RuntimeState | undefined {
+    const loaded = this.loadRuntimeState();
+    if (!loaded) return undefined;
+    return 'problem' in loaded ? rebuildRuntimeState(this, loaded.problem) : loaded.state;
   }
 }

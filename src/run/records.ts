@@ -71,16 +71,24 @@ export const HistorySchema = z.array(HistoryRecordSchema);
 
 export const RuntimeStateSchema = z
   .object({
-    last_completed_step: z.number(),
+    last_completed_step: z.number().int().nonnegative(),
+    /** The initial skill's selection score (gate metric). */
+    baseline_score: z.number().optional(),
     current_skill_path: z.string().optional(),
     current_score: z.number().nullable().optional(),
     current_origin: z.string().optional(),
     best_skill_path: z.string().optional(),
+    /** Identifies the committed best skill when `best_skill.md` was rewritten after the commit. */
+    best_skill_hash: z.string().optional(),
     best_score: z.number().nullable().optional(),
     best_step: z.number().optional(),
     best_origin: z.string().optional(),
     /** Scheduler position, restored on resume (not recomputed from the step number). */
     scheduler: z.object({ current_step: z.number() }).optional(),
+    /** The last epoch whose boundary (slow update, meta skill) is complete. */
+    epoch_boundaries_done: z.number().int().nonnegative().optional(),
+    /** Wall time of the run in earlier processes, seconds. */
+    elapsed_s: z.number().optional(),
     status: z.enum(['running', 'finished', 'failed', 'stopped']).optional(),
   })
   .loose();

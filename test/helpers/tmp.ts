@@ -2,10 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+const made: string[] = [];
+
 /** A fresh temporary directory, removed when the process exits. */
 export function tmpDir(prefix = 'skillopt-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  // One exit listener for all of them.
+  if (made.length === 0) process.on('exit', () => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  made.push(dir);
   return dir;
 }
 

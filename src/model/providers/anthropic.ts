@@ -9,6 +9,7 @@ import { capabilitiesOf } from '../capabilities.ts';
 import { priceOf } from '../prices.ts';
 import { registerBackend } from '../registry.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
+import { replyCapFetch } from './reply-cap.ts';
 import { apiKey, baseUrl, droppedOptionNotice, parseOptions } from './settings.ts';
 
 export const AnthropicOptionsSchema = z
@@ -32,6 +33,7 @@ registerBackend({
     const anthropic = createAnthropic({
       baseURL: endpoint,
       apiKey: apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic'),
+      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes),
     });
     // Extended thinking only for the models that have it (capabilities.ts); said once when left out.
     let thinking = o.thinking_budget > 0;

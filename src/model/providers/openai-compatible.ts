@@ -12,6 +12,7 @@ import { priceOf } from '../prices.ts';
 import { registerBackend, type BackendContext } from '../registry.ts';
 import { FatalModelError } from '../types.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
+import { replyCapFetch } from './reply-cap.ts';
 import { apiKey, baseUrl, fromEnvironment, parseOptions } from './settings.ts';
 
 const common = {
@@ -49,12 +50,13 @@ interface Flavour {
   body: JSONObject;
 }
 
-function build(rc: RoleConfig, f: Flavour) {
+function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
   const provider = createOpenAICompatible({
     name: 'compat',
     baseURL: f.baseUrl,
     ...(f.key ? { apiKey: f.key } : {}),
     includeUsage: true,
+    fetch: replyCapFetch(ctx.role, rc.max_reply_bytes),
     supportsStructuredOutputs: rc.json_schema,
     transformRequestBody: f.options.use_max_completion_tokens
       ? (args: Record<string, unknown>) => {
@@ -89,7 +91,7 @@ registerBackend({
   optionsSchema: CompatibleOptionsSchema,
   create(rc: RoleConfig, ctx: BackendContext) {
     const options = parseOptions(CompatibleOptionsSchema, rc, ctx, 'openai_compatible');
-    return build(rc, {
+    return build(rc, ctx, {
       backend: 'openai_compatible',
       baseUrl: baseUrl(rc, ctx, ['OPENAI_COMPATIBLE_BASE_URL'], 'https://api.openai.com/v1', 'OpenAI-compatible'),
       key: apiKey(rc, ctx, ['OPENAI_COMPATIBLE_API_KEY'], false, 'OpenAI-compatible'),
@@ -111,7 +113,7 @@ registerBackend({
     if (!['server_default', 'enabled', 'disabled'].includes(mode)) {
       throw new FatalModelError(`QWEN_CHAT_THINKING_MODE: '${mode}' is not one of server_default, enabled, disabled`);
     }
-    return build(rc, {
+    return build(rc, ctx, {
       backend: 'qwen_chat',
       baseUrl: baseUrl(rc, ctx, ['QWEN_CHAT_BASE_URL'], 'http://localhost:8000/v1', 'Qwen'),
       key: apiKey(rc, ctx, ['QWEN_CHAT_API_KEY'], false, 'Qwen'),
@@ -133,7 +135,7 @@ registerBackend({
     if (!regional) throw new FatalModelError(`model.${ctx.role}.options.region: unknown MiniMax region '${region}' (expected global_en or cn_zh)`);
     // MiniMax-M2 models always think; others think only when asked.
     const thinks = /^minimax-m2/i.test(rc.model) || options.enable_thinking;
-    return build(rc, {
+    return build(rc, ctx, {
       backend: 'minimax_chat',
       baseUrl: baseUrl(rc, ctx, ['MINIMAX_BASE_URL'], regional, 'MiniMax'),
       key: apiKey(rc, ctx, ['MINIMAX_API_KEY'], true, 'MiniMax'),

@@ -1,0 +1,96 @@
+/**
+ * `runtime_state.json` rebuilt from the rest of a run directory, for when it is unreadable:
+ * `history.json` holds every committed step's record (scores, origins, the learning-rate budget
+ * used), and each skill the state points to is a file of its own. The state is rebuilt as of
+ * the last step record, before its epoch's boundary: an epoch boundary redone finds its
+ * recorded results and applies them again, so nothing is paid twice.
+ */
+import fs from 'node:fs';
+import { UserError } from '../errors.ts';
+import { skillHash } from '../skill/document.ts';
+import type { RunDir } from './layout.ts';
+import type { HistoryRecord, RuntimeState } from './records.ts';
+
+/** The file holding the skill that an origin names, as the trainer writes it. */
+function skillOfOrigin(dir: RunDir, origin: string): string | undefined {
+  if (origin === 'initial_skill') return dir.skill(0);
+  const step = /^step_(\d+)$/.exec(origin);
+  if (step) return dir.step(Number(step[1]), 'candidate_skill.md');
+  const slow = /^slow_update_epoch_(\d+)$/.exec(origin);
+  if (slow) return dir.slowUpdate(Number(slow[1]), 'candidate_skill.md');
+  return undefined;
+}
+
+/** Wall time of the committed steps, from their step records (the baseline's is not known). */
+function stepSeconds(dir: RunDir, history: HistoryRecord[]): number {
+  let total = 0;
+  for (const r of history) {
+    const record = dir.readText(dir.step(r.step, 'step_record.json'));
+    if (record === undefined) continue;
+    try {
+      const wall = (JSON.parse(record) as { wall_time_s?: unknown }).wall_time_s;
+      if (typeof wall === 'number') total += wall;
+    } catch {
+      // a step record is an artifact: without it the time is a little short
+    }
+  }
+  return Math.round(total * 10) / 10;
+}
+
+/**
+ * The state a run resumes from, rebuilt from `history.json` and the skill files, or a
+ * `UserError` that says what is missing. Scores the history does not hold (the baseline, and
+ * the scores of a run with no step yet) are left out: the trainer measures them again, from
+ * the score cache.
+ */
+export function rebuildRuntimeState(dir: RunDir, problem: string): RuntimeState {
+  const refuse = (why: string) =>
+    new UserError(`${dir.runtimeState} ${problem}, and the run cannot be rebuilt from its other files: ${why}. Restore the file, or move the run directory away to start over`);
+  let history: HistoryRecord[];
+  try {
+    history = dir.readHistory();
+  } catch (err) {
+    throw refuse((err as Error).message);
+  }
+  const last = history.at(-1);
+  if (!last) {
+    if (!fs.existsSync(dir.skill(0))) throw refuse(`neither ${dir.history} nor ${dir.skill(0)} exists (the run has not finished its baseline)`);
+    return {
+      last_completed_step: 0,
+      current_skill_path: dir.skill(0),
+      current_origin: 'initial_skill',
+      best_skill_path: dir.skill(0),
+      best_skill_hash: skillHash(fs.readFileSync(dir.skill(0), 'utf8')),
+      best_step: 0,
+      best_origin: 'initial_skill',
+      scheduler: { current_step: 0 },
+      epoch_boundaries_done: 0,
+      status: 'running',
+    };
+  }
+  const { step, epoch } = last;
+  if (!fs.existsSync(dir.skill(step))) throw refuse(`${dir.skill(step)}, the skill after step ${step}, is missing`);
+  if (typeof last.current_score !== 'number' || typeof last.best_score !== 'number' || last.best_step === undefined || !last.current_origin || !last.best_origin) {
+    throw refuse(`the record of step ${step} in ${dir.history} lacks current_score, best_score, best_step, current_origin or best_origin`);
+  }
+  const bestFile = skillOfOrigin(dir, last.best_origin);
+  if (!bestFile || !fs.existsSync(bestFile)) throw refuse(`the best skill (origin '${last.best_origin}') is not in the run directory${bestFile ? ` (${bestFile})` : ''}`);
+  // The scheduler moves once per step that drew a budget from it (autonomous budgets come from the optimizer).
+  const scheduled = history.filter((r) => typeof r.edit_budget === 'number' && r.lr_control_mode !== 'autonomous').length;
+  return {
+    last_completed_step: step,
+    current_skill_path: dir.skill(step),
+    current_score: last.current_score,
+    current_origin: last.current_origin,
+    best_skill_path: bestFile,
+    best_skill_hash: skillHash(fs.readFileSync(bestFile, 'utf8')),
+    best_score: last.best_score,
+    best_step: last.best_step,
+    best_origin: last.best_origin,
+    scheduler: { current_step: scheduled },
+    // This epoch's boundary, if it ran, is redone from its recorded results.
+    epoch_boundaries_done: epoch - 1,
+    elapsed_s: stepSeconds(dir, history),
+    status: 'running',
+  };
+}
