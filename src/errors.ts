@@ -18,6 +18,13 @@ export class ConfigError extends UserError {
   }
 }
 
+/** The user stopped the command (Ctrl-C or SIGTERM); what it did is saved and reported. */
+export class Interrupted extends Error {
+  override name = 'Interrupted';
+  /** The shell's code for a process ended by SIGINT. */
+  static readonly exitCode = 130;
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

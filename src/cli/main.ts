@@ -1,6 +1,6 @@
-/** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input. */
+/** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input, 130 stopped by Ctrl-C. */
 import { Command, CommanderError } from 'commander';
-import { UserError, errorMessage } from '../errors.ts';
+import { Interrupted, UserError, errorMessage } from '../errors.ts';
 import { FatalModelError } from '../model/types.ts';
 import { VERSION } from '../version.ts';
 import { registerTrain } from './train.ts';
@@ -35,6 +35,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
       return EXIT_USAGE;
+    }
+    if (err instanceof Interrupted) {
+      if (err.message) process.stderr.write(`skillopt: ${err.message}\n`);
+      return Interrupted.exitCode;
     }
     if (err instanceof UserError) {
       process.stderr.write(`skillopt: ${err.message}\n`);

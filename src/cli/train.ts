@@ -1,10 +1,75 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { LoadedConfig } from '../config/load.ts';
+import { Interrupted, UserError } from '../errors.ts';
+import { runsOfConfig } from '../run/find-run.ts';
+import { programName } from '../run/resume-command.ts';
 import { addConfigOptions, loadFromOptions, renderConfig, type ConfigOptions } from './common.ts';
+
+interface TrainOptions extends ConfigOptions {
+  out?: string;
+  resume?: string | true;
+  verbose?: boolean;
+  forceUnlock?: boolean;
+  dryRun?: boolean;
+}
 
 export function defaultOutRoot(env: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
   return path.join('outputs', env || 'run', stamp);
+}
+
+function holdsRun(dir: string, flag: string): string {
+  if (!fs.existsSync(path.join(dir, 'config.json'))) throw new UserError(`${flag}: there is no run in ${dir} (no config.json)`);
+  return dir;
+}
+
+/**
+ * The run directory: `--resume DIR`; `--resume` alone, the latest unfinished run of this config
+ * under the output root (one whose training settings match, if any does); else `--out`,
+ * `env.out_root`, or a new timestamped directory.
+ */
+async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<string> {
+  const fixed = opts.out || loaded.config.env.out_root;
+  if (typeof opts.resume === 'string') {
+    const dir = path.resolve(opts.resume);
+    if (opts.out && path.resolve(opts.out) !== dir) throw new UserError(`--out ${opts.out} and --resume ${opts.resume} name different directories: give one of them`);
+    return holdsRun(dir, '--resume');
+  }
+  if (!opts.resume) return path.resolve(fixed || defaultOutRoot(loaded.config.env.name));
+  if (fixed) return holdsRun(path.resolve(fixed), '--resume');
+  const { trainingChanges } = await import('../engine/resume-check.ts');
+  const root = path.resolve(path.dirname(defaultOutRoot(loaded.config.env.name)));
+  const runs = runsOfConfig(root, loaded.files.at(-1)!);
+  const unfinished = runs.filter((r) => !r.finished);
+  const chosen = unfinished.find((r) => trainingChanges(r.config, loaded.config, loaded.secretPaths).length === 0) ?? unfinished[0];
+  if (!chosen) {
+    const latest = runs[0] ? `; the latest, ${runs[0].dir}, is finished` : '';
+    throw new UserError(`--resume: no unfinished run of ${opts.config} under ${root}${latest}. Leave out --resume to start a new run`);
+  }
+  return chosen.dir;
+}
+
+/** Runs `work` with a signal that the first Ctrl-C (or SIGTERM) aborts; a second one exits at once. */
+async function withStopSignal<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      process.stderr.write(`\n${name} again: exiting now; the run resumes from its last complete step\n`);
+      process.exit(Interrupted.exitCode);
+    }
+    process.stderr.write(`\n${name}: stopping at a safe point: the model calls in flight finish and are saved, no new call starts. Press Ctrl-C again to exit at once.\n`);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await work(controller.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 export function registerTrain(program: Command): void {
@@ -12,20 +77,35 @@ export function registerTrain(program: Command): void {
     program
       .command('train')
       .description('Train a skill: rollouts, reflection, merged and ranked edits, a validation gate, epoch-end slow update and meta skill')
-      .option('-o, --out <dir>', 'run directory (default: env.out_root, else outputs/<env>/<timestamp>); an existing run there is resumed')
+      .option('-o, --out <dir>', 'run directory (default: env.out_root, else outputs/<env>/<timestamp>); a run already there is resumed')
+      .option('--resume [dir]', 'continue an unfinished run: the one in <dir>, else the latest of this config under outputs/<env>')
       .option('--force-unlock', 'take over the run lock of a process that cannot be checked from here (another host or container) when you know it is gone')
+      .option('-v, --verbose', 'print the full resolved config before training')
       .option('--dry-run', 'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)'),
-  ).action(async (opts: ConfigOptions & { out?: string; dryRun?: boolean; forceUnlock?: boolean }) => {
+  ).action(async (opts: TrainOptions) => {
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
       const { planInputFor, planRun, formatPlan } = await import('../engine/plan.ts');
       process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded)))}\n`);
       return;
     }
-    const outRoot = path.resolve(opts.out || loaded.config.env.out_root || defaultOutRoot(loaded.config.env.name));
-    process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`);
+    const outRoot = await runDirectory(opts, loaded);
     const { runTraining } = await import('../engine/run.ts');
-    await runTraining({ loaded, outRoot, configFile: opts.config, forceUnlock: opts.forceUnlock });
-    process.stdout.write(`Output saved to: ${outRoot}\n`);
+    const outcome = await withStopSignal((signal) =>
+      runTraining({
+        loaded,
+        outRoot,
+        configFile: opts.config,
+        signal,
+        forceUnlock: opts.forceUnlock,
+        invocation: { program: programName(), config: opts.config, overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? [])] },
+        onStart: opts.verbose ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`) : undefined,
+      }),
+    );
+    if (outcome.status === 'stopped' && outcome.cause === 'interrupted') {
+      // A run that was saved has said how to resume it.
+      throw new Interrupted(outcome.resumeCommand ? '' : `${outcome.reason}: nothing to resume`);
+    }
+    if (outcome.status === 'stopped' || !outcome.alreadyFinished) process.stdout.write(`Output saved to: ${outRoot}\n`);
   });
 }

@@ -42,6 +42,8 @@ export interface RunContext {
   /** When this process started, and the run's wall time in earlier processes. */
   startedAt: number;
   elapsedBefore: number;
+  /** Aborted when the run is asked to stop (Ctrl-C): it stops at the next safe point. */
+  stop?: AbortSignal;
 }
 
 export interface SkillState {

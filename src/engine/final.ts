@@ -101,7 +101,7 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
       epoch: config.train.num_epochs,
       stage: 'final_evaluation',
       seconds: (performance.now() - started) / 1000,
-      detail: `\n${table('[1] initial skill', baseline)}\n${table(`[2] best on selection (step ${state.best.step})`, best)}\n${table('[3] final skill', tests.final!)}`,
+      detail: `hard score on ${ctx.test.length} test items, per task type:\n${table('[1] initial skill', baseline)}\n${table(`[2] best on selection (step ${state.best.step})`, best)}\n${table('[3] final skill', tests.final!)}`,
     });
   }
 

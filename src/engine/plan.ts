@@ -165,19 +165,29 @@ export function planRun(input: PlanInput): Plan {
 const num = (n: number) => Math.round(n).toLocaleString('en-US');
 const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
 
+/**
+ * Rows of cells as aligned text: each column as wide as its widest cell, two spaces apart; the
+ * first `left` columns align left, the rest (numbers) right.
+ */
+function alignRows(rows: string[][], left: number): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c < left ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd());
+}
+
 export function formatPlan(plan: Plan): string {
+  const t = plan.total;
+  const rows = [
+    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
+    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ' (at most)' : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
+    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
+  ];
   const lines = [
     'Dry run: nothing is called and nothing is spent.',
     `${plan.epochs} epoch(s) x ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
     '',
-    `${'stage'.padEnd(32)}${'role'.padEnd(11)}${'calls'.padStart(9)}${'input tok'.padStart(14)}${'output tok'.padStart(13)}${'cost'.padStart(12)}`,
+    ...alignRows(rows, 2),
+    '',
   ];
-  for (const s of plan.stages) {
-    lines.push(`${(s.stage + (s.upperBound ? ' (at most)' : '')).padEnd(32)}${s.role.padEnd(11)}${num(s.calls).padStart(9)}${num(s.inputTokens).padStart(14)}${num(s.outputTokens).padStart(13)}${usd(s.costUsd).padStart(12)}`);
-  }
-  const t = plan.total;
-  const cost = t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd);
-  lines.push(`${'total'.padEnd(43)}${num(t.calls).padStart(9)}${num(t.inputTokens).padStart(14)}${num(t.outputTokens).padStart(13)} ${cost.padStart(11)}`, '');
   for (const role of ['target', 'optimizer'] as const) {
     const p = plan.prices[role];
     lines.push(

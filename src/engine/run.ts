@@ -1,31 +1,37 @@
 /**
- * Setting up a training run: the run directory (locked), the event log and console reporter,
- * the env and its splits, the models, then the trainer. A run directory that already holds a
- * run of the same config is resumed.
+ * Setting up a training run: checks that only read (a resumed run's settings, a finished run,
+ * the skill file), then the run directory (locked), the event log and console reporter, the env
+ * and its splits, the models, then the trainer. A run directory that already holds a run of the
+ * same config is resumed; one that holds a finished run is reported, untouched. A refused
+ * command writes nothing, and a new run that ends before anything was paid for or committed
+ * leaves no directory behind.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../config/load.ts';
 import { preflight } from '../config/preflight.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
-import { UserError } from '../errors.ts';
+import { UserError, errorMessage } from '../errors.ts';
 import { createEnv } from '../envs/registry.ts';
 import type { Env, Splits } from '../envs/types.ts';
-import { buildRoleModels, type StackOptions } from '../model/stack.ts';
+import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
 import { FatalModelError, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
 import { acquireRunLock } from '../run/lock.ts';
-import { attachConsoleReporter } from '../run/reporter.ts';
+import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
+import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
+import { Admission, RunInterrupted } from './admission.ts';
 import type { RunContext } from './context.ts';
 import { firstN, schedule } from './data.ts';
 import { lrControl, pairPolicy, updateMode } from './modes.ts';
+import { trainingChanges } from './resume-check.ts';
 import { ScoreCache } from './score-cache.ts';
-import { persistState } from './state.ts';
 import { train, type TrainOutcome } from './trainer.ts';
 
 export interface RunOptions {
@@ -40,30 +46,55 @@ export interface RunOptions {
   environment?: StackOptions['environment'];
   /** Take over a run lock whose owner cannot be checked from here (the user knows it is gone). */
   forceUnlock?: boolean;
+  /**
+   * Aborted to stop the run at a safe point (Ctrl-C): no new model call starts, the calls in
+   * flight finish and are recorded, and the run ends `stopped`, resumable.
+   */
+  signal?: AbortSignal;
+  /** How the run was started, for the command that resumes it (default: the config file alone). */
+  invocation?: Invocation;
+  /** Called once every check has passed, just before the run starts (the CLI prints the full config). */
+  onStart?: () => void;
 }
 
-/** Keys that may change between a run and its resume: limits, caching, concurrency. */
-const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|max_reply_bytes|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
-
-function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
-  } else out[prefix] = value;
-  return out;
-}
-
-/** A resumed run must train with the same settings it started with. */
+/**
+ * A run directory may be resumed only with the settings it started with. Reads only: a refused
+ * command leaves the directory as it was.
+ */
 function checkResumable(dir: RunDir, config: Config, secretPaths: Set<string>): void {
   const stored = readJson<{ config?: unknown }>(dir.config);
-  if (!stored?.config || !dir.readRuntimeState()) return;
-  const before = flatten(stored.config);
-  const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
-  const changed = [...new Set([...Object.keys(before), ...Object.keys(now)])].filter(
-    (k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !RESUMABLE_CHANGES.some((r) => r.test(k)),
-  );
+  if (!stored?.config) return;
+  const changed = trainingChanges(stored.config, config, secretPaths);
   if (changed.length > 0) {
-    const shown = changed.slice(0, 5).map((k) => `${k}: ${JSON.stringify(before[k])} -> ${JSON.stringify(now[k])}`);
-    throw new UserError(`${dir.root} holds a run started with a different config (${shown.join('; ')}); use another output directory, or restore those settings to resume it`);
+    throw new UserError(`${dir.root} holds a run started with a different config (${changed.slice(0, 5).join('; ')}); use another output directory, or restore those settings to resume it`);
+  }
+}
+
+/** The summary of a run that has finished, or undefined. */
+function finishedSummary(dir: RunDir): Record<string, unknown> | undefined {
+  if (dir.readRuntimeState()?.status !== 'finished') return undefined;
+  return readJson<Record<string, unknown>>(dir.summary);
+}
+
+/** The outermost directory of `dir` that does not exist yet (what creating `dir` creates). */
+function firstMissing(dir: string): string | undefined {
+  let missing: string | undefined;
+  for (let d = dir; !fs.existsSync(d); d = path.dirname(d)) {
+    missing = d;
+    if (path.dirname(d) === d) break;
+  }
+  return missing;
+}
+
+/** Removes a run directory this process created, and the parents it created if they are empty. */
+function removeCreated(dir: string, createdFrom: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  for (let d = path.dirname(dir); d.length >= createdFrom.length && d !== path.dirname(d); d = path.dirname(d)) {
+    try {
+      fs.rmdirSync(d);
+    } catch {
+      break; // not empty: something else lives there
+    }
   }
 }
 
@@ -90,35 +121,58 @@ export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<
 export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const { config, secretPaths } = opts.loaded;
   const dir = new RunDir(opts.outRoot);
+  const invocation = opts.invocation ?? { config: opts.configFile, overrides: [] };
+  const resume = (extra: string[] = []) => resumeCommand(invocation, dir.root, extra);
+  const say = (text: string) => opts.console !== false && process.stdout.write(`${text}\n`);
+
+  // Checks that only read: nothing is written before they pass.
+  if (dir.exists()) {
+    checkResumable(dir, config, secretPaths);
+    const summary = finishedSummary(dir);
+    if (summary) {
+      say(formatFinishedRun(dir.root, summary));
+      return { status: 'finished', summary, alreadyFinished: true };
+    }
+  }
+  const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
+
+  const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
   const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const admission = new Admission(opts.signal);
+  let models: RoleModels | undefined;
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let ctx: RunContext | undefined;
+  let started = false;
+  let discard = false;
   try {
-    checkResumable(dir, config, secretPaths);
-    const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
+    // Problems found while setting up are reported once the run has started (or not at all).
+    const warnings: string[] = [];
     const { env, splits } = await buildEnv(opts.loaded, dir.root);
-    for (const w of splits.warnings ?? []) events.warn(w);
-    for (const w of preflight(config, { train: splits.train.length, val: splits.val.length, test: splits.test.length })) events.warn(w);
+    warnings.push(...(splits.warnings ?? []));
+    warnings.push(...preflight(config, { train: splits.train.length, val: splits.val.length, test: splits.test.length }));
     const maxTokens = config.optimizer.max_skill_tokens;
     if (maxTokens > 0 && countTokens(skillInit) > maxTokens) {
-      events.warn(`the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`);
+      warnings.push(`the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`);
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
     const mode = updateMode(config.optimizer.skill_update_mode);
-    const models = await buildRoleModels(config, {
+    models = await buildRoleModels(config, {
       ledgerFile: dir.calls,
       environment: opts.environment,
       override: opts.models,
       configDir: opts.loaded.baseDirOf('cache.path'),
       onEvent: (e) => events.emit(e),
     });
+    const admitted = { ...models, target: admission.wrap(models.target), optimizer: admission.wrap(models.optimizer), judge: admission.wrap(models.judge) };
+    if (admission.stopping) throw new RunInterrupted('interrupted before the run started');
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
       derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: mode, lr_control_mode: lrControl(config.optimizer.lr_control_mode, mode) },
+      config_file: opts.loaded.files.at(-1),
       files: opts.loaded.files,
     });
     ctx = {
@@ -130,12 +184,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       splits,
       selection: firstN(splits.val, config.evaluation.sel_env_num),
       test: firstN(splits.test, config.evaluation.test_env_num),
-      models,
+      models: admitted,
       scores: new ScoreCache(dir.path('scores.jsonl')),
       rolloutLimit: pLimit(config.env.workers),
       analystLimit: pLimit(config.gradient.analyst_workers),
       opt: {
-        optimizer: models.optimizer,
+        optimizer: admitted.optimizer,
         mode,
         env: env.name,
         maxTokens: config.model.optimizer_max_completion_tokens,
@@ -160,33 +214,76 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       maxSkillTokens: config.optimizer.max_skill_tokens,
       startedAt: Date.now(),
       elapsedBefore: 0,
+      stop: opts.signal,
     };
+    opts.onStart?.();
     events.emit({
       type: 'run_started',
       out_root: dir.root,
       env: env.name,
       target: models.target.id,
       optimizer: models.optimizer.id,
+      ...(models.judge.id !== models.optimizer.id ? { judge: models.judge.id } : {}),
       epochs: config.train.num_epochs,
       steps_per_epoch: plan.stepsPerEpoch,
       total_steps: plan.totalSteps,
       resume_from: (dir.readRuntimeState()?.last_completed_step ?? 0) + 1,
+      data: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: ctx.selection.length, test_used: config.evaluation.eval_test ? ctx.test.length : 0 },
+      batch_size: config.train.batch_size,
+      budget: Object.entries(config.budget)
+        .filter(([, v]) => v > 0)
+        .map(([k, v]) => `${k}=${v}`),
+      config_path: dir.config,
+      resume_command: resume(),
     });
-    return await train(ctx);
+    started = true;
+    for (const w of warnings) events.warn(w);
+    const outcome = await train(ctx);
+    if (outcome.status === 'stopped') {
+      const raised = outcome.limit ? [`${outcome.limit.key}=${+(outcome.limit.limit * 2).toPrecision(6)}`] : [];
+      const resumeCommand = resume(raised);
+      events.emit({ type: 'run_stopped', reason: outcome.cause, message: outcome.reason, resume_command: resumeCommand });
+      return { ...outcome, resumeCommand };
+    }
+    return outcome;
   } catch (err) {
+    // The calls in flight finish (and are recorded) before anything is closed.
+    await admission.settled();
+    const paid = models?.ledger.all().some((r) => r.from === 'provider' && !r.error) ?? false;
+    discard = createdFrom !== undefined && !paid && !fs.existsSync(dir.runtimeState);
+    const interrupted = err instanceof RunInterrupted || admission.stopping;
+    if (!started) {
+      // Nothing of this attempt was written, except a new directory, which goes.
+      if (!interrupted) throw err;
+      const reason = 'interrupted before the run started';
+      if (!fs.existsSync(dir.config)) return { status: 'stopped', cause: 'interrupted', reason };
+      say(`  [stopped: interrupted] ${reason}; ${dir.root} is as it was\n  To resume: ${resume()}`);
+      return { status: 'stopped', cause: 'interrupted', reason, resumeCommand: resume() };
+    }
+    if (interrupted && !(err instanceof RunInterrupted)) events.warn(`while stopping: ${errorMessage(err)}`);
+    if (discard) {
+      events.info(`nothing was paid for or saved yet: ${dir.root} is removed`);
+      if (interrupted) return { status: 'stopped', cause: 'interrupted', reason: 'interrupted before anything was saved' };
+      throw err;
+    }
+    const runtime = dir.readRuntimeState();
+    if (runtime) dir.writeJson(dir.runtimeState, { ...runtime, status: interrupted ? 'stopped' : 'failed' });
+    if (interrupted) {
+      const reason = `interrupted: the calls in flight finished and are saved; the run resumes ${runtime ? `after step ${runtime.last_completed_step}` : 'from the start'}, replaying them`;
+      events.emit({ type: 'run_stopped', reason: 'interrupted', message: reason, resume_command: resume() });
+      return { status: 'stopped', cause: 'interrupted', reason, resumeCommand: resume() };
+    }
     // A bug of ours keeps its stack in the event log; a user's input error or a model's refusal needs none.
     const bug = err instanceof Error && !(err instanceof UserError) && !(err instanceof FatalModelError);
-    events.emit({ type: 'run_failed', message: err instanceof Error ? err.message : String(err), ...(bug && err.stack ? { stack: err.stack } : {}) });
-    const runtime = dir.readRuntimeState();
-    if (runtime) dir.writeJson(dir.runtimeState, { ...runtime, status: 'failed' });
+    events.emit({ type: 'run_failed', message: errorMessage(err), resume_command: resume(), ...(bug && err.stack ? { stack: err.stack } : {}) });
     throw err;
   } finally {
     detach();
     ctx?.scores.close();
-    ctx?.models.ledger.close();
-    ctx?.models.close();
+    models?.ledger.close();
+    models?.close();
     events.close();
     lock.release();
+    if (discard && createdFrom) removeCreated(dir.root, createdFrom);
   }
 }
-

@@ -108,7 +108,7 @@ export async function scoreOnSelection(
     const first = finished.find((t) => t.error)!.error!;
     throw new Error(
       `the selection evaluation failed on ${score.errors} of ${items.length} items (${first.kind}: ${first.message}); ` +
-        'a score over the rest would not be trustworthy. Check the target model and its endpoint, then run the same command to resume',
+        'a score over the rest would not be trustworthy. Check the target model and its endpoint, then resume the run',
     );
   }
   const remaining = items.length - prefix;

@@ -15,6 +15,7 @@ import { pad4 } from '../run/layout.ts';
 import type { HistoryRecord } from '../run/records.ts';
 import { countTokens, skillHash } from '../skill/document.ts';
 import { summariseReports } from '../skill/edits.ts';
+import { count } from '../util/plural.ts';
 import { Rng } from '../util/random.ts';
 import { aggregate, type Merged } from './aggregate.ts';
 import { round, type RunContext, type TrainState } from './context.ts';
@@ -119,7 +120,12 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   const calls = reflectors.map((r) => r.close());
   const failureCalls = calls.flatMap((c) => c.failure);
   const successCalls = calls.flatMap((c) => c.success);
-  emit('reflect', `failure→${failureCalls.length} groups success→${successCalls.length} groups (M=${config.gradient.minibatch_size}, L=${config.optimizer.learning_rate})`);
+  const { label: items } = PAYLOAD[ctx.mode];
+  emit(
+    'reflect',
+    `${count(failureCalls.length, 'failure minibatch', 'failure minibatches')}, ${count(successCalls.length, 'success minibatch', 'success minibatches')} ` +
+      `(up to ${config.gradient.minibatch_size} trajectories each; at most ${config.optimizer.learning_rate} ${items} per patch)`,
+  );
   const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
   const mergeSettings = { ctx: ctx.opt, skill, metaSkill: plan.metaSkill, groupSize: config.gradient.merge_batch_size };
   const merging = aggregate(mergeSettings, failureCalls.map(asPatch), successCalls.map(asPatch));
@@ -130,7 +136,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   if (analysts.length > 0 && analysts.every((r) => r.failed)) {
     throw new Error(
       `every optimizer call of step ${step} failed (${analysts.length} analyst calls; see the warnings above). ` +
-        'Check the optimizer model and its endpoint, then run the same command to resume',
+        'Check the optimizer model and its endpoint, then resume the run',
     );
   }
   const nFail = analysts.filter((r) => r.source === 'failure' && r.patch).length;
@@ -138,9 +144,10 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   emit('reflect', `failure_patches=${nFail} success_patches=${nSucc}`, clock.lap('reflect'));
   emit('aggregate', `failure=${nFail} success=${nSucc} (group size ${config.gradient.merge_batch_size})`);
   const merged = await merging;
-  const { key, label } = PAYLOAD[ctx.mode];
+  const { key } = PAYLOAD[ctx.mode];
+  const ofItems = (n: number) => count(n, items.replace(/s$/, ''), items);
   dir.writeArtifact(path.join(stepDir, 'merged_patch.json'), { reasoning: merged.reasoning, [key]: merged.items });
-  emit('aggregate', `merged ${merged.items.length} ${label}`, clock.lap('aggregate'));
+  emit('aggregate', `merged into ${ofItems(merged.items.length)}`, clock.lap('aggregate'));
   const notes = analysts.flatMap((r) => r.notes);
   const findings = analysts.flatMap((r) => r.findings);
 
@@ -191,7 +198,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   }
 
   // ④ SELECT
-  emit('select', `${merged.items.length} ${label}`);
+  emit('select', ofItems(merged.items.length));
   let budget: number | null = null;
   let lrDecision: LrDecision | undefined;
   let selected = merged.items;
@@ -218,7 +225,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
     how = sel.how;
   }
   dir.writeArtifact(path.join(stepDir, 'ranked_edits.json'), { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [key]: selected });
-  emit('select', `${merged.items.length} -> ${selected.length} ${label} (budget=${budget ?? 'none'}, lr_control=${ctx.lrControl})`, clock.lap('select'));
+  emit('select', `${merged.items.length} -> ${ofItems(selected.length)} (budget=${budget ?? 'none'}, lr_control=${ctx.lrControl})`, clock.lap('select'));
   Object.assign(record, {
     n_edits_merged: merged.items.length,
     n_edits_ranked: selected.length,

@@ -4,7 +4,7 @@
  * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
  * split. Each stage is one call into its module.
  */
-import { budgetExceeded } from './budget.ts';
+import { budgetExceeded, type BudgetStop } from './budget.ts';
 import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
 import { planEpoch } from './data.ts';
 import { epochBoundary } from './epoch-boundary.ts';
@@ -16,7 +16,18 @@ import { persistState, readResumeState, restoreStepBuffer } from './state.ts';
 import { trainStep } from './step.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
 
-export type TrainOutcome = { status: 'finished'; summary: Record<string, unknown> } | { status: 'stopped'; reason: string };
+export type TrainOutcome =
+  | { status: 'finished'; summary: Record<string, unknown>; /** It had finished before this call. */ alreadyFinished?: boolean }
+  | {
+      status: 'stopped';
+      cause: 'budget' | 'interrupted';
+      /** Why, in words. */
+      reason: string;
+      /** The budget limit that was reached. */
+      limit?: BudgetStop;
+      /** The command that resumes the run (none when nothing was saved). */
+      resumeCommand?: string;
+    };
 
 /** Where training starts: a resumed run's state, or the initial skill scored on the selection split. */
 async function startState(ctx: RunContext): Promise<TrainState> {
@@ -56,13 +67,16 @@ async function startState(ctx: RunContext): Promise<TrainState> {
   return state;
 }
 
-function stopForBudget(ctx: RunContext, state: TrainState): TrainOutcome | undefined {
-  const reason = budgetExceeded(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
-  if (!reason) return undefined;
+/** A stop asked for (Ctrl-C) or a budget limit reached, checked between steps: the state is saved. */
+function stopHere(ctx: RunContext, state: TrainState): TrainOutcome | undefined {
+  if (ctx.stop?.aborted) {
+    persistState(ctx, state, 'stopped');
+    return { status: 'stopped', cause: 'interrupted', reason: `interrupted after step ${state.lastStep}; the run is saved` };
+  }
+  const limit = budgetExceeded(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
+  if (!limit) return undefined;
   persistState(ctx, state, 'stopped');
-  const message = `budget reached: ${reason}. The run is saved; raise the limit and run the same command again to continue.`;
-  ctx.events.emit({ type: 'run_stopped', reason: 'budget', message });
-  return { status: 'stopped', reason: message };
+  return { status: 'stopped', cause: 'budget', reason: `budget reached: ${limit.message}. The run is saved; raise the limit to continue.`, limit };
 }
 
 export async function train(ctx: RunContext): Promise<TrainOutcome> {
@@ -76,20 +90,20 @@ export async function train(ctx: RunContext): Promise<TrainOutcome> {
     for (let s = 0; s < plan.stepsPerEpoch; s++) {
       const step = (epoch - 1) * plan.stepsPerEpoch + s + 1;
       if (step <= state.lastStep) continue;
-      const stop = stopForBudget(ctx, state);
+      const stop = stopHere(ctx, state);
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = config.train.accumulation;
       await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), metaSkill });
     }
     if (state.boundariesDone < epoch) {
-      const stop = stopForBudget(ctx, state);
+      const stop = stopHere(ctx, state);
       if (stop) return stop;
       await epochBoundary(ctx, state, epoch);
     }
   }
 
-  const stop = stopForBudget(ctx, state);
+  const stop = stopHere(ctx, state);
   if (stop) return stop;
   return { status: 'finished', summary: await finalEvaluation(ctx, state) };
 }

@@ -21,6 +21,17 @@ export const EventSchema = z.discriminatedUnion('type', [
     steps_per_epoch: num,
     total_steps: num,
     resume_from: num,
+    /** The judge model, when it is not the optimizer's. */
+    judge: z.string().optional(),
+    /** Items per split, and how many of val and test are used (selection, test). */
+    data: z.object({ train: num, val: num, test: num, selection: num, test_used: num }).optional(),
+    batch_size: num.optional(),
+    /** The limits of `budget.*` that are set, e.g. `max_calls=500`; empty: no limit. */
+    budget: z.array(z.string()).optional(),
+    /** The run's config.json (the full resolved config). */
+    config_path: z.string().optional(),
+    /** The command that resumes this run if it stops. */
+    resume_command: z.string().optional(),
   }),
   z.object({ ...base, type: z.literal('stage_started'), step: num, epoch: num, stage: z.string(), total: num.optional(), detail: z.string().optional() }),
   z.object({ ...base, type: z.literal('stage_progress'), step: num, stage: z.string(), done: num, total: num }),
@@ -72,9 +83,9 @@ export const EventSchema = z.discriminatedUnion('type', [
     final_test: score,
     seconds: num,
   }),
-  z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string() }),
+  z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string(), resume_command: z.string().optional() }),
   /** The stack is kept for failures that are bugs (not a user's input error or a model refusing). */
-  z.object({ ...base, type: z.literal('run_failed'), message: z.string(), stack: z.string().optional() }),
+  z.object({ ...base, type: z.literal('run_failed'), message: z.string(), stack: z.string().optional(), resume_command: z.string().optional() }),
   /** Calls of a role are failing and being retried (at most one event per role every few seconds). */
   z.object({
     ...base,

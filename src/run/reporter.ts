@@ -3,7 +3,9 @@
  * scores with four decimals, timings per stage). On a terminal, long stages show a progress
  * bar; elsewhere only plain lines are printed.
  */
+import path from 'node:path';
 import cliProgress from 'cli-progress';
+import { count } from '../util/plural.ts';
 import type { EventLog, RunEvent } from './events.ts';
 
 export const STAGE_LABELS: Record<string, string> = {
@@ -17,6 +19,53 @@ export const STAGE_LABELS: Record<string, string> = {
 
 export const f4 = (x: number | null | undefined) => (x == null ? 'n/a' : x.toFixed(4));
 
+/** What the epoch-boundary actions mean, in words (the action's name follows in parentheses). */
+const EPOCH_ACTIONS: Record<'slow_update' | 'meta_skill', Record<string, string>> = {
+  slow_update: {
+    inject_placeholder: 'no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs',
+    no_content: 'the skill is unchanged',
+    over_length_limit: 'the guidance would take the skill over optimizer.max_skill_tokens; the skill is unchanged',
+    force_accept: 'guidance from comparing the two epochs is written into the skill',
+    accept_new_best: 'guidance written into the skill, which is the new best',
+    accept: 'guidance written into the skill, which beats the current one',
+    reject: 'guidance rejected: the skill with it did not beat the current one',
+  },
+  meta_skill: {
+    skip_first_epoch: 'nothing yet: the notes for the optimizer compare two epochs, from the end of epoch 2 on',
+    write_meta_skill: 'notes for the optimizer written, read by its prompts in the epochs that follow',
+    no_content: 'no new notes; the latest notes stay in use',
+  },
+};
+
+function formatRunStarted(event: Extract<RunEvent, { type: 'run_started' }>): string {
+  const roles = [`target ${event.target}`, `optimizer ${event.optimizer}`, ...(event.judge ? [`judge ${event.judge}`] : [])].join(', ');
+  const d = event.data;
+  const resumed =
+    event.resume_from > event.total_steps ? `  resuming after the last step (${event.total_steps} of ${event.total_steps} done)` : event.resume_from > 1 ? `  resuming at step ${event.resume_from} of ${event.total_steps}` : undefined;
+  return [
+    '='.repeat(60),
+    `  skillopt train  env=${event.env}  ${roles}`,
+    ...(d ? [`  data: ${d.train} train items, selection ${d.selection} of ${d.val} val items, test ${d.test_used} of ${d.test} items`] : []),
+    `  ${count(event.epochs, 'epoch')} x ${count(event.steps_per_epoch, 'step')} = ${count(event.total_steps, 'step')}${event.batch_size ? ` (batch ${event.batch_size})` : ''}` +
+      (event.budget ? `; budget: ${event.budget.length ? event.budget.join(', ') : 'no limit'}` : ''),
+    `  run directory: ${event.out_root}`,
+    ...(event.config_path ? [`  full config: ${event.config_path} (--verbose prints it)`] : []),
+    ...(resumed ? [resumed] : []),
+    '='.repeat(60),
+  ].join('\n');
+}
+
+/** What a finished run reached and where its skill is (a rerun of a finished run prints this). */
+export function formatFinishedRun(dir: string, summary: Record<string, unknown>): string {
+  const n = (k: string) => (typeof summary[k] === 'number' ? (summary[k] as number) : null);
+  return [
+    `This run is finished: ${dir}`,
+    `  best skill from step ${n('best_step') ?? '?'} (selection ${f4(n('best_selection_hard'))}): ${path.join(dir, 'best_skill.md')}`,
+    `  test: initial=${f4(n('baseline_test_hard'))}  best=${f4(n('test_hard'))}  final=${f4(n('final_test_hard'))}`,
+    'Nothing was run. To train again, choose another output directory (--out).',
+  ].join('\n');
+}
+
 interface Output {
   write(text: string): unknown;
   isTTY?: boolean;
@@ -25,14 +74,7 @@ interface Output {
 export function formatEvent(event: RunEvent): string | undefined {
   switch (event.type) {
     case 'run_started':
-      return [
-        '='.repeat(60),
-        `  skillopt train  env=${event.env}  target=${event.target}  optimizer=${event.optimizer}`,
-        `  epochs=${event.epochs}  steps/epoch=${event.steps_per_epoch}  total_steps=${event.total_steps}` +
-          (event.resume_from > 1 ? `  resuming at step ${event.resume_from}` : ''),
-        `  out_root=${event.out_root}`,
-        '='.repeat(60),
-      ].join('\n');
+      return formatRunStarted(event);
     case 'stage_started': {
       const label = STAGE_LABELS[event.stage];
       if (!label) return `  [${event.stage.toUpperCase().replace(/_/g, ' ')}]${event.detail ? ` ${event.detail}` : ''}`;
@@ -41,7 +83,9 @@ export function formatEvent(event: RunEvent): string | undefined {
     case 'stage_finished': {
       const label = STAGE_LABELS[event.stage];
       const head = label ? `    [${label.split(' ')[0]} done]` : `  [${event.stage.replace(/_/g, ' ')} done]`;
-      return `${head}${event.detail ? ` ${event.detail}` : ''}  (${event.seconds.toFixed(1)}s)`;
+      // A detail of several lines (a table) goes below the line with the timing.
+      const [first = '', ...rest] = (event.detail ?? '').split('\n');
+      return `${head}${first ? ` ${first}` : ''}  (${event.seconds.toFixed(1)}s)${rest.length ? `\n${rest.join('\n')}` : ''}`;
     }
     case 'gate_decision': {
       const verdict: Record<string, string> = {
@@ -64,8 +108,11 @@ export function formatEvent(event: RunEvent): string | undefined {
         : '';
       return `  [STEP ${event.step} done] epoch=${event.epoch} action=${event.action} current=${f4(event.current_score)} best=${f4(event.best_score)} dt=${event.seconds.toFixed(1)}s${timing}`;
     }
-    case 'epoch_boundary':
-      return `  [${event.kind === 'slow_update' ? 'slow update' : 'meta skill'} epoch ${event.epoch}] ${event.action}${event.detail ? `  ${event.detail}` : ''}`;
+    case 'epoch_boundary': {
+      const meaning = EPOCH_ACTIONS[event.kind][event.action];
+      const what = meaning ? `${meaning} (${event.action})` : event.action;
+      return `  [${event.kind === 'slow_update' ? 'slow update' : 'meta skill'}, end of epoch ${event.epoch}] ${what}${event.detail ? `: ${event.detail}` : ''}`;
+    }
     case 'log':
       return `  ${event.level === 'warn' ? 'warning: ' : ''}${event.message}`;
     case 'run_finished':
@@ -75,10 +122,12 @@ export function formatEvent(event: RunEvent): string | undefined {
         `  test: initial=${f4(event.baseline_test)}  best=${f4(event.best_test)}  final=${f4(event.final_test)}`,
         '='.repeat(60),
       ].join('\n');
-    case 'run_stopped':
-      return `  [stopped: ${event.reason}] ${event.message}`;
+    case 'run_stopped': {
+      const how = event.reason === 'budget' ? 'To continue with twice the limit' : 'To resume';
+      return `  [stopped: ${event.reason}] ${event.message}${event.resume_command ? `\n  ${how}: ${event.resume_command}` : ''}`;
+    }
     case 'run_failed':
-      return `  [failed] ${event.message}`;
+      return `  [failed] ${event.message}${event.resume_command ? `\n  The run is saved up to its last complete step. To resume: ${event.resume_command}` : ''}`;
     case 'model_retry': {
       const what = `${event.failures} failed attempt${event.failures === 1 ? '' : 's'}${event.total > event.failures ? ` (${event.total} so far)` : ''}`;
       const line = `  [model.${event.role} ${event.model}] ${what}, ${event.retrying ? 'retrying' : 'giving up on that call'}; last: ${event.last_error}`;

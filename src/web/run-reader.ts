@@ -256,12 +256,14 @@ export class RunReader {
   private status(runtime: z.infer<typeof RuntimeStateSchema> | undefined, summary: unknown, layout: 'skillopt' | 'python'): { status: RunStatus; detail?: string } {
     const ended = this.eventFold.ended;
     const endedStatus = ended?.type === 'run_finished' ? 'finished' : ended?.type === 'run_stopped' ? 'stopped' : ended?.type === 'run_failed' ? 'failed' : undefined;
-    const detail = ended?.type === 'run_stopped' ? `${ended.reason}: ${ended.message}` : ended?.type === 'run_failed' ? ended.message : undefined;
+    const resumeWith = ended && 'resume_command' in ended && ended.resume_command ? `; to resume: ${ended.resume_command}` : '';
+    const detail = ended?.type === 'run_stopped' ? `${ended.reason}: ${ended.message}${resumeWith}` : ended?.type === 'run_failed' ? `${ended.message}${resumeWith}` : undefined;
     const declared = runtime?.status ?? endedStatus;
     if (declared && declared !== 'running') return { status: declared, detail };
     if (declared === 'running' || (this.eventFold.started && !ended)) {
       if (lockHolderAlive(this.lock.value())) return { status: 'running' };
-      return { status: 'interrupted', detail: 'the training process is gone without finishing (resume it with the same command)' };
+      const resume = this.eventFold.started?.resume_command;
+      return { status: 'interrupted', detail: `the training process is gone without finishing; resume it with: ${resume ?? 'the same command and --resume <this run directory>'}` };
     }
     if (summary) return { status: 'finished' };
     return {

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { BIN, ROOT, runCli } from '../helpers/cli.ts';
-import { SIM_CONFIG, readText, trainSim } from '../helpers/train.ts';
+import { readEvents } from '../../src/run/events.ts';
+import { Rng } from '../../src/util/random.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { runTraining } from '../../src/engine/run.ts';
+import { UserError } from '../../src/errors.ts';
+import { buildBackendModel } from '../../src/model/stack.ts';
+import { FatalModelError, type ChatModel } from '../../src/model/types.ts';
+import { SIM_CONFIG, historyOf, readText, snapshot, trainSim } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const WORKERS = 4;
@@ -13,50 +20,58 @@ const ANALYSTS = 2;
 // Slow enough to be caught midway; small pools so that few calls can be in flight at the kill.
 const OPTIONS = ['model.target.options.latency_ms=15', 'model.optimizer.options.latency_ms=15', `env.workers=${WORKERS}`, `gradient.analyst_workers=${ANALYSTS}`];
 
-/** history.json without what each step paid (tokens, rollouts run): a resumed step pays less. */
-const historyOf = (out: string) =>
-  JSON.stringify(
-    (JSON.parse(readText(path.join(out, 'history.json'))) as Record<string, unknown>[]).map(({ tokens: _t, gate, ...r }) => {
-      const { rollouts_used: _u, rollouts_saved: _s, cache_hits: _c, ...decision } = (gate ?? {}) as Record<string, unknown>;
-      return { ...r, gate: decision };
-    }),
-    null,
-    1,
-  );
-
 const providerCalls = (out: string) =>
-  readText(path.join(out, 'calls.jsonl'))
-    .split('\n')
-    .filter((l) => l.includes('"from":"provider"')).length;
+  fs.existsSync(path.join(out, 'calls.jsonl'))
+    ? readText(path.join(out, 'calls.jsonl'))
+        .split('\n')
+        .filter((l) => l.includes('"from":"provider"')).length
+    : 0;
+
+/** The events of a run that do not depend on timing (all but progress). */
+const lastingEvents = (out: string) => readEvents(path.join(out, 'events.jsonl')).filter((e) => e.type !== 'stage_progress') as { type: string; stage?: string }[];
 
 function train(out: string, extra: string[] = []) {
   return spawn(process.execPath, [BIN, 'train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...OPTIONS, ...extra], { cwd: ROOT, stdio: 'ignore' });
 }
 
 describe('resume', () => {
-  it('a run killed at a random moment resumes to the same result without paying again for finished calls', async () => {
+  it('a run killed at a random moment resumes to the same result without paying again for finished calls', async (t) => {
+    // The moments are drawn from a seed, printed so that a failure can be looked at again.
+    const seed = Number(process.env.SKILLOPT_TEST_SEED ?? Date.now() % 1e9);
+    t.diagnostic(`kill moments drawn with SKILLOPT_TEST_SEED=${seed}`);
+    const rng = new Rng(seed);
     const reference = path.join(tmpDir(), 'uninterrupted');
     const full = runCli(['train', '--config', SIM_CONFIG, '--out', reference, '--cfg-options', ...OPTIONS]);
     assert.equal(full.status, 0, full.stderr);
-    // How long the training itself takes (from the first event to the last), whatever the start-up time.
-    const times = readText(path.join(reference, 'events.jsonl')).trim().split('\n').map((l) => Date.parse(JSON.parse(l).time));
-    const duration = times.at(-1)! - times[0]!;
     const referenceCalls = providerCalls(reference);
+    // A moment is "after the n-th event" (progress events aside: their number depends on timing).
+    // It is drawn between the first and the last step's start, so the child still has at least
+    // a step, an epoch boundary and the test evaluation to do when it is killed.
+    const marks = lastingEvents(reference);
+    const firstStep = marks.findIndex((e) => e.type === 'stage_started' && e.stage === 'rollout');
+    const lastStep = marks.findLastIndex((e) => e.type === 'stage_started' && e.stage === 'rollout');
+    const middle = Math.floor((firstStep + lastStep) / 2);
 
-    for (const fraction of [0.1 + Math.random() * 0.4, 0.5 + Math.random() * 0.4]) {
+    for (const [from, to] of [
+      [firstStep, middle],
+      [middle, lastStep],
+    ] as const) {
+      const moment = rng.int(from, to);
+      const at = `a kill after event ${moment} of ${marks.length} (seed ${seed})`;
       const out = path.join(tmpDir(), 'killed');
       const child = train(out);
-      while (!fs.existsSync(path.join(out, 'events.jsonl'))) await sleep(10);
-      await sleep(duration * fraction);
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGKILL');
-        await exited;
-      }
-      const before = fs.existsSync(path.join(out, 'calls.jsonl')) ? providerCalls(out) : 0;
+      const exited = new Promise((r) => child.once('exit', r));
+      const alive = () => child.exitCode === null && child.signalCode === null;
+      while (lastingEvents(out).length < moment && alive()) await sleep(10);
+      assert.ok(alive(), `the child is still training at ${at}`);
+      child.kill('SIGKILL');
+      await exited;
+      const before = providerCalls(out);
+      assert.ok(before > 0, `calls were made before ${at}`);
+      assert.ok(!fs.existsSync(path.join(out, 'summary.json')), `the run was not finished at ${at}`);
       const resumed = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...OPTIONS]);
-      assert.equal(resumed.status, 0, `resume after a kill at ${Math.round(fraction * 100)}%: ${resumed.stderr}`);
-      assert.equal(historyOf(out), historyOf(reference), `same history after a kill at ${Math.round(fraction * 100)}%`);
+      assert.equal(resumed.status, 0, `resume after ${at}: ${resumed.stderr}`);
+      assert.equal(historyOf(out), historyOf(reference), `same history after ${at}`);
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference, 'best_skill.md')));
       const s = JSON.parse(readText(path.join(out, 'summary.json')));
       const r = JSON.parse(readText(path.join(reference, 'summary.json')));
@@ -64,8 +79,7 @@ describe('resume', () => {
       const total = providerCalls(out);
       // At most: the uninterrupted run's calls, plus those in flight at the kill (one pool of rollouts, one of analysts, and the merges of a step).
       const inFlight = WORKERS + ANALYSTS + 4;
-      assert.ok(total <= referenceCalls + inFlight, `paid ${total} calls (${before} before the kill) vs ${referenceCalls} uninterrupted`);
-      assert.ok(before > 0, 'the kill came after some calls were made');
+      assert.ok(total <= referenceCalls + inFlight, `paid ${total} calls (${before} before ${at}) vs ${referenceCalls} uninterrupted`);
     }
   });
 
@@ -83,6 +97,94 @@ describe('resume', () => {
     const changed = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', 'train.num_epochs=1', 'train.batch_size=10']);
     assert.equal(changed.status, 2);
     assert.match(changed.stderr, /different config \(train\.batch_size: 20 -> 10\)/);
+  });
+
+  it('a resume may change how the models are reached (endpoints, keys, timeouts, pools, retries), not what is trained', async () => {
+    const out = path.join(tmpDir(), 'run');
+    const endpoint = ['model.target.base_url=http://127.0.0.1:8000/v1', 'model.optimizer.base_url=http://127.0.0.1:8000/v1'];
+    const stopped = await trainSim([...endpoint, 'budget.max_calls=100'], out);
+    assert.equal(stopped.outcome.status, 'stopped');
+    const before = snapshot(out);
+    for (const [change, shown] of [
+      ['model.optimizer.model=sim-2', 'model.optimizer.model: "sim-1" -> "sim-2"'],
+      ['model.target.temperature=0.5', 'model.target.temperature: undefined -> 0.5'],
+      ['optimizer.learning_rate=2', 'optimizer.learning_rate: 4 -> 2'],
+      ['env.n_train=40', 'env.n_train: 60 -> 40'],
+    ]) {
+      await assert.rejects(trainSim([...endpoint, change!], out), (err: Error) => err instanceof UserError && err.message.includes(shown));
+      assert.deepEqual(snapshot(out), before, `refusing ${change} writes nothing`);
+    }
+    const resumed = await trainSim(
+      [
+        'model.target.base_url=http://localhost:8000/v1',
+        'model.optimizer.base_url=http://localhost:8000/v1/',
+        'model.target.api_key_env=OTHER_API_KEY',
+        'model.target.timeout_s=30',
+        'model.optimizer.max_retries=1',
+        'model.target.backoff_s=0.5',
+        'model.target.backoff_max_s=5',
+        'model.target.concurrency=3',
+        'model.target.rpm=6000',
+        'model.target.pool=shared',
+        'model.optimizer.pool=shared',
+        'model.target.price.input=1',
+        'model.target.price.output=2',
+      ],
+      out,
+    );
+    assert.equal(resumed.outcome.status, 'finished');
+    assert.equal(historyOf(out), historyOf((await trainSim()).out));
+  });
+
+  it('a stop request (Ctrl-C) admits no new call, lets those in flight finish and records them; the run resumes to the uninterrupted result', async () => {
+    const out = path.join(tmpDir(), 'run');
+    const loaded = loadConfig(SIM_CONFIG, { overrides: ['model.target.options.latency_ms=5'], environment: {} });
+    const sim = await buildBackendModel('target', loaded.config.model.target, loaded.config, {});
+    const stop = new AbortController();
+    let started = 0;
+    let finished = 0;
+    let startedAfterStop = 0;
+    const target: ChatModel = {
+      id: sim.id,
+      async complete(req) {
+        if (stop.signal.aborted) startedAfterStop++;
+        // Mid-run: after the baseline (30 calls) and the first steps' rollouts.
+        if (++started === 100) stop.abort();
+        try {
+          return await sim.complete(req);
+        } finally {
+          finished++;
+        }
+      },
+    };
+    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target }, signal: stop.signal });
+    assert.equal(outcome.status, 'stopped');
+    assert.ok(outcome.status === 'stopped' && outcome.cause === 'interrupted');
+    assert.equal(outcome.resumeCommand, `skillopt train --config ${SIM_CONFIG} --resume ${out}`);
+    assert.equal(startedAfterStop, 0, 'no call starts after the stop');
+    assert.equal(finished, started, 'the calls in flight finished before the run returned');
+    const recorded = readText(path.join(out, 'calls.jsonl')).split('\n').filter((l) => l.includes('"role":"target"') && l.includes('"from":"provider"'));
+    assert.equal(recorded.length, started, 'every call made is in the ledger');
+    assert.ok(!fs.existsSync(path.join(out, 'run.lock')));
+    const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
+    assert.equal(runtime.status, 'stopped');
+    assert.match(readText(path.join(out, 'events.jsonl')), new RegExp(`"type":"run_stopped","reason":"interrupted",.*"resume_command":"skillopt train --config ${SIM_CONFIG} --resume ${out}"`));
+
+    const resumed = await trainSim([], out);
+    assert.equal(resumed.outcome.status, 'finished');
+    const reference = await trainSim();
+    assert.equal(historyOf(out), historyOf(reference.out));
+    const targetCalls = (run: string) => readText(path.join(run, 'calls.jsonl')).split('\n').filter((l) => l.includes('"role":"target"') && l.includes('"from":"provider"')).length;
+    assert.ok(targetCalls(out) <= targetCalls(reference.out), `paid ${targetCalls(out)} target calls in all, ${targetCalls(reference.out)} uninterrupted: none twice`);
+  });
+
+  it('a new run that fails before anything is paid for leaves no directory, nor the parents it made', async () => {
+    const dir = tmpDir();
+    const out = path.join(dir, 'a', 'b', 'run');
+    const target: ChatModel = { id: 'broken:x', complete: () => Promise.reject(new FatalModelError('the provider refused the key (401)')) };
+    const loaded = loadConfig(SIM_CONFIG, { environment: {} });
+    await assert.rejects(runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target } }), /refused the key/);
+    assert.deepEqual(fs.readdirSync(dir), [], 'nothing left');
   });
 });
 

@@ -13,3 +13,17 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
     timeout: options.timeoutMs ?? 120_000,
   });
 }
+
+/** The words of a command line as a POSIX shell splits them (plain words and single quotes). */
+export function shellWords(line: string): string[] {
+  const words: string[] = [];
+  for (const m of line.matchAll(/(?:[^\s']+|'[^']*')+/g)) words.push(m[0].replace(/'([^']*)'/g, '$1'));
+  return words;
+}
+
+/** Runs a `skillopt …` command line the program printed, as the user would paste it. */
+export function runPrinted(line: string, options: Parameters<typeof runCli>[1] = {}): SpawnSyncReturns<string> {
+  const [program, ...args] = shellWords(line.trim());
+  if (program !== 'skillopt') throw new Error(`not a skillopt command: ${line}`);
+  return runCli(args, options);
+}

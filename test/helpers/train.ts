@@ -28,3 +28,25 @@ export async function trainSim(overrides: string[] = [], out = path.join(tmpDir(
 export function readText(file: string): string {
   return fs.readFileSync(file, 'utf8');
 }
+
+/** history.json without what each step paid (tokens, rollouts run): a resumed step pays less. */
+export function historyOf(out: string): string {
+  return JSON.stringify(
+    (JSON.parse(readText(path.join(out, 'history.json'))) as Record<string, unknown>[]).map(({ tokens: _t, gate, ...r }) => {
+      const { rollouts_used: _u, rollouts_saved: _s, cache_hits: _c, ...decision } = (gate ?? {}) as Record<string, unknown>;
+      return { ...r, gate: decision };
+    }),
+    null,
+    1,
+  );
+}
+
+/** Every file under `dir` with its content: a directory a command must leave untouched. */
+export function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+    const file = path.join(dir, f);
+    out[f] = fs.statSync(file).isFile() ? fs.readFileSync(file, 'utf8') : '<dir>';
+  }
+  return out;
+}

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
-import { mergeCalls, planInputFor, planRun } from '../../src/engine/plan.ts';
+import { formatPlan, mergeCalls, planInputFor, planRun } from '../../src/engine/plan.ts';
 import { runTraining } from '../../src/engine/run.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';
@@ -62,5 +62,25 @@ describe('the dry-run planner', () => {
     assert.match(r.stdout, /optimizer my-model: price unknown/);
     assert.match(r.stdout, /total.*\+ unknown/);
     assert.deepEqual(fs.readdirSync(dir), []);
+  });
+
+  it('keeps its table aligned however large the numbers grow (20,000 items a split)', () => {
+    const loaded = loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), { environment: {}, overrides: ['model.backend=openai_chat', 'model.target.model=gpt-4o-mini', 'model.optimizer.model=my-model'] });
+    const plan = planRun({ config: loaded.config, sizes: { train: 20_000, val: 5_000, test: 20_000 }, itemTokens: 400, skillTokens: 2_000, promptTokens: {} });
+    const lines = formatPlan(plan).split('\n');
+    const top = lines.findIndex((l) => l.startsWith('stage'));
+    const table = lines.slice(top, top + plan.stages.length + 2);
+    assert.ok(table.at(-1)!.startsWith('total'));
+    assert.ok(table.some((l) => /\d{1,3}(,\d{3}){3}/.test(l)), 'numbers in the billions');
+    /** Cells and where each ends: runs of words with single spaces, two or more spaces apart. */
+    const cells = (line: string) => [...line.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ text: m[0], end: m.index + m[0].length }));
+    const header = cells(table[0]!);
+    assert.deepEqual(header.map((c) => c.text), ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost']);
+    for (const line of table.slice(1)) {
+      const row = cells(line);
+      assert.equal(row.length, line.startsWith('total') ? 5 : 6, `cells apart in: ${line}`);
+      // The numbers (calls, tokens, cost) end under their headers.
+      assert.deepEqual(row.slice(-4).map((c) => c.end), header.slice(-4).map((c) => c.end), line);
+    }
   });
 });

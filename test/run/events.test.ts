@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { EventLog, readEvents } from '../../src/run/events.ts';
 import { attachConsoleReporter, formatEvent } from '../../src/run/reporter.ts';
+import { programName, resumeCommand } from '../../src/run/resume-command.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 describe('event log', () => {
@@ -60,5 +61,90 @@ describe('console reporter', () => {
     for (let i = 1; i <= 20; i++) log.emit({ type: 'stage_progress', step: 1, stage: 'rollout', done: i, total: 20 });
     detach();
     assert.match(out, /rollout \[.*\] \d+\/20/);
+  });
+
+  it('opens with a short summary of the run: models, data, schedule, budget, and where the full config is', () => {
+    const started = {
+      type: 'run_started' as const,
+      time: '',
+      out_root: '/runs/a',
+      env: 'tasks',
+      target: 'openai_compatible:qwen3-8b',
+      optimizer: 'openai_chat:gpt-5.5',
+      judge: 'anthropic:claude-sonnet-4-5',
+      epochs: 1,
+      steps_per_epoch: 1,
+      total_steps: 1,
+      resume_from: 1,
+      data: { train: 40, val: 20, test: 140, selection: 20, test_used: 100 },
+      batch_size: 40,
+      budget: ['max_usd=5', 'max_minutes=30'],
+      config_path: '/runs/a/config.json',
+      resume_command: 'skillopt train --config c.yaml --resume /runs/a',
+    };
+    assert.equal(
+      formatEvent(started),
+      [
+        '='.repeat(60),
+        '  skillopt train  env=tasks  target openai_compatible:qwen3-8b, optimizer openai_chat:gpt-5.5, judge anthropic:claude-sonnet-4-5',
+        '  data: 40 train items, selection 20 of 20 val items, test 100 of 140 items',
+        '  1 epoch x 1 step = 1 step (batch 40); budget: max_usd=5, max_minutes=30',
+        '  run directory: /runs/a',
+        '  full config: /runs/a/config.json (--verbose prints it)',
+        '='.repeat(60),
+      ].join('\n'),
+    );
+    const resumed = formatEvent({ ...started, epochs: 3, steps_per_epoch: 3, total_steps: 9, resume_from: 4, budget: [] })!;
+    assert.match(resumed, /\n {2}3 epochs x 3 steps = 9 steps \(batch 40\); budget: no limit\n/);
+    assert.match(resumed, /\n {2}resuming at step 4 of 9\n/);
+    assert.match(formatEvent({ ...started, epochs: 3, steps_per_epoch: 3, total_steps: 9, resume_from: 10 })!, /resuming after the last step \(9 of 9 done\)/);
+  });
+
+  it('puts a table below the line that says what it is and how long it took', () => {
+    const line = formatEvent({ type: 'stage_finished', time: '', step: 9, epoch: 3, stage: 'final_evaluation', seconds: 2.25, detail: 'hard score on 60 test items, per task type:\n  [1] initial skill\n    overall : hard=10/60=0.1667' });
+    assert.equal(line, '  [final evaluation done] hard score on 60 test items, per task type:  (2.3s)\n  [1] initial skill\n    overall : hard=10/60=0.1667');
+  });
+
+  it('says in words what each epoch-boundary action did, with its name', () => {
+    const boundary = (kind: 'slow_update' | 'meta_skill', action: string, detail?: string) => formatEvent({ type: 'epoch_boundary', time: '', epoch: 1, kind, action, detail });
+    assert.equal(
+      boundary('slow_update', 'inject_placeholder'),
+      '  [slow update, end of epoch 1] no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs (inject_placeholder)',
+    );
+    assert.equal(boundary('meta_skill', 'skip_first_epoch'), '  [meta skill, end of epoch 1] nothing yet: the notes for the optimizer compare two epochs, from the end of epoch 2 on (skip_first_epoch)');
+    assert.equal(
+      boundary('slow_update', 'force_accept', 'regressed=1 improved=3 selection=0.9000'),
+      '  [slow update, end of epoch 1] guidance from comparing the two epochs is written into the skill (force_accept): regressed=1 improved=3 selection=0.9000',
+    );
+    assert.equal(boundary('meta_skill', 'something_new'), '  [meta skill, end of epoch 1] something_new');
+  });
+
+  it('ends a stopped or failed run with the command that resumes it', () => {
+    const cmd = 'skillopt train --config configs/sim/default.yaml --resume outputs/sim/20250101_120000';
+    assert.equal(
+      formatEvent({ type: 'run_stopped', time: '', reason: 'interrupted', message: 'interrupted: the calls in flight finished and are saved', resume_command: cmd }),
+      `  [stopped: interrupted] interrupted: the calls in flight finished and are saved\n  To resume: ${cmd}`,
+    );
+    assert.equal(
+      formatEvent({ type: 'run_stopped', time: '', reason: 'budget', message: 'budget reached', resume_command: `${cmd} --set budget.max_calls=300` }),
+      `  [stopped: budget] budget reached\n  To continue with twice the limit: ${cmd} --set budget.max_calls=300`,
+    );
+    assert.equal(
+      formatEvent({ type: 'run_failed', time: '', message: 'every optimizer call of step 3 failed', resume_command: cmd }),
+      `  [failed] every optimizer call of step 3 failed\n  The run is saved up to its last complete step. To resume: ${cmd}`,
+    );
+  });
+});
+
+describe('the resume command', () => {
+  it('is the same config and overrides with --resume and the run directory, quoted for a shell, secrets left out', () => {
+    const inv = { program: 'npx skillopt', config: 'configs/my tasks.yaml', overrides: ['train.num_epochs=2', 'budget.max_calls=100', "env.prompt.user=it's {{input}}", 'model.target.api_key=sk-123'] };
+    assert.equal(
+      resumeCommand(inv, '/home/u/proj/outputs/tasks/20250101_120000', ['budget.max_calls=200'], '/home/u/proj'),
+      "npx skillopt train --config 'configs/my tasks.yaml' --resume outputs/tasks/20250101_120000 --set train.num_epochs=2 --set 'env.prompt.user=it'\\''s {{input}}' --set 'model.target.api_key=****' --set budget.max_calls=200",
+    );
+    assert.equal(resumeCommand({ config: 'c.yaml', overrides: [] }, '/elsewhere/run', [], '/home/u/proj'), 'skillopt train --config c.yaml --resume /elsewhere/run');
+    assert.equal(programName({ npm_command: 'exec' }), 'npx skillopt');
+    assert.equal(programName({}), 'skillopt');
   });
 });

@@ -1,0 +1,43 @@
+/**
+ * What a resume may change. A run continues with the settings it started with: models, backends,
+ * data and hyperparameters decide what is trained and may not change. How the models are reached
+ * and how much may be spent may: endpoints, keys, pools, retries, timeouts, limits, caching,
+ * concurrency.
+ */
+import { redact } from '../config/redact.ts';
+import type { Config } from '../config/schema.ts';
+
+/** Role settings that say how a model is reached, not which model it is. */
+const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'price', 'options.latency_ms'];
+
+const RESUMABLE_CHANGES: RegExp[] = [
+  /^budget\./,
+  /^cache\./,
+  new RegExp(`^model\\.(target|optimizer|judge)\\.(${ENDPOINT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})(\\.|$)`),
+  /^env\.workers$/,
+  /^env\.out_root$/,
+  /^gradient\.analyst_workers$/,
+];
+
+export function isResumableChange(key: string): boolean {
+  return RESUMABLE_CHANGES.some((r) => r.test(key));
+}
+
+function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else out[prefix] = value;
+  return out;
+}
+
+/**
+ * The training settings that differ between a run's stored config (as `config.json` holds it,
+ * secrets redacted) and `config`, as `key: before -> after` lines; empty when the run may resume.
+ */
+export function trainingChanges(stored: unknown, config: Config, secretPaths: ReadonlySet<string>): string[] {
+  const before = flatten(stored);
+  const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
+  return [...new Set([...Object.keys(before), ...Object.keys(now)])]
+    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))
+    .map((k) => `${k}: ${JSON.stringify(before[k])} -> ${JSON.stringify(now[k])}`);
+}
