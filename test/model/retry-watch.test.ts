@@ -112,7 +112,10 @@ describe('a run whose server is not running', () => {
         cache: { mode: 'off' },
       }),
     });
+    // The directory exists already, so the failed run's event log stays in it (a directory the run
+    // creates itself is removed when nothing was paid for).
     const out = path.join(dir, 'run');
+    fs.mkdirSync(out);
     const r = runCli(['train', '--config', path.join(dir, 'c.yaml'), '--out', out], { cwd: dir, env: { HOME: dir } });
     assert.equal(r.status, 1, r.stdout);
     const console = `${r.stdout}${r.stderr}`;

@@ -114,7 +114,8 @@ describe('temporary files', () => {
   it('a run removes the temporary files that a kill left, and only those', async () => {
     const { trainSim } = await import('../helpers/train.ts');
     const overrides = ['train.num_epochs=1', 'env.n_train=10', 'env.n_val=5', 'env.n_test=5', 'train.batch_size=10'];
-    const first = await trainSim(overrides);
+    // A run stopped by its budget, as a killed one would be: the next command resumes it.
+    const first = await trainSim([...overrides, 'budget.max_calls=20']);
     const leftovers = ['best_skill.md.tmp-4242-7', 'steps/step_0001/candidate_skill.md.tmp-17-0123456789abcdef', 'skills/skill_v0001.md.tmp-1-3'];
     for (const f of leftovers) fs.writeFileSync(path.join(first.out, f), 'half a skill');
     const mine = ['notes.tmp', 'steps/step_0001/my.tmp-draft'];
