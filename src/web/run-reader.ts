@@ -50,7 +50,7 @@ export interface RunOverview {
 }
 
 /** The fields of a step record the dashboard draws. */
-export type StepRow = Pick<
+export type StepRow = { candidate_gate_upper_bound?: number } & Pick<
   HistoryRecord,
   | 'step'
   | 'epoch'
@@ -76,7 +76,7 @@ export type StepRow = Pick<
   | 'skill_len'
   | 'wall_time_s'
 >;
-const ROW_KEYS: (keyof StepRow)[] = [
+const ROW_KEYS: (keyof StepRow & string)[] = [
   'step',
   'epoch',
   'action',
@@ -87,6 +87,7 @@ const ROW_KEYS: (keyof StepRow)[] = [
   'selection_hard',
   'selection_soft',
   'candidate_gate_score',
+  'candidate_gate_upper_bound',
   'gate_metric',
   'current_score',
   'best_score',

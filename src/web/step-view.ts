@@ -57,6 +57,8 @@ export interface StepView {
     action: string;
     metric?: string;
     candidate?: number | null;
+    /** When the gate stopped early (a reject was certain): the most the candidate could have scored. */
+    atMost?: number;
     before?: number | null;
     bestBefore?: number | null;
     current?: number | null;
@@ -68,7 +70,8 @@ export interface StepView {
   edits: EditView[];
   /** Merged edits that the ranking left out (beyond the step's edit budget). */
   notSelected: EditView[];
-  rejected?: { scoreBefore?: number; scoreAfter?: number; edits: Record<string, unknown>[] };
+  /** `scoreAfterAtMost` instead of `scoreAfter` when the gate stopped early. */
+  rejected?: { scoreBefore?: number; scoreAfter?: number; scoreAfterAtMost?: number; edits: Record<string, unknown>[] };
   failurePatterns: { pattern: string; count: number; task_ids?: string[] }[];
   rollouts: RolloutDirInfo[];
   files: string[];
@@ -165,6 +168,8 @@ export function stepView(reader: RunReader, step: number): StepView {
           action: record.action,
           metric: record.gate_metric,
           candidate: record.candidate_gate_score,
+          // A gate that stopped early knows only the most the candidate could have scored.
+          atMost: n((record as Record<string, unknown>).candidate_gate_upper_bound),
           before: decided?.current_score ?? previous?.current_score ?? (step === 1 ? reader.baselineSelection() : undefined),
           bestBefore: decided?.best_score ?? previous?.best_score ?? (step === 1 ? reader.baselineSelection() : undefined),
           current: record.current_score,
@@ -176,7 +181,9 @@ export function stepView(reader: RunReader, step: number): StepView {
     reasoning: ranked.reasoning ?? merged.reasoning,
     edits,
     notSelected,
-    rejected: rejectedEdits ? { scoreBefore: n(digest?.score_before), scoreAfter: n(digest?.score_after), edits: rejectedEdits } : undefined,
+    rejected: rejectedEdits
+      ? { scoreBefore: n(digest?.score_before), scoreAfter: n(digest?.score_after), scoreAfterAtMost: n(digest?.score_after_at_most), edits: rejectedEdits }
+      : undefined,
     failurePatterns,
     rollouts: listRolloutDirs(run, step),
     files,

@@ -36,6 +36,7 @@ export interface TrajectoryRow {
   outcome: Outcome;
   hard: number;
   soft: number;
+  /** '' when the result has no task type. */
   type: string;
   sample?: number;
   task?: string;
@@ -57,10 +58,8 @@ const LABELS: Record<string, string> = {
   rollout_curr: 'current epoch skill',
 };
 
-function clip(v: unknown, max: number): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  const text = typeof v === 'string' ? v : JSON.stringify(v);
-  return text.length > max ? `${text.slice(0, max)}…` : text;
+function clip(text: string | undefined, max: number): string | undefined {
+  return text !== undefined && text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** Pass means a hard score above zero (as the original's comparisons count it); errors are not scored. */
@@ -69,19 +68,48 @@ export function outcomeOf(r: Pick<RolloutResult, 'hard' | 'error'>): Outcome {
   return r.hard > 0 ? 'pass' : 'fail';
 }
 
+/** A value shown as text: a list of answers one after the other, anything else not a string as JSON. */
+function asText(v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(' | ');
+  return JSON.stringify(v);
+}
+
+/**
+ * The expected answer, under the name each environment gives it: ours `expected`; of the
+ * original's environments, SearchQA `gold_answers` (a list), DocVQA `gold_answer`, OfficeQA
+ * `ground_truth`, LiveMathematicianBench `correct_label` and `correct_text`.
+ */
+export function expectedOf(r: RolloutResult): string | undefined {
+  const x = r as Record<string, unknown>;
+  const mcq = asText(x.correct_label) && [asText(x.correct_label), asText(x.correct_text)].filter(Boolean).join('. ');
+  return asText(r.expected) ?? asText(x.gold_answers) ?? asText(x.gold_answer) ?? asText(x.ground_truth) ?? mcq ?? asText(x.reference_answer);
+}
+
+/** The task type; '' when the result has none (the original's SearchQA writes none). */
+function typeOf(r: RolloutResult): string {
+  const t = r.task_type ?? (r as Record<string, unknown>).instruction_type;
+  return typeof t === 'string' ? t : '';
+}
+
+/** The `type` filter value that selects the results without a task type. */
+export const NO_TYPE = '-';
+
 function toRow(r: RolloutResult, n: number): TrajectoryRow {
+  const x = r as Record<string, unknown>;
   return {
     n,
     id: r.id,
     outcome: outcomeOf(r),
     hard: r.hard,
     soft: r.soft,
-    type: r.task_type || 'other',
+    type: typeOf(r),
     sample: r.sample,
-    task: clip(r.task ?? (r as Record<string, unknown>).question ?? (r as Record<string, unknown>).task_description, 240),
-    predicted: clip(r.predicted_answer ?? (r as Record<string, unknown>).answer, 160),
-    expected: clip(r.expected ?? (r as Record<string, unknown>).reference_answer, 160),
-    fail_reason: clip(r.fail_reason, 240),
+    task: clip(asText(r.task ?? x.question ?? x.task_description), 240),
+    predicted: clip(asText(r.predicted_answer ?? x.answer), 160),
+    expected: clip(expectedOf(r), 160),
+    fail_reason: clip(asText(r.fail_reason), 240),
     error: r.error ? `${r.error.kind}: ${r.error.message}` : undefined,
   };
 }
@@ -253,7 +281,7 @@ export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQu
   const matches = all.filter(
     (r) =>
       (!query.outcome || r.outcome === query.outcome) &&
-      (!query.type || r.type === query.type) &&
+      (!query.type || r.type === (query.type === NO_TYPE ? '' : query.type)) &&
       (!q || [r.id, r.task, r.predicted, r.expected, r.fail_reason].some((f) => f?.toLowerCase().includes(q))),
   );
   const offset = Math.max(0, query.offset ?? 0);
@@ -266,6 +294,10 @@ export interface TrajectoryDetail {
   n: number;
   result: Record<string, unknown>;
   outcome: Outcome;
+  /** The expected answer, whatever the environment calls it. */
+  expected?: string;
+  /** '' when the result has no task type. */
+  type: string;
   /** The parsed conversation.json, or its text when it is not JSON. */
   conversation?: unknown;
   conversationNote?: string;
@@ -277,7 +309,7 @@ export interface TrajectoryDetail {
 export function trajectoryDetail(runReal: string, rel: string, n: number): TrajectoryDetail {
   const result = rolloutIndex(runReal, rel).result(n);
   if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
-  const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), files: [] };
+  const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), expected: expectedOf(result), type: typeOf(result), files: [] };
   // skillopt keeps the conversation in the result line; the original, in a file per item.
   const inline = (result as { conversation?: unknown }).conversation;
   if (Array.isArray(inline)) {
