@@ -76,9 +76,9 @@ export class DiffPool {
     });
   }
 
-  /** Ends every diff in progress and refuses new ones. */
-  stop(): void {
+  /** Ends every diff in progress and refuses new ones; resolves when their threads have ended. */
+  async stop(): Promise<void> {
     this.stopped = true;
-    for (const w of this.running) void w.terminate();
+    await Promise.all([...this.running].map((w) => w.terminate()));
   }
 }

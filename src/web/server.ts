@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { UserError } from '../errors.ts';
 import { createDashboardApp } from './app.ts';
+import type { DiffPool } from './diff-pool.ts';
 import { HostAllowList, isLoopback } from './hosts.ts';
 
 export interface DashboardOptions {
@@ -18,6 +19,7 @@ export interface DashboardOptions {
 export interface RunningDashboard {
   url: string;
   hosts: HostAllowList;
+  diffs: DiffPool;
   port: number;
   server: ServerType;
   close(): Promise<void>;
@@ -39,15 +41,15 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
   return {
     url: `http://${host}:${port}/`,
     hosts,
+    diffs,
     port,
     server,
     close: () =>
       new Promise<void>((resolve) => {
         watcher.stop();
-        diffs.stop();
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
         server.close(() => resolve());
-      }),
+      }).then(() => diffs.stop()),
   };
 }
 

@@ -250,6 +250,20 @@ describe('a diff of two large skills', () => {
     assert.equal(small.status, 200);
   });
 
+  it('is stopped when the server stops', async () => {
+    const patient = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, diffTimeoutMs: 600_000 });
+    const received = new Promise<void>((resolve) => patient.server.on('request', () => resolve()));
+    const diff = fetch(`${patient.url}api/diff?${q({ run: '0/big', a: 'v:0', b: 'best' })}`).then(
+      (res) => res.status,
+      () => 'closed',
+    );
+    await received;
+    assert.equal(patient.diffs.active, 1, 'the diff is being computed');
+    await patient.close();
+    assert.equal(patient.diffs.active, 0, 'its worker thread is ended');
+    assert.ok(['closed', 503].includes(await diff), 'the request is not answered with a diff');
+  });
+
   it('refuses a skill too large to diff before computing anything', async () => {
     const res = await fetch(`${dash.url}api/diff?${q({ run: '0/big', a: 'v:0', b: 'v:1' })}`);
     assert.equal(res.status, 413);
