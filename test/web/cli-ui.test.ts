@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
 import { FIXTURES, startUiProcess } from './helpers.ts';
@@ -12,6 +13,26 @@ describe('skillopt ui', () => {
       assert.deepEqual(body.runs.map((r) => r.id).sort(), ['0/finished-run', '0/python-searchqa']);
     } finally {
       assert.equal(await ui.stop(), 0, 'stops cleanly on SIGTERM');
+    }
+  });
+
+  it('answers the names given with --allowed-host, and says so when it listens on every address', async () => {
+    const ui = await startUiProcess(['--runs', FIXTURES, '--host', '0.0.0.0', '--allowed-host', 'a.example', '--allowed-host', 'b.example']);
+    const port = Number(new URL(ui.url).port);
+    const ask = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/api/ping', headers: { Host: host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      assert.deepEqual([await ask(`a.example:${port}`), await ask(`b.example:${port}`), await ask(`c.example:${port}`), await ask(`localhost:${port}`)], [200, 200, 403, 200]);
+      assert.match(ui.output(), /warning: the dashboard listens on 0\.0\.0\.0: .* answers requests addressed to this machine's addresses, a\.example, b\.example, localhost and loopback addresses only/);
+    } finally {
+      assert.equal(await ui.stop(), 0);
     }
   });
 
