@@ -92,9 +92,10 @@ function kindOf(st: fs.Stats): string {
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
 
 /** Where an open descriptor really points (Linux); undefined where the system does not say. */
-function openedPath(fd: number): string | undefined {
+export function openedPath(fd: number): string | undefined {
   try {
-    return fs.readlinkSync(`/proc/self/fd/${fd}`);
+    // A file replaced since it was opened (a trainer's atomic rename) reads as "<path> (deleted)".
+    return fs.readlinkSync(`/proc/self/fd/${fd}`).replace(/ \(deleted\)$/, '');
   } catch {
     return undefined;
   }
