@@ -187,6 +187,29 @@ async function main(): Promise<void> {
   const update = performance.now() - t;
   console.log(`\nafter a new step: run detail + new history rows ${update.toFixed(1)} ms (${(update / floor).toFixed(1)} × ping; re-parses history.json once)`);
   console.log(`server process RSS ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB (the bench client runs in the same process)`);
+
+  // Two large skills that differ on every line (the diff's worst case): it runs in a worker
+  // thread under a time limit, and the server goes on answering meanwhile.
+  const other = path.join(root, 'diff');
+  const lines = (tag: string) => Array.from({ length: 12_000 }, (_, i) => `- ${tag} rule ${i}: ${(i * 7919) % 10007}`).join('\n');
+  fs.mkdirSync(path.join(other, 'skills'), { recursive: true });
+  fs.writeFileSync(path.join(other, 'skills', 'skill_v0000.md'), lines('alpha'));
+  fs.writeFileSync(path.join(other, 'best_skill.md'), lines('beta'));
+  fs.writeFileSync(path.join(other, 'history.json'), '[]');
+  const kb = (fs.statSync(path.join(other, 'best_skill.md')).size / 1024).toFixed(0);
+  t = performance.now();
+  let settled = false;
+  const diff = fetch(u(`diff?run=${encodeURIComponent('0/diff')}&a=v:0&b=best`)).then(async (res) => {
+    settled = true;
+    return { status: res.status, ms: performance.now() - t, body: (await res.json()) as { error?: string } };
+  });
+  const during: number[] = [];
+  while (!settled) during.push((await timeIt(u('ping'), 1)).ms[0]!);
+  const d = await diff;
+  console.log(
+    `\ndiff of two ${kb} KB skills differing on every line: ${d.status} after ${(d.ms / 1000).toFixed(1)} s${d.body.error ? ` (${d.body.error})` : ''}\n` +
+      `/api/ping meanwhile: ${during.length} answers, median ${median(during).toFixed(2)} ms, slowest ${Math.max(...during).toFixed(1)} ms`,
+  );
   await dash.close();
 }
 

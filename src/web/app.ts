@@ -1,14 +1,16 @@
 /**
  * The dashboard's HTTP surface: the static page, uPlot from the package, a JSON API over the
  * run directories, and server-sent events when run files change. Only files inside the run roots
- * are ever read, and only through `Roots.resolve` and `resolveInside`.
+ * are ever read: a run through `Roots.resolve`, its files through safe-path.ts.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { DiffPool } from './diff-pool.ts';
 import { readTextCapped } from './file-cache.ts';
+import type { HostAllowList } from './hosts.ts';
 import { LiveWatcher, type LiveMessage } from './live.ts';
 import { Roots, type RunLocation } from './roots.ts';
 import { RunReader } from './run-reader.ts';
@@ -21,11 +23,10 @@ export interface DashboardAppOptions {
   roots: string[];
   /** Poll interval of live updates, ms. */
   pollMs?: number;
-  /**
-   * Host names a request may address (defence against DNS rebinding when bound to loopback);
-   * undefined accepts any.
-   */
-  allowedHosts?: string[];
+  /** The host names a request may address (defence against DNS rebinding); undefined accepts any (an app used in-process, with no socket). */
+  allowedHosts?: HostAllowList;
+  /** How long one diff may take before it is refused, ms. */
+  diffTimeoutMs?: number;
 }
 
 const STATIC_DIR = path.join(import.meta.dirname, 'static');
@@ -77,6 +78,7 @@ function intParam(c: Context, name: string, options: { required?: boolean; min?:
 export function createDashboardApp(options: DashboardAppOptions) {
   const roots = new Roots(options.roots);
   const watcher = new LiveWatcher(roots, options.pollMs ?? 1000);
+  const diffs = new DiffPool(options.diffTimeoutMs);
   const readers = new Map<string, RunReader>();
   const readerFor = (loc: RunLocation) => {
     let r = readers.get(loc.dir);
@@ -96,8 +98,10 @@ export function createDashboardApp(options: DashboardAppOptions) {
 
   app.use('*', async (c, next) => {
     if (options.allowedHosts) {
-      const host = (c.req.header('host') ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-      if (!options.allowedHosts.includes(host)) return c.json({ error: `requests for host ${JSON.stringify(host)} are refused` }, 403);
+      const host = c.req.header('host') ?? '';
+      if (!options.allowedHosts.allows(host)) {
+        return c.json({ error: `requests for host ${JSON.stringify(host)} are refused (a defence against DNS rebinding); to reach the dashboard by this name, start it with --allowed-host NAME` }, 403);
+      }
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.header(k, v);
     await next();
@@ -145,12 +149,12 @@ export function createDashboardApp(options: DashboardAppOptions) {
     return c.json(readSkill(runOf(c).run, ref));
   });
 
-  app.get('/api/diff', (c) => {
+  app.get('/api/diff', async (c) => {
     const a = c.req.query('a');
     const b = c.req.query('b');
     if (!a || !b) throw new HttpError(400, 'the a and b parameters name the two skills to compare (best, v:N, cand:N or slow:E)');
     const context = intParam(c, 'context') ?? 3;
-    return c.json(diffSkills(runOf(c).run, a, b, Math.min(context, 100000)));
+    return c.json(await diffSkills(runOf(c).run, diffs, a, b, Math.min(context, 100000), c.req.raw.signal));
   });
 
   app.get('/api/rollouts', (c) => c.json({ dirs: listRolloutDirs(runOf(c).run, intParam(c, 'step')) }));
@@ -183,7 +187,7 @@ export function createDashboardApp(options: DashboardAppOptions) {
     if (!rel) throw new HttpError(400, 'the path parameter is missing (a file of the run, relative to its directory)');
     const file = resolveInside(reader.run.root, rel, 'path');
     if (!TEXT_FILE.test(file)) throw new HttpError(403, `only the run's text files (.json, .jsonl, .md, .txt, .yaml, .log, .csv) are shown, not ${rel}`);
-    const read = readTextCapped(file, MAX_FILE_BYTES);
+    const read = readTextCapped(reader.run.root, file, MAX_FILE_BYTES);
     if (!read) throw new HttpError(404, `no file ${rel} in this run`);
     return c.json({ path: rel, ...read });
   });
@@ -218,5 +222,5 @@ export function createDashboardApp(options: DashboardAppOptions) {
     }),
   );
 
-  return { app, roots, watcher };
+  return { app, roots, watcher, diffs };
 }

@@ -1,10 +1,17 @@
 /**
  * Reading run files as they grow, without reading them again when they have not changed:
  * JSON files are parsed once per version (size, mtime, inode), and JSONL files are read
- * incrementally from where the last read stopped.
+ * incrementally from where the last read stopped. Every file is opened through `openInside`
+ * (safe-path.ts): inside its run directory, a regular file, never blocking.
  */
 import fs from 'node:fs';
 import type { ZodType } from 'zod';
+import { HttpError, openInside, readInside } from './safe-path.ts';
+
+/** A JSON file larger than this is not parsed (a step history of thousands of steps is a few MB). */
+export const MAX_JSON_BYTES = 64 << 20;
+
+const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
 
 export type JsonRead<T> = { ok: true; value: T } | { ok: false; missing: true } | { ok: false; missing: false; error: string };
 
@@ -14,10 +21,11 @@ interface Fingerprint {
   ino: number;
 }
 
+/** The version of whatever is at `file` (only a cache key: the file is read through `openInside`). */
 function fingerprint(file: string): Fingerprint | undefined {
   try {
     const st = fs.statSync(file);
-    return st.isFile() ? { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino } : undefined;
+    return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
   } catch {
     return undefined;
   }
@@ -31,6 +39,8 @@ export class CachedJson<T> {
   private result: JsonRead<T> = { ok: false, missing: true };
 
   constructor(
+    /** The run directory (a real path): the file must lie inside it. */
+    readonly base: string,
     readonly file: string,
     private readonly schema: ZodType<T>,
     /** What the file should hold, for the error message (e.g. "a list of step records"). */
@@ -45,7 +55,7 @@ export class CachedJson<T> {
     }
     if (this.seen && same(this.seen, fp)) return this.result;
     this.seen = fp;
-    this.result = parseJsonFile(this.file, this.schema, this.expected);
+    this.result = parseJsonFile(this.base, this.file, this.schema, this.expected);
     return this.result;
   }
 
@@ -61,12 +71,15 @@ export class CachedJson<T> {
   }
 }
 
-export function parseJsonFile<T>(file: string, schema: ZodType<T>, expected: string): JsonRead<T> {
+export function parseJsonFile<T>(base: string, file: string, schema: ZodType<T>, expected: string): JsonRead<T> {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    const read = readInside(base, file, MAX_JSON_BYTES);
+    if (!read) return { ok: false, missing: true };
+    if (read.truncated) return { ok: false, missing: false, error: `${file} is ${mb(read.size)}, more than the ${mb(MAX_JSON_BYTES)} the dashboard reads of a JSON file` };
+    text = read.data.toString('utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, missing: true };
+    if (err instanceof HttpError) return { ok: false, missing: false, error: err.message };
     return { ok: false, missing: false, error: `${file}: cannot read: ${(err as Error).message}` };
   }
   let raw: unknown;
@@ -95,8 +108,12 @@ export class JsonlTail<T> {
   private ino = -1;
   private items: T[] = [];
   bad = 0;
+  /** Why the file is not read (a link out of the run directory, a named pipe), when it is not. */
+  problem?: string;
 
   constructor(
+    /** The run directory (a real path): the file must lie inside it. */
+    readonly base: string,
     readonly file: string,
     /** Turns a parsed line into an item, or undefined to skip it (counted as bad); `at` is where the line is in the file. */
     private readonly accept: (line: unknown, at: { offset: number; length: number }) => T | undefined,
@@ -105,20 +122,27 @@ export class JsonlTail<T> {
   ) {}
 
   refresh(): T[] {
-    let st: fs.Stats;
+    let open;
     try {
-      st = fs.statSync(this.file);
-    } catch {
+      open = openInside(this.base, this.file);
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      this.reset();
+      this.problem = err.message;
+      return this.items;
+    }
+    this.problem = undefined;
+    if (!open) {
       if (this.offset > 0 || this.items.length) this.reset();
       return this.items;
     }
-    if (st.ino !== this.ino || st.size < this.offset) {
-      this.reset();
-      this.ino = st.ino;
-    }
-    if (st.size === this.offset) return this.items;
-    const fd = fs.openSync(this.file, 'r');
+    const { fd, stat: st } = open;
     try {
+      if (st.ino !== this.ino || st.size < this.offset) {
+        this.reset();
+        this.ino = st.ino;
+      }
+      if (st.size === this.offset) return this.items;
       const chunk = Buffer.allocUnsafe(1 << 20);
       let carry: Buffer = Buffer.alloc(0);
       let pos = this.offset;
@@ -166,28 +190,18 @@ export class JsonlTail<T> {
 
   private reset(): void {
     this.offset = 0;
+    this.ino = -1;
     this.items = [];
     this.bad = 0;
     this.fold?.reset();
   }
 }
 
-/** A text file's content, or undefined when it is missing; larger files are cut with a note. */
-export function readTextCapped(file: string, maxBytes: number): { text: string; truncated: boolean; size: number } | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return undefined;
-    const n = Math.min(st.size, maxBytes);
-    const buf = Buffer.alloc(n);
-    fs.readSync(fd, buf, 0, n, 0);
-    return { text: buf.toString('utf8'), truncated: st.size > maxBytes, size: st.size };
-  } finally {
-    fs.closeSync(fd);
-  }
+/**
+ * A text file of the run, or undefined when it is missing; larger files are cut with a note.
+ * Throws HttpError 403 for a file outside the run directory or not a regular file.
+ */
+export function readTextCapped(base: string, file: string, maxBytes: number): { text: string; truncated: boolean; size: number } | undefined {
+  const read = readInside(base, file, maxBytes);
+  return read && { text: read.data.toString('utf8'), truncated: read.truncated, size: read.size };
 }

@@ -3,12 +3,15 @@
  * original's flat one), the epoch-boundary results, the test tables per task type, the initial
  * skill's selection score, and token usage per stage when there is no call ledger.
  */
-import fs from 'node:fs';
 import { z } from 'zod';
 import type { RunDir } from '../run/layout.ts';
 import type { HistoryRecord, StageUsage } from '../run/records.ts';
 import { parseJsonFile } from './file-cache.ts';
 import { emptyUsage, type EpochEvent, type UsageTotals } from './run-state.ts';
+import { listInside } from './safe-path.ts';
+import { resultRows } from './trajectories.ts';
+
+const AnyObject = z.record(z.string(), z.unknown());
 
 /** `summary.json` of the test evaluations: per task type, `{total, hard_acc}`. */
 const TestBucketsSchema = z.record(z.string(), z.object({ total: z.number().optional(), hard_acc: z.number().optional(), hard: z.number().optional() }).loose());
@@ -97,22 +100,12 @@ export function readEpochs(run: RunDir, records: HistoryRecord[], events: EpochE
     ['slow_update', 'slow_result.json', 'slowUpdate'],
     ['meta_skill', 'meta_skill_result.json', 'metaSkill'],
   ] as const) {
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(run.path(dir));
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const m = /^epoch_(\d+)$/.exec(name);
+    for (const entry of listInside(run.root, run.path(dir))) {
+      const m = /^epoch_(\d+)$/.exec(entry.name);
       if (!m) continue;
-      const f = run.path(dir, name, file);
-      try {
-        const value = JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>;
-        get(Number(m[1]))[key] = value;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') get(Number(m[1]))[key] = { action: 'unreadable', error: `${f}: ${(err as Error).message}` };
-      }
+      const read = parseJsonFile(run.root, run.path(dir, entry.name, file), AnyObject, 'a JSON object');
+      if (read.ok) get(Number(m[1]))[key] = read.value;
+      else if (!read.missing) get(Number(m[1]))[key] = { action: 'unreadable', error: read.error };
     }
   }
   for (const e of events) {
@@ -131,7 +124,7 @@ export function readTests(run: RunDir, problems: string[]): TestRow[] {
     ['test_eval', 'best'],
     ['test_eval_final', 'final'],
   ] as const) {
-    const read = parseJsonFile(run.path(dir, 'summary.json'), TestBucketsSchema, 'test results per task type ({type: {total, hard_acc}})');
+    const read = parseJsonFile(run.root, run.path(dir, 'summary.json'), TestBucketsSchema, 'test results per task type ({type: {total, hard_acc}})');
     if (!read.ok) {
       if (!read.missing) problems.push(read.error);
       continue;
@@ -149,27 +142,8 @@ export function readTests(run: RunDir, problems: string[]): TestRow[] {
 
 /** The mean hard score of the initial skill's selection rollout (a run whose summary is not written yet). */
 export function baselineFromRollouts(run: RunDir): number | null {
-  const file = run.path('selection_eval_baseline', 'results.jsonl');
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-  let sum = 0;
-  let n = 0;
-  for (const line of text.split('\n')) {
-    try {
-      const row = JSON.parse(line) as { hard?: unknown; error?: unknown };
-      if (typeof row.hard === 'number' && !row.error) {
-        sum += row.hard;
-        n++;
-      }
-    } catch {
-      // a torn or blank line
-    }
-  }
-  return n ? sum / n : null;
+  const scored = resultRows(run.root, run.path('selection_eval_baseline', 'results.jsonl')).filter((r) => r.outcome !== 'error');
+  return scored.length ? scored.reduce((sum, r) => sum + r.hard, 0) / scored.length : null;
 }
 
 /** Usage per stage from the summary, else summed over the step records (no call ledger). */

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { RunDir } from '../run/layout.ts';
 import { HistoryRecordSchema, RuntimeStateSchema, SummarySchema, type HistoryRecord } from '../run/records.ts';
 import { CachedJson, JsonlTail } from './file-cache.ts';
+import { isFileInside } from './safe-path.ts';
 import { baselineFromRollouts, describeConfig, readEpochs, readTests, stageUsageFromFiles, sumStages, type EpochInfo, type TestRow } from './run-files.ts';
 import { WATCHED } from './live.ts';
 import type { RunLocation } from './roots.ts';
@@ -49,7 +50,7 @@ export interface RunOverview {
 }
 
 /** The fields of a step record the dashboard draws. */
-export type StepRow = Pick<
+export type StepRow = { candidate_gate_upper_bound?: number } & Pick<
   HistoryRecord,
   | 'step'
   | 'epoch'
@@ -75,7 +76,7 @@ export type StepRow = Pick<
   | 'skill_len'
   | 'wall_time_s'
 >;
-const ROW_KEYS: (keyof StepRow)[] = [
+const ROW_KEYS: (keyof StepRow & string)[] = [
   'step',
   'epoch',
   'action',
@@ -86,6 +87,7 @@ const ROW_KEYS: (keyof StepRow)[] = [
   'selection_hard',
   'selection_soft',
   'candidate_gate_score',
+  'candidate_gate_upper_bound',
   'gate_metric',
   'current_score',
   'best_score',
@@ -136,13 +138,14 @@ export class RunReader {
   constructor(readonly loc: RunLocation) {
     this.run = new RunDir(loc.dir);
     const r = this.run;
-    this.config = new CachedJson(r.config, AnyObject, 'a JSON object (the run configuration)');
-    this.historyRaw = new CachedJson(r.history, AnyList, 'a list of step records');
-    this.runtime = new CachedJson(r.runtimeState, RuntimeStateSchema, 'the runtime state (last_completed_step, scores, status)');
-    this.summary = new CachedJson(r.summary, SummarySchema, 'the run summary');
-    this.lock = new CachedJson(r.path('run.lock'), LockSchema, 'a run lock');
-    this.events = new JsonlTail(r.events, parseEvent, { item: (e) => this.eventFold.add(e), reset: () => (this.eventFold = new EventFold()) });
-    this.calls = new JsonlTail(r.calls, parseCall, { item: (c) => this.callFold.add(c), reset: () => (this.callFold = new CallFold()) });
+    const base = r.root;
+    this.config = new CachedJson(base, r.config, AnyObject, 'a JSON object (the run configuration)');
+    this.historyRaw = new CachedJson(base, r.history, AnyList, 'a list of step records');
+    this.runtime = new CachedJson(base, r.runtimeState, RuntimeStateSchema, 'the runtime state (last_completed_step, scores, status)');
+    this.summary = new CachedJson(base, r.summary, SummarySchema, 'the run summary');
+    this.lock = new CachedJson(base, r.path('run.lock'), LockSchema, 'a run lock');
+    this.events = new JsonlTail(base, r.events, parseEvent, { item: (e) => this.eventFold.add(e), reset: () => (this.eventFold = new EventFold()) });
+    this.calls = new JsonlTail(base, r.calls, parseCall, { item: (c) => this.callFold.add(c), reset: () => (this.callFold = new CallFold()) });
   }
 
   /** The step records, each checked; a record that does not read is left out and named. */
@@ -215,6 +218,9 @@ export class RunReader {
     const sumProblem = this.summary.problem();
     if (sumProblem) problems.push(sumProblem);
     if (this.events.bad > 0) problems.push(`${this.run.events}: ${this.events.bad} line(s) are not events and were skipped`);
+    for (const tail of [this.events, this.calls]) if (tail.problem) problems.push(tail.problem);
+    const lockProblem = this.lock.problem();
+    if (lockProblem) problems.push(lockProblem);
 
     const fold = this.eventFold;
     const desc = describeConfig(config);
@@ -273,7 +279,7 @@ export class RunReader {
   }
 
   private usage(summary: z.infer<typeof SummarySchema> | undefined, records: HistoryRecord[]): Usage {
-    if (fs.existsSync(this.run.calls)) return { ...this.callFold.total, source: 'calls' };
+    if (this.hasLedger()) return { ...this.callFold.total, source: 'calls' };
     const totals = emptyUsage();
     if (summary?.token_summary) {
       sumStages(summary.token_summary, totals);
@@ -299,9 +305,14 @@ export class RunReader {
       baselineSelection: this.baselineSelection(),
       epochs: readEpochs(this.run, records, this.eventFold.epochEvents),
       tests: readTests(this.run, overview.problems),
-      usageByStage: fs.existsSync(this.run.calls) ? this.callFold.byPurpose : stageUsageFromFiles(summary?.token_summary, records),
+      usageByStage: this.hasLedger() ? this.callFold.byPurpose : stageUsageFromFiles(summary?.token_summary, records),
       logs: this.eventFold.logs.slice(-30),
     };
+  }
+
+  /** Whether the run has a call ledger that reads (then its totals are exact). */
+  private hasLedger(): boolean {
+    return isFileInside(this.run.root, this.run.calls);
   }
 
   /** The initial skill's selection score: from the summary, else from its rollout (a run in progress). */
@@ -309,6 +320,4 @@ export class RunReader {
     const baseline = (this.runtime.value() as { baseline_score?: unknown } | undefined)?.baseline_score;
     return this.summary.value()?.baseline_selection_hard ?? (typeof baseline === 'number' ? baseline : baselineFromRollouts(this.run));
   }
-
-
 }

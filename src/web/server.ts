@@ -3,28 +3,33 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { UserError } from '../errors.ts';
 import { createDashboardApp } from './app.ts';
+import type { DiffPool } from './diff-pool.ts';
+import { HostAllowList, isLoopback } from './hosts.ts';
 
 export interface DashboardOptions {
   roots: string[];
   host: string;
   port: number;
+  /** Host names besides the bound address and loopback that requests may address (`--allowed-host`). */
+  allowedHosts?: string[];
   pollMs?: number;
+  diffTimeoutMs?: number;
 }
 
 export interface RunningDashboard {
   url: string;
+  hosts: HostAllowList;
+  diffs: DiffPool;
   port: number;
   server: ServerType;
   close(): Promise<void>;
 }
 
-const LOOPBACK = ['127.0.0.1', 'localhost', '::1'];
-
 /** Starts the server; port 0 picks a free port. */
 export async function startDashboard(opts: DashboardOptions): Promise<RunningDashboard> {
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new UserError(`--port must be a port number (0-65535), not ${opts.port}`);
-  const loopback = LOOPBACK.includes(opts.host);
-  const { app, watcher } = createDashboardApp({ roots: opts.roots, pollMs: opts.pollMs, allowedHosts: loopback ? LOOPBACK : undefined });
+  const hosts = new HostAllowList(opts.host, opts.allowedHosts);
+  const { app, watcher, diffs } = createDashboardApp({ roots: opts.roots, pollMs: opts.pollMs, diffTimeoutMs: opts.diffTimeoutMs, allowedHosts: hosts });
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) =>
@@ -35,6 +40,8 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
     url: `http://${host}:${port}/`,
+    hosts,
+    diffs,
     port,
     server,
     close: () =>
@@ -42,15 +49,18 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
         watcher.stop();
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
         server.close(() => resolve());
-      }),
+      }).then(() => diffs.stop()),
   };
 }
 
 export async function serveDashboard(opts: DashboardOptions): Promise<void> {
   const dash = await startDashboard(opts);
   process.stdout.write(`skillopt dashboard: ${dash.url}  (runs from ${opts.roots.join(', ')}; Ctrl-C to stop)\n`);
-  if (!LOOPBACK.includes(opts.host)) {
-    process.stderr.write(`warning: the dashboard listens on ${opts.host}: anyone who can reach this address can read these runs\n`);
+  if (!isLoopback(opts.host)) {
+    process.stderr.write(
+      `warning: the dashboard listens on ${opts.host}: anyone who can reach this address can read these runs. ` +
+        `It answers requests addressed to ${dash.hosts.describe()} only; allow another name with --allowed-host NAME\n`,
+    );
   }
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -6,13 +6,14 @@
  *   `cand:N`  the candidate of step N (steps/step_NNNN/candidate_skill.md)
  *   `slow:E`  the slow update's candidate at the end of epoch E
  */
-import fs from 'node:fs';
-import { unifiedDiff } from '../skill/document.ts';
-import { RunDir } from '../run/layout.ts';
+import type { RunDir } from '../run/layout.ts';
+import type { DiffPool } from './diff-pool.ts';
 import { readTextCapped } from './file-cache.ts';
-import { HttpError } from './safe-path.ts';
+import { HttpError, isFileInside, listInside } from './safe-path.ts';
 
 const MAX_SKILL_BYTES = 4 << 20;
+/** Each of two skills being compared may be this large; the diff's time also has a limit (DiffPool). */
+export const MAX_DIFF_BYTES = 1 << 20;
 
 export interface SkillVersion {
   ref: string;
@@ -29,41 +30,36 @@ export function skillFile(run: RunDir, ref: string): string {
   throw new HttpError(400, `not a skill reference: ${ref} (expected best, v:N, cand:N or slow:E)`);
 }
 
-export function readSkill(run: RunDir, ref: string): { ref: string; text: string; truncated: boolean } {
+export function readSkill(run: RunDir, ref: string, maxBytes = MAX_SKILL_BYTES): { ref: string; text: string; truncated: boolean; size: number } {
   const file = skillFile(run, ref);
-  const read = readTextCapped(file, MAX_SKILL_BYTES);
+  const read = readTextCapped(run.root, file, maxBytes);
   if (!read) throw new HttpError(404, `skill ${ref} not found in this run (${file} does not exist)`);
-  return { ref, text: read.text, truncated: read.truncated };
+  return { ref, text: read.text, truncated: read.truncated, size: read.size };
 }
 
-function listNumbered(dir: string, pattern: RegExp): number[] {
-  try {
-    return fs
-      .readdirSync(dir)
-      .map((n) => pattern.exec(n))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => a - b);
-  } catch {
-    return [];
-  }
+function listNumbered(run: RunDir, dir: string, pattern: RegExp): number[] {
+  return listInside(run.root, run.path(dir))
+    .map((e) => pattern.exec(e.name))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
 }
 
 /** The saved versions of the current skill (step numbers). */
 export function savedVersions(run: RunDir): number[] {
-  return listNumbered(run.path('skills'), /^skill_v(\d+)\.md$/);
+  return listNumbered(run, 'skills', /^skill_v(\d+)\.md$/);
 }
 
 /** Every version a person may want to open, in order. */
 export function listSkillVersions(run: RunDir): SkillVersion[] {
   const out: SkillVersion[] = [];
   for (const v of savedVersions(run)) out.push({ ref: `v:${v}`, label: v === 0 ? 'initial skill (v0)' : `current after step ${v}`, step: v });
-  if (fs.existsSync(run.bestSkill)) out.push({ ref: 'best', label: 'best skill' });
-  for (const s of listNumbered(run.path('steps'), /^step_(\d+)$/)) {
-    if (fs.existsSync(run.step(s, 'candidate_skill.md'))) out.push({ ref: `cand:${s}`, label: `candidate of step ${s}`, step: s });
+  if (isFileInside(run.root, run.bestSkill)) out.push({ ref: 'best', label: 'best skill' });
+  for (const s of listNumbered(run, 'steps', /^step_(\d+)$/)) {
+    if (isFileInside(run.root, run.step(s, 'candidate_skill.md'))) out.push({ ref: `cand:${s}`, label: `candidate of step ${s}`, step: s });
   }
-  for (const e of listNumbered(run.path('slow_update'), /^epoch_(\d+)$/)) {
-    if (fs.existsSync(run.slowUpdate(e, 'candidate_skill.md'))) out.push({ ref: `slow:${e}`, label: `slow update candidate, epoch ${e}` });
+  for (const e of listNumbered(run, 'slow_update', /^epoch_(\d+)$/)) {
+    if (isFileInside(run.root, run.slowUpdate(e, 'candidate_skill.md'))) out.push({ ref: `slow:${e}`, label: `slow update candidate, epoch ${e}` });
   }
   return out;
 }
@@ -88,10 +84,17 @@ export interface SkillDiff {
   lines: DiffLine[];
 }
 
-export function diffSkills(run: RunDir, a: string, b: string, context = 3): SkillDiff {
-  const before = readSkill(run, a).text;
-  const after = readSkill(run, b).text;
-  const patch = unifiedDiff(before, after, { before: a, after: b }, context);
+function skillForDiff(run: RunDir, ref: string): string {
+  const read = readSkill(run, ref, MAX_DIFF_BYTES);
+  if (read.truncated) {
+    const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
+    throw new HttpError(413, `skill ${ref} is ${mb(read.size)}; a diff compares skills of up to ${mb(MAX_DIFF_BYTES)} each (open it whole instead)`);
+  }
+  return read.text;
+}
+
+export async function diffSkills(run: RunDir, pool: DiffPool, a: string, b: string, context = 3, signal?: AbortSignal): Promise<SkillDiff> {
+  const patch = await pool.diff({ before: skillForDiff(run, a), after: skillForDiff(run, b), labels: { before: a, after: b }, context }, signal);
   const lines: DiffLine[] = [];
   let added = 0;
   let removed = 0;

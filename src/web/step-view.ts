@@ -4,11 +4,11 @@
  * by the learning-rate budget, and, when the gate rejected the candidate, the scores that
  * rejected it.
  */
-import fs from 'node:fs';
 import { z } from 'zod';
 import type { HistoryRecord } from '../run/records.ts';
 import { parseJsonFile } from './file-cache.ts';
 import type { RunReader } from './run-reader.ts';
+import { isFileInside, listInside } from './safe-path.ts';
 import { currentBefore } from './skills.ts';
 import { listRolloutDirs, type RolloutDirInfo } from './trajectories.ts';
 
@@ -57,6 +57,8 @@ export interface StepView {
     action: string;
     metric?: string;
     candidate?: number | null;
+    /** When the gate stopped early (a reject was certain): the most the candidate could have scored. */
+    atMost?: number;
     before?: number | null;
     bestBefore?: number | null;
     current?: number | null;
@@ -68,7 +70,8 @@ export interface StepView {
   edits: EditView[];
   /** Merged edits that the ranking left out (beyond the step's edit budget). */
   notSelected: EditView[];
-  rejected?: { scoreBefore?: number; scoreAfter?: number; edits: Record<string, unknown>[] };
+  /** `scoreAfterAtMost` instead of `scoreAfter` when the gate stopped early. */
+  rejected?: { scoreBefore?: number; scoreAfter?: number; scoreAfterAtMost?: number; edits: Record<string, unknown>[] };
   failurePatterns: { pattern: string; count: number; task_ids?: string[] }[];
   rollouts: RolloutDirInfo[];
   files: string[];
@@ -117,7 +120,7 @@ export function stepView(reader: RunReader, step: number): StepView {
   const run = reader.run;
   const problems: string[] = [];
   const read = (name: string, schema: z.ZodType, expected: string) => {
-    const r = parseJsonFile(run.step(step, name), schema, expected);
+    const r = parseJsonFile(run.root, run.step(step, name), schema, expected);
     if (r.ok) return r.value;
     if (!r.missing) problems.push(r.error);
     return undefined;
@@ -128,13 +131,10 @@ export function stepView(reader: RunReader, step: number): StepView {
   const fromHistory = reader.record(step);
   let record = fromHistory ?? (fromFile && typeof fromFile.step === 'number' ? fromFile : undefined);
   if (record && fromHistory && fromFile) record = { ...fromHistory, timing: fromHistory.timing ?? fromFile.timing, wall_time_s: fromHistory.wall_time_s ?? fromFile.wall_time_s };
-  const stepDir = run.step(step);
-  let files: string[] = [];
-  try {
-    files = fs.readdirSync(stepDir).sort();
-  } catch {
-    // the step has not started, or it never wrote anything
-  }
+  // None when the step has not started, or never wrote anything.
+  const files = listInside(run.root, run.step(step))
+    .map((e) => e.name)
+    .sort();
 
   const ranked = patchItems(read('ranked_edits.json', z.unknown(), 'the ranked edits'));
   const merged = patchItems(read('merged_patch.json', z.unknown(), 'the merged patch'));
@@ -152,7 +152,7 @@ export function stepView(reader: RunReader, step: number): StepView {
   const rejectedEdits = Array.isArray(digest?.rejected_edits) ? (digest.rejected_edits as Record<string, unknown>[]) : undefined;
   const failurePatterns = Array.isArray(digest?.failure_patterns) ? (digest.failure_patterns as StepView['failurePatterns']) : [];
 
-  const candidate = files.includes('candidate_skill.md') ? `cand:${step}` : undefined;
+  const candidate = isFileInside(run.root, run.step(step, 'candidate_skill.md')) ? `cand:${step}` : undefined;
   const decided = reader.gateEvent(step);
   const previous = reader
     .history()
@@ -168,6 +168,8 @@ export function stepView(reader: RunReader, step: number): StepView {
           action: record.action,
           metric: record.gate_metric,
           candidate: record.candidate_gate_score,
+          // A gate that stopped early knows only the most the candidate could have scored.
+          atMost: n((record as Record<string, unknown>).candidate_gate_upper_bound),
           before: decided?.current_score ?? previous?.current_score ?? (step === 1 ? reader.baselineSelection() : undefined),
           bestBefore: decided?.best_score ?? previous?.best_score ?? (step === 1 ? reader.baselineSelection() : undefined),
           current: record.current_score,
@@ -179,7 +181,9 @@ export function stepView(reader: RunReader, step: number): StepView {
     reasoning: ranked.reasoning ?? merged.reasoning,
     edits,
     notSelected,
-    rejected: rejectedEdits ? { scoreBefore: n(digest?.score_before), scoreAfter: n(digest?.score_after), edits: rejectedEdits } : undefined,
+    rejected: rejectedEdits
+      ? { scoreBefore: n(digest?.score_before), scoreAfter: n(digest?.score_after), scoreAfterAtMost: n(digest?.score_after_at_most), edits: rejectedEdits }
+      : undefined,
     failurePatterns,
     rollouts: listRolloutDirs(run, step),
     files,

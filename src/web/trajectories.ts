@@ -9,7 +9,7 @@ import path from 'node:path';
 import { RolloutResultSchema, type RolloutResult } from '../run/records.ts';
 import type { RunDir } from '../run/layout.ts';
 import { JsonlTail, readTextCapped } from './file-cache.ts';
-import { HttpError, resolveInside } from './safe-path.ts';
+import { HttpError, isFileInside, listInside, openInside, readAt, resolveInside } from './safe-path.ts';
 
 const MAX_CONVERSATION_BYTES = 8 << 20;
 const MAX_PAGE = 200;
@@ -36,6 +36,7 @@ export interface TrajectoryRow {
   outcome: Outcome;
   hard: number;
   soft: number;
+  /** '' when the result has no task type. */
   type: string;
   sample?: number;
   task?: string;
@@ -57,10 +58,8 @@ const LABELS: Record<string, string> = {
   rollout_curr: 'current epoch skill',
 };
 
-function clip(v: unknown, max: number): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  const text = typeof v === 'string' ? v : JSON.stringify(v);
-  return text.length > max ? `${text.slice(0, max)}…` : text;
+function clip(text: string | undefined, max: number): string | undefined {
+  return text !== undefined && text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** Pass means a hard score above zero (as the original's comparisons count it); errors are not scored. */
@@ -69,19 +68,48 @@ export function outcomeOf(r: Pick<RolloutResult, 'hard' | 'error'>): Outcome {
   return r.hard > 0 ? 'pass' : 'fail';
 }
 
+/** A value shown as text: a list of answers one after the other, anything else not a string as JSON. */
+function asText(v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(' | ');
+  return JSON.stringify(v);
+}
+
+/**
+ * The expected answer, under the name each environment gives it: ours `expected`; of the
+ * original's environments, SearchQA `gold_answers` (a list), DocVQA `gold_answer`, OfficeQA
+ * `ground_truth`, LiveMathematicianBench `correct_label` and `correct_text`.
+ */
+export function expectedOf(r: RolloutResult): string | undefined {
+  const x = r as Record<string, unknown>;
+  const mcq = asText(x.correct_label) && [asText(x.correct_label), asText(x.correct_text)].filter(Boolean).join('. ');
+  return asText(r.expected) ?? asText(x.gold_answers) ?? asText(x.gold_answer) ?? asText(x.ground_truth) ?? mcq ?? asText(x.reference_answer);
+}
+
+/** The task type; '' when the result has none (the original's SearchQA writes none). */
+function typeOf(r: RolloutResult): string {
+  const t = r.task_type ?? (r as Record<string, unknown>).instruction_type;
+  return typeof t === 'string' ? t : '';
+}
+
+/** The `type` filter value that selects the results without a task type. */
+export const NO_TYPE = '-';
+
 function toRow(r: RolloutResult, n: number): TrajectoryRow {
+  const x = r as Record<string, unknown>;
   return {
     n,
     id: r.id,
     outcome: outcomeOf(r),
     hard: r.hard,
     soft: r.soft,
-    type: r.task_type || 'other',
+    type: typeOf(r),
     sample: r.sample,
-    task: clip(r.task ?? (r as Record<string, unknown>).question ?? (r as Record<string, unknown>).task_description, 240),
-    predicted: clip(r.predicted_answer ?? (r as Record<string, unknown>).answer, 160),
-    expected: clip(r.expected ?? (r as Record<string, unknown>).reference_answer, 160),
-    fail_reason: clip(r.fail_reason, 240),
+    task: clip(asText(r.task ?? x.question ?? x.task_description), 240),
+    predicted: clip(asText(r.predicted_answer ?? x.answer), 160),
+    expected: clip(expectedOf(r), 160),
+    fail_reason: clip(asText(r.fail_reason), 240),
     error: r.error ? `${r.error.kind}: ${r.error.message}` : undefined,
   };
 }
@@ -93,8 +121,12 @@ class ResultsIndex {
   readonly lines: LineAt[] = [];
   private readonly tail: JsonlTail<{ r: RolloutResult; at: LineAt }>;
 
-  constructor(readonly file: string) {
+  constructor(
+    readonly base: string,
+    readonly file: string,
+  ) {
     this.tail = new JsonlTail(
+      base,
       file,
       (line, at) => {
         const p = RolloutResultSchema.safeParse(line);
@@ -118,12 +150,13 @@ class ResultsIndex {
     this.all();
     const at = this.lines[n];
     if (!at) return undefined;
-    const buf = Buffer.alloc(at.length);
-    const fd = fs.openSync(this.file, 'r');
+    const open = openInside(this.base, this.file);
+    if (!open) return undefined;
+    let buf: Buffer;
     try {
-      fs.readSync(fd, buf, 0, at.length, at.offset);
+      buf = readAt(open.fd, at.length, at.offset);
     } finally {
-      fs.closeSync(fd);
+      fs.closeSync(open.fd);
     }
     try {
       const parsed = RolloutResultSchema.safeParse(JSON.parse(buf.toString('utf8')));
@@ -141,45 +174,51 @@ class ResultsIndex {
   get bad(): number {
     return this.tail.bad;
   }
+
+  /** Why the file is not read (outside the run directory, not a regular file), when it is not. */
+  get problem(): string | undefined {
+    return this.tail.problem;
+  }
 }
 
 /** Indexes shared by every request, one per results.jsonl, the least recently used dropped first. */
 const indexes = new Map<string, ResultsIndex>();
 const MAX_INDEXES = 64;
 
-function indexOf(file: string): ResultsIndex {
-  let idx = indexes.get(file);
-  if (idx) indexes.delete(file);
-  else idx = new ResultsIndex(file);
-  indexes.set(file, idx);
+function indexOf(base: string, file: string): ResultsIndex {
+  const key = `${base}\0${file}`;
+  let idx = indexes.get(key);
+  if (idx) indexes.delete(key);
+  else idx = new ResultsIndex(base, file);
+  indexes.set(key, idx);
   if (indexes.size > MAX_INDEXES) indexes.delete(indexes.keys().next().value!);
   return idx;
 }
 
-function subdirs(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'predictions')
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
+/** The rows of a results.jsonl of the run in `base` (none when it is missing or refused). */
+export function resultRows(base: string, file: string): TrajectoryRow[] {
+  return indexOf(base, file).all();
+}
+
+function subdirs(run: RunDir, dir: string): string[] {
+  return listInside(run.root, dir)
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'predictions')
+    .map((e) => e.name)
+    .sort();
 }
 
 function collect(run: RunDir, rel: string, depth: number, out: RolloutDirInfo[]): void {
   const abs = run.path(rel);
-  if (fs.existsSync(path.join(abs, 'results.jsonl'))) {
+  if (isFileInside(run.root, path.join(abs, 'results.jsonl'))) {
     const parts = rel.split('/');
     const leaf = parts.at(-1)!;
     const batch = parts.find((p) => /^batch_\d+$/.test(p));
     const epoch = /^(slow_update|meta_skill)$/.test(parts[0]!) ? /^epoch_(\d+)$/.exec(parts[1] ?? '') : null;
     const where = epoch ? `${parts[0] === 'slow_update' ? 'slow update' : 'meta skill'}, epoch ${Number(epoch[1])}: ` : '';
-    out.push({ dir: rel, label: `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`, count: indexOf(path.join(abs, 'results.jsonl')).all().length });
+    out.push({ dir: rel, label: `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`, count: resultRows(run.root, path.join(abs, 'results.jsonl')).length });
   }
   if (depth <= 0) return;
-  for (const d of subdirs(abs)) if (d !== 'topup') collect(run, `${rel}/${d}`, depth - 1, out);
+  for (const d of subdirs(run, abs)) if (d !== 'topup') collect(run, `${rel}/${d}`, depth - 1, out);
 }
 
 /** Rollout directories of a step, or of the run as a whole (baseline, tests, epoch boundaries). */
@@ -187,21 +226,24 @@ export function listRolloutDirs(run: RunDir, step?: number): RolloutDirInfo[] {
   const out: RolloutDirInfo[] = [];
   if (step !== undefined) {
     const rel = path.relative(run.root, run.step(step)).split(path.sep).join('/');
-    for (const d of subdirs(run.step(step))) collect(run, `${rel}/${d}`, 2, out);
+    for (const d of subdirs(run, run.step(step))) collect(run, `${rel}/${d}`, 2, out);
     return out;
   }
   for (const d of ['selection_eval_baseline', 'test_eval_baseline', 'test_eval', 'test_eval_final', 'final_selection_eval']) collect(run, d, 0, out);
   for (const group of ['slow_update', 'meta_skill']) {
-    for (const e of subdirs(run.path(group))) collect(run, `${group}/${e}`, 1, out);
+    for (const e of subdirs(run, run.path(group))) collect(run, `${group}/${e}`, 1, out);
   }
   return out;
 }
 
-/** The real path of a rollout directory named in a request; refused unless it lies inside the run. */
-function rolloutDir(runReal: string, rel: string): string {
+/** The index of a rollout directory named in a request; refused unless it and its results.jsonl lie inside the run. */
+function rolloutIndex(runReal: string, rel: string): ResultsIndex {
   const dir = resolveInside(runReal, rel, 'dir');
+  const index = indexOf(runReal, path.join(dir, 'results.jsonl'));
+  index.all();
+  if (index.problem) throw new HttpError(403, index.problem);
   if (!fs.existsSync(path.join(dir, 'results.jsonl'))) throw new HttpError(404, `no rollouts in ${rel} (it has no results.jsonl)`);
-  return dir;
+  return index;
 }
 
 export interface TrajectoryQuery {
@@ -227,8 +269,7 @@ export interface TrajectoryPage {
 
 export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQuery): TrajectoryPage {
   if (query.outcome && !['pass', 'fail', 'error'].includes(query.outcome)) throw new HttpError(400, `outcome must be pass, fail or error, not ${query.outcome}`);
-  const dir = rolloutDir(runReal, rel);
-  const index = indexOf(path.join(dir, 'results.jsonl'));
+  const index = rolloutIndex(runReal, rel);
   const all = index.all();
   const counts: Record<Outcome, number> = { pass: 0, fail: 0, error: 0 };
   const types: Record<string, number> = {};
@@ -240,7 +281,7 @@ export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQu
   const matches = all.filter(
     (r) =>
       (!query.outcome || r.outcome === query.outcome) &&
-      (!query.type || r.type === query.type) &&
+      (!query.type || r.type === (query.type === NO_TYPE ? '' : query.type)) &&
       (!q || [r.id, r.task, r.predicted, r.expected, r.fail_reason].some((f) => f?.toLowerCase().includes(q))),
   );
   const offset = Math.max(0, query.offset ?? 0);
@@ -253,6 +294,10 @@ export interface TrajectoryDetail {
   n: number;
   result: Record<string, unknown>;
   outcome: Outcome;
+  /** The expected answer, whatever the environment calls it. */
+  expected?: string;
+  /** '' when the result has no task type. */
+  type: string;
   /** The parsed conversation.json, or its text when it is not JSON. */
   conversation?: unknown;
   conversationNote?: string;
@@ -262,10 +307,9 @@ export interface TrajectoryDetail {
 
 /** One trajectory: its full result line (the `n`th of results.jsonl) and its conversation. */
 export function trajectoryDetail(runReal: string, rel: string, n: number): TrajectoryDetail {
-  const dir = rolloutDir(runReal, rel);
-  const result = indexOf(path.join(dir, 'results.jsonl')).result(n);
+  const result = rolloutIndex(runReal, rel).result(n);
   if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
-  const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), files: [] };
+  const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), expected: expectedOf(result), type: typeOf(result), files: [] };
   // skillopt keeps the conversation in the result line; the original, in a file per item.
   const inline = (result as { conversation?: unknown }).conversation;
   if (Array.isArray(inline)) {
@@ -279,13 +323,22 @@ export function trajectoryDetail(runReal: string, rel: string, n: number): Traje
     detail.conversationNote = `the item id ${JSON.stringify(result.id)} cannot name a directory safely; its conversation is not shown`;
     return detail;
   }
-  try {
-    detail.files = fs.readdirSync(predDir).filter((f) => !f.startsWith('.')).sort();
-  } catch {
+  detail.files = listInside(runReal, predDir)
+    .filter((e) => !e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort();
+  if (!detail.files.length) {
     detail.conversationNote = 'no conversation was saved for this item';
     return detail;
   }
-  const conv = readTextCapped(path.join(predDir, 'conversation.json'), MAX_CONVERSATION_BYTES);
+  let conv;
+  try {
+    conv = readTextCapped(runReal, path.join(predDir, 'conversation.json'), MAX_CONVERSATION_BYTES);
+  } catch (err) {
+    if (!(err instanceof HttpError)) throw err;
+    detail.conversationNote = err.message;
+    return detail;
+  }
   if (!conv) {
     detail.conversationNote = 'no conversation.json for this item';
     return detail;

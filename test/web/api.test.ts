@@ -108,12 +108,25 @@ describe('dashboard API on the fixture runs', () => {
   });
 
   it('shows a rejected step with the scores that rejected its edits', async () => {
+    const { body } = await get(`/api/step?${q({ run: '0/finished-run', step: 5 })}`);
+    assert.equal(body.gate.action, 'reject');
+    assert.deepEqual([body.gate.candidate, body.gate.atMost], [0.6667, undefined]);
+    assert.deepEqual([body.rejected.scoreBefore, body.rejected.scoreAfter], [0.8333, 0.6667]);
+    assert.equal(body.rejected.edits.length, 2);
+    assert.match(body.rejected.edits[1].content, /Spell out every number/);
+  });
+
+  it('gives the bound of a candidate rejected by a gate that stopped early', async () => {
     const { body } = await get(`/api/step?${q({ run: '0/finished-run', step: 2 })}`);
     assert.equal(body.gate.action, 'reject');
-    assert.deepEqual([body.rejected.scoreBefore, body.rejected.scoreAfter], [0.5, 0.3333]);
-    assert.equal(body.rejected.edits.length, 2);
+    // The engine records no candidate score then, only the bound, and the rollouts it took.
+    assert.deepEqual([body.gate.candidate, body.gate.atMost, body.gate.before], [null, 0.5, 0.5]);
+    assert.deepEqual([body.record.gate.rollouts_used, body.record.gate.rollouts_saved, body.record.gate.early_stopped], [3, 3, true]);
+    assert.deepEqual([body.rejected.scoreBefore, body.rejected.scoreAfter, body.rejected.scoreAfterAtMost], [0.5, undefined, 0.5]);
     assert.match(body.rejected.edits[0].content, /upper case/);
-    assert.deepEqual([body.gate.used, body.gate.saved], [4, 2]);
+    const { body: history } = await get(`/api/history?${q({ run: '0/finished-run' })}`);
+    const row = history.rows.find((r: Json) => r.step === 2);
+    assert.deepEqual([row.candidate_gate_score, row.candidate_gate_upper_bound], [null, 0.5], 'the chart gets the bound');
   });
 
   it('diffs the candidate against the current skill: applied edits added, skipped ones absent', async () => {
@@ -174,8 +187,25 @@ describe('dashboard API on the fixture runs', () => {
     assert.equal(step.body.gate.before, 0.6, 'without an event log the previous record gives the score before');
     const traj = await get(`/api/trajectory?${q({ run: '0/python-searchqa', dir: 'steps/step_0001/rollout', n: 0 })}`);
     assert.equal(traj.body.result.question.startsWith('Which river'), true);
-    assert.equal(traj.body.conversation[2].type, 'tool_call');
-    assert.deepEqual(traj.body.files, ['conversation.json', 'target_system_prompt.txt']);
+    assert.deepEqual(traj.body.conversation.map((m: Json) => m.type ?? m.role), ['message', 'system']);
+    assert.deepEqual(traj.body.files, ['conversation.json', 'target_system_prompt.txt', 'target_user_prompt.txt']);
+  });
+
+  it("shows the expected answer of the original's SearchQA (gold_answers) and its missing task type", async () => {
+    const dir = 'steps/step_0001/rollout';
+    const page = await get(`/api/trajectories?${q({ run: '0/python-searchqa', dir })}`);
+    const first = page.body.rows[0];
+    assert.deepEqual([first.id, first.expected, first.predicted, first.type], ['sq-101', 'thames', 'London', '']);
+    assert.deepEqual(page.body.types, { '': 10 });
+    const untyped = await get(`/api/trajectories?${q({ run: '0/python-searchqa', dir, type: '-' })}`);
+    assert.equal(untyped.body.matched, 10, "type=- selects the results without a task type");
+    const byAnswer = await get(`/api/trajectories?${q({ run: '0/python-searchqa', dir, q: 'philip k dick' })}`);
+    assert.deepEqual(byAnswer.body.rows.map((r: Json) => r.id), ['sq-102']);
+    const one = await get(`/api/trajectory?${q({ run: '0/python-searchqa', dir, n: 1 })}`);
+    assert.deepEqual([one.body.expected, one.body.type], ['philip k dick', '']);
+    // Several gold answers are shown one after the other; ours keep `expected`.
+    const ours = await get(`/api/trajectory?${q({ run: '0/finished-run', dir, n: 0 })}`);
+    assert.deepEqual([ours.body.expected, ours.body.type], ['31800.00', 'money']);
   });
 
   it('answers a missing run, a missing step and bad parameters with a clear message', async () => {

@@ -7,8 +7,10 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
 import { BIN, ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
-import { chromiumMissing, launchBrowser, screenshotPath } from './browser.ts';
+import { BROWSER_SKIP, launchBrowser, screenshotPath } from './browser.ts';
 import { copyFixture, finishStep, rewindToRunning } from './helpers.ts';
+
+const skip = BROWSER_SKIP;
 
 // The page's own objects, typed by what the tests read (this project compiles without the DOM library).
 interface Dataset {
@@ -26,6 +28,19 @@ interface ChartInfo {
   plotted: number;
   canvas: number;
   series: Record<string, number>;
+}
+
+/** The [step, value] points of one series of a chart. */
+async function seriesAt(page: Page, chart: string, label: string): Promise<[number, number][]> {
+  return page.$eval(
+    `[data-chart="${chart}"]`,
+    (el, label) => {
+      const u = (el as unknown as { _uplot: { data: (number | null)[][]; series: { label?: string }[] } })._uplot;
+      const i = u.series.findIndex((s) => s.label === label);
+      return u.data[0]!.flatMap((x, j) => (u.data[i]![j] == null ? [] : [[x, u.data[i]![j]] as [number, number]]));
+    },
+    label,
+  );
 }
 
 async function chartPoints(page: Page): Promise<Record<string, ChartInfo>> {
@@ -48,17 +63,24 @@ async function chartPoints(page: Page): Promise<Record<string, ChartInfo>> {
   );
 }
 
-describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
+describe('the dashboard in a browser', () => {
   const root = tmpDir('skillopt-web-browser-');
   copyFixture('finished-run', 'finished', root);
   const live = copyFixture('finished-run', 'live', root).dir;
   rewindToRunning(live, 3);
+  copyFixture('python-searchqa', 'python', root);
+  // A step whose training batch is a long list of rollouts.
+  const long = copyFixture('finished-run', 'long', root).dir;
+  const longResults = path.join(long, 'steps/step_0001/rollout/results.jsonl');
+  const first = JSON.parse(fs.readFileSync(longResults, 'utf8').split('\n')[0]!) as Record<string, unknown>;
+  fs.writeFileSync(longResults, Array.from({ length: 50 }, (_, i) => `${JSON.stringify({ ...first, id: `item-${String(i).padStart(2, '0')}` })}\n`).join(''));
   let dash: RunningDashboard;
   let browser: BrowserContext;
   let page: Page;
   const pageErrors: string[] = [];
 
   before(async () => {
+    if (skip) return;
     dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 100 });
     browser = await launchBrowser();
     page = await browser.newPage();
@@ -73,18 +95,20 @@ describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
     await dash?.close();
   });
 
-  it('lists the runs', async () => {
+  it('lists the runs', { skip }, async () => {
     await page.goto(dash.url);
     await page.waitForSelector('#runs tbody tr');
     const rows = await page.$$eval('#runs tbody tr', (trs) => trs.map((tr) => [(tr as unknown as Dataset).dataset.run, tr.querySelector('.badge')?.textContent]));
     assert.deepEqual(rows.sort(), [
       ['0/finished', 'finished'],
       ['0/live', 'running'],
+      ['0/long', 'finished'],
+      ['0/python', 'finished'],
     ]);
     assert.deepEqual(pageErrors, []);
   });
 
-  it('draws the charts of a run with one point per step', async () => {
+  it('draws the charts of a run with one point per step, a rejected candidate at its score or at its bound', { skip }, async (t) => {
     await page.goto(runUrl(dash, '0/finished'));
     await page.waitForSelector('[data-chart="gate"][data-points]');
     const charts = await chartPoints(page);
@@ -94,16 +118,25 @@ describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
       { scores: [7, 7], lr: [6, 6], tokens: [6, 6], cost: [6, 6], timing: [6, 6], gate: [6, 6] },
     );
     for (const [name, c] of Object.entries(charts)) assert.ok(c.canvas > 0, `${name} has a drawn canvas`);
-    assert.deepEqual([charts.scores!.series.accepted, charts.scores!.series.rejected, charts.scores!.series.skipped], [2, 3, 1]);
-    assert.equal(charts.scores!.series.best, 7);
+    const s = charts.scores!.series;
+    // Step 2's gate stopped early: its candidate has no score, only a bound (0.5), where its marker is.
+    assert.deepEqual([s.accepted, s.rejected, s['rejected (at most)'], s.skipped], [2, 2, 1, 1]);
+    assert.deepEqual(await seriesAt(page, 'scores', 'rejected (at most)'), [[2, 0.5]]);
+    assert.deepEqual(await seriesAt(page, 'scores', 'rejected'), [
+      [5, 0.6667],
+      [6, 0.8333],
+    ]);
+    assert.equal(s.best, 7);
     assert.equal(await page.locator('#steps tbody tr').count(), 6);
+    assert.equal(await page.locator('#steps tbody tr[data-step="2"] td:nth-child(5)').textContent(), '≤ 0.500');
     assert.equal(await page.locator('#tests tbody tr').count(), 6);
     assert.equal(await page.locator('#epochs tbody tr').count(), 2);
     await page.screenshot({ path: screenshotPath('dashboard-run.png'), fullPage: true });
+    t.diagnostic(`screenshot: ${screenshotPath('dashboard-run.png')}`);
     assert.deepEqual(pageErrors, []);
   });
 
-  it('adds a step to the charts and the step table without a reload', async () => {
+  it('adds a step to the charts and the step table without a reload', { skip }, async () => {
     await page.goto(runUrl(dash, '0/live'));
     await page.waitForSelector('[data-chart="scores"][data-points="4"]');
     assert.equal(await page.locator('#steps tbody tr').count(), 3);
@@ -117,7 +150,7 @@ describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  it("shows a step's applied edit in the diff of its candidate against the current skill", async () => {
+  it("shows a step's applied edit in the diff of its candidate against the current skill", { skip }, async () => {
     await page.goto(runUrl(dash, '0/finished', '/step/1'));
     await page.waitForSelector('#diff .diff .add');
     const applied = await page.$$eval('tr.edit[data-applied="1"] .content', (els) => els.map((e) => e.textContent));
@@ -132,10 +165,21 @@ describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  it('filters the rollouts of a step and opens a conversation', async () => {
+  it('shows the bound of a candidate whose gate stopped early', { skip }, async () => {
     await page.goto(runUrl(dash, '0/finished', '/step/2'));
     await page.waitForSelector('#rejected');
-    assert.match((await page.locator('#rejected').textContent()) ?? '', /0\.333.*not above 0\.500/);
+    assert.match((await page.locator('#rejected').textContent()) ?? '', /scored ≤ 0\.500 \(hard\) on the selection split \(stopped early after 3 of 6: it could no longer beat 0\.500/);
+    assert.match((await page.locator('.card', { hasText: 'Candidate (selection)' }).textContent()) ?? '', /≤ 0\.500stopped early after 3 of 6/);
+    await page.goto(runUrl(dash, '0/finished', '/step/5'));
+    await page.waitForSelector('#rejected[data-early="0"]');
+    assert.match((await page.locator('#rejected').textContent()) ?? '', /scored 0\.667 \(hard\) on the selection split, not above 0\.833/);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('filters the rollouts of a step and opens a conversation', { skip }, async () => {
+    await page.goto(runUrl(dash, '0/finished', '/step/2'));
+    await page.waitForSelector('#rejected[data-early="1"]');
+    await page.waitForSelector('#trajectories tbody tr');
     await page.click('button[data-outcome="fail"]');
     await page.waitForFunction(() => [...(globalThis as unknown as Doc).document.querySelectorAll('#trajectories tbody tr')].every((tr) => (tr as Dataset).dataset.outcome === 'fail'));
     assert.equal(await page.locator('#trajectories tbody tr').count(), 3);
@@ -148,7 +192,53 @@ describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  it('puts two runs on one chart', async () => {
+  it('shows only the page navigated to when the one before had not finished loading', { skip }, async () => {
+    await page.goto(runUrl(dash, '0/finished'));
+    await page.waitForSelector('#steps tbody tr');
+    // Step 3 is left as soon as its page starts loading.
+    await page.evaluate(async (hashes) => {
+      const g = globalThis as unknown as { location: { hash: string }; setTimeout(f: () => void, ms: number): void };
+      g.location.hash = hashes[0]!;
+      await new Promise<void>((resolve) => g.setTimeout(resolve, 0));
+      g.location.hash = hashes[1]!;
+    }, [runUrl(dash, '0/finished', '/step/3').split('#')[1]!, runUrl(dash, '0/finished', '/step/6').split('#')[1]!]);
+    await page.waitForSelector('#trajectories tbody tr');
+    await page.waitForLoadState('networkidle');
+    assert.deepEqual(await page.$$eval('h1', (els) => els.map((e) => e.textContent)), ['Step 6']);
+    assert.equal(await page.locator('#trajectories').count(), 1);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('brings a trajectory opened low in a long list into view', { skip }, async () => {
+    await page.goto(runUrl(dash, '0/long', '/step/1'));
+    await page.waitForSelector('#trajectories tbody tr[data-n="49"]');
+    await page.click('#trajectories tbody tr[data-n="49"]');
+    await page.waitForSelector('#trajectory-detail');
+    await page.waitForFunction(() => {
+      const g = globalThis as unknown as { innerHeight: number; document: { querySelector(s: string): { getBoundingClientRect(): { top: number; bottom: number } } | null } };
+      const box = g.document.querySelector('.trajectory')!.getBoundingClientRect();
+      return box.top >= 0 && box.top < g.innerHeight;
+    });
+    const detail = (await page.locator('.trajectory .row strong').textContent()) ?? '';
+    assert.equal(detail, 'item-49');
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it("shows the expected answer of the original's SearchQA and — for its missing task type", { skip }, async () => {
+    await page.goto(runUrl(dash, '0/python', '/step/1'));
+    await page.waitForSelector('#trajectories tbody tr');
+    const cells = await page.$$eval('#trajectories tbody tr:first-child td', (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual([cells[0], cells[2], cells[4], cells[5]], ['sq-101', '—', 'thames', 'London']);
+    await page.click('#trajectories tbody tr >> nth=0');
+    await page.waitForSelector('.conversation .msg');
+    const detail = (await page.locator('#trajectory-detail').textContent()) ?? '';
+    assert.match(detail, /Expectedthames/);
+    assert.match((await page.locator('.trajectory .row').textContent()) ?? '', /type —/);
+    assert.deepEqual(await page.$$eval('.conversation .msg .who', (els) => els.map((e) => e.textContent)), ['target, turn 1', 'system']);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('puts two runs on one chart', { skip }, async () => {
     await page.goto(`${dash.url}#/compare?runs=${encodeURIComponent('0/finished')},${encodeURIComponent('0/live')}`);
     await page.waitForSelector('[data-chart="compare"][data-points="6"]');
     const charts = await chartPoints(page);
@@ -159,7 +249,8 @@ describe('the dashboard in a browser', { skip: chromiumMissing() }, () => {
 
 const ENGINE = path.join(ROOT, 'src/engine/trainer.ts');
 
-describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? (fs.existsSync(ENGINE) ? undefined : 'the training engine (src/engine/trainer.ts) is not in this build') }, () => {
+describe('the dashboard on a sim run in progress', () => {
+  const skipSim = skip ?? (fs.existsSync(ENGINE) ? undefined : 'the training engine (src/engine/trainer.ts) is not in this build');
   const root = tmpDir('skillopt-web-sim-');
   let dash: RunningDashboard;
   let browser: BrowserContext;
@@ -167,6 +258,7 @@ describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? 
   let trainerLog = '';
 
   before(async () => {
+    if (skipSim) return;
     trainer = spawn(
       process.execPath,
       [BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', path.join(root, 'sim'), '--cfg-options', 'model.target.options.latency_ms=150'],
@@ -179,7 +271,7 @@ describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? 
   });
 
   after(async () => {
-    if (trainer.exitCode === null) {
+    if (trainer && trainer.exitCode === null) {
       const exited = new Promise((r) => trainer.once('exit', r));
       trainer.kill('SIGTERM');
       await exited;
@@ -188,7 +280,7 @@ describe('the dashboard on a sim run in progress', { skip: chromiumMissing() ?? 
     await dash?.close();
   });
 
-  it('follows the run live: new steps appear on the charts without a reload', async () => {
+  it('follows the run live: new steps appear on the charts without a reload', { skip: skipSim }, async () => {
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));

@@ -3,17 +3,20 @@
  * networking, no component updates, no sync), with a fresh profile.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 export const CHROMIUM = process.env.SKILLOPT_CHROMIUM ?? '/usr/bin/chromium';
-export const OUTPUT = path.join(ROOT, 'test-output');
+/** Screenshots of the browser tests, to look at after a run; under the system's temporary directory, never in the checkout. */
+export const SCREENSHOTS = path.join(os.tmpdir(), 'skillopt-screenshots');
 
-export function chromiumMissing(): string | undefined {
-  return fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does it)`;
-}
+/**
+ * Why the browser tests cannot run here, or undefined. Each browser test takes it as its own
+ * `skip` option, so that the test runner counts the tests as skipped.
+ */
+export const BROWSER_SKIP: string | undefined = fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does it)`;
 
 export async function launchBrowser(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(tmpDir('skillopt-chromium-'), {
@@ -25,6 +28,6 @@ export async function launchBrowser(): Promise<BrowserContext> {
 }
 
 export function screenshotPath(name: string): string {
-  fs.mkdirSync(OUTPUT, { recursive: true });
-  return path.join(OUTPUT, name);
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  return path.join(SCREENSHOTS, name);
 }

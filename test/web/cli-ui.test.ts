@@ -1,33 +1,39 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { describe, it } from 'node:test';
-import { BIN, ROOT, runCli } from '../helpers/cli.ts';
-import { FIXTURES } from './helpers.ts';
+import { runCli } from '../helpers/cli.ts';
+import { FIXTURES, startUiProcess } from './helpers.ts';
 
 describe('skillopt ui', () => {
   it('serves the runs of the given roots on loopback until stopped', async () => {
-    const child = spawn(process.execPath, [BIN, 'ui', '--runs', FIXTURES, '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stderr.on('data', (c) => (out += c));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const ui = await startUiProcess(['--runs', FIXTURES]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no URL printed: ${out}`)), 30_000);
-        child.stdout.on('data', (c) => {
-          out += c;
-          const m = /skillopt dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]!);
-          }
-        });
-      });
-      const body = (await (await fetch(`${url}api/runs`)).json()) as { runs: { id: string }[] };
+      assert.match(ui.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const body = (await (await fetch(`${ui.url}api/runs`)).json()) as { runs: { id: string }[] };
       assert.deepEqual(body.runs.map((r) => r.id).sort(), ['0/finished-run', '0/python-searchqa']);
     } finally {
-      child.kill('SIGTERM');
+      assert.equal(await ui.stop(), 0, 'stops cleanly on SIGTERM');
     }
-    assert.equal(await exited, 0, 'stops cleanly on SIGTERM');
+  });
+
+  it('answers the names given with --allowed-host, and says so when it listens on every address', async () => {
+    const ui = await startUiProcess(['--runs', FIXTURES, '--host', '0.0.0.0', '--allowed-host', 'a.example', '--allowed-host', 'b.example']);
+    const port = Number(new URL(ui.url).port);
+    const ask = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/api/ping', headers: { Host: host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      assert.deepEqual([await ask(`a.example:${port}`), await ask(`b.example:${port}`), await ask(`c.example:${port}`), await ask(`localhost:${port}`)], [200, 200, 403, 200]);
+      assert.match(ui.output(), /warning: the dashboard listens on 0\.0\.0\.0: .* answers requests addressed to this machine's addresses, a\.example, b\.example, localhost and loopback addresses only/);
+    } finally {
+      assert.equal(await ui.stop(), 0);
+    }
   });
 
   it('rejects a port that is not a number', () => {

@@ -10,9 +10,10 @@ describe('JsonlTail', () => {
   const lineOf = (line: unknown, at: { offset: number; length: number }) => ({ line, at });
 
   it('reads only what was appended, waits for an unfinished line, and knows where each line is', () => {
-    const file = path.join(tmpDir(), 'x.jsonl');
+    const base = fs.realpathSync(tmpDir());
+    const file = path.join(base, 'x.jsonl');
     fs.writeFileSync(file, '{"a":1}\n{"b":"é€"}\n{"c":');
-    const tail = new JsonlTail(file, lineOf);
+    const tail = new JsonlTail(base, file, lineOf);
     assert.deepEqual(tail.refresh().map((i) => i.line), [{ a: 1 }, { b: 'é€' }]);
     fs.appendFileSync(file, '3}\n');
     const items = tail.refresh();
@@ -23,9 +24,10 @@ describe('JsonlTail', () => {
   });
 
   it('counts lines that are not JSON or not accepted, and starts over when the file is replaced', () => {
-    const file = path.join(tmpDir(), 'x.jsonl');
+    const base = fs.realpathSync(tmpDir());
+    const file = path.join(base, 'x.jsonl');
     fs.writeFileSync(file, '{"n":1}\nnot json\n{"n":"two"}\n');
-    const tail = new JsonlTail(file, (l) => (typeof (l as { n: unknown }).n === 'number' ? l : undefined));
+    const tail = new JsonlTail(base, file, (l) => (typeof (l as { n: unknown }).n === 'number' ? l : undefined));
     assert.equal(tail.refresh().length, 1);
     assert.equal(tail.bad, 2);
     fs.writeFileSync(`${file}.new`, '{"n":5}\n');
@@ -37,11 +39,12 @@ describe('JsonlTail', () => {
   });
 
   it('reads a file larger than its read buffer, lines across the boundary included', () => {
-    const file = path.join(tmpDir(), 'big.jsonl');
+    const base = fs.realpathSync(tmpDir());
+    const file = path.join(base, 'big.jsonl');
     const lines = Array.from({ length: 40000 }, (_, i) => JSON.stringify({ i, pad: 'ü'.repeat(i % 50) }));
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
     assert.ok(fs.statSync(file).size > 2 * (1 << 20), "larger than two read buffers of 1 MiB");
-    const got = new JsonlTail(file, (l) => (l as { i: number }).i).refresh();
+    const got = new JsonlTail(base, file, (l) => (l as { i: number }).i).refresh();
     assert.equal(got.length, 40000);
     assert.ok(got.every((v, i) => v === i));
   });
@@ -49,8 +52,9 @@ describe('JsonlTail', () => {
 
 describe('CachedJson', () => {
   it('parses once per version of the file and says what is wrong with a bad one', () => {
-    const file = path.join(tmpDir(), 'h.json');
-    const cached = new CachedJson(file, z.array(z.number()), 'a list of numbers');
+    const base = fs.realpathSync(tmpDir());
+    const file = path.join(base, 'h.json');
+    const cached = new CachedJson(base, file, z.array(z.number()), 'a list of numbers');
     assert.equal(cached.value(), undefined);
     assert.equal(cached.problem(), undefined, 'a missing file is not a problem');
     fs.writeFileSync(file, '[1, 2]');

@@ -1,7 +1,8 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from '../helpers/cli.ts';
+import { BIN, ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 export const FIXTURES = path.join(ROOT, 'test/fixtures/runs');
@@ -57,4 +58,51 @@ export function finishStep(dir: string, step: number): void {
   fs.copyFileSync(path.join(FIXTURES, 'finished-run', 'skills', skill), path.join(dir, 'skills', skill));
   fs.renameSync(tmp, path.join(dir, 'history.json'));
   fs.appendFileSync(path.join(dir, 'events.jsonl'), `${JSON.stringify({ time: new Date().toISOString(), type: 'step_finished', step, epoch: 2, action: 'accept_new_best', current_score: 0.8333, best_score: 0.8333, seconds: 6.5 })}\n`);
+}
+
+export interface UiProcess {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed. */
+  output(): string;
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL if it is still there after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * `skillopt ui` in a process of its own, as a user starts it (a server that blocks cannot stall
+ * the test); resolves once it prints its address.
+ */
+export async function startUiProcess(args: string[]): Promise<UiProcess> {
+  const child = spawn(process.execPath, [BIN, 'ui', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = () => {
+      const m = /skillopt dashboard: (http:\/\/\S+\/)/.exec(out);
+      if (m) {
+        child.stdout!.off('data', onData);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((code) => reject(new Error(`skillopt ui exited (${code}) before serving:\n${out}`)));
+  });
+  return {
+    url,
+    child,
+    output: () => out,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 // The dashboard page: a hash router over the views, and the live-update stream that tells the
 // view on screen when its run's files changed.
-import { errorBox, put } from './util.js';
+import { errorBox, h, put } from './util.js';
 import { RunsView } from './runs-view.js';
 import { RunView } from './run-view.js';
 import { StepView } from './step-view.js';
@@ -33,15 +33,18 @@ async function render() {
   current?.unmount?.();
   current = pick(route);
   for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === (route.parts[0] === 'compare' ? 'compare' : 'runs'));
-  put(viewEl);
+  // Each page gets a box of its own: a page left before it finished loading fills its own
+  // (detached) box, never the next page's.
+  const box = h('div');
+  put(viewEl, box);
   if (!current) {
-    viewEl.append(errorBox({ status: 404, message: `no page at ${location.hash}` }));
+    box.append(errorBox({ status: 404, message: `no page at ${location.hash}` }));
     return;
   }
   try {
-    await current.mount(viewEl);
+    await current.mount(box);
   } catch (err) {
-    put(viewEl, errorBox(err));
+    put(box, errorBox(err));
   }
 }
 

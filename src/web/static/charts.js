@@ -66,7 +66,7 @@ function epochPlugin(getLines) {
 
 /**
  * A chart in `parent`. spec: { title, yLabel, y2Label?, series: [{ label, color, kind: 'line' |
- * 'points' | 'bars', scale?: 'y2', dash?, fmt? }], stacked?: bool, yRange?: [min, max] }.
+ * 'points' | 'bars', scale?: 'y2', dash?, hollow? (points), fmt? }], stacked?: bool, yRange?: [min, max] }.
  */
 export function createChart(parent, spec) {
   const box = h('div.chart', { dataset: { chart: spec.id ?? spec.title } }, h('div.title', spec.title));
@@ -83,7 +83,7 @@ export function createChart(parent, spec) {
     const base = { label: s.label, stroke: s.color, scale: s.scale ?? 'y', spanGaps: true };
     const value = spec.stacked ? (_u, _v, _si, idx) => (idx == null ? '—' : fmtY(raw[i]?.[idx] ?? null)) : (_u, v) => fmtY(v);
     if (s.kind === 'points') {
-      series.push({ ...base, value, width: 0, paths: () => null, points: { show: true, size: s.size ?? 9, fill: s.color, stroke: s.color, width: 1 } });
+      series.push({ ...base, value, width: 0, paths: () => null, points: { show: true, size: s.size ?? 9, fill: s.hollow ? '#fff' : s.color, stroke: s.color, width: s.hollow ? 2 : 1 } });
     } else if (s.kind === 'bars' || spec.stacked) {
       series.push({ ...base, value, fill: `${s.color}cc`, width: 0, paths: uPlot.paths.bars({ size: [0.7, 40], gap: 1 }), points: { show: false } });
     } else {

@@ -27,6 +27,8 @@ import {
   debounce,
   errorBox,
   put,
+  candidateScore,
+  earlyStopText,
 } from './util.js';
 
 const PAGE = 50;
@@ -150,6 +152,8 @@ export class RunView {
         { label: 'best', color: COLORS.best, kind: 'line', width: 2.5 },
         { label: 'accepted', color: COLORS.accept, kind: 'points' },
         { label: 'rejected', color: COLORS.reject, kind: 'points' },
+        // The gate stopped once a reject was certain: the marker sits at the most the candidate could have scored.
+        { label: 'rejected (at most)', color: COLORS.reject, kind: 'points', hollow: true },
         { label: 'skipped', color: COLORS.skip, kind: 'points', size: 7 },
       ],
     });
@@ -196,6 +200,7 @@ export class RunView {
         (base !== null ? [base] : []).concat(val((r) => r.best_score)),
         pad(val((r) => (accepted(r.action) ? (r.candidate_gate_score ?? r.current_score) : null))),
         pad(val((r) => (r.action === 'reject' ? r.candidate_gate_score : null))),
+        pad(val((r) => (r.action === 'reject' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null))),
         pad(val((r) => (r.action.startsWith('skip') ? r.current_score : null))),
       ],
       lines,
@@ -406,7 +411,7 @@ export class RunView {
             h('td.num', r.epoch),
             h('td', actionBadge(r.action)),
             h('td.num', score(r.rollout_hard)),
-            h('td.num', score(r.candidate_gate_score)),
+            h('td.num', { title: earlyStopText(r) ?? '' }, candidateScore(r)),
             h('td.num', score(r.current_score)),
             h('td.num', score(r.best_score)),
             h('td.num', r.edit_budget ?? '—'),

@@ -3,7 +3,7 @@
 // them, the diff of the candidate against the current skill, and the step's rollouts.
 import { DiffPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
-import { api, h, isNum, score, secs, int, usd, actionBadge, badge, stepTokens, stepCost, runLink, debounce, put } from './util.js';
+import { api, h, isNum, score, secs, int, usd, actionBadge, badge, stepTokens, stepCost, runLink, debounce, put, candidateScore, earlyStopText } from './util.js';
 
 export class StepView {
   constructor(runId, step, query) {
@@ -67,7 +67,7 @@ export class StepView {
     return h(
       'div.cards',
       card('Train batch', score(r.rollout_hard), isNum(r.rollout_soft) ? `soft ${score(r.rollout_soft)} · ${r.rollout_n ?? '?'} items` : null),
-      card('Candidate (selection)', score(r.candidate_gate_score), r.gate_metric ? `metric ${r.gate_metric}` : null),
+      card('Candidate (selection)', candidateScore(r), [earlyStopText(r), r.gate_metric && `metric ${r.gate_metric}`].filter(Boolean).join(' · ') || null),
       card('Current → best', `${score(r.current_score)} / ${score(r.best_score)}`, isNum(r.best_step) ? `best from step ${r.best_step}` : null),
       card('Learning rate', r.edit_budget ?? '—', `${r.n_edits_merged ?? '—'} merged → ${r.n_edits_ranked ?? '—'} ranked`),
       card('Gate rollouts', r.gate ? `${r.gate.rollouts_used} used` : '—', r.gate ? `${r.gate.rollouts_saved} saved${r.gate.early_stopped ? ' (stopped early)' : ''}` : null),
@@ -83,11 +83,16 @@ export class StepView {
     const metric = g.metric ? ` (${g.metric})` : '';
     if (g.action === 'reject') {
       const before = rejected?.scoreBefore ?? g.before;
+      const atMost = g.atMost ?? rejected?.scoreAfterAtMost;
       const after = rejected?.scoreAfter ?? g.candidate;
+      const scored = isNum(atMost)
+        ? `the candidate scored ≤ ${score(atMost)}${metric} on the selection split (${earlyStopText(view.record) ?? 'stopped early'}: it could no longer beat ${score(before)} for the current skill)`
+        : `the candidate scored ${score(after)}${metric} on the selection split, not above ${score(before)} for the current skill`;
       return h(
         'div.callout#rejected',
+        { dataset: { early: isNum(atMost) ? '1' : '0' } },
         h('strong', 'Rejected by the gate: '),
-        `the candidate scored ${score(after)}${metric} on the selection split, not above ${score(before)} for the current skill; the current skill stays.`,
+        `${scored}; the current skill stays.`,
         rejected?.edits?.length
           ? [
               h('div.sub', 'Rejected edits (kept in the step buffer so later reflections avoid them):'),

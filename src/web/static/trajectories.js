@@ -4,6 +4,9 @@
 import { api, h, debounce, errorBox, score, put } from './util.js';
 
 const LIMIT = 50;
+/** The type filter that selects results without a task type (the server's NO_TYPE), shown as —. */
+const NO_TYPE = '-';
+const typeLabel = (t) => t || '—';
 
 export class TrajectoryBrowser {
   constructor(runId, dirs, initialDir) {
@@ -23,7 +26,7 @@ export class TrajectoryBrowser {
     this.typeSel = h('select', { onchange: (e) => this.set({ type: e.target.value, offset: 0 }) });
     const q = h('input', { type: 'search', placeholder: 'search id, task, answers', oninput: (e) => ((this.state.q = e.target.value), (this.state.offset = 0), this.search()) });
     this.listEl = h('div');
-    this.detailEl = h('div.panel', h('div.sub', 'Select a trajectory to see its conversation.'));
+    this.detailEl = h('div.panel.trajectory', h('div.sub', 'Select a trajectory to see its conversation.'));
     el.append(
       h('div.trajectories', h('div.filters', this.dirSel, this.outcomeEl, this.typeSel, q), h('div.split', h('div.panel', this.listEl), this.detailEl)),
     );
@@ -51,7 +54,7 @@ export class TrajectoryBrowser {
       h('option', { value: '' }, 'all task types'),
       Object.entries(page.types)
         .sort()
-        .map(([t, n]) => h('option', { value: t, selected: t === s.type }, `${t} (${n})`)),
+        .map(([t, n]) => h('option', { value: t || NO_TYPE, selected: (t || NO_TYPE) === s.type }, `${typeLabel(t)} (${n})`)),
     );
     const rows = page.rows.map((r) =>
       h(
@@ -59,7 +62,7 @@ export class TrajectoryBrowser {
         { dataset: { n: r.n, outcome: r.outcome }, onclick: (e) => this.open(r.n, e.currentTarget) },
         h('td.mono', r.id, r.sample ? h('span.sub', ` #${r.sample}`) : null),
         h('td', h('span', { class: `badge ${r.outcome}` }, r.outcome)),
-        h('td', r.type),
+        h('td', typeLabel(r.type)),
         h('td', { title: r.task ?? '' }, clip(r.task, 80)),
         h('td.mono', { title: r.expected ?? '' }, clip(r.expected, 40)),
         h('td.mono', { title: r.predicted ?? '' }, clip(r.predicted, 40)),
@@ -98,11 +101,12 @@ export class TrajectoryBrowser {
     const kv = (k, v) => (v === undefined || v === null || v === '' ? [] : [h('div.k', k), h('div', typeof v === 'string' ? h('pre', v) : h('pre', JSON.stringify(v, null, 2)))]);
     const fileView = h('div');
     put(this.detailEl, 
-      h('div.row', h('strong.mono', r.id), h('span', { class: `badge ${t.outcome}` }, t.outcome), h('span.sub', `hard ${score(r.hard)} · soft ${score(r.soft)}${r.task_type ? ` · ${r.task_type}` : ''}`)),
+      h('div.row', h('strong.mono', r.id), h('span', { class: `badge ${t.outcome}` }, t.outcome), h('span.sub', `hard ${score(r.hard)} · soft ${score(r.soft)} · type ${typeLabel(t.type)}`)),
       h(
         'div.kv#trajectory-detail',
         ...kv('Task', r.task ?? r.question ?? r.task_description),
-        ...kv('Expected', r.expected ?? r.reference_answer ?? r.reference_text),
+        ...kv('Expected', t.expected),
+        ...kv('Reference', r.reference_text),
         ...kv('Predicted', r.predicted_answer ?? r.answer),
         ...kv('Fail reason', r.fail_reason),
         ...kv('Feedback', r.feedback),
@@ -122,6 +126,8 @@ export class TrajectoryBrowser {
           )
         : null,
     );
+    // Opened from low in a long list, the detail would be off screen.
+    this.detailEl.scrollIntoView({ block: 'nearest' });
   }
 
   async showFile(path, into) {
@@ -155,6 +161,7 @@ export function renderConversation(conv) {
     list.map((m) => {
       if (m && typeof m === 'object') {
         if (m.type === 'tool_call') return h('div.msg.tool', h('div.who', 'tool call'), h('pre', `$ ${m.cmd ?? ''}\n${text(m.obs ?? '')}`));
+        if (m.type === 'message' && !('role' in m)) return h('div.msg.assistant', h('div.who', `target${m.turn ? `, turn ${m.turn}` : ''}`), h('pre', text(m.content ?? '')));
         if ('action' in m && 'env_feedback' in m) {
           return h('div.msg.tool', h('div.who', `step ${m.step ?? ''}`), m.reasoning ? h('pre.sub', text(m.reasoning)) : null, h('pre', `> ${text(m.action)}\n${text(m.env_feedback)}`));
         }

@@ -62,6 +62,19 @@ export async function api(path, params = {}) {
 
 export const isNum = (x) => typeof x === 'number' && Number.isFinite(x);
 export const score = (x) => (isNum(x) ? x.toFixed(3) : '—');
+/** A step's candidate score; when the gate stopped early, the bound it could not exceed. */
+export function candidateScore(r) {
+  if (isNum(r?.candidate_gate_score)) return score(r.candidate_gate_score);
+  return isNum(r?.candidate_gate_upper_bound) ? `≤ ${score(r.candidate_gate_upper_bound)}` : '—';
+}
+
+/** "stopped early after 16 of 30" from a step record's gate counts. */
+export function earlyStopText(r) {
+  const g = r?.gate;
+  if (!g?.early_stopped) return null;
+  return isNum(g.rollouts_used) && isNum(g.rollouts_saved) ? `stopped early after ${g.rollouts_used + (g.cache_hits ?? 0)} of ${g.rollouts_used + g.rollouts_saved}` : 'stopped early';
+}
+
 export const pct = (x) => (isNum(x) ? `${(x * 100).toFixed(1)}%` : '—');
 
 export function int(x) {
