@@ -2,8 +2,9 @@
  * Codex (`codex exec --json`). The skill goes to `.agents/skills/<name>/SKILL.md` (or
  * `AGENTS.md`). Commands run in Codex's own sandbox under a permission profile that lets them
  * read only the system's minimal paths, Codex's own binaries and the workspace (writing only
- * there with `allow_writes`), with no network; approvals are off, web search is off. The home is
- * a fresh CODEX_HOME with the user's `auth.json` linked in; `CODEX_API_KEY` passes through.
+ * there with `allow_writes`), with no network; approvals, web search, plugins, connected apps and
+ * browser or computer use are off. The home is a fresh CODEX_HOME with the user's `auth.json`
+ * linked in; `CODEX_API_KEY` passes through.
  */
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -81,6 +82,12 @@ export class CodexHarness extends CliHarness {
       web_search: 'disabled',
       'analytics.enabled': false,
       check_for_update_on_startup: false,
+      // Nothing that reaches past the workspace: plugin sync, connected apps, the browser, the desktop.
+      'features.plugins': false,
+      'features.remote_plugin': false,
+      'features.apps': false,
+      'features.browser_use': false,
+      'features.computer_use': false,
       default_permissions: 'skillopt',
       'permissions.skillopt.filesystem': filesystem,
       ...(s.reasoningEffort ? { model_reasoning_effort: s.reasoningEffort } : {}),
