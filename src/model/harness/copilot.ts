@@ -6,8 +6,8 @@
  * other rollouts' workspaces are), no tool that needs approval (nobody is there to give it), no
  * built-in MCP servers, no questions to the user. With `base_url` it runs offline against that
  * endpoint (Copilot's custom-provider mode). The home is a fresh COPILOT_HOME holding a copy of
- * the user's `config.json` (where Copilot keeps which account is logged in); the token itself is
- * in the system keychain, or in COPILOT_GITHUB_TOKEN / GH_TOKEN / GITHUB_TOKEN, or `gh`'s login.
+ * the user's `config.json` (the accounts Copilot remembers, and their token where no system
+ * keychain holds it); else the login is COPILOT_GITHUB_TOKEN / GH_TOKEN / GITHUB_TOKEN or `gh`'s.
  */
 import os from 'node:os';
 import path from 'node:path';

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { CallFailure } from '../../../src/model/failure.ts';
 import { ClaudeCodeHarness } from '../../../src/model/harness/claude-code.ts';
@@ -85,6 +86,19 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
     assert.match(res.trace!.steps[0]!.output!, /permission/);
     assert.ok(res.trace!.errors.some((e) => e.startsWith('permission denied: Bash')));
     fs.rmSync(answers.dir, { recursive: true });
+  });
+
+  test("the user's login carries over to the per-run home, and nothing else of theirs does", async () => {
+    const server = await serve(() => ({ text: '<answer>42</answer>' }));
+    const s = settings(server.url, { env: {} });
+    const userHome = path.join(s.environment.HOME!, '.claude');
+    fs.mkdirSync(path.join(userHome, 'skills', 'their-skill'), { recursive: true });
+    fs.writeFileSync(path.join(userHome, '.credentials.json'), JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-their-login', refreshToken: 'sk-ant-ort01-x', expiresAt: Date.now() + 3_600_000, scopes: ['user:inference'], subscriptionType: 'pro' } }));
+    fs.writeFileSync(path.join(userHome, 'CLAUDE.md'), 'THEIR-OWN-INSTRUCTIONS');
+    fs.writeFileSync(path.join(userHome, 'skills', 'their-skill', 'SKILL.md'), '---\nname: their-skill\ndescription: THEIR-OWN-SKILL\n---\nx');
+    await new HarnessChatModel(new ClaudeCodeHarness(s), MODEL).complete(REQUEST);
+    assert.equal(server.turns[0]!.request.headers.authorization, 'Bearer sk-ant-oat01-their-login');
+    assert.doesNotMatch(server.turns[0]!.text, /THEIR-OWN-INSTRUCTIONS|THEIR-OWN-SKILL/);
   });
 
   test('a refused login stops at the first 401 instead of ten retries, and says how to log in', async () => {

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { CallFailure } from '../../../src/model/failure.ts';
 import { CodexHarness } from '../../../src/model/harness/codex.ts';
@@ -95,6 +96,20 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
     for (const t of server.turns) assert.doesNotMatch(t.text, new RegExp(answers.secret));
     assert.equal(res.trace!.steps[0]!.ok, false);
     fs.rmSync(answers.dir, { recursive: true });
+  });
+
+  test("the user's login carries over to the per-run home, and nothing else of theirs does", async () => {
+    const server = await serve(() => ({ text: '<answer>42</answer>' }));
+    const settings = harnessSettings({ path: cliPath('codex'), baseUrl: '' });
+    const userHome = path.join(settings.environment.HOME!, '.codex');
+    fs.mkdirSync(path.join(userHome, 'skills', 'their-skill'), { recursive: true });
+    fs.writeFileSync(path.join(userHome, 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-their-login', tokens: null, last_refresh: null }));
+    fs.writeFileSync(path.join(userHome, 'AGENTS.md'), 'THEIR-OWN-INSTRUCTIONS');
+    fs.writeFileSync(path.join(userHome, 'skills', 'their-skill', 'SKILL.md'), '---\nname: their-skill\ndescription: THEIR-OWN-SKILL\n---\nx');
+    const provider = { model_provider: 'login', 'model_providers.login.name': 'login', 'model_providers.login.base_url': `${server.url}/v1`, 'model_providers.login.wire_api': 'responses', 'model_providers.login.requires_openai_auth': true };
+    await new HarnessChatModel(new CodexHarness(settings, provider), MODEL).complete(REQUEST);
+    assert.equal(server.turns[0]!.request.headers.authorization, 'Bearer sk-their-login');
+    assert.doesNotMatch(server.turns[0]!.text, /THEIR-OWN-INSTRUCTIONS|THEIR-OWN-SKILL/);
   });
 
   test('a refused login stops at the first 401, says how to log in, and is not retried', async () => {
