@@ -22,8 +22,16 @@ export function missingCli(name: 'codex' | 'claude' | 'copilot'): string | false
   return fs.existsSync(cliPath(name)) ? false : `${name} is not installed (npm ci installs it)`;
 }
 
+const made: string[] = [];
+process.once('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh folder under the temp directory, removed when the test process exits. */
 export function tempDir(prefix: string): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`)));
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`)));
+  made.push(dir);
+  return dir;
 }
 
 /** The environment a test runs a CLI with: PATH, a HOME of its own, and the shared cache. */

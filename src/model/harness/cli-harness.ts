@@ -93,8 +93,12 @@ export abstract class CliHarness implements AgentHarness {
       ...(run.signal ? { signal: run.signal } : {}),
       onLine: (line) => reader.line(line),
     });
-    if (proc.aborted) throw new CallFailure(`${this.cli.title}: the run was stopped`, 'timeout');
-    return reader.finish(proc, run);
+    try {
+      if (proc.aborted) throw new CallFailure(`${this.cli.title}: the run was stopped`, 'timeout');
+      return reader.finish(proc, run);
+    } finally {
+      reader.dispose?.();
+    }
   }
 }
 

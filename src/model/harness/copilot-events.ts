@@ -93,9 +93,12 @@ export class CopilotEvents implements EventReader {
     }
   }
 
+  dispose(): void {
+    fs.rmSync(this.usageFile, { force: true });
+  }
+
   finish(proc: ProcessResult, run: AgentRun): AgentOutcome {
     const usage = copilotUsage(this.usageFile);
-    fs.rmSync(this.usageFile, { force: true });
     if (this.fatal) throw this.fatal;
     if (proc.timedOut || proc.spawnError) throw processFailure(this.cli, proc, this.timeoutMs);
     if (this.sessionError) throw reportedFailure(this.cli, this.sessionError.message, this.sessionError.status);

@@ -41,4 +41,6 @@ export interface EventReader {
   /** One stdout line; 'stop' when the run cannot succeed any more (a refused login). */
   line(text: string): void | 'stop';
   finish(proc: ProcessResult, run: AgentRun): AgentOutcome;
+  /** Removes what the run left outside its workspace (called whether or not `finish` was). */
+  dispose?(): void;
 }

@@ -135,7 +135,8 @@ describe('copilot --output-format json', () => {
     const dir = tempDir('skillopt-test-usage');
     const usage = path.join(dir, 'usage.json');
     fs.copyFileSync(path.join(FIXTURES, 'copilot/rollout.usage.json'), usage);
-    const { outcome } = read(new CopilotEvents(COPILOT_CLI, usage), 'copilot/rollout.jsonl');
+    const reader = new CopilotEvents(COPILOT_CLI, usage);
+    const { outcome } = read(reader, 'copilot/rollout.jsonl');
     assert.equal(outcome!.text, '<answer>42</answer>');
     assert.deepEqual(outcome!.usage, { input: 360, output: 24, cached: 60, reasoning: 0 });
     assert.equal(outcome!.trace.sessionId, '57082de7-d70f-4e86-b885-38068e200d05');
@@ -147,7 +148,8 @@ describe('copilot --output-format json', () => {
       ],
     );
     assert.match(outcome!.trace.steps[1]!.output!, /Permission denied/);
-    assert.equal(fs.existsSync(usage), false, 'the usage report is removed once read');
+    reader.dispose();
+    assert.equal(fs.existsSync(usage), false, 'the usage report is removed');
   });
 
   test('an authentication error stops the run and is fatal', () => {
