@@ -32,6 +32,9 @@ export function requestKey(modelId: string, req: ChatRequest, extra: Record<stri
     sample: req.sample ?? 0,
     // The simulator answers from the structured payload, so it is part of the identity there.
     meta: modelId.startsWith('sim:') ? (req.meta ?? null) : null,
+    // Only agent targets read these; present only when set, so other requests keep their keys.
+    ...(req.skill !== undefined ? { skill: req.skill } : {}),
+    ...(req.workspaceFiles?.length ? { workspaceFiles: req.workspaceFiles } : {}),
   };
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
 }

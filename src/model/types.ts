@@ -4,6 +4,7 @@
  * ledger) answers it.
  */
 import type { ZodType } from 'zod';
+import type { AgentTrace } from './harness/trace.ts';
 
 export type Role = 'target' | 'optimizer' | 'judge';
 
@@ -40,6 +41,15 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** A file an agent target finds in its workspace: given as text, or copied from a local path. */
+export interface WorkspaceFile {
+  /** Where it goes, relative to the workspace. */
+  path: string;
+  content?: string;
+  /** A local file or directory to copy. */
+  source?: string;
+}
+
 export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
 
 export interface ChatRequest {
@@ -59,6 +69,13 @@ export interface ChatRequest {
   sample?: number;
   /** The structured payload the prompt was rendered from; read by the simulator only. */
   meta?: unknown;
+  /**
+   * The skill this request runs under, as it appears in `system`. Chat models ignore it; an
+   * agent target installs it where the agent reads skills and takes it out of the prompt.
+   */
+  skill?: string;
+  /** Files an agent target puts in its workspace (documents, data); chat models ignore them. */
+  workspaceFiles?: WorkspaceFile[];
   signal?: AbortSignal;
 }
 
@@ -89,11 +106,18 @@ export interface ChatResponse {
   from?: 'provider' | 'cache' | 'journal';
   /** Cost in USD; null when the price of the model is unknown. */
   costUsd?: number | null;
+  /** What an agent target did (tools, files, errors); absent for chat models. */
+  trace?: AgentTrace;
 }
 
 export interface ChatModel {
   /** `backend:model`, stable: it is part of cache keys and score-cache keys. */
   readonly id: string;
+  /**
+   * An agent that runs its own tools in a workspace (Codex, Claude Code, …): envs give it their
+   * documents as `workspaceFiles` instead of running a tool loop of their own.
+   */
+  readonly agentic?: boolean;
   complete(req: ChatRequest): Promise<ChatResponse>;
 }
 

@@ -110,7 +110,7 @@ function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['
   return body;
 }
 
-function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
+export function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const output: any[] = [];
   if (reply.text !== undefined) {
     output.push({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
@@ -136,7 +136,7 @@ function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Re
   };
 }
 
-function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
+export function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const content: any[] = [];
   if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
   for (const c of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
@@ -160,7 +160,7 @@ function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Re
   };
 }
 
-function errorBody(wire: Wire, status: number, message: string, code?: string, param?: string): unknown {
+export function errorBody(wire: Wire, status: number, message: string, code?: string, param?: string): unknown {
   if (wire === 'anthropic') {
     const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
     return { type: 'error', error: { type, message } };

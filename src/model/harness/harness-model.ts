@@ -1,0 +1,70 @@
+/**
+ * An agent harness as a `ChatModel`, so it sits behind the same stack as every backend (pool,
+ * rate limits, retries, ledger, budget, cache) and every env works through it unchanged. Each
+ * call gets a fresh workspace: the request's skill installed where the agent reads skills (and
+ * taken out of the prompt), the task as `task.md`, its images and workspace files; the agent runs
+ * there, its final message is the reply text, with usage, cost and a compact trace.
+ */
+import type { Price } from '../../config/schema.ts';
+import { costOf } from '../prices.ts';
+import { validReply } from '../structured.ts';
+import type { ChatModel, ChatRequest, ChatResponse } from '../types.ts';
+import { agentPrompt } from './prompt.ts';
+import { installSkill, type SkillInstall } from './skill-install.ts';
+import type { AgentHarness } from './types.ts';
+import { createWorkspace } from './workspace.ts';
+
+export interface HarnessModelOptions {
+  /** The backend name, for the model id: 'codex_exec'. */
+  backend: string;
+  /** '' = the CLI's default model. */
+  model: string;
+  skillInstall: SkillInstall;
+  skillName: string;
+  skillDescription: string;
+  /** Per-run limit (ms); the scheduler's per-call timeout also ends a run. */
+  timeoutMs?: number;
+  /** For the cost when the CLI reports none. */
+  price?: Price;
+  /** Keep each workspace after the run (to look at what the agent saw). */
+  keepWorkspace?: boolean;
+}
+
+export class HarnessChatModel implements ChatModel {
+  readonly id: string;
+  readonly agentic = true;
+  /** What shapes the answers beyond the request, for the response-cache key. */
+  readonly settings: Record<string, unknown>;
+
+  constructor(
+    private readonly harness: AgentHarness,
+    private readonly o: HarnessModelOptions,
+  ) {
+    this.id = `${o.backend}:${o.model || 'default'}`;
+    this.settings = { agent: harness.name, skill_install: o.skillInstall, skill_name: o.skillName, skill_description: o.skillDescription };
+  }
+
+  async complete(req: ChatRequest): Promise<ChatResponse> {
+    const started = performance.now();
+    const skill = installSkill(req.skill ?? '', this.harness.layout, this.o.skillInstall, this.o.skillName, this.o.skillDescription);
+    const prompt = agentPrompt(req, skill.promptText, (req.workspaceFiles ?? []).map((f) => f.path));
+    const workspace = createWorkspace(this.harness.name, [...skill.files, { path: 'task.md', content: prompt.taskFile }, ...prompt.attachments.map((a) => ({ path: a.path, content: a.bytes }))], req.workspaceFiles ?? []);
+    try {
+      const out = await this.harness.run({
+        workspace: workspace.dir,
+        prompt: prompt.prompt,
+        images: prompt.attachments.map((a) => a.path),
+        ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
+        ...(req.signal ? { signal: req.signal } : {}),
+      });
+      const res: ChatResponse = { text: out.text, usage: out.usage, latencyMs: performance.now() - started, from: 'provider', costUsd: out.costUsd ?? costOf(out.usage, this.o.price), trace: out.trace };
+      if (req.schema) {
+        const parsed = validReply(req.schema, out.text);
+        if (parsed.ok) res.parsed = parsed.value;
+      }
+      return res;
+    } finally {
+      if (!this.o.keepWorkspace) workspace.remove();
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Where an agent reads a skill, and the skill as that file. Two ways in, which reach the model
+ * differently: a skill folder (`<dir>/<name>/SKILL.md`) is listed to the model by its name and
+ * description, and its body arrives only when the agent opens the file; an instructions file
+ * (`AGENTS.md`, `CLAUDE.md`, `.github/copilot-instructions.md`) is sent in full with the first
+ * request. `skill` mode installs the folder and tells the agent in the prompt to read it first
+ * (the skill as deployed, plus one read per rollout); `instructions` writes the instructions file
+ * only; `both` does both.
+ */
+import { fill, loadPrompt } from '../../engine/prompts.ts';
+
+export type SkillInstall = 'skill' | 'instructions' | 'both';
+
+export interface SkillLayout {
+  /** Folder of skills, relative to the workspace: '.agents/skills'. */
+  skillsDir: string;
+  /** The instructions file sent in full: 'AGENTS.md'. */
+  instructionsFile: string;
+}
+
+export interface InstalledSkill {
+  /** Workspace-relative files to write. */
+  files: { path: string; content: string }[];
+  /** What replaces the skill's text in the prompt. */
+  promptText: string;
+}
+
+const FRONT_MATTER = /^---\r?\n[\s\S]*?\r?\n---\r?\n?/;
+
+/** The skill as a SKILL.md: its own front matter when it has one, else `name` and `description`. */
+export function skillMarkdown(skill: string, name: string, description: string): string {
+  const body = skill.trim();
+  if (FRONT_MATTER.test(body)) return `${body}\n`;
+  return `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n\n${body}\n`;
+}
+
+export function installSkill(skill: string, layout: SkillLayout, mode: SkillInstall, name: string, description: string): InstalledSkill {
+  if (!skill.trim()) return { files: [], promptText: '' };
+  const skillPath = `${layout.skillsDir}/${name}/SKILL.md`;
+  const files: InstalledSkill['files'] = [];
+  if (mode !== 'instructions') files.push({ path: skillPath, content: skillMarkdown(skill, name, description) });
+  if (mode !== 'skill') files.push({ path: layout.instructionsFile, content: `${skill.trim()}\n` });
+  // With the instructions file the agent already has the text; otherwise it must open the file.
+  const promptText =
+    mode === 'skill'
+      ? fill(loadPrompt('agents/skill_pointer'), { path: skillPath }).trim()
+      : fill(loadPrompt('agents/skill_in_instructions'), { file: layout.instructionsFile }).trim();
+  return { files, promptText };
+}

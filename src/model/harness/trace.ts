@@ -1,0 +1,136 @@
+/**
+ * What an agent did in one run, kept small: the tools it called (name, a one-line summary of the
+ * input, whether it failed), the workspace files it touched, and the errors it reported. It goes
+ * into the rollout's record and, as `traceText`, into what the optimizer reads.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface ToolStep {
+  tool: string;
+  /** The call's input in one line (a command, a path, a pattern), cut to a readable length. */
+  input: string;
+  /** False when the tool reported a failure or was refused. */
+  ok: boolean;
+  /** The start of the tool's output or error, one line. */
+  output?: string;
+}
+
+export interface AgentTrace {
+  /** Which CLI ran: 'codex', 'claude-code', 'copilot', 'cursor'. */
+  agent: string;
+  /** The CLI's own session or thread id. */
+  sessionId?: string;
+  /** The model the CLI reported using. */
+  model?: string;
+  steps: ToolStep[];
+  /** Workspace-relative paths the agent read or wrote through its tools. */
+  files: string[];
+  /** Errors the CLI reported (refusals, failed requests), in order. */
+  errors: string[];
+  /** Model requests the CLI made, where it says. */
+  turns?: number;
+  durationMs: number;
+  exitCode: number | null;
+}
+
+const ONE_LINE = 160;
+
+export function oneLine(text: string, max = ONE_LINE): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The trace as a few lines for the optimizer: what was called, on which files, what went wrong. */
+export function traceText(trace: AgentTrace, maxSteps = 20): string {
+  const lines: string[] = [];
+  const shown = trace.steps.slice(0, maxSteps);
+  shown.forEach((s, i) => lines.push(`${i + 1}. ${s.tool}${s.input ? ` ${s.input}` : ''}${s.ok ? '' : ' [failed]'}${!s.ok && s.output ? `: ${s.output}` : ''}`));
+  if (trace.steps.length > shown.length) lines.push(`… ${trace.steps.length - shown.length} more tool calls`);
+  if (trace.steps.length === 0) lines.push('(no tool calls)');
+  if (trace.files.length) lines.push(`files: ${trace.files.join(', ')}`);
+  for (const e of trace.errors.slice(0, 3)) lines.push(`error: ${e}`);
+  return lines.join('\n');
+}
+
+/**
+ * Workspace files named in the tools' inputs (paths, or words of a command that are files in
+ * the workspace), as workspace-relative paths in order of first mention. Read after the run,
+ * before the workspace is removed.
+ */
+export function filesNamed(inputs: string[], workspace: string): string[] {
+  const found = new Set<string>();
+  for (const input of inputs) {
+    for (const token of input.split(/[\s"'`=,;|<>()]+/)) {
+      if (!token || token.length > 500) continue;
+      const abs = path.resolve(workspace, token);
+      if (abs !== workspace && !abs.startsWith(workspace + path.sep)) continue;
+      try {
+        if (fs.statSync(abs).isFile()) found.add(path.relative(workspace, abs));
+      } catch {
+        // not a file of the workspace
+      }
+    }
+  }
+  return [...found];
+}
+
+/** Builds a trace as a reader goes through a stream: tool calls by id, their failures, errors. */
+export class TraceRecorder {
+  sessionId?: string;
+  model?: string;
+  turns?: number;
+  readonly steps: ToolStep[] = [];
+  readonly errors: string[] = [];
+  private readonly byId = new Map<string, ToolStep>();
+  private readonly inputs: string[] = [];
+
+  /** A tool call; `input` whole (its paths name the files), shown on one line. */
+  call(id: string | undefined, tool: string, input: string): void {
+    const step: ToolStep = { tool, input: oneLine(input), ok: true };
+    this.inputs.push(input);
+    this.steps.push(step);
+    if (id !== undefined) this.byId.set(id, step);
+  }
+
+  /** The call `id` failed or was refused. */
+  failed(id: string | undefined, output: string): void {
+    const step = id === undefined ? undefined : this.byId.get(id);
+    if (!step) return;
+    step.ok = false;
+    step.output = oneLine(output);
+  }
+
+  /** A step known complete from one event (no separate result). */
+  done(tool: string, input: string, ok: boolean, output?: string): void {
+    this.call(undefined, tool, input);
+    if (!ok) {
+      const step = this.steps[this.steps.length - 1]!;
+      step.ok = false;
+      if (output !== undefined) step.output = oneLine(output);
+    }
+  }
+
+  /** Files a tool named (an edit's paths) without a step of their own. */
+  touched(paths: string[]): void {
+    this.inputs.push(...paths);
+  }
+
+  error(message: string): void {
+    this.errors.push(oneLine(message));
+  }
+
+  build(agent: string, workspace: string, durationMs: number, exitCode: number | null): AgentTrace {
+    return {
+      agent,
+      ...(this.sessionId ? { sessionId: this.sessionId } : {}),
+      ...(this.model ? { model: this.model } : {}),
+      steps: this.steps,
+      files: filesNamed(this.inputs, workspace),
+      errors: this.errors,
+      ...(this.turns !== undefined ? { turns: this.turns } : {}),
+      durationMs: Math.round(durationMs),
+      exitCode,
+    };
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The fresh folder an agent works in for one rollout, under the system temp directory: the task,
+ * its attachments and documents, and the skill where that agent reads skills. Nothing else goes
+ * in (never an answer or a split file), and the folder is removed when the run ends.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FatalModelError, type WorkspaceFile } from '../types.ts';
+
+export interface Workspace {
+  dir: string;
+  remove(): void;
+}
+
+/** `rel` inside `dir`, or an error: workspace paths are relative and stay inside. */
+function inside(dir: string, rel: string): string {
+  const target = path.resolve(dir, rel);
+  if (path.isAbsolute(rel) || !target.startsWith(dir + path.sep)) throw new FatalModelError(`workspace file '${rel}' must be a relative path inside the workspace`);
+  return target;
+}
+
+export function writeInto(dir: string, rel: string, content: string | Uint8Array): void {
+  const target = inside(dir, rel);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.writeFileSync(target, content);
+}
+
+function copyInto(dir: string, file: WorkspaceFile): void {
+  const target = inside(dir, file.path);
+  if (!fs.existsSync(file.source!)) throw new FatalModelError(`workspace file '${file.path}': its source ${file.source} does not exist`);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.cpSync(file.source!, target, { recursive: true, dereference: true });
+}
+
+export function createWorkspace(prefix: string, files: { path: string; content: string | Uint8Array }[], copies: WorkspaceFile[] = []): Workspace {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `skillopt-${prefix}-`)));
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    for (const f of files) writeInto(dir, f.path, f.content);
+    for (const f of copies) {
+      if (f.source !== undefined) copyInto(dir, f);
+      else writeInto(dir, f.path, f.content ?? '');
+    }
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return { dir, remove };
+}
