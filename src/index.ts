@@ -17,8 +17,8 @@ export { Ledger } from './model/ledger.ts';
 export type { Env, EnvFactory, Item, Splits, Trajectory, RolloutContext } from './envs/types.ts';
 export { registerEnv, getEnvFactory, envNames } from './envs/registry.ts';
 
-export { runTraining, type RunOptions } from './engine/run.ts';
-export { runEvaluation, type EvalOptions, type EvalSummary } from './engine/evaluate.ts';
+export { runTraining, type RunOptions } from './app/train.ts';
+export { runEvaluation, type EvalOptions, type EvalSummary } from './eval/evaluate.ts';
 export { materialize, registerMaterializer, type Materializer } from './envs/materialize.ts';
 export type { TrainOutcome } from './engine/trainer.ts';
 export { buildRoleModels, type RoleModels } from './model/stack.ts';

@@ -6,13 +6,13 @@ import type { RoleModels } from '../model/stack.ts';
 import type { EventLog } from '../run/events.ts';
 import type { RunDir } from '../run/layout.ts';
 import type { HistoryRecord } from '../run/records.ts';
-import type { OptimizerContext } from './ask.ts';
-import type { Schedule } from './data.ts';
-import type { LrScheduler } from './lr.ts';
+import type { OptimizerContext } from './optimizer/ask.ts';
+import type { Schedule } from './batches.ts';
+import type { LrScheduler } from './lr-schedulers.ts';
 import type { LrControl, PairPolicy } from './modes.ts';
-import type { StepBufferEntry, UpdateMode } from './protocol.ts';
-import type { ScoreCache } from './score-cache.ts';
-import type { GateScoring } from './scoring.ts';
+import type { StepBufferEntry, UpdateMode } from '../protocol/optimizer.ts';
+import type { ScoreCache } from './scoring/score-cache.ts';
+import type { GateScoring } from './scoring/metrics.ts';
 
 export interface RunContext {
   config: Config;

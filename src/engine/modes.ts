@@ -1,5 +1,5 @@
 /** The original's spellings of modes and policies, normalised. */
-import type { UpdateMode } from './protocol.ts';
+import type { UpdateMode } from '../protocol/optimizer.ts';
 
 export function updateMode(raw: string): UpdateMode {
   const v = raw.trim().toLowerCase();

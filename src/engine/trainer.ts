@@ -4,15 +4,15 @@
  * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
  * split. Each stage is one call into its module.
  */
-import { budgetExceeded, type BudgetStop } from './budget.ts';
+import { budgetExceeded, type BudgetStop } from './stopping/budget-limits.ts';
 import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
-import { planEpoch } from './data.ts';
-import { epochBoundary } from './epoch-boundary.ts';
-import { activeMetaSkill } from './meta-skill.ts';
-import { finalEvaluation } from './final.ts';
-import { buildScheduler } from './lr.ts';
-import { scoreOnSelection } from './selection.ts';
-import { persistState, readResumeState, restoreStepBuffer } from './state.ts';
+import { planEpoch } from './batches.ts';
+import { epochBoundary } from './epoch/boundary.ts';
+import { activeMetaSkill } from './epoch/meta-skill.ts';
+import { finalEvaluation } from './final-evaluation.ts';
+import { buildScheduler } from './lr-schedulers.ts';
+import { scoreOnSelection } from './stages/selection-eval.ts';
+import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
 import { trainStep } from './step.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
 import { FatalModelError, InfraError, type ChatModel, type ChatRequest } from '../../src/model/types.ts';
 import { unitHash } from '../../src/util/random.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decide, rejectIsCertain } from '../../src/engine/gate.ts';
-import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring.ts';
+import { decide, rejectIsCertain } from '../../src/engine/stages/gate.ts';
+import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring/metrics.ts';
 import { Rng } from '../../src/util/random.ts';
 
 const state = (current: number, best: number, bestStep = 0) => ({ currentScore: current, bestScore: best, bestStep });

@@ -8,7 +8,7 @@ import { BIN, ROOT, runCli } from '../helpers/cli.ts';
 import { readEvents } from '../../src/run/events.ts';
 import { Rng } from '../../src/util/random.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { UserError } from '../../src/errors.ts';
 import { buildBackendModel } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatModel } from '../../src/model/types.ts';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { materialize } from '../../src/envs/materialize.ts';
 import '../../src/envs/materializers.ts';
 import { unitHash } from '../../src/util/random.ts';

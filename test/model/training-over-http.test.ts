@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { SimEnv, SimEnvOptions } from '../../src/envs/sim/env.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';

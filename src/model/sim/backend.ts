@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { OptimizerMeta } from '../../engine/protocol.ts';
+import type { OptimizerMeta } from '../../protocol/optimizer.ts';
 import { countTokens } from '../../skill/document.ts';
 import { APPENDIX_END, APPENDIX_START } from '../../skill/regions.ts';
 import { Rng, seedFrom } from '../../util/random.ts';

@@ -5,7 +5,7 @@
  * rule, but sometimes words it too vaguely, over-generalises into a harmful directive, or adds
  * advice that only makes the skill longer; the gate has something to reject.
  */
-import type { ComparisonPair, OptimizerMeta, Suggestion, TrajectoryView, UpdateItem, UpdateMode } from '../../engine/protocol.ts';
+import type { ComparisonPair, OptimizerMeta, Suggestion, TrajectoryView, UpdateItem, UpdateMode } from '../../protocol/optimizer.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
 import { stripProtectedRegions } from '../../skill/regions.ts';
 import { Rng } from '../../util/random.ts';

@@ -4,9 +4,10 @@
  * changes priority. A merge starts as soon as the analyst calls of its group are done. A merge
  * call that fails or returns something unusable falls back to concatenation, with a warning.
  */
-import { ask, type OptimizerContext } from './ask.ts';
-import { fill, loadPrompt, metaSkillBlock, outputFormat } from './prompts.ts';
-import { PAYLOAD, patchReplySchema, type UpdateItem } from './protocol.ts';
+import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { fill, loadPrompt } from '../../prompt-files.ts';
+import { metaSkillBlock, outputFormat } from '../optimizer/prompts.ts';
+import { PAYLOAD, patchReplySchema, type UpdateItem } from '../../protocol/optimizer.ts';
 
 export interface Merged {
   reasoning: string;

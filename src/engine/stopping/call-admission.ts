@@ -4,7 +4,7 @@
  * model error does (nothing of the unfinished step is committed). The calls already in flight
  * finish and are recorded by the ledger, so a resume replays them instead of paying again.
  */
-import { FatalModelError, type ChatModel } from '../model/types.ts';
+import { FatalModelError, type ChatModel } from '../../model/types.ts';
 
 export class RunInterrupted extends FatalModelError {
   override name = 'RunInterrupted';

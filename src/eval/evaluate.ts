@@ -15,8 +15,8 @@ import type { Config, RoleConfig } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { canonicalSplit } from '../envs/data/splits.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
-import { evalMarkdown } from '../eval/report.ts';
-import { meanInterval, pairedTest, type Interval, type PairedTest } from '../eval/stats.ts';
+import { evalMarkdown } from './report.ts';
+import { meanInterval, pairedTest, type Interval, type PairedTest } from './stats.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
 import { ModelStack } from '../model/stack.ts';
 import type { ChatModel } from '../model/types.ts';
@@ -26,10 +26,10 @@ import { EventLog } from '../run/events.ts';
 import { attachConsoleReporter } from '../run/reporter.ts';
 import { skillHash } from '../skill/document.ts';
 import { didYouMean } from '../util/suggest.ts';
-import { firstN } from './data.ts';
-import { rollout } from './rollout.ts';
-import { buildEnv } from './run.ts';
-import { ScoreCache } from './score-cache.ts';
+import { firstN } from '../engine/batches.ts';
+import { rollout } from '../engine/stages/rollout.ts';
+import { buildEnv } from '../app/train.ts';
+import { ScoreCache } from '../engine/scoring/score-cache.ts';
 
 export interface EvalOptions {
   loaded: LoadedConfig;

@@ -7,12 +7,12 @@
  */
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
-import type { Env, Item, Trajectory } from '../envs/types.ts';
-import { UserError } from '../errors.ts';
-import { FatalModelError, InfraError, type ChatModel } from '../model/types.ts';
-import { writeFileAtomic } from '../run/atomic.ts';
-import { skillHash } from '../skill/document.ts';
-import type { ScoreCache } from './score-cache.ts';
+import type { Env, Item, Trajectory } from '../../envs/types.ts';
+import { UserError } from '../../errors.ts';
+import { FatalModelError, InfraError, type ChatModel } from '../../model/types.ts';
+import { writeFileAtomic } from '../../run/atomic.ts';
+import { skillHash } from '../../skill/document.ts';
+import type { ScoreCache } from '../scoring/score-cache.ts';
 
 export interface RolloutJob {
   env: Env;

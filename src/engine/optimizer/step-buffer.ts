@@ -4,8 +4,8 @@
  * again what the gate just rejected. It starts empty at each epoch; on resume it is rebuilt
  * from the epoch's `trajectory_digest.json` files.
  */
-import type { Trajectory } from '../envs/types.ts';
-import type { StepBufferEntry, UpdateItem } from './protocol.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
 
 export function isFailure(t: Pick<Trajectory, 'hard' | 'error'>): boolean {
   return !t.error && !(t.hard >= 1e-9);

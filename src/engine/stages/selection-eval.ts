@@ -4,12 +4,12 @@
  * hardest first (those the current skill failed) and evaluation stops as soon as the candidate
  * cannot beat the bar: the decision is the one a full evaluation would give.
  */
-import type { Trajectory } from '../envs/types.ts';
-import { skillHash } from '../skill/document.ts';
-import type { RunContext } from './context.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import { skillHash } from '../../skill/document.ts';
+import type { RunContext } from '../context.ts';
 import { rejectIsCertain } from './gate.ts';
 import { rollout, writeRolloutDir } from './rollout.ts';
-import { computeScore, gateBonus, gateScore, itemMetric } from './scoring.ts';
+import { computeScore, gateBonus, gateScore, itemMetric } from '../scoring/metrics.ts';
 
 export interface SelectionScore {
   trajectories: (Trajectory | undefined)[];

@@ -3,12 +3,12 @@
  * changes help this skill, used in analyst, merge, ranking and learning-rate prompts from the
  * next epoch on. The skill itself never contains them.
  */
-import { readJson } from '../run/atomic.ts';
-import { comparePairs, epochEndSkill, savePairs } from './comparison.ts';
-import type { RunContext } from './context.ts';
-import { round } from './context.ts';
-import { writeEpochNote } from './epoch-notes.ts';
-import type { ComparisonPair } from './protocol.ts';
+import { readJson } from '../../run/atomic.ts';
+import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
+import type { RunContext } from '../context.ts';
+import { round } from '../context.ts';
+import { writeEpochNote } from './note-writer.ts';
+import type { ComparisonPair } from '../../protocol/optimizer.ts';
 
 /** The optimizer notes in force for `epoch`: the latest ones written at an earlier boundary. */
 export function activeMetaSkill(ctx: RunContext, epoch: number): string {

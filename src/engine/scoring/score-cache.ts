@@ -8,9 +8,9 @@
  * run's `blobs/`; memory holds each entry as its compact line and reads the blobs back on a hit.
  */
 import { z } from 'zod';
-import type { Trajectory } from '../envs/types.ts';
-import { AppendFile, jsonLines } from '../run/atomic.ts';
-import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../run/blobs.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import { AppendFile, jsonLines } from '../../run/atomic.ts';
+import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../../run/blobs.ts';
 
 const LineSchema = z
   .object({

@@ -1,6 +1,6 @@
 /** How a trajectory reads in the optimizer's prompts (reference §7.3). */
-import type { ConversationEntry, Trajectory } from '../envs/types.ts';
-import type { TrajectoryView } from './protocol.ts';
+import type { ConversationEntry, Trajectory } from '../../envs/types.ts';
+import type { TrajectoryView } from '../../protocol/optimizer.ts';
 
 function line(entry: ConversationEntry): string {
   if ('cmd' in entry) return `[action] ${entry.cmd}\n[obs]    ${entry.obs}`;

@@ -1,6 +1,6 @@
 /** Scores of a set of rollouts, and their projection onto the gate's metric. */
-import type { Trajectory } from '../envs/types.ts';
-import { stripProtectedRegions } from '../skill/regions.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import { stripProtectedRegions } from '../../skill/regions.ts';
 
 export type GateMetric = 'hard' | 'soft' | 'mixed';
 

@@ -1,6 +1,6 @@
 /** Limits on what a run may spend; checked at step boundaries. */
-import type { Config } from '../config/schema.ts';
-import type { Totals } from '../model/ledger.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Totals } from '../../model/ledger.ts';
 
 export interface BudgetStop {
   /** The limit reached, e.g. `budget.max_calls`. */

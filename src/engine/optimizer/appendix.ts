@@ -4,11 +4,11 @@
  * them. The current score is not re-measured for this change.
  */
 import path from 'node:path';
-import { appendToAppendix, extractAppendixNotes, replaceAppendix } from '../skill/regions.ts';
+import { appendToAppendix, extractAppendixNotes, replaceAppendix } from '../../skill/regions.ts';
 import { ask } from './ask.ts';
-import type { RunContext, TrainState } from './context.ts';
-import { loadPrompt } from './prompts.ts';
-import { ConsolidateReplySchema } from './protocol.ts';
+import type { RunContext, TrainState } from '../context.ts';
+import { loadPrompt } from '../../prompt-files.ts';
+import { ConsolidateReplySchema } from '../../protocol/optimizer.ts';
 
 export async function consolidateNotes(ctx: RunContext, notes: string[]): Promise<string[]> {
   const reply = await ask(ctx.opt, {

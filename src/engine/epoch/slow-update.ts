@@ -5,18 +5,18 @@
  * applies it again instead of redoing it.
  */
 import path from 'node:path';
-import { readJson } from '../run/atomic.ts';
-import { pad2 } from '../run/layout.ts';
-import { countTokens, skillHash } from '../skill/document.ts';
-import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../skill/regions.ts';
-import { comparePairs, epochEndSkill, savePairs } from './comparison.ts';
-import type { RunContext, SkillState, TrainState } from './context.ts';
-import { round } from './context.ts';
-import { writeEpochNote } from './epoch-notes.ts';
-import { decide } from './gate.ts';
-import { countCategories } from './pairs.ts';
-import type { ComparisonPair } from './protocol.ts';
-import { scoreOnSelection } from './selection.ts';
+import { readJson } from '../../run/atomic.ts';
+import { pad2 } from '../../run/layout.ts';
+import { countTokens, skillHash } from '../../skill/document.ts';
+import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../../skill/regions.ts';
+import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
+import type { RunContext, SkillState, TrainState } from '../context.ts';
+import { round } from '../context.ts';
+import { writeEpochNote } from './note-writer.ts';
+import { decide } from '../stages/gate.ts';
+import { countCategories } from './comparison-pairs.ts';
+import type { ComparisonPair } from '../../protocol/optimizer.ts';
+import { scoreOnSelection } from '../stages/selection-eval.ts';
 
 interface StateAfter {
   current: SkillState;

@@ -7,14 +7,15 @@
  */
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
-import type { Trajectory } from '../envs/types.ts';
-import { toJson, writeFileAtomic } from '../run/atomic.ts';
-import { pad3 } from '../run/layout.ts';
-import { ask, type OptimizerContext } from './ask.ts';
-import { fill, loadPrompt, metaSkillBlock, outputFormat } from './prompts.ts';
-import { PAYLOAD, analystReplySchema, type Patch, type StepBufferEntry, type UpdateItem } from './protocol.ts';
-import { isFailure } from './step-buffer.ts';
-import { renderTrajectory, trajectoryView } from './trajectory-text.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import { toJson, writeFileAtomic } from '../../run/atomic.ts';
+import { pad3 } from '../../run/layout.ts';
+import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { fill, loadPrompt } from '../../prompt-files.ts';
+import { metaSkillBlock, outputFormat } from '../optimizer/prompts.ts';
+import { PAYLOAD, analystReplySchema, type Patch, type StepBufferEntry, type UpdateItem } from '../../protocol/optimizer.ts';
+import { isFailure } from '../optimizer/step-buffer.ts';
+import { renderTrajectory, trajectoryView } from '../optimizer/trajectory-text.ts';
 
 export interface AnalystResult {
   source: 'failure' | 'success';

@@ -3,14 +3,14 @@
  * and the current epoch's skill, rolled out and paired.
  */
 import path from 'node:path';
-import type { Item, Trajectory } from '../envs/types.ts';
-import { Rng } from '../util/random.ts';
-import type { RunContext } from './context.ts';
-import { sampleTrain } from './data.ts';
-import { buildPairs, keepByPolicy, slimPairs } from './pairs.ts';
-import type { ComparisonPair } from './protocol.ts';
-import { rollout } from './rollout.ts';
-import { computeScore } from './scoring.ts';
+import type { Item, Trajectory } from '../../envs/types.ts';
+import { Rng } from '../../util/random.ts';
+import type { RunContext } from '../context.ts';
+import { sampleTrain } from '../batches.ts';
+import { buildPairs, keepByPolicy, slimPairs } from './comparison-pairs.ts';
+import type { ComparisonPair } from '../../protocol/optimizer.ts';
+import { rollout } from '../stages/rollout.ts';
+import { computeScore } from '../scoring/metrics.ts';
 
 const present = (ts: (Trajectory | undefined)[]) => ts.filter((t): t is Trajectory => t !== undefined);
 

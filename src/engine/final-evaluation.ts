@@ -11,10 +11,10 @@ import { sumUsage } from '../model/ledger.ts';
 import type { Summary } from '../run/records.ts';
 import { skillHash } from '../skill/document.ts';
 import { elapsedSeconds, round, type RunContext, type TrainState } from './context.ts';
-import { rollout } from './rollout.ts';
-import { computeScore } from './scoring.ts';
-import { scoreOnSelection } from './selection.ts';
-import { persistState } from './state.ts';
+import { rollout } from './stages/rollout.ts';
+import { computeScore } from './scoring/metrics.ts';
+import { scoreOnSelection } from './stages/selection-eval.ts';
+import { persistState } from './checkpoint.ts';
 
 export interface Bucket {
   total: number;

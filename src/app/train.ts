@@ -26,13 +26,13 @@ import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
-import { Admission, RunInterrupted } from './admission.ts';
-import type { RunContext } from './context.ts';
-import { firstN, schedule } from './data.ts';
-import { lrControl, pairPolicy, updateMode } from './modes.ts';
+import { Admission, RunInterrupted } from '../engine/stopping/call-admission.ts';
+import type { RunContext } from '../engine/context.ts';
+import { firstN, schedule } from '../engine/batches.ts';
+import { lrControl, pairPolicy, updateMode } from '../engine/modes.ts';
 import { trainingChanges } from './resume-check.ts';
-import { ScoreCache } from './score-cache.ts';
-import { train, type TrainOutcome } from './trainer.ts';
+import { ScoreCache } from '../engine/scoring/score-cache.ts';
+import { train, type TrainOutcome } from '../engine/trainer.ts';
 
 export interface RunOptions {
   loaded: LoadedConfig;

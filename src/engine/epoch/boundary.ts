@@ -2,11 +2,11 @@
  * The epoch boundary: the slow update (momentum), then the meta skill (optimizer state), both
  * from the same comparison of this epoch's skill with the previous epoch's.
  */
-import { pad2 } from '../run/layout.ts';
-import type { RunContext, TrainState } from './context.ts';
+import { pad2 } from '../../run/layout.ts';
+import type { RunContext, TrainState } from '../context.ts';
 import { metaSkill } from './meta-skill.ts';
 import { slowUpdate } from './slow-update.ts';
-import { persistState } from './state.ts';
+import { persistState } from '../checkpoint.ts';
 
 export async function epochBoundary(ctx: RunContext, state: TrainState, epoch: number): Promise<void> {
   if (state.boundariesDone >= epoch) return;

@@ -9,8 +9,8 @@ import { readJson } from '../run/atomic.ts';
 import { skillHash } from '../skill/document.ts';
 import { pad4 } from '../run/layout.ts';
 import type { HistoryRecord, RuntimeState } from '../run/records.ts';
-import type { StepBufferEntry } from './protocol.ts';
-import { scoreOnSelection } from './selection.ts';
+import type { StepBufferEntry } from '../protocol/optimizer.ts';
+import { scoreOnSelection } from './stages/selection-eval.ts';
 import { elapsedSeconds, round, type RunContext, type TrainState } from './context.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';

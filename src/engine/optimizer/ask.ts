@@ -5,10 +5,10 @@
  * unknown model) and, above all, a bug of ours, which must not pass for a model's bad day.
  */
 import type { z } from 'zod';
-import { CallFailure } from '../model/failure.ts';
-import { StructuredOutputError, completeJson } from '../model/structured.ts';
-import { InfraError, type ChatModel, type ReasoningEffort } from '../model/types.ts';
-import type { UpdateMode } from './protocol.ts';
+import { CallFailure } from '../../model/failure.ts';
+import { StructuredOutputError, completeJson } from '../../model/structured.ts';
+import { InfraError, type ChatModel, type ReasoningEffort } from '../../model/types.ts';
+import type { UpdateMode } from '../../protocol/optimizer.ts';
 
 export interface OptimizerContext {
   optimizer: ChatModel;

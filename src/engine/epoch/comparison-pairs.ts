@@ -2,11 +2,11 @@
  * Longitudinal comparison at an epoch boundary: the same training items under the previous and
  * the current epoch's skill, paired and put in four categories (reference §13.5, §13.6).
  */
-import type { Item, Trajectory } from '../envs/types.ts';
-import type { ComparisonPair, PairCategory, PairSide } from './protocol.ts';
-import type { PairPolicy } from './modes.ts';
-import { isFailure } from './step-buffer.ts';
-import { renderConversation } from './trajectory-text.ts';
+import type { Item, Trajectory } from '../../envs/types.ts';
+import type { ComparisonPair, PairCategory, PairSide } from '../../protocol/optimizer.ts';
+import type { PairPolicy } from '../modes.ts';
+import { isFailure } from '../optimizer/step-buffer.ts';
+import { renderConversation } from '../optimizer/trajectory-text.ts';
 
 const show = (v: unknown) => (v === undefined || v === null ? 'N/A' : typeof v === 'string' ? v : JSON.stringify(v));
 

@@ -5,12 +5,12 @@
  * merged complete candidate. Rewrites keep the current protected regions whatever the model
  * wrote, and a candidate over the token limit is not used.
  */
-import { countTokens } from '../skill/document.ts';
-import { applyEdits, type Edit, type EditReport } from '../skill/edits.ts';
-import { keepProtectedRegions } from '../skill/regions.ts';
-import { ask, type OptimizerContext } from './ask.ts';
-import { loadPrompt } from './prompts.ts';
-import { RewriteReplySchema, type SkillCandidate, type Suggestion, type UpdateItem } from './protocol.ts';
+import { countTokens } from '../../skill/document.ts';
+import { applyEdits, type Edit, type EditReport } from '../../skill/edits.ts';
+import { keepProtectedRegions } from '../../skill/regions.ts';
+import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { loadPrompt } from '../../prompt-files.ts';
+import { RewriteReplySchema, type SkillCandidate, type Suggestion, type UpdateItem } from '../../protocol/optimizer.ts';
 
 export interface UpdateResult {
   /** The candidate skill, or undefined when no usable candidate came out (the step is skipped). */

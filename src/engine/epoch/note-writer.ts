@@ -4,10 +4,10 @@
  * (optimizer state). Each revises the previous one in the light of the comparison.
  */
 import { z } from 'zod';
-import { ask, type OptimizerContext } from './ask.ts';
-import { comparisonText } from './pairs.ts';
-import { loadPrompt } from './prompts.ts';
-import type { ComparisonPair } from './protocol.ts';
+import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { comparisonText } from './comparison-pairs.ts';
+import { loadPrompt } from '../../prompt-files.ts';
+import type { ComparisonPair } from '../../protocol/optimizer.ts';
 
 interface NoteKind {
   purpose: 'slow_update' | 'meta_skill';

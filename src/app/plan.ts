@@ -202,9 +202,9 @@ export function formatPlan(plan: Plan): string {
 export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
   const { config } = loaded;
   const [{ buildEnv }, { loadSkill, countTokens }, { loadPrompt }, { resolveConfigPath }] = await Promise.all([
-    import('./run.ts'),
+    import('./train.ts'),
     import('../skill/document.ts'),
-    import('./prompts.ts'),
+    import('../prompt-files.ts'),
     import('../util/paths.ts'),
   ]);
   const { splits } = await buildEnv(loaded);
