@@ -9,6 +9,7 @@
  * The sim's own answers cost CPU too; they are measured apart and subtracted, so the last line
  * is the orchestration's own cost per call.
  */
+import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

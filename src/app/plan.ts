@@ -9,6 +9,10 @@
 import type { LoadedConfig } from '../config/load.ts';
 import type { Config, Price } from '../config/schema.ts';
 import { costOf, priceOf } from '../model/prices.ts';
+import { loadPrompt } from '../prompt-files.ts';
+import { countTokens, loadSkill } from '../skill/document.ts';
+import { resolveConfigPath } from '../util/paths.ts';
+import { buildEnv } from './env.ts';
 
 export interface PlanInput {
   config: Config;
@@ -201,12 +205,6 @@ export function formatPlan(plan: Plan): string {
 /** The planner's input for a config: the env's splits (loaded, not run), the skill and the prompts, measured. */
 export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
   const { config } = loaded;
-  const [{ buildEnv }, { loadSkill, countTokens }, { loadPrompt }, { resolveConfigPath }] = await Promise.all([
-    import('./train.ts'),
-    import('../skill/document.ts'),
-    import('../prompt-files.ts'),
-    import('../util/paths.ts'),
-  ]);
   const { splits } = await buildEnv(loaded);
   const sample = [...splits.train.slice(0, 50), ...splits.val.slice(0, 25)];
   const itemTokens = sample.length ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length) : 0;

@@ -14,8 +14,7 @@ import { preflight } from '../config/preflight.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
-import { createEnv } from '../envs/registry.ts';
-import type { Env, Splits } from '../envs/types.ts';
+import { buildEnv } from './env.ts';
 import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
 import { FatalModelError, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
@@ -96,26 +95,6 @@ function removeCreated(dir: string, createdFrom: string): void {
       break; // not empty: something else lives there
     }
   }
-}
-
-/**
- * The env of a config and its splits, truncated to `env.limit`. Item ids must be unique across
- * the splits: scores are cached by item id.
- */
-export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
-  const env = createEnv(loaded, outRoot);
-  const splits = await env.load();
-  const limit = loaded.config.env.limit;
-  if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
-  const seen = new Map<string, string>();
-  for (const k of ['train', 'val', 'test'] as const) {
-    for (const item of splits[k]) {
-      const other = seen.get(item.id);
-      if (other) throw new UserError(`env '${env.name}': item id '${item.id}' is in both the ${other} and the ${k} split; ids must be unique across splits`);
-      seen.set(item.id, k);
-    }
-  }
-  return { env, splits };
 }
 
 export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { addConfigOptions, loadFromOptions, type ConfigOptions } from './common.ts';
-import { collect } from './main.ts';
+import { addConfigOptions, collect, loadFromOptions, type ConfigOptions } from './common.ts';
 
 interface EvalFlags extends ConfigOptions {
   skill: string[];

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import type { z } from 'zod';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
@@ -16,7 +16,6 @@ import { getPath, isMapping, leaves, setPath, type Sources, type Tree } from './
 import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
 import { getEnvFactory, envNames } from '../envs/registry.ts';
-import '../envs/builtin.ts';
 import { resolveJudge, resolveRoles } from './roles.ts';
 import { getBackend } from '../model/registry.ts';
 
@@ -278,6 +277,7 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
     );
   }
   const factory = getEnvFactory(name);
+  if (envNames().length === 0) throw new Error(NOTHING_REGISTERED);
   if (!factory) {
     const s = sourceOf(sources, 'env.name');
     const later = ENVS_NOT_BUILT[name.trim().toLowerCase()];

@@ -14,6 +14,8 @@ export interface Item {
   [field: string]: unknown;
 }
 
+export type SplitName = 'train' | 'val' | 'test';
+
 export interface Splits {
   train: Item[];
   val: Item[];

@@ -17,10 +17,10 @@ import { canonicalSplit } from '../envs/data/splits.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { evalMarkdown } from './report.ts';
 import { meanInterval, pairedTest, type Interval, type PairedTest } from './stats.ts';
+import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
 import { ModelStack } from '../model/stack.ts';
 import type { ChatModel } from '../model/types.ts';
-import '../model/backends.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { attachConsoleReporter } from '../run/reporter.ts';
@@ -28,7 +28,7 @@ import { skillHash } from '../skill/document.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { firstN } from '../engine/batches.ts';
 import { rollout } from '../engine/stages/rollout.ts';
-import { buildEnv } from '../app/train.ts';
+import { buildEnv } from '../app/env.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 
 export interface EvalOptions {
@@ -47,51 +47,6 @@ export interface EvalOptions {
   environment?: Record<string, string | undefined>;
   /** Where progress lines go (default stdout; null = silent). */
   out?: NodeJS.WritableStream | null;
-}
-
-export interface CellStats {
-  n: number;
-  hard: number;
-  soft: number;
-  hard_ci95?: [number, number];
-  soft_ci95?: [number, number];
-  ci_method?: Interval['method'];
-}
-
-export interface Cell extends CellStats {
-  skill: string;
-  skill_label: string;
-  skill_hash: string;
-  target: string;
-  n_items: number;
-  /** Items with no scored repeat (infrastructure failures), left out of the means. */
-  errors: number;
-  /** Mean hard score of each repeat. */
-  repeat_hard: number[];
-  by_type: Record<string, CellStats>;
-  rollout_dirs: string[];
-}
-
-export interface Comparison {
-  target: string;
-  baseline: string;
-  candidate: string;
-  hard: PairedTest;
-  soft: PairedTest;
-}
-
-export interface EvalSummary {
-  skill: string;
-  split: string;
-  n_items: number;
-  hard: number;
-  soft: number;
-  target: string;
-  repeats: number;
-  items: number;
-  cells: Cell[];
-  comparisons: Comparison[];
-  usage: Record<string, unknown>;
 }
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';

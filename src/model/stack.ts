@@ -19,7 +19,6 @@ import { getBackend } from './registry.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
 import { ScheduledModel } from './scheduler.ts';
 import { FatalModelError, type ChatModel, type Role } from './types.ts';
-import './backends.ts';
 
 export type { ModelEvent } from './retry-watch.ts';
 

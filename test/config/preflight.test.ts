@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -5,12 +6,11 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
-import '../../src/envs/materializers.ts';
 import { Corpus, resolveDocsRoots } from '../../src/envs/officeqa/corpus.ts';
 import { officeqaScore } from '../../src/envs/officeqa/env.ts';
 import { htmlToMarkdown, oraclePages } from '../../src/envs/officeqa/oracle.ts';
 import { DocTools } from '../../src/envs/officeqa/tools.ts';
-import { createEnv } from '../../src/envs/registry.ts';
+import { createEnv } from '../../src/app/env.ts';
 import type { Env, Item } from '../../src/envs/types.ts';
 import type { ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';

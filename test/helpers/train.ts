@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.ts';
