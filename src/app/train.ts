@@ -26,9 +26,12 @@ import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
 import { Admission, RunInterrupted } from '../engine/stopping/call-admission.ts';
-import type { RunContext } from '../engine/context.ts';
+import { RunClock, type RunContext } from '../engine/context.ts';
+import type { OptimizerContext } from '../engine/optimizer/ask.ts';
+import { Rollouts } from '../engine/stages/rollout.ts';
+import { SelectionEvaluator } from '../engine/stages/selection-eval.ts';
 import { firstN, schedule } from '../engine/batches.ts';
-import { lrControl, pairPolicy, updateMode } from '../engine/modes.ts';
+import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
@@ -124,7 +127,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
-  let ctx: RunContext | undefined;
+  let closeScores = () => {};
   let started = false;
   let discard = false;
   try {
@@ -138,7 +141,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       warnings.push(`the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`);
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
-    const mode = updateMode(config.optimizer.skill_update_mode);
+    const settings = trainSettings(config);
     models = await buildRoleModels(config, {
       ledgerFile: dir.calls,
       environment: opts.environment,
@@ -150,50 +153,38 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     if (admission.stopping) throw new RunInterrupted('interrupted before the run started');
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
-      derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: mode, lr_control_mode: lrControl(config.optimizer.lr_control_mode, mode) },
+      derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: settings.mode, lr_control_mode: settings.lr.control },
       config_file: opts.loaded.files.at(-1),
       files: opts.loaded.files,
     });
-    ctx = {
-      config,
-      secretPaths,
+    const scores = new ScoreCache(dir.path('scores.jsonl'));
+    closeScores = () => scores.close();
+    const rollouts = new Rollouts({ env, target: admitted.target, judge: admitted.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
+    const opt: OptimizerContext = {
+      optimizer: admitted.optimizer,
+      mode: settings.mode,
+      env: env.name,
+      maxTokens: config.model.optimizer_max_completion_tokens,
+      reasoningEffort: (config.model.optimizer.reasoning_effort || config.model.reasoning_effort || undefined) as ReasoningEffort | undefined,
+      warn: (m) => events.warn(m),
+    };
+    const ctx: RunContext = {
+      settings,
       dir,
       events,
       env,
-      splits,
-      selection: firstN(splits.val, config.evaluation.sel_env_num),
+      train: splits.train,
       test: firstN(splits.test, config.evaluation.test_env_num),
-      models: admitted,
-      scores: new ScoreCache(dir.path('scores.jsonl')),
-      rolloutLimit: pLimit(config.env.workers),
+      ledger: models.ledger,
+      rollouts,
+      selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events),
+      opt,
       analystLimit: pLimit(config.gradient.analyst_workers),
-      opt: {
-        optimizer: admitted.optimizer,
-        mode,
-        env: env.name,
-        maxTokens: config.model.optimizer_max_completion_tokens,
-        reasoningEffort: (config.model.optimizer.reasoning_effort || config.model.reasoning_effort || undefined) as ReasoningEffort | undefined,
-        warn: (m) => events.warn(m),
-      },
-      mode,
-      lrControl: lrControl(config.optimizer.lr_control_mode, mode),
-      pairPolicy: pairPolicy(config.optimizer.longitudinal_pair_policy),
-      scoring: {
-        metric: config.evaluation.gate_metric,
-        mixedWeight: config.evaluation.gate_mixed_weight,
-        density: config.evaluation.use_semantic_density
-          ? {
-              weight: config.evaluation.semantic_density_weight,
-              words: typeof config.evaluation.leading_words === 'string' ? config.evaluation.leading_words.split(',').map((w) => w.trim()) : config.evaluation.leading_words,
-            }
-          : undefined,
-      },
       plan,
       skillInit,
-      maxSkillTokens: config.optimizer.max_skill_tokens,
-      startedAt: Date.now(),
-      elapsedBefore: 0,
+      clock: new RunClock(),
       stop: opts.signal,
+      recordedConfig: redact(config, secretPaths),
     };
     opts.onStart?.();
     events.emit({
@@ -207,7 +198,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       steps_per_epoch: plan.stepsPerEpoch,
       total_steps: plan.totalSteps,
       resume_from: (dir.readRuntimeState()?.last_completed_step ?? 0) + 1,
-      data: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: ctx.selection.length, test_used: config.evaluation.eval_test ? ctx.test.length : 0 },
+      data: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: ctx.selection.items.length, test_used: config.evaluation.eval_test ? ctx.test.length : 0 },
       batch_size: config.train.batch_size,
       budget: Object.entries(config.budget)
         .filter(([, v]) => v > 0)
@@ -258,7 +249,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     throw err;
   } finally {
     detach();
-    ctx?.scores.close();
+    closeScores();
     models?.ledger.close();
     models?.close();
     events.close();

@@ -8,14 +8,13 @@ import path from 'node:path';
 import { readJson } from '../run/atomic.ts';
 import { skillHash } from '../skill/document.ts';
 import { pad4 } from '../run/layout.ts';
-import type { HistoryRecord, RuntimeState } from '../run/records.ts';
+import { isSkipped, type HistoryRecord, type RuntimeState } from '../run/records.ts';
 import type { StepBufferEntry } from '../protocol/optimizer.ts';
-import { scoreOnSelection } from './stages/selection-eval.ts';
-import { elapsedSeconds, round, type RunContext, type TrainState } from './context.ts';
+import { round, type RunContext, type TrainState } from './context.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
-export function persistState(ctx: RunContext, state: TrainState, status: RunStatus = 'running'): void {
+export function persistState(ctx: Pick<RunContext, 'dir' | 'clock'>, state: TrainState, status: RunStatus = 'running'): void {
   const { dir } = ctx;
   // runtime_state.json, written last, is the commit point a resume starts from; the files it
   // points to are flushed to disk before it.
@@ -36,7 +35,7 @@ export function persistState(ctx: RunContext, state: TrainState, status: RunStat
     best_origin: state.best.origin,
     scheduler: state.scheduler.state(),
     epoch_boundaries_done: state.boundariesDone,
-    elapsed_s: round(elapsedSeconds(ctx), 1),
+    elapsed_s: round(ctx.clock.elapsedSeconds(), 1),
     status,
   };
   dir.writeJson(dir.runtimeState, runtime);
@@ -58,7 +57,7 @@ export interface Resumed {
  * the run directory itself (the paths in the state may name where the run was before it was
  * moved). A state that had to be rebuilt is announced.
  */
-export async function readResumeState(ctx: RunContext): Promise<Resumed | undefined> {
+export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'skillInit'>): Promise<Resumed | undefined> {
   const { dir } = ctx;
   const problem = dir.runtimeStateProblem();
   const runtime = dir.readRuntimeState();
@@ -72,7 +71,7 @@ export async function readResumeState(ctx: RunContext): Promise<Resumed | undefi
   // Records of a step that was written but not committed are dropped: that step is redone.
   const history = dir.readHistory().filter((r) => r.step <= last);
   // A rebuilt state does not know the baseline: it is scored again, from the score cache.
-  const baseline = runtime.baseline_score ?? (await scoreOnSelection(ctx, ctx.skillInit)).gate;
+  const baseline = runtime.baseline_score ?? (await ctx.selection.score(ctx.skillInit)).gate;
   return {
     lastStep: last,
     baselineScore: baseline,
@@ -86,10 +85,10 @@ export async function readResumeState(ctx: RunContext): Promise<Resumed | undefi
 }
 
 /** The step buffer of an epoch, rebuilt from the digests of its finished steps. */
-export function restoreStepBuffer(ctx: RunContext, history: HistoryRecord[], epoch: number): StepBufferEntry[] {
+export function restoreStepBuffer(ctx: Pick<RunContext, 'dir'>, history: HistoryRecord[], epoch: number): StepBufferEntry[] {
   const out: StepBufferEntry[] = [];
   for (const r of history) {
-    if (r.epoch !== epoch || String(r.action).startsWith('skip')) continue;
+    if (r.epoch !== epoch || isSkipped(r.action)) continue;
     const entry = readJson<StepBufferEntry>(ctx.dir.step(r.step, 'trajectory_digest.json'));
     if (entry) out.push(entry);
   }
@@ -101,7 +100,7 @@ export function restoreStepBuffer(ctx: RunContext, history: HistoryRecord[], epo
  * a crash between the two it may hold the next step's uncommitted best, so the committed one is
  * found by its hash among the run's skill files.
  */
-function committedBest(ctx: RunContext, file: string, hash: string | undefined): string | undefined {
+function committedBest(ctx: Pick<RunContext, 'dir'>, file: string, hash: string | undefined): string | undefined {
   const text = ctx.dir.readText(file);
   if (hash === undefined || (text !== undefined && skillHash(text) === hash)) return text;
   const candidates = [

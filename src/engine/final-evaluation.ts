@@ -5,16 +5,15 @@
  */
 import path from 'node:path';
 import { VERSION } from '../version.ts';
-import { redact } from '../config/redact.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { sumUsage } from '../model/ledger.ts';
 import type { Summary } from '../run/records.ts';
 import { skillHash } from '../skill/document.ts';
-import { elapsedSeconds, round, type RunContext, type TrainState } from './context.ts';
-import { rollout } from './stages/rollout.ts';
-import { computeScore } from './scoring/metrics.ts';
-import { scoreOnSelection } from './stages/selection-eval.ts';
+import { isAccepted, isSkipped } from '../run/records.ts';
 import { persistState } from './checkpoint.ts';
+import { round, type RunContext, type TrainState } from './context.ts';
+import { computeScore } from './scoring/metrics.ts';
+import { applyDecision, decide } from './stages/gate.ts';
 
 export interface Bucket {
   total: number;
@@ -43,19 +42,11 @@ export function buckets(items: Item[], trajectories: (Trajectory | undefined)[],
   return out;
 }
 
-async function testSkill(ctx: RunContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
+type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig'>;
+
+async function testSkill(ctx: FinalContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
   const dir = ctx.dir.path(dirName);
-  const r = await rollout({
-    env: ctx.env,
-    target: ctx.models.target,
-    judge: ctx.models.judge,
-    skill,
-    items: ctx.test,
-    limit: ctx.rolloutLimit,
-    cache: ctx.scores,
-    seed: ctx.config.train.seed,
-    dir,
-  });
+  const r = await ctx.rollouts.run(skill, ctx.test, { dir });
   const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
   ctx.dir.writeJson(path.join(dir, 'summary.json'), b);
   return b;
@@ -66,24 +57,25 @@ function table(title: string, b: Record<string, Bucket>): string {
   return [`  ${title}`, ...rows].join('\n');
 }
 
-export async function finalEvaluation(ctx: RunContext, state: TrainState): Promise<Summary & Record<string, unknown>> {
-  const { config, events } = ctx;
+export async function finalEvaluation(ctx: FinalContext, state: TrainState): Promise<Summary & Record<string, unknown>> {
+  const { settings, events } = ctx;
   persistState(ctx, state);
   let finalSelection: number | null = null;
   let finalSelectionSoft: number | null = null;
   let tests: { baseline?: Record<string, Bucket>; best?: Record<string, Bucket>; final?: Record<string, Bucket> } = {};
 
-  if (config.evaluation.eval_test) {
+  if (settings.evalTest) {
     const started = performance.now();
-    events.emit({ type: 'stage_started', step: state.lastStep, epoch: config.train.num_epochs, stage: 'final_evaluation', detail: `test items=${ctx.test.length}` });
+    events.emit({ type: 'stage_started', step: state.lastStep, epoch: settings.epochs, stage: 'final_evaluation', detail: `test items=${ctx.test.length}` });
     // The final skill on selection (free when it is the best: its results are cached).
-    const sel = await scoreOnSelection(ctx, state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
+    const sel = await ctx.selection.score(state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
     finalSelection = sel.hard;
     finalSelectionSoft = sel.soft;
     if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
-      if (sel.gate > state.best.score) {
+      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote');
+      if (decision.newBest) {
         events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} > ${state.best.score.toFixed(4)})`);
-        state.best = { ...state.current, score: sel.gate, step: state.lastStep };
+        state.best = applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep).best;
         persistState(ctx, state);
       }
     }
@@ -98,7 +90,7 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
     events.emit({
       type: 'stage_finished',
       step: state.lastStep,
-      epoch: config.train.num_epochs,
+      epoch: settings.epochs,
       stage: 'final_evaluation',
       seconds: (performance.now() - started) / 1000,
       detail: `hard score on ${ctx.test.length} test items, per task type:\n${table('[1] initial skill', baseline)}\n${table(`[2] best on selection (step ${state.best.step})`, best)}\n${table('[3] final skill', tests.final!)}`,
@@ -109,12 +101,12 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
   const overall = (b?: Record<string, Bucket>) => (b ? b.overall!.hard_acc : null);
   const overallSoft = (b?: Record<string, Bucket>) => (b ? b.overall!.soft : null);
   const epochs = [...new Set(h.map((r) => r.epoch))];
-  const tokenSummary = ctx.models.ledger.byPurpose(0);
-  const totals = ctx.models.ledger.totals();
+  const tokenSummary = ctx.ledger.byPurpose(0);
+  const totals = ctx.ledger.totals();
   const summary: Summary & Record<string, unknown> = {
     version: `skillopt-${VERSION}`,
     status: 'finished',
-    config: redact(config, ctx.secretPaths),
+    config: ctx.recordedConfig,
     baseline_selection_hard: state.baselineScore,
     best_selection_hard: state.best.score,
     // Means over the selection split (not the gate's metric, unlike best_selection_hard).
@@ -124,17 +116,17 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
     current_origin: state.current.origin,
     best_origin: state.best.origin,
     total_steps: h.length,
-    total_accepts: h.filter((r) => r.action.includes('accept')).length,
+    total_accepts: h.filter((r) => isAccepted(r.action)).length,
     total_rejects: h.filter((r) => r.action === 'reject').length,
-    total_skips: h.filter((r) => r.action.startsWith('skip')).length,
+    total_skips: h.filter((r) => isSkipped(r.action)).length,
     epoch_stats: epochs.map((e) => {
       const rs = h.filter((r) => r.epoch === e);
       return {
         epoch: e,
         steps: rs.map((r) => r.step),
-        accepts: rs.filter((r) => r.action.includes('accept')).length,
+        accepts: rs.filter((r) => isAccepted(r.action)).length,
         rejects: rs.filter((r) => r.action === 'reject').length,
-        skips: rs.filter((r) => r.action.startsWith('skip')).length,
+        skips: rs.filter((r) => isSkipped(r.action)).length,
         best_score_at_epoch_end: rs.at(-1)?.best_score ?? null,
         current_score_at_epoch_end: rs.at(-1)?.current_score ?? null,
       };
@@ -149,7 +141,7 @@ export async function finalEvaluation(ctx: RunContext, state: TrainState): Promi
     final_test_delta_hard: tests.final && tests.baseline ? round(overall(tests.final)! - overall(tests.baseline)!, 6) : null,
     selection_rollouts_used: h.reduce((n, r) => n + (r.gate?.rollouts_used ?? 0), 0),
     selection_rollouts_saved: h.reduce((n, r) => n + (r.gate?.rollouts_saved ?? 0), 0),
-    total_wall_time_s: round(elapsedSeconds(ctx), 1),
+    total_wall_time_s: round(ctx.clock.elapsedSeconds(), 1),
     token_summary: { ...tokenSummary, _total: sumUsage(tokenSummary) },
     provider_calls: totals.calls,
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),

@@ -4,17 +4,16 @@
  * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
  * split. Each stage is one call into its module.
  */
-import { budgetExceeded, type BudgetStop } from './stopping/budget-limits.ts';
-import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
+import { injectEmptyAppendix } from '../skill/regions.ts';
 import { planEpoch } from './batches.ts';
+import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
+import type { RunContext, TrainState } from './context.ts';
 import { epochBoundary } from './epoch/boundary.ts';
 import { activeMetaSkill } from './epoch/meta-skill.ts';
 import { finalEvaluation } from './final-evaluation.ts';
 import { buildScheduler } from './lr-schedulers.ts';
-import { scoreOnSelection } from './stages/selection-eval.ts';
-import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
-import { trainStep } from './step.ts';
-import { injectEmptyAppendix } from '../skill/regions.ts';
+import { trainStep } from './step/train-step.ts';
+import { budgetExceeded, type BudgetStop } from './stopping/budget-limits.ts';
 
 export type TrainOutcome =
   | { status: 'finished'; summary: Record<string, unknown>; /** It had finished before this call. */ alreadyFinished?: boolean }
@@ -31,28 +30,28 @@ export type TrainOutcome =
 
 /** Where training starts: a resumed run's state, or the initial skill scored on the selection split. */
 async function startState(ctx: RunContext): Promise<TrainState> {
-  const { config, plan } = ctx;
-  const scheduler = buildScheduler(config.optimizer.lr_scheduler, config.optimizer.learning_rate, config.optimizer.min_learning_rate, plan.totalSteps);
+  const { settings, plan } = ctx;
+  const scheduler = buildScheduler(settings.lr.scheduler, settings.lr.max, settings.lr.min, plan.totalSteps);
   const resumed = await readResumeState(ctx);
   if (resumed) {
     scheduler.load(resumed.scheduler);
-    ctx.elapsedBefore = resumed.elapsed;
+    ctx.clock.resumedAfter(resumed.elapsed);
     ctx.events.info(`[resume] from step ${resumed.lastStep + 1}  current=${resumed.current.score.toFixed(4)} best=${resumed.best.score.toFixed(4)} (origin=${resumed.best.origin})`);
     return { ...resumed, scheduler, stepBuffer: [] };
   }
   ctx.dir.writeText(ctx.dir.skill(0), ctx.skillInit);
-  ctx.events.emit({ type: 'stage_started', step: 0, epoch: 0, stage: 'baseline', detail: `initial skill on selection items=${ctx.selection.length}` });
+  ctx.events.emit({ type: 'stage_started', step: 0, epoch: 0, stage: 'baseline', detail: `initial skill on selection items=${ctx.selection.items.length}` });
   const started = performance.now();
-  const base = await scoreOnSelection(ctx, ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), stage: { step: 0 } });
+  const base = await ctx.selection.score(ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), step: 0 });
   ctx.events.emit({
     type: 'stage_finished',
     step: 0,
     epoch: 0,
     stage: 'baseline',
     seconds: (performance.now() - started) / 1000,
-    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${config.evaluation.gate_metric}]=${base.gate.toFixed(4)}`,
+    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${settings.gate.scoring.metric}]=${base.gate.toFixed(4)}`,
   });
-  const skill = config.optimizer.use_skill_aware_reflection ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
+  const skill = settings.skillAware.on ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
   const state: TrainState = {
     lastStep: 0,
     baselineScore: base.gate,
@@ -73,18 +72,18 @@ function stopHere(ctx: RunContext, state: TrainState): TrainOutcome | undefined 
     persistState(ctx, state, 'stopped');
     return { status: 'stopped', cause: 'interrupted', reason: `interrupted after step ${state.lastStep}; the run is saved` };
   }
-  const limit = budgetExceeded(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
+  const limit = budgetExceeded(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
   if (!limit) return undefined;
   persistState(ctx, state, 'stopped');
   return { status: 'stopped', cause: 'budget', reason: `budget reached: ${limit.message}. The run is saved; raise the limit to continue.`, limit };
 }
 
 export async function train(ctx: RunContext): Promise<TrainOutcome> {
-  const { config, plan } = ctx;
+  const { settings, plan } = ctx;
   const state = await startState(ctx);
 
-  for (let epoch = 1; epoch <= config.train.num_epochs; epoch++) {
-    const batches = planEpoch(ctx.splits.train, epoch, config.train.seed, config.train.batch_size, plan.batchesPerEpoch);
+  for (let epoch = 1; epoch <= settings.epochs; epoch++) {
+    const batches = planEpoch(ctx.train, epoch, settings.seed, settings.batchSize, plan.batchesPerEpoch);
     const metaSkill = activeMetaSkill(ctx, epoch);
     state.stepBuffer = restoreStepBuffer(ctx, state.history, epoch);
     for (let s = 0; s < plan.stepsPerEpoch; s++) {
@@ -93,7 +92,7 @@ export async function train(ctx: RunContext): Promise<TrainOutcome> {
       const stop = stopHere(ctx, state);
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
-      const a = config.train.accumulation;
+      const a = settings.accumulation;
       await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), metaSkill });
     }
     if (state.boundariesDone < epoch) {

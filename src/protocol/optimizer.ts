@@ -36,6 +36,32 @@ export type SkillCandidate = z.infer<typeof SkillCandidateSchema>;
 
 export type UpdateItem = Edit | Suggestion | SkillCandidate;
 
+/**
+ * The changes of one patch, tagged by their update mode: every item of a patch has its mode's
+ * shape (the mode's reply schema parsed it).
+ */
+export type Changes =
+  | { mode: 'patch'; items: Edit[] }
+  | { mode: 'rewrite_from_suggestions'; items: Suggestion[] }
+  | { mode: 'full_rewrite_minibatch'; items: SkillCandidate[] };
+
+/** Each guard tests the field its schema always fills. */
+export const isEdit = (item: UpdateItem): item is Edit => typeof item.op === 'string';
+export const isSuggestion = (item: UpdateItem): item is Suggestion => typeof item.instruction === 'string';
+export const isSkillCandidate = (item: UpdateItem): item is SkillCandidate => typeof item.new_skill === 'string';
+
+/** `items` proposed in `mode`, tagged; an item without its mode's shape is left out. */
+export function changesOf(mode: UpdateMode, items: UpdateItem[]): Changes {
+  switch (mode) {
+    case 'patch':
+      return { mode, items: items.filter(isEdit) };
+    case 'rewrite_from_suggestions':
+      return { mode, items: items.filter(isSuggestion) };
+    case 'full_rewrite_minibatch':
+      return { mode, items: items.filter(isSkillCandidate) };
+  }
+}
+
 /** The list key of a patch in each update mode, and how items are called in messages. */
 export const PAYLOAD: Record<UpdateMode, { key: 'edits' | 'revise_suggestions' | 'skill_candidates'; label: string; item: z.ZodType }> = {
   patch: { key: 'edits', label: 'edits', item: EditSchema },
@@ -132,6 +158,16 @@ export interface ComparisonPair {
   curr: PairSide;
   prev_trajectory?: string;
   curr_trajectory?: string;
+}
+
+/** The kinds of optimizer request, each answered by its own reply schema. */
+export const OPTIMIZER_REQUESTS = ['analyst', 'merge', 'rank', 'lr_autonomous', 'rewrite', 'slow_update', 'meta_skill', 'appendix_consolidate'] as const;
+
+/** The payload of an optimizer request (`ChatRequest.meta`), or undefined for another kind of request. */
+export function optimizerRequest(meta: unknown): OptimizerMeta | undefined {
+  if (meta === null || typeof meta !== 'object' || !('kind' in meta)) return undefined;
+  const kinds: readonly unknown[] = OPTIMIZER_REQUESTS;
+  return kinds.includes(meta.kind) ? (meta as OptimizerMeta) : undefined;
 }
 
 export type OptimizerMeta =

@@ -11,6 +11,8 @@ import { describe, it } from 'node:test';
 import { PINNED_CASES, pinnedRuntimeState, pinnedSummary } from '../fixtures/pinned-sim/cases.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { readText, trainSim } from '../helpers/train.ts';
+import { readEvents } from '../../src/run/events.ts';
+import { StepRecordSchema, isSkipped } from '../../src/run/records.ts';
 
 const PINNED = path.join(ROOT, 'test/fixtures/pinned-sim');
 const json = (file: string) => JSON.parse(readText(file)) as Record<string, unknown>;
@@ -25,6 +27,16 @@ describe('the simulator runs are pinned', () => {
       assert.deepEqual(pinnedSummary(json(path.join(out, 'summary.json'))), json(path.join(pinned, 'summary.json')), 'summary.json');
       assert.deepEqual(pinnedRuntimeState(json(path.join(out, 'runtime_state.json'))), json(path.join(pinned, 'runtime_state.json')), 'runtime_state.json');
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(pinned, 'best_skill.md')), 'best_skill.md');
+
+      // Every field of a step record is declared, and each evaluated step says its evaluate stage finished.
+      const records = (JSON.parse(readText(path.join(out, 'history.json'))) as unknown[]).map((r, i) => {
+        const parsed = StepRecordSchema.safeParse(r);
+        assert.ok(parsed.success, `record ${i + 1}: ${parsed.error?.message}`);
+        return parsed.data;
+      });
+      const evaluated = new Set(readEvents(path.join(out, 'events.jsonl')).flatMap((e) => (e.type === 'stage_finished' && e.stage === 'evaluate' ? [e.step] : [])));
+      assert.deepEqual(records.filter((r) => !isSkipped(r.action)).map((r) => r.step).filter((step) => !evaluated.has(step)), [], 'steps without a finished evaluate stage');
     });
   }
 });
+

@@ -10,14 +10,14 @@ import { persistState } from '../checkpoint.ts';
 
 export async function epochBoundary(ctx: RunContext, state: TrainState, epoch: number): Promise<void> {
   if (state.boundariesDone >= epoch) return;
-  const opt = ctx.config.optimizer;
+  const { slowUpdate: withSlowUpdate, metaSkill: withMetaSkill } = ctx.settings.epoch;
   // The epoch's last-step skill, before this boundary changes it.
   const epochFile = ctx.dir.path('skills', `epoch_${pad2(epoch)}_last_step.md`);
   const saved = ctx.dir.readText(epochFile);
   const epochSkill = saved ?? state.current.skill;
   if (saved === undefined) ctx.dir.writeText(epochFile, epochSkill);
-  const pairs = opt.use_slow_update ? await slowUpdate(ctx, state, epoch, epochSkill) : undefined;
-  if (opt.use_meta_skill) await metaSkill(ctx, epoch, epochSkill, pairs);
+  const pairs = withSlowUpdate ? await slowUpdate(ctx, state, epoch, epochSkill) : undefined;
+  if (withMetaSkill) await metaSkill(ctx, epoch, epochSkill, pairs);
   state.boundariesDone = epoch;
   persistState(ctx, state);
 }

@@ -4,7 +4,7 @@
  */
 import type { Item, Trajectory } from '../../envs/types.ts';
 import type { ComparisonPair, PairCategory, PairSide } from '../../protocol/optimizer.ts';
-import type { PairPolicy } from '../modes.ts';
+import type { PairPolicy } from '../settings.ts';
 import { isFailure } from '../optimizer/step-buffer.ts';
 import { renderConversation } from '../optimizer/trajectory-text.ts';
 

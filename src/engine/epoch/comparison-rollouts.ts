@@ -9,25 +9,23 @@ import type { RunContext } from '../context.ts';
 import { sampleTrain } from '../batches.ts';
 import { buildPairs, keepByPolicy, slimPairs } from './comparison-pairs.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
-import { rollout } from '../stages/rollout.ts';
 import { computeScore } from '../scoring/metrics.ts';
 
 const present = (ts: (Trajectory | undefined)[]) => ts.filter((t): t is Trajectory => t !== undefined);
 
 /** The same training items under two skills, paired; `changed` tops up until it has enough pairs. */
-export async function comparePairs(ctx: RunContext, prevSkill: string, currSkill: string, epoch: number, base: string) {
-  const n = ctx.config.optimizer.slow_update_samples;
-  const seed = ctx.config.train.seed + epoch * 2000;
-  const items = sampleTrain(ctx.splits.train, n, seed);
-  const run = (skill: string, list: Item[], sub: string) =>
-    rollout({ env: ctx.env, target: ctx.models.target, judge: ctx.models.judge, skill, items: list, limit: ctx.rolloutLimit, cache: ctx.scores, seed, dir: path.join(base, sub) });
+export async function comparePairs(ctx: Pick<RunContext, 'settings' | 'rollouts' | 'train'>, prevSkill: string, currSkill: string, epoch: number, base: string) {
+  const { samples: n, pairPolicy, topUpChunk } = ctx.settings.epoch;
+  const seed = ctx.settings.seed + epoch * 2000;
+  const items = sampleTrain(ctx.train, n, seed);
+  const run = (skill: string, list: Item[], sub: string) => ctx.rollouts.run(skill, list, { seed, dir: path.join(base, sub) });
   const [prev, curr] = await Promise.all([run(prevSkill, items, 'rollout_prev'), run(currSkill, items, 'rollout_curr')]);
   const all = buildPairs(items, prev.trajectories, curr.trajectories);
-  let kept = keepByPolicy(all, ctx.pairPolicy);
-  if (ctx.pairPolicy === 'changed' && kept.length < n) {
+  let kept = keepByPolicy(all, pairPolicy);
+  if (pairPolicy === 'changed' && kept.length < n) {
     const used = new Set(items.map((i) => i.id));
-    const rest = new Rng(seed).shuffle(ctx.splits.train).filter((i) => !used.has(i.id));
-    const chunk = Math.max(1, ctx.config.env.workers);
+    const rest = new Rng(seed).shuffle(ctx.train).filter((i) => !used.has(i.id));
+    const chunk = topUpChunk;
     for (let i = 0; i < rest.length && kept.length < n; i += chunk) {
       const more = rest.slice(i, i + chunk);
       const [p, c] = await Promise.all([run(prevSkill, more, 'rollout_prev/topup'), run(currSkill, more, 'rollout_curr/topup')]);
@@ -45,12 +43,12 @@ export async function comparePairs(ctx: RunContext, prevSkill: string, currSkill
   };
 }
 
-export function savePairs(ctx: RunContext, base: string, pairs: ComparisonPair[], all: ComparisonPair[]): void {
+export function savePairs(ctx: Pick<RunContext, 'dir' | 'settings'>, base: string, pairs: ComparisonPair[], all: ComparisonPair[]): void {
   ctx.dir.writeJson(path.join(base, 'comparison_pairs.json'), slimPairs(pairs));
-  if (ctx.pairPolicy !== 'mixed') ctx.dir.writeJson(path.join(base, 'comparison_pairs_all.json'), slimPairs(all));
+  if (ctx.settings.epoch.pairPolicy !== 'mixed') ctx.dir.writeJson(path.join(base, 'comparison_pairs_all.json'), slimPairs(all));
 }
 
 /** The skill at the end of an epoch's boundary, as saved (the next epoch's starting skill). */
-export function epochEndSkill(ctx: RunContext, epoch: number): string {
+export function epochEndSkill(ctx: Pick<RunContext, 'dir' | 'plan' | 'skillInit'>, epoch: number): string {
   return ctx.dir.readText(ctx.dir.skill(epoch * ctx.plan.stepsPerEpoch)) ?? ctx.skillInit;
 }

@@ -5,14 +5,14 @@
  */
 import { readJson } from '../../run/atomic.ts';
 import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
-import type { RunContext } from '../context.ts';
-import { round } from '../context.ts';
+import { round, type RunContext } from '../context.ts';
+import type { MetaSkillAction } from '../../run/events.ts';
 import { writeEpochNote } from './note-writer.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
 
 /** The optimizer notes in force for `epoch`: the latest ones written at an earlier boundary. */
-export function activeMetaSkill(ctx: RunContext, epoch: number): string {
-  if (!ctx.config.optimizer.use_meta_skill) return '';
+export function activeMetaSkill(ctx: Pick<RunContext, 'dir' | 'settings'>, epoch: number): string {
+  if (!ctx.settings.epoch.metaSkill) return '';
   for (let e = epoch - 1; e >= 1; e--) {
     const r = readJson<{ meta_skill_content?: string }>(ctx.dir.metaSkill(e, 'meta_skill_result.json'));
     if (r?.meta_skill_content?.trim()) return r.meta_skill_content.trim();
@@ -20,13 +20,13 @@ export function activeMetaSkill(ctx: RunContext, epoch: number): string {
   return '';
 }
 
-export async function metaSkill(ctx: RunContext, epoch: number, epochSkill: string, slowPairs: ComparisonPair[] | undefined): Promise<void> {
+export async function metaSkill(ctx: Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt'>, epoch: number, epochSkill: string, slowPairs: ComparisonPair[] | undefined): Promise<void> {
   const file = ctx.dir.metaSkill(epoch, 'meta_skill_result.json');
   if (readJson(file)) return;
   const started = performance.now();
-  const write = (result: Record<string, unknown>) => {
+  const write = (result: { action: MetaSkillAction; [k: string]: unknown }) => {
     ctx.dir.writeJson(file, { ...result, time_s: round((performance.now() - started) / 1000, 1) });
-    ctx.events.emit({ type: 'epoch_boundary', epoch, kind: 'meta_skill', action: String(result.action) });
+    ctx.events.emit({ type: 'epoch_boundary', epoch, kind: 'meta_skill', action: result.action });
   };
   if (epoch === 1) {
     write({ action: 'skip_first_epoch', epoch });
@@ -38,7 +38,7 @@ export async function metaSkill(ctx: RunContext, epoch: number, epochSkill: stri
   let pairs = slowPairs;
   if (!pairs) {
     const cmp = await comparePairs(ctx, prevSkill, epochSkill, epoch, ctx.dir.metaSkill(epoch));
-    if (!ctx.config.optimizer.use_slow_update) savePairs(ctx, ctx.dir.metaSkill(epoch), cmp.pairs, cmp.all);
+    if (!ctx.settings.epoch.slowUpdate) savePairs(ctx, ctx.dir.metaSkill(epoch), cmp.pairs, cmp.all);
     pairs = cmp.pairs;
   }
   const res = await writeEpochNote(ctx.opt, 'meta_skill', { prevSkill, currSkill: epochSkill, previous: activeMetaSkill(ctx, epoch), pairs });

@@ -6,38 +6,36 @@
  */
 import path from 'node:path';
 import { readJson } from '../../run/atomic.ts';
+import type { SlowUpdateAction } from '../../run/events.ts';
 import { pad2 } from '../../run/layout.ts';
 import { countTokens, skillHash } from '../../skill/document.ts';
 import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../../skill/regions.ts';
-import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
-import type { RunContext, SkillState, TrainState } from '../context.ts';
-import { round } from '../context.ts';
-import { writeEpochNote } from './note-writer.ts';
-import { decide } from '../stages/gate.ts';
-import { countCategories } from './comparison-pairs.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
-import { scoreOnSelection } from '../stages/selection-eval.ts';
-
-interface StateAfter {
-  current: SkillState;
-  best: SkillState & { step: number };
-}
+import { round, type RunContext, type TrainState } from '../context.ts';
+import { applyDecision, decide, type SkillStates } from '../stages/gate.ts';
+import { EarlyStop, FULL_EVALUATION } from '../stages/selection-eval.ts';
+import { countCategories } from './comparison-pairs.ts';
+import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
+import { writeEpochNote } from './note-writer.ts';
 
 interface SlowResult {
-  action: string;
+  action: SlowUpdateAction;
   epoch: number;
-  state_after?: StateAfter;
+  state_after?: SkillStates;
+  detail?: string;
   [k: string]: unknown;
 }
 
-function applyStateAfter(state: TrainState, after: StateAfter | undefined): void {
+function applyStateAfter(state: TrainState, after: SkillStates | undefined): void {
   if (!after) return;
   state.current = after.current;
   state.best = after.best;
 }
 
+type SlowUpdateContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt' | 'selection'>;
+
 /** Returns the comparison pairs when it made them (the meta skill uses the same). */
-export async function slowUpdate(ctx: RunContext, state: TrainState, epoch: number, epochSkill: string): Promise<ComparisonPair[] | undefined> {
+export async function slowUpdate(ctx: SlowUpdateContext, state: TrainState, epoch: number, epochSkill: string): Promise<ComparisonPair[] | undefined> {
   const base = ctx.dir.slowUpdate(epoch);
   const markerFile = path.join(base, 'slow_result.json');
   const done = readJson<SlowResult>(markerFile);
@@ -50,7 +48,7 @@ export async function slowUpdate(ctx: RunContext, state: TrainState, epoch: numb
   const write = (result: SlowResult) => {
     ctx.dir.writeJson(markerFile, { ...result, time_s: round((performance.now() - started) / 1000, 1) });
     applyStateAfter(state, result.state_after);
-    ctx.events.emit({ type: 'epoch_boundary', epoch, kind: 'slow_update', action: result.action, detail: result.detail as string | undefined });
+    ctx.events.emit({ type: 'epoch_boundary', epoch, kind: 'slow_update', action: result.action, detail: result.detail });
   };
   if (epoch === 1) {
     // Nothing to compare yet: make room for the guidance. Empty markers do not change what the target reads.
@@ -72,37 +70,20 @@ export async function slowUpdate(ctx: RunContext, state: TrainState, epoch: numb
   const candidate = replaceSlowUpdateField(state.current.skill, res.content);
   ctx.dir.writeText(path.join(base, 'candidate_skill.md'), candidate);
   const tokens = countTokens(candidate);
-  if (ctx.maxSkillTokens > 0 && tokens > ctx.maxSkillTokens) {
-    write({ action: 'over_length_limit', epoch, reasoning: res.reasoning, slow_update_content: res.content, ...summary, detail: `${tokens} tokens, over optimizer.max_skill_tokens=${ctx.maxSkillTokens}` });
+  const { maxSkillTokens } = ctx.settings;
+  if (maxSkillTokens > 0 && tokens > maxSkillTokens) {
+    write({ action: 'over_length_limit', epoch, reasoning: res.reasoning, slow_update_content: res.content, ...summary, detail: `${tokens} tokens, over optimizer.max_skill_tokens=${maxSkillTokens}` });
     return cmp.pairs;
   }
-  // As in the original, this switch gates the slow update even when the step gate is off.
-  const gated = ctx.config.optimizer.slow_update_gate_with_selection;
-  const sel = await scoreOnSelection(ctx, candidate, {
-    dir: path.join(base, 'selection_eval'),
-    bar: gated && ctx.config.evaluation.gate_early_stop ? state.current.score : undefined,
-    currentSkill: state.current.skill,
-  });
-  const step = state.lastStep;
-  const before = { currentScore: state.current.score, bestScore: state.best.score, bestStep: state.best.step };
-  let after: StateAfter = { current: state.current, best: state.best };
-  let action: string;
-  if (gated) {
-    const d = sel.complete ? decide(sel.gate, before, step) : ({ action: 'reject', ...before } as const);
-    action = d.action;
-    if (d.action !== 'reject') {
-      const current = { skill: candidate, score: d.currentScore, origin };
-      after = { current, best: d.bestStep === step && d.action === 'accept_new_best' ? { ...current, step } : state.best };
-    }
-  } else {
-    // Force mode: the guidance always goes in, and the current score is measured rather than
-    // assumed. The best skill changes only if the new one is validated as strictly better.
-    action = 'force_accept';
-    const current = { skill: candidate, score: sel.gate, origin };
-    after = { current, best: sel.gate > state.best.score ? { ...current, step } : state.best };
-  }
+  // Gated, the guidance must beat the current skill; in force mode it always goes in, and its
+  // score is measured rather than assumed.
+  const gated = ctx.settings.epoch.slowUpdateGated;
+  const policy = gated && ctx.settings.gate.earlyStop ? new EarlyStop(state.current.score, state.current.skill) : FULL_EVALUATION;
+  const sel = await ctx.selection.score(candidate, { dir: path.join(base, 'selection_eval'), policy });
+  const decision = decide(sel.complete ? sel.gate : undefined, { current: state.current.score, best: state.best.score }, gated ? 'gate' : 'force');
+  const after = applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, state.lastStep);
   write({
-    action,
+    action: decision.action,
     epoch,
     reasoning: res.reasoning,
     slow_update_content: res.content,
@@ -112,7 +93,7 @@ export async function slowUpdate(ctx: RunContext, state: TrainState, epoch: numb
     selection_soft: sel.soft,
     selection_gate_score: sel.gate,
     selection_rollouts_used: sel.used,
-    state_after: after,
+    state_after: { current: after.current, best: after.best },
     detail: `regressed=${counts.regressed} improved=${counts.improved} selection=${sel.gate.toFixed(4)}`,
   });
   return cmp.pairs;

@@ -5,13 +5,14 @@
  */
 import path from 'node:path';
 import { appendToAppendix, extractAppendixNotes, replaceAppendix } from '../../skill/regions.ts';
-import { ask } from './ask.ts';
-import type { RunContext, TrainState } from '../context.ts';
+import { ask, type OptimizerContext } from './ask.ts';
+import type { RunContext } from '../context.ts';
+import type { SkillStates } from '../stages/gate.ts';
 import { loadPrompt } from '../../prompt-files.ts';
 import { ConsolidateReplySchema } from '../../protocol/optimizer.ts';
 
-export async function consolidateNotes(ctx: RunContext, notes: string[]): Promise<string[]> {
-  const reply = await ask(ctx.opt, {
+export async function consolidateNotes(opt: OptimizerContext, notes: string[]): Promise<string[]> {
+  const reply = await ask(opt, {
     purpose: 'appendix_consolidate',
     system: loadPrompt('appendix_consolidate'),
     user: `## Reminders (${notes.length})\n${notes.map((n, i) => `${i + 1}. ${n}`).join('\n')}`,
@@ -25,7 +26,7 @@ export async function consolidateNotes(ctx: RunContext, notes: string[]): Promis
 }
 
 /** Adds this step's notes to the current skill's appendix; returns the fields for the step record. */
-export function flushAppendixNotes(ctx: RunContext, state: TrainState, notes: string[], stepDir: string): Record<string, number> {
+export function flushAppendixNotes(ctx: Pick<RunContext, 'dir' | 'events'>, state: Pick<SkillStates, 'current'>, notes: string[], stepDir: string): Record<string, number> {
   if (notes.length === 0) return {};
   const before = extractAppendixNotes(state.current.skill).length;
   state.current = { ...state.current, skill: appendToAppendix(state.current.skill, notes) };
@@ -36,11 +37,10 @@ export function flushAppendixNotes(ctx: RunContext, state: TrainState, notes: st
 }
 
 /** Compacts the appendix when it is over the configured threshold (an optimizer call). */
-export async function maybeConsolidate(ctx: RunContext, state: TrainState): Promise<Record<string, number>> {
-  const threshold = ctx.config.optimizer.skill_aware_consolidate_threshold;
+export async function maybeConsolidate(opt: OptimizerContext, threshold: number, state: Pick<SkillStates, 'current'>): Promise<Record<string, number>> {
   const notes = extractAppendixNotes(state.current.skill);
   if (threshold <= 0 || notes.length <= threshold) return {};
-  const compact = await consolidateNotes(ctx, notes);
+  const compact = await consolidateNotes(opt, notes);
   if (compact.length >= notes.length) return {};
   state.current = { ...state.current, skill: replaceAppendix(state.current.skill, compact) };
   return { n_appendix_notes_consolidated: notes.length - compact.length, n_appendix_notes_total: compact.length };

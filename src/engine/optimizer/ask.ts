@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { CallFailure } from '../../model/failure.ts';
 import { StructuredOutputError, completeJson } from '../../model/structured.ts';
 import { InfraError, type ChatModel, type ReasoningEffort } from '../../model/types.ts';
-import type { UpdateMode } from '../../protocol/optimizer.ts';
+import type { OptimizerMeta, UpdateMode } from '../../protocol/optimizer.ts';
 
 export interface OptimizerContext {
   optimizer: ChatModel;
@@ -26,7 +26,8 @@ export interface Ask<T> {
   user: string;
   schema: z.ZodType<T>;
   schemaName: string;
-  meta: unknown;
+  /** The structured payload the prompt was rendered from (the simulator answers from it). */
+  meta: OptimizerMeta;
   maxTokens?: number;
   reasoningEffort?: ReasoningEffort;
   /** Where the call was made and what happens without it, for the warning. */

@@ -6,6 +6,7 @@
  */
 import type { Trajectory } from '../../envs/types.ts';
 import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
+import type { StepAction } from '../../run/records.ts';
 
 export function isFailure(t: Pick<Trajectory, 'hard' | 'error'>): boolean {
   return !t.error && !(t.hard >= 1e-9);
@@ -27,8 +28,7 @@ export function failurePatterns(trajectories: Trajectory[]): StepBufferEntry['fa
 }
 
 /** What the buffer keeps of a rejected item. */
-export function shortItem(item: UpdateItem): Record<string, unknown> {
-  const i = item as Record<string, unknown>;
+export function shortItem(i: UpdateItem): Record<string, unknown> {
   if ('op' in i) return { op: i.op, content: i.content ?? '', target: i.target ?? '' };
   if ('new_skill' in i) {
     const summary = Array.isArray(i.change_summary) ? i.change_summary.join('; ') : String(i.change_summary ?? '');
@@ -39,7 +39,7 @@ export function shortItem(item: UpdateItem): Record<string, unknown> {
 
 export function stepEntry(args: {
   step: number;
-  action: string;
+  action: StepAction;
   trajectories: Trajectory[];
   findings: string[];
   /** `stoppedEarly`: the gate stopped once a reject was certain, so `scoreAfter` is a bound. */
@@ -54,7 +54,7 @@ export function stepEntry(args: {
     failure_patterns: failurePatterns(scored),
     analyst_findings: args.findings,
   };
-  if (args.action.includes('reject') && args.rejected && args.rejected.items.length > 0) {
+  if (args.action === 'reject' && args.rejected && args.rejected.items.length > 0) {
     entry.score_before = args.rejected.scoreBefore;
     if (args.rejected.stoppedEarly) entry.score_after_at_most = args.rejected.scoreAfter;
     else entry.score_after = args.rejected.scoreAfter;

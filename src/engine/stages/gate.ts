@@ -3,38 +3,62 @@
  * strictly higher (a tie is a reject: no lateral moves); it becomes the best if it is also
  * strictly above the best. With the gate off, every candidate is accepted.
  *
- * Evaluation stops as soon as a reject is certain: with the items scored so far and the rest
- * bounded by [0, 1], even a perfect remainder could not beat the current score. This gives the
- * decision a full evaluation would give. An accepted candidate is always evaluated in full,
- * since its score becomes the bar for the next candidate.
+ * Every place a candidate can be taken in (a step, the slow update, the final skill) decides
+ * with `decide` and applies the decision with `applyDecision`; they differ only in their rule.
  */
-export type GateAction = 'accept_new_best' | 'accept' | 'reject' | 'force_accept';
+import type { GateAction } from '../../run/records.ts';
 
-export interface GateState {
-  currentScore: number;
-  bestScore: number;
-  bestStep: number;
+/** A skill in the trainer's state, with its selection score and where it came from. */
+export interface SkillState {
+  skill: string;
+  score: number;
+  origin: string;
 }
 
-export interface GateDecision extends GateState {
+export interface SkillStates {
+  current: SkillState;
+  best: SkillState & { step: number };
+}
+
+/**
+ * - `gate`: the candidate must beat the current skill (the step gate; the slow update when
+ *   `slow_update_gate_with_selection` is on).
+ * - `force`: the candidate is taken at its measured score (the gate off; the slow update's force
+ *   mode).
+ * - `promote`: the candidate is the current skill itself, measured again after the last epoch:
+ *   it can only become the best. The current skill keeps the score it was taken in with, so
+ *   that the run's state says what the training saw.
+ * Under each rule the candidate becomes the best only when it is strictly above the best.
+ */
+export type GateRule = 'gate' | 'force' | 'promote';
+
+export interface GateDecision {
   action: GateAction;
+  /** The candidate replaces the current skill. */
+  replacesCurrent: boolean;
+  /** The candidate becomes the best skill. */
+  newBest: boolean;
 }
 
-export function decide(candidateScore: number, state: GateState, step: number, useGate = true): GateDecision {
-  if (!useGate) {
-    const newBest = candidateScore > state.bestScore;
-    return {
-      action: 'force_accept',
-      currentScore: candidateScore,
-      bestScore: newBest ? candidateScore : state.bestScore,
-      bestStep: newBest ? step : state.bestStep,
-    };
-  }
-  if (candidateScore > state.currentScore) {
-    if (candidateScore > state.bestScore) return { action: 'accept_new_best', currentScore: candidateScore, bestScore: candidateScore, bestStep: step };
-    return { action: 'accept', currentScore: candidateScore, bestScore: state.bestScore, bestStep: state.bestStep };
-  }
-  return { action: 'reject', ...state };
+/**
+ * `score` is undefined when the evaluation stopped early: a reject was then certain.
+ * `against` is the current and the best skill's scores.
+ */
+export function decide(score: number | undefined, against: { current: number; best: number }, rule: GateRule): GateDecision {
+  const reject: GateDecision = { action: 'reject', replacesCurrent: false, newBest: false };
+  if (score === undefined) return reject;
+  if (rule === 'force') return { action: 'force_accept', replacesCurrent: true, newBest: score > against.best };
+  if (rule === 'promote') return score > against.best ? { action: 'accept_new_best', replacesCurrent: false, newBest: true } : reject;
+  if (score <= against.current) return reject;
+  return score > against.best ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false };
+}
+
+/** The current and best skills after `decision` on `candidate` (scored `candidate.score`) at `step`. */
+export function applyDecision(states: SkillStates, candidate: SkillState, decision: GateDecision, step: number): SkillStates {
+  return {
+    current: decision.replacesCurrent ? candidate : states.current,
+    best: decision.newBest ? { ...candidate, step } : states.best,
+  };
 }
 
 /**

@@ -45,6 +45,30 @@ export interface RolloutResult {
   cached: number;
 }
 
+/** What a run's rollouts share: one env, target, judge, concurrency limit and score cache. */
+export type RolloutServices = Pick<RolloutJob, 'env' | 'target' | 'judge' | 'limit' | 'cache'>;
+
+/** The run's rollouts, bound once to its services; `seed` is the run's, unless a call gives its own. */
+export class Rollouts {
+  constructor(
+    readonly services: RolloutServices,
+    readonly seed: number,
+  ) {}
+
+  get targetId(): string {
+    return this.services.target.id;
+  }
+
+  run(skill: string, items: Item[], options: Omit<RolloutJob, keyof RolloutServices | 'skill' | 'items' | 'seed'> & { seed?: number } = {}): Promise<RolloutResult> {
+    return rollout({ ...this.services, seed: this.seed, ...options, skill, items });
+  }
+
+  /** The finished rollout of `skill` on `item` at the run's seed, when the score cache has it. */
+  cached(skillHashValue: string, item: Item): Trajectory | undefined {
+    return this.services.cache.get(skillHashValue, item.id, this.services.target.id, 0, this.seed);
+  }
+}
+
 function errorTrajectory(item: Item, err: unknown): Trajectory {
   const kind = err instanceof InfraError ? err.kind : 'env';
   const message = err instanceof Error ? err.message : String(err);

@@ -7,12 +7,12 @@ import { ask, type OptimizerContext } from '../optimizer/ask.ts';
 import { loadPrompt } from '../../prompt-files.ts';
 import { metaSkillBlock } from '../optimizer/prompts.ts';
 import { LrReplySchema, PAYLOAD, RankReplySchema, type UpdateItem } from '../../protocol/optimizer.ts';
+import type { LrDecision } from '../../run/records.ts';
 
 const q = (v: unknown) => JSON.stringify(v);
 
 /** One line per item in ranking and learning-rate prompts. */
-export function describeItem(item: UpdateItem): string {
-  const i = item as Record<string, unknown>;
+export function describeItem(i: UpdateItem): string {
   const parts: string[] = [];
   if ('op' in i) {
     parts.push(`op=${String(i.op)}`);
@@ -71,16 +71,6 @@ export async function rankAndSelect(ctx: OptimizerContext, skill: string, items:
   return { items: items.slice(0, budget), how: 'fallback_truncated', ranking: reply };
 }
 
-export interface LrDecision {
-  learning_rate: number;
-  raw_learning_rate: number | null;
-  available_update_items: number;
-  clamped: boolean;
-  fallback: boolean;
-  reasoning: string;
-  confidence: string;
-  risk_notes: string[];
-}
 
 /** A non-negative integer from whatever the model wrote, or undefined. */
 export function parseLearningRate(raw: unknown): number | undefined {

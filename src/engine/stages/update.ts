@@ -10,7 +10,7 @@ import { applyEdits, type Edit, type EditReport } from '../../skill/edits.ts';
 import { keepProtectedRegions } from '../../skill/regions.ts';
 import { ask, type OptimizerContext } from '../optimizer/ask.ts';
 import { loadPrompt } from '../../prompt-files.ts';
-import { RewriteReplySchema, type SkillCandidate, type Suggestion, type UpdateItem } from '../../protocol/optimizer.ts';
+import { RewriteReplySchema, type SkillCandidate, type Suggestion } from '../../protocol/optimizer.ts';
 
 export interface UpdateResult {
   /** The candidate skill, or undefined when no usable candidate came out (the step is skipped). */
@@ -24,8 +24,8 @@ function withinLimit(candidate: string, maxTokens: number): boolean {
   return maxTokens <= 0 || countTokens(candidate) <= maxTokens;
 }
 
-export function applyPatch(skill: string, items: UpdateItem[], maxTokens: number): UpdateResult {
-  const { skill: candidate, reports } = applyEdits(skill, items as Edit[], { maxTokens });
+export function applyPatch(skill: string, edits: Edit[], maxTokens: number): UpdateResult {
+  const { skill: candidate, reports } = applyEdits(skill, edits, { maxTokens });
   return { candidate, reports };
 }
 
@@ -55,8 +55,8 @@ export async function rewriteFromSuggestions(
   return { candidate, changeSummary: summary.map(String) };
 }
 
-export function takeFullRewrite(skill: string, items: UpdateItem[], maxTokens: number): UpdateResult {
-  const chosen = (items as SkillCandidate[]).find((c) => typeof c.new_skill === 'string' && c.new_skill.trim());
+export function takeFullRewrite(skill: string, candidates: SkillCandidate[], maxTokens: number): UpdateResult {
+  const chosen = candidates.find((c) => c.new_skill.trim());
   if (!chosen) return { reason: 'no complete candidate skill' };
   const candidate = keepProtectedRegions(skill, chosen.new_skill);
   if (!withinLimit(candidate, maxTokens)) return { reason: `the candidate skill is over the limit of ${maxTokens} tokens` };
