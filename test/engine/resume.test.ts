@@ -111,8 +111,8 @@ describe('resume', () => {
       ['model.target.temperature=0.5', 'model.target.temperature: undefined -> 0.5'],
       ['optimizer.learning_rate=2', 'optimizer.learning_rate: 4 -> 2'],
       ['env.n_train=40', 'env.n_train: 60 -> 40'],
-    ]) {
-      await assert.rejects(trainSim([...endpoint, change!], out), (err: Error) => err instanceof UserError && err.message.includes(shown));
+    ] as const) {
+      await assert.rejects(trainSim([...endpoint, change], out), (err: Error) => err instanceof UserError && err.message.includes(shown));
       assert.deepEqual(snapshot(out), before, `refusing ${change} writes nothing`);
     }
     const resumed = await trainSim(

@@ -42,10 +42,11 @@ export async function mergeGroup(s: MergeSettings, patches: Merged[], level: num
   const meta = metaSkillBlock(s.metaSkill);
   if (meta) sections.push(meta);
   sections.push(`## Current Skill\n${s.skill}`);
-  if (group === 'final') {
+  const [failureGroup, successGroup] = patches;
+  if (group === 'final' && failureGroup && successGroup) {
     sections.push(
-      `## Two merged groups\nGroup 1 (from failed trajectories, high priority): ${patches[0]!.items.length} ${label}.\n` +
-        `Group 2 (from successful trajectories, lower priority): ${patches[1]!.items.length} ${label}.\n\n${JSON.stringify(payload, null, 2)}`,
+      `## Two merged groups\nGroup 1 (from failed trajectories, high priority): ${failureGroup.items.length} ${label}.\n` +
+        `Group 2 (from successful trajectories, lower priority): ${successGroup.items.length} ${label}.\n\n${JSON.stringify(payload, null, 2)}`,
     );
   } else {
     sections.push(`## Patches to merge (${patches.length} total, merge level ${level})\n${JSON.stringify(payload, null, 2)}`);
@@ -87,7 +88,8 @@ export function mergeHierarchy(s: MergeSettings, patches: Promise<Merged | null>
         Promise.all(members).then((done) => {
           const present = done.filter((p): p is Merged => p !== null && p.items.length > 0);
           if (present.length === 0) return null;
-          if (present.length === 1) return present[0]!;
+          const [only] = present;
+          if (only && present.length === 1) return only;
           return mergeGroup(s, present, thisLevel, group);
         }),
       );
@@ -100,10 +102,8 @@ export function mergeHierarchy(s: MergeSettings, patches: Promise<Merged | null>
 /** The failure hierarchy, the success hierarchy, then a final merge when both have items. */
 export async function aggregate(s: MergeSettings, failure: Promise<Merged | null>[], success: Promise<Merged | null>[]): Promise<Merged> {
   const [f, su] = await Promise.all([mergeHierarchy(s, failure, 'failure'), mergeHierarchy(s, success, 'success')]);
-  const fItems = f?.items ?? [];
-  const sItems = su?.items ?? [];
-  if (fItems.length === 0 && sItems.length === 0) return { reasoning: 'no updates from either group', items: [] };
-  if (sItems.length === 0) return f!;
-  if (fItems.length === 0) return su!;
-  return mergeGroup(s, [f!, su!], 0, 'final');
+  const failures = f?.items.length ? f : undefined;
+  const successes = su?.items.length ? su : undefined;
+  if (failures && successes) return mergeGroup(s, [failures, successes], 0, 'final');
+  return failures ?? successes ?? { reasoning: 'no updates from either group', items: [] };
 }

@@ -93,26 +93,26 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
   };
 
   // Cached items first, in order, so that early-stopping callers see them before any call.
-  const pending: number[] = [];
+  const pending: { index: number; item: Item }[] = [];
   for (const index of order) {
-    const item = job.items[index]!;
+    const item = job.items[index];
+    if (!item) throw new Error(`rollout order names item ${index}, of ${job.items.length}`);
     const hit = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
     if (hit) {
       cached++;
       finish(index, hit);
-    } else pending.push(index);
+    } else pending.push({ index, item });
   }
 
   let fatal: unknown;
   await Promise.all(
-    pending.map((index) =>
+    pending.map(({ index, item }) =>
       job.limit(async () => {
         if (fatal || stopped || job.signal?.aborted) return;
         if (job.stop?.()) {
           stopped = true;
           return;
         }
-        const item = job.items[index]!;
         let t: Trajectory;
         try {
           const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>

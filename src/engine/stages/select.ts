@@ -67,7 +67,7 @@ export async function rankAndSelect(ctx: OptimizerContext, skill: string, items:
     fallback: `keeping the first ${budget}`,
   });
   const chosen = reply ? pickIndices(reply.selected_indices, items.length, budget) : [];
-  if (chosen.length > 0) return { items: chosen.map((i) => items[i]!), how: 'ranked', ranking: reply };
+  if (chosen.length > 0) return { items: chosen.flatMap((i) => items[i] ?? []), how: 'ranked', ranking: reply };
   return { items: items.slice(0, budget), how: 'fallback_truncated', ranking: reply };
 }
 

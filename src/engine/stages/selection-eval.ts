@@ -78,12 +78,12 @@ export class SelectionEvaluator {
 
   /** Runs the items that ended in infrastructure errors once more (errors are never cached). */
   private async retryErrors(skill: string, trajectories: (Trajectory | undefined)[]): Promise<void> {
-    const failed = trajectories.flatMap((t, i) => (t?.error ? [i] : []));
+    const failed = this.items.flatMap((item, index) => (trajectories[index]?.error ? [{ item, index }] : []));
     if (failed.length === 0) return;
-    const again = await this.rollouts.run(skill, failed.map((i) => this.items[i]!));
-    failed.forEach((i, k) => {
+    const again = await this.rollouts.run(skill, failed.map((f) => f.item));
+    failed.forEach(({ index }, k) => {
       const t = again.trajectories[k];
-      if (t && !t.error) trajectories[i] = t;
+      if (t && !t.error) trajectories[index] = t;
     });
   }
 
@@ -96,7 +96,8 @@ export class SelectionEvaluator {
     const sequence = policy.order(items.length, (other, i) => {
       const hash = hashes.get(other) ?? skillHash(other);
       hashes.set(other, hash);
-      const t = this.rollouts.cached(hash, items[i]!);
+      const item = items[i];
+      const t = item && this.rollouts.cached(hash, item);
       return t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : undefined;
     });
     // The stop is decided on the longest run of finished items in `sequence`, never on which items

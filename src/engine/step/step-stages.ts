@@ -14,6 +14,7 @@ import { summariseReports } from '../../skill/edits.ts';
 import { count } from '../../util/plural.ts';
 import { Rng } from '../../util/random.ts';
 import { round, type TrainState } from '../context.ts';
+import type { Batch } from '../batches.ts';
 import type { LrScheduler } from '../lr-schedulers.ts';
 import { stepEntry } from '../optimizer/step-buffer.ts';
 import { computeScore, type Score } from '../scoring/metrics.ts';
@@ -47,7 +48,7 @@ const label = (s: StepScope) => PAYLOAD[s.ctx.settings.mode].label;
 const ofItems = (s: StepScope, n: number) => count(n, label(s).replace(/s$/, ''), label(s));
 
 /** One reflector per batch, fed by its rollouts as they finish. */
-export function startReflection(s: StepScope): Reflector[] {
+export function startReflection(s: StepScope): { batch: Batch; reflector: Reflector }[] {
   const { settings, opt, env, analystLimit } = s.ctx;
   return s.plan.batches.map((b, a) => {
     const reflect = {
@@ -65,40 +66,41 @@ export function startReflection(s: StepScope): Reflector[] {
       limit: analystLimit,
       patchesDir: path.join(s.files.batch(a), 'patches'),
     };
-    return new Reflector(reflect, new Rng(b.seed).shuffle(b.items.map((_, i) => i)));
+    return { batch: b, reflector: new Reflector(reflect, new Rng(b.seed).shuffle(b.items.map((_, i) => i))) };
   });
 }
 
 /** ① The target runs the step's batches under the current skill. */
-export async function rolloutStage(s: StepScope, reflectors: Reflector[]): Promise<Rolled> {
+export async function rolloutStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[]): Promise<Rolled> {
   const { batches } = s.plan;
   const nItems = batches.reduce((n, b) => n + b.items.length, 0);
   s.stages.start('rollout', `train items=${nItems} (batch_seed=${batches.map((b) => b.seed).join(',')})`);
   const progress = s.stages.progress('rollout');
   let done = 0;
   const rolled = await Promise.all(
-    batches.map((b, a) =>
-      s.ctx.rollouts.run(s.skill, b.items, {
-        seed: b.seed,
+    reflection.map(({ batch, reflector }, a) =>
+      s.ctx.rollouts.run(s.skill, batch.items, {
+        seed: batch.seed,
         dir: path.join(s.files.batch(a), 'rollout'),
-        onResult: (t, i) => reflectors[a]!.add(i, t),
+        onResult: (t, i) => reflector.add(i, t),
         onProgress: () => progress(++done, nItems),
       }),
     ),
   );
   const trajectories = rolled.flatMap((r) => r.trajectories).filter((t): t is Trajectory => t !== undefined);
   const score = computeScore(trajectories);
-  if (trajectories.length > 0 && score.n === 0) {
-    throw new Error(`every rollout of step ${s.step} failed (${trajectories[0]!.error?.kind}: ${trajectories[0]!.error?.message}); check the target model and its endpoint`);
+  const first = trajectories[0];
+  if (first && score.n === 0) {
+    throw new Error(`every rollout of step ${s.step} failed (${first.error?.kind}: ${first.error?.message}); check the target model and its endpoint`);
   }
   s.stages.finish('rollout', `hard=${score.hard.toFixed(4)} soft=${score.soft.toFixed(4)}${score.errors ? ` errors=${score.errors}` : ''}`);
   return { trajectories, score, perBatch: rolled.map((r) => r.trajectories) };
 }
 
 /** ② The analysts' patches, with ③ the merge started on them. */
-export async function reflectStage(s: StepScope, reflectors: Reflector[], rolled: Rolled): Promise<Reflected> {
+export async function reflectStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[], rolled: Rolled): Promise<Reflected> {
   const { settings, opt } = s.ctx;
-  const calls = reflectors.map((r) => r.close());
+  const calls = reflection.map(({ reflector }) => reflector.close());
   const failureCalls = calls.flatMap((c) => c.failure);
   const successCalls = calls.flatMap((c) => c.success);
   s.stages.start(
@@ -110,8 +112,10 @@ export async function reflectStage(s: StepScope, reflectors: Reflector[], rolled
   const merging = aggregate({ ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize }, failureCalls.map(asPatch), successCalls.map(asPatch));
   // Awaited by the aggregate stage; if the step fails first, its rejection must not go unhandled.
   merging.catch(() => {});
-  const perBatch = await Promise.all(calls.map((c) => Promise.all([...c.failure, ...c.success])));
-  const analysts = perBatch.flat();
+  const perBatch = await Promise.all(
+    reflection.map(async ({ batch }, a) => ({ batch, trajectories: rolled.perBatch[a] ?? [], analysts: await Promise.all([...(calls[a]?.failure ?? []), ...(calls[a]?.success ?? [])]) })),
+  );
+  const analysts = perBatch.flatMap((b) => b.analysts);
   if (analysts.length > 0 && analysts.every((r) => r.failed)) {
     throw new Error(
       `every optimizer call of step ${s.step} failed (${analysts.length} analyst calls; see the warnings above). ` + 'Check the optimizer model and its endpoint, then resume the run',
@@ -126,16 +130,16 @@ export async function reflectStage(s: StepScope, reflectors: Reflector[], rolled
     rollout_soft: round(rolled.score.soft, 6),
     rollout_n: rolled.trajectories.length,
     rollout_errors: rolled.score.errors,
-    accumulation_batches: s.plan.batches.map((b, a) => {
-      const score = computeScore(rolled.perBatch[a]!.filter((t): t is Trajectory => t !== undefined));
+    accumulation_batches: perBatch.map(({ batch, trajectories, analysts: ofBatch }) => {
+      const score = computeScore(trajectories.filter((t): t is Trajectory => t !== undefined));
       return {
-        batch_idx: b.index,
-        batch_seed: b.seed,
-        n_envs: b.items.length,
+        batch_idx: batch.index,
+        batch_seed: batch.seed,
+        n_envs: batch.items.length,
         hard: round(score.hard, 6),
         soft: round(score.soft, 6),
-        n_failure_patches: patches(perBatch[a]!, 'failure'),
-        n_success_patches: patches(perBatch[a]!, 'success'),
+        n_failure_patches: patches(ofBatch, 'failure'),
+        n_success_patches: patches(ofBatch, 'success'),
       };
     }),
     n_patches: nFail + nSucc,

@@ -20,9 +20,9 @@ export type { StepPlan } from './step-scope.ts';
 
 export async function trainStep(ctx: StepContext, state: TrainState, plan: StepPlan): Promise<void> {
   const s = new StepScope(ctx, state, plan);
-  const reflectors = startReflection(s);
-  const rolled = await rolloutStage(s, reflectors); //                       ① (② starts as minibatches fill)
-  const reflected = await reflectStage(s, reflectors, rolled); //           ② (③ starts as groups finish)
+  const reflection = startReflection(s);
+  const rolled = await rolloutStage(s, reflection); //                       ① (② starts as minibatches fill)
+  const reflected = await reflectStage(s, reflection, rolled); //           ② (③ starts as groups finish)
   const merged = await aggregateStage(s, reflected); //                     ③
   let action: StepAction = 'skip_no_patches';
   if (merged.items.length > 0) {
