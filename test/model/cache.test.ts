@@ -9,25 +9,24 @@ import { ResponseCache } from '../../src/model/cache.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { fakeProviderFetch, type InProcessFake } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: text }], ...extra });
 
 describe('the response cache', () => {
-  let fake: FakeProvider;
+  let fake: InProcessFake;
   let dir: string;
   before(async () => {
-    fake = await startFakeProvider({ respond: (r) => ({ text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`, usage: { input: 7, output: 3 } }) });
+    fake = fakeProviderFetch({ respond: (r) => ({ text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`, usage: { input: 7, output: 3 } }) });
     dir = tmpDir();
   });
-  after(() => fake.close());
 
   async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite')) {
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode, path: file } });
-    return buildRoleModels(config, { environment: {} });
+    return buildRoleModels(config, { fetch: fake.fetch, environment: {} });
   }
 
   it('hits on an identical request, in another run too, and costs nothing then', async () => {
@@ -144,18 +143,17 @@ describe('the response cache', () => {
     const m = await models('read_write');
     const schema = z.object({ answer: z.string() });
     fake.faults.length = 0;
-    const jsonFake = await startFakeProvider({ respond: () => ({ text: '{"answer": "yes"}' }) });
+    const jsonFake = fakeProviderFetch({ respond: () => ({ text: '{"answer": "yes"}' }) });
     try {
       const r = { backend: 'openai_compatible', model: 'j', base_url: `${jsonFake.url}/v1` };
       const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'json.sqlite') } });
-      const jm = await buildRoleModels(config, { environment: {} });
+      const jm = await buildRoleModels(config, { fetch: jsonFake.fetch, environment: {} });
       assert.deepEqual((await jm.target.complete(ask('q', { schema }))).parsed, { answer: 'yes' });
       const hit = await jm.target.complete(ask('q', { schema }));
       assert.equal(hit.from, 'cache');
       assert.deepEqual(hit.parsed, { answer: 'yes' });
       jm.close();
     } finally {
-      await jsonFake.close();
       m.close();
     }
   });
