@@ -4,6 +4,7 @@
  * rendered from (`ChatRequest.meta`).
  */
 import { z } from 'zod';
+import type { StepAction } from '../run/records.ts';
 import { EditSchema, type Edit } from '../skill/edits.ts';
 
 export type UpdateMode = 'patch' | 'rewrite_from_suggestions' | 'full_rewrite_minibatch';
@@ -63,10 +64,10 @@ export function changesOf(mode: UpdateMode, items: UpdateItem[]): Changes {
 }
 
 /** The list key of a patch in each update mode, and how items are called in messages. */
-export const PAYLOAD: Record<UpdateMode, { key: 'edits' | 'revise_suggestions' | 'skill_candidates'; label: string; item: z.ZodType }> = {
-  patch: { key: 'edits', label: 'edits', item: EditSchema },
-  rewrite_from_suggestions: { key: 'revise_suggestions', label: 'suggestions', item: SuggestionSchema },
-  full_rewrite_minibatch: { key: 'skill_candidates', label: 'skill candidates', item: SkillCandidateSchema },
+export const PAYLOAD: Record<UpdateMode, { key: 'edits' | 'revise_suggestions' | 'skill_candidates'; label: string }> = {
+  patch: { key: 'edits', label: 'edits' },
+  rewrite_from_suggestions: { key: 'revise_suggestions', label: 'suggestions' },
+  full_rewrite_minibatch: { key: 'skill_candidates', label: 'skill candidates' },
 };
 
 /** A patch: reasoning plus the mode's list of items. */
@@ -76,9 +77,29 @@ export interface Patch {
   source: 'failure' | 'success';
 }
 
-export function patchReplySchema(mode: UpdateMode) {
-  const { key, item } = PAYLOAD[mode];
-  return z.object({ reasoning: z.string().default(''), [key]: z.array(item) }).loose();
+/** A patch as the optimizer writes it: reasoning, and the items under its mode's key. */
+export interface PatchReply {
+  reasoning: string;
+  edits?: Edit[];
+  revise_suggestions?: Suggestion[];
+  skill_candidates?: SkillCandidate[];
+  [field: string]: unknown;
+}
+
+const reasoning = z.string().default('');
+const PATCH_REPLIES: Record<UpdateMode, z.ZodType<PatchReply>> = {
+  patch: z.object({ reasoning, edits: z.array(EditSchema) }).loose(),
+  rewrite_from_suggestions: z.object({ reasoning, revise_suggestions: z.array(SuggestionSchema) }).loose(),
+  full_rewrite_minibatch: z.object({ reasoning, skill_candidates: z.array(SkillCandidateSchema) }).loose(),
+};
+
+export function patchReplySchema(mode: UpdateMode): z.ZodType<PatchReply> {
+  return PATCH_REPLIES[mode];
+}
+
+/** The items of a patch of `mode` (none when it has no patch). */
+export function itemsOf(mode: UpdateMode, patch: PatchReply | undefined): UpdateItem[] {
+  return patch?.[PAYLOAD[mode].key] ?? [];
 }
 
 export function analystReplySchema(mode: UpdateMode, source: 'failure' | 'success') {
@@ -129,7 +150,7 @@ export interface TrajectoryView {
 /** A step of this epoch, as remembered for later reflections (reference §3.8). */
 export interface StepBufferEntry {
   step: number;
-  action: string;
+  action: StepAction;
   n_total: number;
   n_fail: number;
   failure_patterns: { pattern: string; count: number; task_ids: string[] }[];

@@ -7,7 +7,7 @@
 import { ask, type OptimizerContext } from '../optimizer/ask.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
 import { metaSkillBlock, outputFormat } from '../optimizer/prompts.ts';
-import { PAYLOAD, patchReplySchema, type UpdateItem } from '../../protocol/optimizer.ts';
+import { itemsOf, PAYLOAD, patchReplySchema, type UpdateItem } from '../../protocol/optimizer.ts';
 
 export interface Merged {
   reasoning: string;
@@ -31,7 +31,7 @@ function system(s: MergeSettings, group: Group): string {
 }
 
 function withLevel(items: UpdateItem[], level: number, overwrite: boolean): UpdateItem[] {
-  return items.map((i) => (overwrite || (i as { merge_level?: number }).merge_level === undefined ? { ...i, merge_level: level } : i) as UpdateItem);
+  return items.map((i) => (overwrite || i.merge_level === undefined ? { ...i, merge_level: level } : i));
 }
 
 /** One merge call over a group of patches; concatenation when the call gives nothing usable. */
@@ -62,10 +62,7 @@ export async function mergeGroup(s: MergeSettings, patches: Merged[], level: num
     during: group === 'final' ? 'final merge' : 'batch merge',
     fallback: 'using concatenation instead',
   });
-  const items = reply ? (reply as Record<string, unknown>)[key] : undefined;
-  if (Array.isArray(items) && items.every((i) => i && typeof i === 'object')) {
-    return { reasoning: String(reply!.reasoning ?? ''), items: withLevel(items as UpdateItem[], level, group !== 'final') };
-  }
+  if (reply) return { reasoning: reply.reasoning, items: withLevel(itemsOf(s.ctx.mode, reply), level, group !== 'final') };
   const all = patches.flatMap((p) => p.items);
   return { reasoning: group === 'final' ? 'fallback: failure first, then success' : 'fallback concatenation', items: withLevel(all, level, false) };
 }

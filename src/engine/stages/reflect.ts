@@ -13,7 +13,7 @@ import { pad3 } from '../../run/layout.ts';
 import { ask, type OptimizerContext } from '../optimizer/ask.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
 import { metaSkillBlock, outputFormat } from '../optimizer/prompts.ts';
-import { PAYLOAD, analystReplySchema, type Patch, type StepBufferEntry, type UpdateItem } from '../../protocol/optimizer.ts';
+import { analystReplySchema, itemsOf, type Patch, type StepBufferEntry } from '../../protocol/optimizer.ts';
 import { isFailure } from '../optimizer/step-buffer.ts';
 import { renderTrajectory, trajectoryView } from '../optimizer/trajectory-text.ts';
 
@@ -111,12 +111,10 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
     fallback: 'this minibatch gives no patch',
   });
   if (!reply) return { source, index, patch: null, notes: [], findings: [], failed: true };
-  const { key } = PAYLOAD[mode];
-  const inner = (reply.patch ?? {}) as Record<string, unknown>;
-  let items = (Array.isArray(inner[key]) ? inner[key] : []) as UpdateItem[];
+  let items = itemsOf(mode, reply.patch);
   if (mode !== 'full_rewrite_minibatch') items = items.slice(0, Math.max(0, s.budget));
   // Support is the number of trajectories actually read, not a count the model reports.
-  items = items.map((item) => ({ ...item, source_type: source, support_count: batch.length }) as UpdateItem);
+  items = items.map((item) => ({ ...item, source_type: source, support_count: batch.length }));
   const notesAllowed = s.skillAware && (source === 'failure' || s.appendixSource !== 'failure_only');
   const notes = notesAllowed ? extractNotes(reply.appendix_notes) : [];
   const findings = ((reply as { failure_summary?: { failure_type: string; description: string }[] }).failure_summary ?? []).map((f) =>
@@ -129,7 +127,7 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
   return {
     source,
     index,
-    patch: items.length ? { reasoning: String(inner.reasoning ?? ''), items, source } : null,
+    patch: items.length ? { reasoning: String(reply.patch?.reasoning ?? ''), items, source } : null,
     notes,
     findings,
     failed: false,
