@@ -163,7 +163,6 @@ const HUMAN_FEEDBACK = 'human review of the gate decisions is not built yet; ign
 /** Benchmarks of the original whose envs are not built yet: what each is. */
 export const ENVS_NOT_BUILT: Record<string, string> = {
   alfworld: 'ALFWorld, text-based household tasks played step by step',
-  spreadsheetbench: 'SpreadsheetBench, spreadsheet manipulation by generated code',
 };
 
 /** Where a flat key of the original's backend settings lives in the structured form. */
