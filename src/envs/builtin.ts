@@ -6,3 +6,4 @@ import './livemath/env.ts';
 import './docvqa/env.ts';
 import './officeqa/env.ts';
 import './spreadsheetbench/env.ts';
+import './alfworld/env.ts';

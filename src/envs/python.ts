@@ -72,3 +72,15 @@ export function findPython(configured: string, need: PythonNeed): string {
     `${need.who} needs ${what}; ${wanted ? `${need.optionKey} names` : 'tried'} ${tried.join('; ')}. ${need.install}${wanted ? `, or correct ${need.optionKey}` : `, or set ${need.optionKey} to an interpreter that has ${need.modules.length ? 'them' : 'it'}`}`,
   );
 }
+
+/** Variables passed to a Python program: the interpreter's own settings and the locale, no key of any kind. */
+const PASS = ['PATH', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'LANG', 'LANGUAGE', 'SYSTEMROOT', 'SystemRoot'];
+
+/** What Python needs from the parent environment to start as it does there, and nothing else. */
+export function pythonEnvironment(parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value !== undefined && (PASS.includes(name) || name.startsWith('LC_'))) env[name] = value;
+  }
+  return { ...env, PYTHONIOENCODING: 'utf-8', PYTHONDONTWRITEBYTECODE: '1' };
+}

@@ -8,6 +8,8 @@
  * - the optimizer (requests that ask for a JSON schema) proposes the values rule while the skill
  *   shown to it lacks it, and answers the other optimizer calls plainly.
  */
+import { skillInPrompt } from '../helpers/fake-skillopt-responder.ts';
+
 export const VALUES_RULE = 'Write the computed values into the answer cells, never formulas: the check reads the values a workbook has saved.';
 const KNOWS_VALUES = /never formulas/i;
 
@@ -26,14 +28,6 @@ function script(kind: 'total' | 'count', values: boolean, sheet: string): string
 type Body = { messages: { role: string; content: unknown }[]; response_format?: { json_schema?: { name?: string } } };
 const text = (c: unknown) => (typeof c === 'string' ? c : (c as { text?: string }[]).map((p) => p.text ?? '').join(''));
 
-function skillShown(user: string): string {
-  const start = user.indexOf('## Current Skill\n');
-  if (start < 0) return '';
-  const rest = user.slice(start + '## Current Skill\n'.length);
-  const end = rest.search(/\n\n## (Edits Budget|Suggestions Budget|Update Format|Previous Steps|Patches to merge|Two merged groups|Pool of)/);
-  return end < 0 ? rest : rest.slice(0, end);
-}
-
 export function spreadsheetResponder(body: Body): { text: string; usage: { input: number; output: number } } {
   const system = text(body.messages.find((m) => m.role === 'system')?.content ?? '');
   const users = body.messages.filter((m) => m.role === 'user').map((m) => text(m.content));
@@ -46,7 +40,7 @@ export function spreadsheetResponder(body: Body): { text: string; usage: { input
     const sheet = kind === 'count' && !fedBack.some((f) => /Worksheet Sheet1 does not exist/.test(f)) ? 'Sheet1' : 'Data';
     return { text: `\`\`\`python\n${script(kind, values, sheet)}\n\`\`\``, usage };
   }
-  const skill = skillShown(users.at(-1) ?? '');
+  const skill = skillInPrompt(users.at(-1) ?? '');
   const edits = KNOWS_VALUES.test(skill) ? [] : [{ op: 'append', content: `\n## Answer cells\n- ${VALUES_RULE}` }];
   const reply = (value: unknown) => ({ text: JSON.stringify(value), usage });
   if (schema.startsWith('analyst_')) return reply({ failure_summary: [], success_patterns: [], patch: { reasoning: 'formulas read as empty', edits } });

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runProcess } from '../../model/harness/process.ts';
+import { pythonEnvironment } from '../python.ts';
 
 /** The runner: sets INPUT_PATH and OUTPUT_PATH and runs a script (python/run_solution.py). */
 export const RUNNER = path.join(import.meta.dirname, 'python', 'run_solution.py');
@@ -30,18 +31,7 @@ export interface ScriptRun {
   failure?: string;
 }
 
-/** Variables passed through: the interpreter's own settings and the locale, nothing else. */
-const PASS = ['PATH', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'LANG', 'LANGUAGE', 'SYSTEMROOT', 'SystemRoot'];
 const LOG_CHARS = 8000;
-
-/** What Python needs from the parent environment to start as it does there. */
-export function pythonEnvironment(parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parent)) {
-    if (value !== undefined && (PASS.includes(name) || name.startsWith('LC_'))) env[name] = value;
-  }
-  return { ...env, PYTHONIOENCODING: 'utf-8', PYTHONDONTWRITEBYTECODE: '1' };
-}
 
 /** The environment of a generated script: `pythonEnvironment`, its home and temp directory in `dir`. */
 export function scrubbedEnvironment(dir: string, maxFileBytes: number, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { runProcess } from '../../model/harness/process.ts';
-import { pythonEnvironment } from './sandbox.ts';
+import { pythonEnvironment } from '../python.ts';
 
 const SHEETS = path.join(import.meta.dirname, 'python', 'sheets.py');
 const TIMEOUT_MS = 300_000;

@@ -71,7 +71,7 @@ function killMarked(marker: string): void {
 }
 
 /** Signals the whole group (the CLI and every command it started); a group already gone is fine. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
