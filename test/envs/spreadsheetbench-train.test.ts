@@ -50,7 +50,8 @@ describe('SpreadsheetBench trains end to end', () => {
   });
   after(() => fake.close());
 
-  it('multi mode: the target fixes its code after feedback in training; the learned rule carries the test split', async () => {
+  /** The release, its splits and a config over them; `env` adds to the config's env section. */
+  async function setUp(env = ''): Promise<{ dir: string; root: string; config: string }> {
     const dir = tmpDir('skillopt-sheet-train-');
     const root = path.join(dir, 'spreadsheetbench_verified_400');
     const records = makeRelease(root, TASKS);
@@ -66,9 +67,14 @@ describe('SpreadsheetBench trains end to end', () => {
         'gradient:\n  minibatch_size: 2\n  merge_batch_size: 2\n  analyst_workers: 2',
         'optimizer:\n  learning_rate: 2\n  min_learning_rate: 1\n  use_slow_update: false\n  use_meta_skill: false',
         'cache:\n  mode: off',
-        `env:\n  split_dir: ${splits}\n  data_root: ${root}\n  skill_init: ${path.join(ROOT, 'configs/spreadsheetbench/seed_skill.md')}\n  max_turns: 4\n  workers: 4`,
+        `env:\n  split_dir: ${splits}\n  data_root: ${root}\n  skill_init: ${path.join(ROOT, 'configs/spreadsheetbench/seed_skill.md')}\n  max_turns: 4\n  workers: 4${env}`,
       ].join('\n'),
     });
+    return { dir, root, config: path.join(dir, 'c.yaml') };
+  }
+
+  it('multi mode: the target fixes its code after feedback in training; the learned rule carries the test split', async () => {
+    const { dir } = await setUp();
     const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
     const out = path.join(dir, 'run');
     const outcome = await runTraining({ loaded, outRoot: out, configFile: path.join(dir, 'c.yaml'), console: false, environment: {} });
@@ -102,5 +108,14 @@ describe('SpreadsheetBench trains end to end', () => {
     assert.ok(bodies.some((b) => b.model === 'fake-coder' && /## Skill\n\n# Spreadsheet Editing with Python/.test(b.messages[0].content)));
     const analyst = bodies.find((b) => b.response_format?.json_schema?.name?.startsWith('analyst_'));
     assert.match(JSON.stringify(analyst.messages), /POST-EXECUTION VERIFICATION/);
+  });
+
+  it('without a Python that can run the scripts, the run stops before any model call', async () => {
+    const { dir, config } = await setUp('\n  python: /nowhere/python3');
+    fake.requests.length = 0;
+    const loaded = loadConfig(config, { environment: {} });
+    await assert.rejects(runTraining({ loaded, outRoot: path.join(dir, 'run'), configFile: config, console: false, environment: {} }), /SpreadsheetBench needs Python 3 with openpyxl and pandas; env\.python names \/nowhere\/python3 \(not found\)/);
+    assert.equal(fake.requests.length, 0);
+    assert.equal(fs.existsSync(path.join(dir, 'run')), false, 'and writes nothing');
   });
 });
