@@ -151,4 +151,35 @@ describe('model failures', () => {
     assert.equal(outcome.status, 'finished');
     assert.ok(merges >= 1);
   });
+
+  it('a bug of ours in a rollout (a TypeError in the env) stops the run with its stack, resumably, instead of becoming an item error', async () => {
+    const inner = sim();
+    let broken = 0;
+    // Our code on the call path fails on some items, as a bug would.
+    const target: ChatModel = {
+      id: inner.id,
+      async complete(req: ChatRequest) {
+        const id = (req.meta as { task: { id: string } }).task.id;
+        if (unitHash('bug', id) < 0.1) {
+          broken++;
+          const settings = undefined as unknown as { temperature: number };
+          return { ...(await inner.complete(req)), text: String(settings.temperature) };
+        }
+        return inner.complete(req);
+      },
+    };
+    const { out, run } = train(target, ['train.num_epochs=1']);
+    await assert.rejects(run, (e) => e instanceof TypeError && /reading 'temperature'/.test(e.message));
+    assert.ok(broken > 0);
+    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const failed = events.at(-1);
+    assert.equal(failed.type, 'run_failed');
+    assert.match(failed.stack, /TypeError: Cannot read properties of undefined \(reading 'temperature'\)\n\s+at .*failures\.test\.ts/);
+    const results = path.join(out, 'selection_eval_baseline/results.jsonl');
+    assert.ok(!fs.existsSync(results) || !/"kind":"env"/.test(readText(results)), 'no item error recorded for the bug');
+    // Fixed, the same command resumes and finishes.
+    const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
+    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
+    assert.equal(outcome.status, 'finished');
+  });
 });
