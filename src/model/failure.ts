@@ -143,11 +143,10 @@ const NETWORK_CODES = /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGA
 
 /**
  * Anything an SDK call threw, classified; undefined for errors that are not about the call
- * (a bug of ours), which must surface as they are. `timedOut` says our per-call timer fired.
+ * (a bug of ours), which must surface as they are.
  */
-export function classifyFailure(err: unknown, where: string, timedOut = false): CallFailure | undefined {
+export function classifyFailure(err: unknown, where: string): CallFailure | undefined {
   if (err instanceof CallFailure) return err;
-  if (timedOut) return new CallFailure(`${where}: no reply within the per-call timeout`, 'timeout');
   if (APICallError.isInstance(err)) {
     const headers = headerMap(err.responseHeaders);
     if (err.statusCode !== undefined) return failureFromStatus(err.statusCode, err.message, err.responseBody, headers, where);

@@ -99,7 +99,10 @@ export class ScheduledModel implements ChatModel {
         return { ...answer, retries: attempt };
       } catch (err) {
         if (req.signal?.aborted) throw err;
-        const classified = classifyFailure(err, this.id, timedOut);
+        // Our timer fired, whatever the SDK made of the aborted read (headers or body).
+        const classified = timedOut
+          ? new CallFailure(`${this.id}: no complete reply within ${this.policy.timeoutMs / 1000} s (${this.label}.timeout_s)`, 'timeout')
+          : classifyFailure(err, this.id);
         if (!classified) throw err;
         failure = classified;
       } finally {

@@ -5,7 +5,8 @@
  * (`/openai/deployments/<name>/chat/completions?api-version=…`) and Anthropic Messages
  * (`/v1/messages`). It records every request, answers through a responder of the test's design,
  * and injects faults on demand: an HTTP status (429 with or without `retry-after`, 500, 503,
- * 401, …), a hung connection, a reset, malformed JSON, an empty reply. Like the real APIs, it
+ * 401, …), a hung connection, a reset, malformed JSON, an empty reply, a reply whose headers come
+ * at once and whose body then drips a byte every 100 ms. Like the real APIs, it
  * answers 400 to a reasoning effort sent to a model without reasoning (gpt-4o, gpt-4.1, …) and to
  * a thinking budget sent to a Claude model without extended thinking.
  */
@@ -39,7 +40,7 @@ export interface Reply {
 
 export type Fault =
   | { status: number; headers?: Record<string, string>; message?: string; code?: string; param?: string }
-  | { kind: 'hang' | 'reset' | 'malformed' | 'empty' };
+  | { kind: 'hang' | 'reset' | 'malformed' | 'empty' | 'drip' };
 
 export interface FakeOptions {
   /** The answer to a request (default: echo of the last user text). */
@@ -247,6 +248,20 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
       const reply: Reply = fault?.kind === 'empty' ? { text: '' } : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
       const usage = { input: 20, output: 10, cached: 0, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0, ...reply.usage };
       const payload = wire === 'chat' ? chatBody(rec, reply, usage, options.vllm ?? false) : wire === 'responses' ? responsesBody(rec, reply, usage) : anthropicBody(rec, reply, usage);
+      if (fault?.kind === 'drip') {
+        res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+        const bytes = Buffer.from(JSON.stringify(payload));
+        let sentBytes = 0;
+        const timer = setInterval(() => {
+          if (sentBytes < bytes.length) res.write(bytes.subarray(sentBytes, ++sentBytes));
+          else res.end();
+        }, 100);
+        res.once('close', () => {
+          clearInterval(timer);
+          done();
+        });
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) }).end(JSON.stringify(payload));
       if (fault?.kind !== 'empty') {
         sent.input += usage.input;
