@@ -23,7 +23,9 @@ export type FailureKind =
   /** 400/422 on a request we built from the configuration: no retry, the run must stop. */
   | 'bad_request'
   /** 400 about this one request only (context too long, content filter): no retry, not fatal. */
-  | 'rejected';
+  | 'rejected'
+  /** The output token limit ran out before any answer (a reasoning model that thought too long): a retry would too. */
+  | 'truncated';
 
 const RETRYABLE: ReadonlySet<FailureKind> = new Set(['rate_limit', 'timeout', 'server', 'network', 'bad_response']);
 

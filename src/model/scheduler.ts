@@ -34,6 +34,7 @@ const INFRA_KIND: Record<FailureKind, InfraError['kind']> = {
   network: 'network',
   bad_response: 'bad_response',
   rejected: 'other',
+  truncated: 'truncated',
   auth: 'other',
   not_found: 'other',
   bad_request: 'other',
@@ -44,6 +45,17 @@ const FATAL_HINT: Partial<Record<FailureKind, string>> = {
   not_found: 'the model, deployment or endpoint does not exist: check the model name and base_url',
   bad_request: 'the provider rejected a request built from the configuration: check the model and its settings (options, max_output_tokens, json_schema, reasoning_effort)',
 };
+
+/**
+ * The setting that gave a call its output token limit: the call's own (the env's for rollouts,
+ * the judge's, the optimizer's for its calls), else the role's.
+ */
+function outputLimitSetting(label: string, req: ChatRequest): string {
+  if (req.maxOutputTokens === undefined) return `${label}.max_output_tokens`;
+  if (req.purpose === 'judge') return 'env.scorer.max_output_tokens';
+  if (label === 'model.target') return 'env.max_completion_tokens';
+  return /rewrite/.test(req.purpose) ? 'model.rewrite_max_completion_tokens' : 'model.optimizer_max_completion_tokens';
+}
 
 /** Rough size of a request in tokens, for the TPM bucket before the real count is known. */
 export function estimateTokens(req: ChatRequest): number {
@@ -117,6 +129,7 @@ export class ScheduledModel implements ChatModel {
       }
       const final = !failure.retryable || attempt >= this.policy.maxRetries;
       this.onFailure?.(failure, final);
+      if (failure.kind === 'truncated') throw new InfraError(this.redact(`${this.label}: ${failure.message}: raise ${outputLimitSetting(this.label, req)}`), 'truncated', attempt);
       if (!failure.retryable) throw new InfraError(this.redact(`${this.label}: the provider rejected this request: ${failure.message}`), INFRA_KIND[failure.kind], attempt);
       const asked = failure.retryAfterMs !== undefined ? Math.min(failure.retryAfterMs, this.policy.maxRetryAfterMs ?? 600_000) : undefined;
       if (failure.kind === 'rate_limit') {

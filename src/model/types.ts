@@ -105,7 +105,7 @@ export class InfraError extends Error {
   override name = 'InfraError';
   constructor(
     message: string,
-    readonly kind: 'rate_limit' | 'timeout' | 'server' | 'network' | 'bad_response' | 'other',
+    readonly kind: 'rate_limit' | 'timeout' | 'server' | 'network' | 'bad_response' | 'truncated' | 'other',
     readonly retries = 0,
   ) {
     super(message);

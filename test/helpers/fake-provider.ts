@@ -33,6 +33,7 @@ export interface Reply {
   toolCalls?: { id: string; name: string; arguments: unknown }[];
   /** `input` counts every input token: cache reads (`cached`) and cache writes (`cacheWrite`, of which `cacheWrite1h` for an hour) included. */
   usage?: { input: number; output: number; cached?: number; reasoning?: number; cacheWrite?: number; cacheWrite1h?: number };
+  /** The finish reason in the wire's words (`length`, `max_output_tokens` for Responses, which then reports `incomplete`; `max_tokens` for Anthropic). */
   finish?: string;
   /** Extra response headers (e.g. rate-limit state). */
   headers?: Record<string, string>;
@@ -113,7 +114,11 @@ function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['
 
 function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const output: any[] = [];
-  if (reply.text !== undefined) {
+  // A reply stopped by a limit (`finish` is the reason, e.g. max_output_tokens) is `incomplete`;
+  // a reasoning model that spent every token thinking leaves only its reasoning item.
+  const cutOff = reply.finish !== undefined && !reply.text;
+  if (cutOff) output.push({ id: 'rs_1', type: 'reasoning', summary: [] });
+  else if (reply.text !== undefined) {
     output.push({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
   }
   for (const c of reply.toolCalls ?? []) {
@@ -123,10 +128,10 @@ function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Re
     id: `resp_${r.at}`,
     object: 'response',
     created_at: 1_700_000_000,
-    status: 'completed',
+    status: reply.finish ? 'incomplete' : 'completed',
     model: r.body.model,
     output,
-    incomplete_details: null,
+    incomplete_details: reply.finish ? { reason: reply.finish } : null,
     usage: {
       input_tokens: usage.input,
       input_tokens_details: { cached_tokens: usage.cached },
@@ -139,7 +144,9 @@ function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Re
 
 function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const content: any[] = [];
-  if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
+  // Stopped by max_tokens while thinking: only the (unfinished) thinking block.
+  if (reply.finish === 'max_tokens' && !reply.text) content.push({ type: 'thinking', thinking: 'Let me work through', signature: 'EqQBCkYIBxgCKkB' });
+  else if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
   for (const c of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
   return {
     id: `msg_${r.at}`,
