@@ -113,7 +113,10 @@ export class ModelStack {
     const url = (inner as { url?: string }).url;
     const policy = { maxRetries: rc.max_retries, timeoutMs: rc.timeout_s * 1000, backoffMs: rc.backoff_s * 1000, backoffMaxMs: rc.backoff_max_s * 1000 };
     let model: ChatModel = new ScheduledModel(inner, pool, policy, `model.${role}`, (failure, final) => this.watch.failed(role, inner.id, url, failure, final), this.redact);
-    if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) model = new CachedModel(model, this.openCache(), this.config.cache.mode, roleIdentity(rc, this.config, inner));
+    if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
+      const warn = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
+      model = new CachedModel(model, this.openCache(), this.config.cache.mode, roleIdentity(rc, this.config, inner), warn);
+    }
     return new LedgerModel(model, this.ledger, role, this.redact);
   }
 
