@@ -9,6 +9,7 @@
  */
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
+import { redactText } from '../config/redact.ts';
 import type { Env, Item, Trajectory } from '../envs/types.ts';
 import { CallFailure } from '../model/failure.ts';
 import { StructuredOutputError } from '../model/structured.ts';
@@ -54,7 +55,8 @@ function itemError(item: Item, err: unknown): Trajectory | undefined {
   if (err instanceof InfraError || err instanceof CallFailure) kind = err.kind;
   else if (err instanceof StructuredOutputError) kind = 'bad_response';
   else return undefined;
-  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message: err.message } };
+  // The message goes to results.jsonl and scores.jsonl; a provider may echo a key in it.
+  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message: redactText(err.message) } };
 }
 
 export async function rollout(job: RolloutJob): Promise<RolloutResult> {

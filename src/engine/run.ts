@@ -21,7 +21,8 @@ import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter } from '../run/reporter.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
-import type { RunContext } from './context.ts';
+import { budgetStop, unpricedBudget } from './budget.ts';
+import { elapsedSeconds, type RunContext } from './context.ts';
 import { firstN, schedule } from './data.ts';
 import { lrControl, pairPolicy, updateMode } from './modes.ts';
 import { ScoreCache } from './score-cache.ts';
@@ -41,7 +42,7 @@ export interface RunOptions {
 }
 
 /** Keys that may change between a run and its resume: limits, caching, concurrency. */
-const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
+const RESUMABLE_CHANGES = [/^budget\./, /^cache\./, /^model\.\w+\.(concurrency|rpm|tpm|timeout_s|max_retries|max_wait_s|options\.latency_ms)$/, /^env\.workers$/, /^env\.out_root$/];
 
 function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -110,7 +111,15 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       override: opts.models,
       configDir: opts.loaded.baseDirOf('cache.path'),
       onEvent: (e) => events.emit(e),
+      limit: (totals, inFlight) => budgetStop(config.budget, totals, ctx ? elapsedSeconds(ctx) / 60 : 0, inFlight),
     });
+    const roles: Role[] = env.usesJudge ? ['target', 'optimizer', 'judge'] : ['target', 'optimizer'];
+    const priced = unpricedBudget(config.budget, [...models.unpriced].filter(([role]) => roles.includes(role)));
+    if (priced.error) {
+      models.close();
+      throw new UserError(priced.error);
+    }
+    if (priced.warning) events.warn(priced.warning);
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
       derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: mode, lr_control_mode: lrControl(config.optimizer.lr_control_mode, mode) },

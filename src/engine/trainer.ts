@@ -4,7 +4,8 @@
  * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
  * split. Each stage is one call into its module.
  */
-import { budgetExceeded } from './budget.ts';
+import { RunStop } from '../model/types.ts';
+import { budgetStop } from './budget.ts';
 import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
 import { planEpoch } from './data.ts';
 import { epochBoundary } from './epoch-boundary.ts';
@@ -56,16 +57,38 @@ async function startState(ctx: RunContext): Promise<TrainState> {
   return state;
 }
 
+/** At a step boundary, where the state is whole: saved as it is, when the budget is reached. */
 function stopForBudget(ctx: RunContext, state: TrainState): TrainOutcome | undefined {
-  const reason = budgetExceeded(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
-  if (!reason) return undefined;
+  const stop = budgetStop(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
+  if (!stop) return undefined;
   persistState(ctx, state, 'stopped');
-  const message = `budget reached: ${reason}. The run is saved; raise the limit and run the same command again to continue.`;
-  ctx.events.emit({ type: 'run_stopped', reason: 'budget', message });
-  return { status: 'stopped', reason: message };
+  ctx.events.emit({ type: 'run_stopped', reason: stop.reason, message: stop.message });
+  return { status: 'stopped', reason: stop.message };
+}
+
+/**
+ * Within a step or a boundary, when a limit stopped the calls: once those in flight are done and
+ * recorded, the last saved state (the last complete step) is marked stopped; the resume replays
+ * the calls made since from the journal.
+ */
+async function stopInStage(ctx: RunContext, stop: RunStop): Promise<TrainOutcome> {
+  await ctx.models.admission.idle();
+  const runtime = ctx.dir.readRuntimeState();
+  if (runtime) ctx.dir.writeJson(ctx.dir.runtimeState, { ...runtime, status: 'stopped' });
+  ctx.events.emit({ type: 'run_stopped', reason: stop.reason, message: stop.message });
+  return { status: 'stopped', reason: stop.message };
 }
 
 export async function train(ctx: RunContext): Promise<TrainOutcome> {
+  try {
+    return await trainLoop(ctx);
+  } catch (err) {
+    if (err instanceof RunStop) return stopInStage(ctx, err);
+    throw err;
+  }
+}
+
+async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
   const { config, plan } = ctx;
   const state = await startState(ctx);
 

@@ -4,10 +4,11 @@
  * records, the summary and the budget. On resume, the recorded responses are replayed instead of
  * calling again: what was paid for once is not paid for twice.
  */
+import { redactText } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from '../run/atomic.ts';
 import type { StageUsage } from '../run/records.ts';
 import { requestKey } from './request-key.ts';
-import type { ChatModel, ChatRequest, ChatResponse, Role, ToolCall, Usage } from './types.ts';
+import { RunStop, type ChatModel, type ChatRequest, type ChatResponse, type Role, type ToolCall, type Usage } from './types.ts';
 
 export interface CallRecord {
   time: string;
@@ -47,6 +48,8 @@ export class Ledger {
   /** Every call of the run: those of earlier processes (read from the file) first. */
   private readonly records: CallRecord[] = [];
   private readonly replay = new Map<string, CallRecord[]>();
+  private readonly running = emptyTotals();
+  private counted = 0;
   private readonly out?: AppendFile;
 
   constructor(file?: string) {
@@ -75,9 +78,9 @@ export class Ledger {
 
   /** Totals of this run across all its processes (earlier ones count against the budget too). */
   totals(): Totals {
-    const t = emptyTotals();
-    for (const r of this.records) addTo(t, r);
-    return t;
+    // Records are only ever appended: the sum is carried forward (the budget asks before every call).
+    for (; this.counted < this.records.length; this.counted++) addTo(this.running, this.records[this.counted]!);
+    return { ...this.running };
   }
 
   /** A position in the records, for per-step totals. */
@@ -146,8 +149,6 @@ export class LedgerModel implements ChatModel {
     private readonly inner: ChatModel,
     private readonly ledger: Ledger,
     private readonly role: Role,
-    /** Applied to error messages before they are written (they may echo a key). */
-    private readonly redact: (text: string) => string = (t) => t,
   ) {
     this.id = inner.id;
   }
@@ -177,6 +178,8 @@ export class LedgerModel implements ChatModel {
       });
       return res;
     } catch (err) {
+      // A stop refused the call before it was sent, or gave it up while it waited: remade on resume.
+      if (err instanceof RunStop) throw err;
       this.ledger.record({
         ...base,
         time: new Date().toISOString(),
@@ -185,7 +188,8 @@ export class LedgerModel implements ChatModel {
         retries: (err as { retries?: number }).retries ?? 0,
         from: 'provider',
         cost_usd: 0,
-        error: this.redact(err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
+        // A provider may echo a key in its error.
+        error: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
       });
       throw err;
     }

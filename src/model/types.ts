@@ -94,6 +94,8 @@ export interface ChatResponse {
 export interface ChatModel {
   /** `backend:model`, stable: it is part of cache keys and score-cache keys. */
   readonly id: string;
+  /** The cost of its calls is known (a price, or free); unset: unknown, so a USD budget cannot count them. */
+  readonly priced?: boolean;
   complete(req: ChatRequest): Promise<ChatResponse>;
 }
 
@@ -118,4 +120,20 @@ export class InfraError extends Error {
  */
 export class FatalModelError extends Error {
   override name = 'FatalModelError';
+}
+
+/**
+ * A stop of the run that a limit asked for: a budget reached, a provider asking to wait longer
+ * than the role's cap. No call is sent after it; the calls in flight finish and are recorded; the
+ * run saves its state and ends, and the same command resumes it.
+ */
+export class RunStop extends Error {
+  override name = 'RunStop';
+  constructor(
+    message: string,
+    /** What stopped it, for the run's `run_stopped` event. */
+    readonly reason: 'budget' | 'wait',
+  ) {
+    super(message);
+  }
 }

@@ -1,8 +1,10 @@
 /**
  * The run's event log: typed events appended to `events.jsonl` as they happen. The console
- * reporter and the dashboard both read it; nothing else is needed to follow a run.
+ * reporter and the dashboard both read it; nothing else is needed to follow a run. Every event
+ * is redacted (key values, key-shaped strings, URL credentials) before it is written or shown.
  */
 import { z } from 'zod';
+import { redactDeep } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from './atomic.ts';
 
 const base = { time: z.string() };
@@ -72,6 +74,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     final_test: score,
     seconds: num,
   }),
+  /** Stopped by a limit (`reason`: budget, wait), resumably. */
   z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string() }),
   /** The stack is kept for failures that are bugs (not a user's input error or a model refusing). */
   z.object({ ...base, type: z.literal('run_failed'), message: z.string(), stack: z.string().optional() }),
@@ -88,6 +91,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     last_error: z.string(),
     hint: z.string().optional(),
   }),
+  /** Calls of a role wait (a rate limit, a backoff, a used-up window), shown when the wait is long. */
+  z.object({ ...base, type: z.literal('model_wait'), role: z.string(), model: z.string(), reason: z.string(), seconds: num, until: z.string() }),
 ]);
 export type RunEvent = z.infer<typeof EventSchema>;
 export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'time'> : never) : never;
@@ -115,7 +120,7 @@ export class EventLog {
   }
 
   emit(input: EventInput): void {
-    const event = { time: new Date().toISOString(), ...input } as RunEvent;
+    const event = redactDeep({ time: new Date().toISOString(), ...input } as RunEvent);
     if (this.out && this.shouldPersist(event)) this.out.append(JSON.stringify(event));
     for (const l of this.listeners) l(event);
   }

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { runTraining } from '../../src/engine/run.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
+import { CallFailure } from '../../src/model/failure.ts';
 import { FatalModelError, InfraError, type ChatModel, type ChatRequest } from '../../src/model/types.ts';
 import { unitHash } from '../../src/util/random.ts';
 import { SIM_CONFIG, readText } from '../helpers/train.ts';
@@ -181,5 +182,33 @@ describe('model failures', () => {
     const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
     const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
     assert.equal(outcome.status, 'finished');
+  });
+
+  it('a provider asking to wait longer than max_wait_s stops the run resumably; resumed, it ends as an uninterrupted run', async () => {
+    const reference = train(undefined, ['train.num_epochs=1']);
+    assert.equal((await reference.run).status, 'finished');
+    const inner = sim();
+    let n = 0;
+    // The 40th call meets a 429 asking for an hour (as a provider's CallFailure would reach the scheduler).
+    const throttled: ChatModel = {
+      id: inner.id,
+      priced: true,
+      complete(req: ChatRequest) {
+        if (++n === 40) return Promise.reject(new CallFailure('sim:sim-1: HTTP 429: rate limit reached for requests', 'rate_limit', 429, 3_600_000));
+        return inner.complete(req);
+      },
+    };
+    const { out, run } = train(throttled, ['train.num_epochs=1']);
+    const outcome = await run;
+    assert.equal(outcome.status, 'stopped');
+    assert.match((outcome as { reason: string }).reason, /model\.target \(sim:sim-1\): the provider asked to wait 60 min .*max_wait_s=300/);
+    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual([events.at(-1).type, events.at(-1).reason], ['run_stopped', 'wait']);
+    const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
+    const resumed = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
+    assert.equal(resumed.status, 'finished');
+    assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
+    const scores = (dir: string) => (JSON.parse(readText(path.join(dir, 'history.json'))) as { current_score: number }[]).map((h) => h.current_score);
+    assert.deepEqual(scores(out), scores(reference.out));
   });
 });

@@ -56,9 +56,11 @@ export class AiSdkChatModel implements ChatModel {
   /** Settings that shape answers beyond the request itself (for the response-cache key). */
   readonly settings: Record<string, unknown>;
   readonly url: string;
+  readonly priced: boolean;
 
   constructor(private readonly o: AiSdkModelOptions) {
     this.id = `${o.backend}:${o.model}`;
+    this.priced = o.price !== undefined;
     this.settings = { endpoint: o.endpoint };
     this.url = o.url;
   }
