@@ -95,7 +95,6 @@ type Attempt = { answer: ChatResponse } | { failure: CallFailure; startedAt: num
 
 export class ScheduledModel implements ChatModel {
   readonly id: string;
-  readonly priced?: boolean;
   private readonly health: EndpointHealth;
   private readonly admission: Admission;
 
@@ -108,7 +107,6 @@ export class ScheduledModel implements ChatModel {
     private readonly hooks: SchedulerHooks = {},
   ) {
     this.id = inner.id;
-    if (inner.priced !== undefined) this.priced = inner.priced;
     this.health = new EndpointHealth(label, inner.id, (inner as { url?: string }).url);
     this.admission = hooks.admission ?? new Admission();
   }
@@ -121,6 +119,7 @@ export class ScheduledModel implements ChatModel {
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const estimate = estimateTokens(req);
     let admitted = false;
+    let call = -1;
     let waited = 0;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -130,16 +129,17 @@ export class ScheduledModel implements ChatModel {
           if (!admitted) {
             this.admission.enter();
             admitted = true;
+            call = this.health.begin();
           } else if (this.admission.stopped) throw this.admission.stopped;
           outcome = await this.send(req, estimate);
         } finally {
           this.pool.release();
         }
         if ('answer' in outcome) {
-          this.health.success();
+          this.health.succeeded();
           return { ...outcome.answer, retries: attempt };
         }
-        const wait = this.nextWait(req, outcome.failure, outcome.startedAt, attempt, waited);
+        const wait = this.nextWait(req, call, outcome.failure, outcome.startedAt, attempt, waited);
         waited += wait.ms;
         this.reportWait(wait.ms, wait.reason);
         try {
@@ -188,7 +188,7 @@ export class ScheduledModel implements ChatModel {
   }
 
   /** How long to wait before the next attempt, and why; throws when no attempt follows. */
-  private nextWait(req: ChatRequest, failure: CallFailure, startedAt: number, attempt: number, waited: number): { ms: number; reason: string } {
+  private nextWait(req: ChatRequest, call: number, failure: CallFailure, startedAt: number, attempt: number, waited: number): { ms: number; reason: string } {
     const hint = FATAL_HINT[failure.kind];
     if (hint) {
       // A deployment name the capability table does not know gets the effort; the way out is one setting.
@@ -211,7 +211,7 @@ export class ScheduledModel implements ChatModel {
       );
     }
     if (asked !== undefined && failure.kind === 'rate_limit') this.pool.pause(asked);
-    if (final) throw this.health.failed(failure) ?? this.giveUp(req, failure, attempt);
+    if (final) throw this.health.failed(call, failure) ?? this.giveUp(req, failure, attempt);
     if (asked !== undefined) return { ms: asked, reason: `${failure.kind === 'rate_limit' ? 'rate limited' : failure.kind} (${failure.status ? `HTTP ${failure.status}` : failure.kind}); the provider asked to wait` };
     const ms = Math.min(this.backoff(attempt), maxWait - waited);
     if (ms <= 0) {

@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { FatalModelError, InfraError } from '../../src/model/types.ts';
 import { BIN, ROOT } from '../helpers/cli.ts';
-import { startFakeProvider } from '../helpers/fake-provider.ts';
+import { startFakeProvider, textOfUser } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
@@ -134,6 +134,29 @@ describe('a role whose every call fails alike', () => {
       for (let i = 0; i < 8; i++) await assert.rejects(m.target.complete(ask(`down ${i}`)), InfraError);
       for (let i = 0; i < 8; i++) fake.faults.push(i % 2 ? { status: 503 } : { kind: 'malformed' });
       for (let i = 0; i < 8; i++) await assert.rejects(m.optimizer.complete(ask(`mixed ${i}`)), InfraError);
+      m.close();
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('counts the first calls sent, not the first to end: fast refusals of long prompts do not outrun an answer sent before them', async () => {
+    const fake = await startFakeProvider({
+      fault: (r) => (textOfUser(r).startsWith('long') ? { status: 400, message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens." } : undefined),
+      respond: async (r) => {
+        if (textOfUser(r) === 'slow') await new Promise((resolve) => setTimeout(resolve, 300));
+        return { text: 'ok' };
+      },
+    });
+    try {
+      const role = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0 };
+      const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
+      const m = await buildRoleModels(config, { environment: {} });
+      const ask = (text: string) => ({ purpose: 'rollout', messages: [{ role: 'user' as const, content: text }] });
+      const slow = m.target.complete(ask('slow'));
+      const refused = await Promise.allSettled([1, 2, 3, 4, 5].map((i) => m.target.complete(ask(`long ${i}`))));
+      assert.ok(refused.every((r) => r.status === 'rejected' && r.reason instanceof InfraError), 'each an error of its own item');
+      assert.equal((await slow).text, 'ok');
       m.close();
     } finally {
       await fake.close();
