@@ -51,9 +51,21 @@ export function registerSecret(value: string | undefined): void {
   if (added) inUse.sort((a, b) => b.length - a.length);
 }
 
+/**
+ * A variable named like a secret may hold something else (`TOKEN_CACHE=/home/me/.cache`, a
+ * count): only values shaped like a key are taken, lest paths written in the run's files lose
+ * their directory.
+ */
+function keyShaped(value: string): boolean {
+  return !/\s/.test(value) && !/^[/~.]|^[A-Za-z]:[\\/]|:\/\//.test(value) && !/^\d+$/.test(value) && !/^(true|false)$/i.test(value);
+}
+
 /** Registers the values of the variables of `environment` whose names say they hold secrets. */
 export function registerSecretsOf(environment: Record<string, string | undefined>): void {
-  for (const [name, value] of Object.entries(environment)) if (isSecretVariable(name)) registerSecret(value);
+  for (const [name, value] of Object.entries(environment)) {
+    const v = value?.trim();
+    if (v && isSecretVariable(name) && keyShaped(v)) registerSecret(v);
+  }
 }
 
 /** `text` without the registered secret values. */
@@ -83,15 +95,10 @@ const URL_PARAM = /([?&](?:key|api[-_]?key|token|access_token|sig|code)=)[^&\s"'
 
 /**
  * A message (a provider's error, a log line, an event) with secrets replaced: the registered
- * values, the secret variables of `environment`, URL credentials, and strings shaped like keys.
+ * values, URL credentials, and strings shaped like keys.
  */
-export function redactText(text: string, environment: Record<string, string | undefined> = {}): string {
-  let out = scrubSecrets(text);
-  for (const [name, value] of Object.entries(environment)) {
-    const v = value?.trim();
-    if (v && v.length >= MIN_SECRET_CHARS && isSecretVariable(name)) out = out.split(v).join(REDACTED);
-  }
-  out = out.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+export function redactText(text: string): string {
+  let out = scrubSecrets(text).replace(URL_CREDENTIALS, `$1${REDACTED}@`);
   for (const [re, to] of KEY_SHAPES) out = out.replace(re, to);
   out = out.replace(LABELLED, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`);
   return out.replace(URL_PARAM, `$1${REDACTED}`);

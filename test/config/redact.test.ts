@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { REDACTED, isSecretKeyName, redact, redactText, registerSecret, scrubSecrets } from '../../src/config/redact.ts';
+import { REDACTED, isSecretKeyName, redact, redactText, registerSecret, registerSecretsOf, scrubSecrets } from '../../src/config/redact.ts';
 
 it('recognises secret key names but not counts or variable names', () => {
   for (const k of ['api_key', 'azure_openai_api_key', 'apiKey', 'token', 'access_token', 'client_secret', 'password', 'minimax_api_key']) {
@@ -51,4 +51,10 @@ it('a config loses URL credentials and registered values too', () => {
   const out = redact({ model: { target: { base_url: 'http://u:pw-0123@127.0.0.1:8000/v1', options: { extra_body: { note: 'registered-value-0001' } } } } });
   assert.equal(out.model.target.base_url, 'http://****@127.0.0.1:8000/v1');
   assert.equal(out.model.target.options.extra_body.note, '****');
+});
+
+it('variables named like secrets are taken only when their value is shaped like a key, so paths in the run files keep their directories', () => {
+  registerSecretsOf({ TOKEN_CACHE: '/home/someone/.cache/tokens', MAX_TOKENS: '4096', SECRET_FLAG: 'true', MY_SERVICE_API_KEY: 'Q9-shaped-like-a-key' });
+  assert.equal(scrubSecrets('/home/someone/.cache/tokens/run 4096 true'), '/home/someone/.cache/tokens/run 4096 true');
+  assert.equal(scrubSecrets('key Q9-shaped-like-a-key'), 'key ****');
 });

@@ -63,7 +63,6 @@ export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[],
   if (url.username || url.password) {
     // Requests cannot carry credentials in their URL: every call would fail.
     registerSecret(decodeURIComponent(url.password));
-    registerSecret(decodeURIComponent(url.username));
     const shown = `${url.protocol}//${REDACTED}@${url.host}${url.pathname}`;
     throw new FatalModelError(
       `model.${ctx.role}.base_url holds credentials (${shown}): a request cannot send them from the URL. ` +
