@@ -43,7 +43,9 @@ export class Admission {
 
   leave(): void {
     this.inFlight--;
-    if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    // Resolved on the next turn of the loop: the callers' continuations, which record the call in
+    // the ledger, have run by then.
+    if (this.inFlight === 0 && this.idleWaiters.length) setImmediate(() => this.inFlight === 0 && this.idleWaiters.splice(0).forEach((resolve) => resolve()));
   }
 
   /** Asks for a stop (the first one asked for is kept); returns the stop in force. */
@@ -55,7 +57,7 @@ export class Admission {
     return this.stop;
   }
 
-  /** Resolves when no admitted call is in flight. */
+  /** Resolves when no admitted call is in flight, and those that were are recorded. */
   idle(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
