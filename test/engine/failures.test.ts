@@ -184,7 +184,7 @@ describe('model failures', () => {
     assert.equal(outcome.status, 'finished');
   });
 
-  it('a provider asking to wait longer than max_wait_s stops the run resumably; resumed, it ends as an uninterrupted run', async () => {
+  it('a provider asking to wait longer than max_wait_s stops the run resumably; resumed, it ends as an uninterrupted run', { timeout: 60_000 }, async () => {
     const reference = train(undefined, ['train.num_epochs=1']);
     assert.equal((await reference.run).status, 'finished');
     const inner = sim();
