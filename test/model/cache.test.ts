@@ -24,10 +24,10 @@ describe('the response cache', () => {
   });
   after(() => fake.close());
 
-  async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite'), onEvent?: (e: ModelEvent) => void) {
+  async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite'), onEvent?: (e: ModelEvent) => void, ledgerFile?: string) {
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode, path: file } });
-    return buildRoleModels(config, { environment: {}, ...(onEvent ? { onEvent } : {}) });
+    return buildRoleModels(config, { environment: {}, ...(onEvent ? { onEvent } : {}), ...(ledgerFile ? { ledgerFile } : {}) });
   }
 
   it('hits on an identical request, in another run too, and costs nothing then', async () => {
@@ -187,7 +187,8 @@ describe('the response cache', () => {
     other.exec('BEGIN IMMEDIATE');
     other.prepare("INSERT INTO responses (key, model, created, response) VALUES ('held', 'm', 'now', '{}')").run();
     const events: ModelEvent[] = [];
-    const m = await models('read_write', {}, file, (e) => events.push(e));
+    const calls = path.join(dir, 'locked-calls.jsonl');
+    const m = await models('read_write', {}, file, (e) => events.push(e), calls);
     try {
       const before = fake.requests.length;
       const res = await m.target.complete(ask('paid while locked'));
@@ -196,7 +197,9 @@ describe('the response cache', () => {
       const [call] = m.ledger.all().slice(-1);
       assert.equal(call!.from, 'provider');
       assert.equal(call!.error, undefined);
-      assert.equal(call!.response?.text, res.text);
+      // The paid reply is in the run's journal, to be replayed on resume.
+      const line = fs.readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.key === call!.key);
+      assert.equal(line?.response?.text, res.text);
       const warning = events.find((e) => e.type === 'log' && e.level === 'warn');
       assert.match(warning && 'message' in warning ? warning.message : '', /response cache .*locked\.sqlite.* could not store/);
     } finally {

@@ -65,7 +65,9 @@ describe('secrets', () => {
     });
     try {
       const dir = tmpDir();
+      // A directory that exists already keeps the failed run's files (one the run creates is removed when nothing was paid for).
       const out = path.join(dir, 'run');
+      fs.mkdirSync(out);
       const r = await cli(['train', '--config', simOver(dir, `${fake.url}/v1`, { api_key_env: 'LLM_CRED' }), '--out', out], { LLM_CRED: KEY });
       assert.equal(r.status, 1, r.stderr);
       assert.ok(fake.requests.length > 0 && fake.requests.every((q) => q.headers.authorization === `Bearer ${KEY}`), 'the key was sent');
