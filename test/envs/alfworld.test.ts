@@ -216,6 +216,14 @@ describe('ALFWorld episodes', () => {
     assert.match(broken.error!.message, /the game reported an error to reset: RuntimeError: the game file is damaged/);
   });
 
+  it('a game stopped because the run is ending is an infrastructure error too, never a failed task', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const t = await envFor(manifest, { data_root: data }).rollout(items['test:0000']!, '', { target: new ScriptedModel('t', () => reply('look')), seed: 1, signal: stop.signal });
+    assert.equal(t.error?.kind, 'game_process');
+    assert.match(t.error!.message, /the game was stopped: the run is ending/);
+  });
+
   it('the reply is read as the original reads it', () => {
     assert.deepEqual(parseReply('<think>a</think><action>Go To Desk 1</action>'), { action: 'go to desk 1', think: 'a', wellFormed: true });
     assert.deepEqual(parseReply('<action>look</action>'), { action: 'look', wellFormed: false });

@@ -67,6 +67,10 @@ async function release(): Promise<Release> {
   return { root, splits };
 }
 
+let shared: Promise<Release> | undefined;
+/** One release for the whole file (the tests that change it put it back). */
+const sharedRelease = () => (shared ??= release());
+
 function envFor(r: Release, env: Record<string, unknown> = {}): SpreadsheetBenchEnv {
   const dir = tmpDir();
   writeFiles(dir, { 'c.yaml': stringify({ env: { name: 'spreadsheetbench', split_dir: r.splits, data_root: r.root, ...env } }) });
@@ -88,7 +92,7 @@ const fenced = (code: string) => `Here is the script.\n\n\`\`\`python\n${code}\n
 describe('SpreadsheetBench data', () => {
   let r: Release;
   before(async () => {
-    r = await release();
+    r = await sharedRelease();
   });
 
   it('finds the test cases of each published layout; a workbook without its partner is not a case', () => {
@@ -237,7 +241,7 @@ describe('running generated code', () => {
   let r: Release;
   const secrets = { OPENAI_API_KEY: 'sk-test-must-not-leak', MY_SERVICE_TOKEN: 'tok-must-not-leak' };
   before(async () => {
-    r = await release();
+    r = await sharedRelease();
     Object.assign(process.env, secrets);
   });
   after(() => {
@@ -291,6 +295,12 @@ describe('running generated code', () => {
     assert.match(big.log, /File too large/);
   });
 
+  it('a script stopped because the run is ending is not scored: the rollout fails as an error', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    await assert.rejects(runScript(testPython(), 'import time\ntime.sleep(30)', input(), tmpDir(), limits, stop.signal), /the script was stopped: the run is ending/);
+  });
+
   it('INPUT_PATH and OUTPUT_PATH set by the script itself are ignored; sys.exit(0) is a normal end', async () => {
     const run = await runScript(testPython(), `${TOTAL_CODE}\nimport sys\nsys.exit(0)`, input(), tmpDir(), limits);
     assert.equal(run.ok, true, run.log);
@@ -303,7 +313,7 @@ describe('SpreadsheetBench rollouts', () => {
   let r: Release;
   let items: Record<string, Item>;
   before(async () => {
-    r = await release();
+    r = await sharedRelease();
     const s = await envFor(r).load();
     items = Object.fromEntries([...s.train, ...s.val, ...s.test].map((i) => [i.id, i]));
   });
@@ -327,7 +337,7 @@ describe('SpreadsheetBench rollouts', () => {
     assert.match(user, /Answer position \(the cells that are checked\): 'Data'!C2:C4/);
     assert.match(user, /## Sheet "Data": A1:C4, 4 rows x 3 columns\nA1=a \| B1=b \| C1=total\nA2=1 \| B2=2 \| C2=/);
     assert.match(systemOf(t).content, /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n[\s\S]*Case 2: FAIL, Data!C2: got 3, expected 11\n  Data!C2: got=3, expected=11 ✗/);
-    const right = await env.rollout(items['101']!, '', { target: new ScriptedModel('t', () => fenced(TOTAL_CODE)), seed: 1 });
+    const right = await env.rollout(items['103']!, '', { target: new ScriptedModel('t', () => fenced(TOTAL_CODE)), seed: 1 });
     assert.deepEqual([right.hard, right.soft, right.failReason], [1, 1, undefined]);
     assert.equal(right.predicted, TOTAL_CODE);
   });

@@ -375,7 +375,7 @@ export class SpreadsheetBenchEnv implements Env {
       if (o.runFailure) {
         if (/without writing the output workbook/.test(o.runFailure)) return 'output-not-found';
         const printed = (o.runLog ?? '').split('\n').filter((l) => l.trim() && !/^\[.*\]$/.test(l.trim())).at(-1)?.trim();
-        const stopped = /^stopped|could not be started/.test(o.runFailure);
+        const stopped = /^stopped/.test(o.runFailure);
         return `exec-error: ${printed ? `${clipMiddle(printed, 200)}${stopped ? ` (${o.runFailure})` : ''}` : o.runFailure}`;
       }
       if (o.check && !o.check.ok) return `eval-mismatch: ${o.check.reason.slice(0, 200)}`;

@@ -53,17 +53,16 @@ export async function runInFolder(python: string, dir: string, args: string[], l
     maxOutputBytes: limits.maxOutputBytes,
     signal,
   });
+  // Not the script's doing: the rollout cannot be scored (an infrastructure error, not a wrong answer).
+  if (res.spawnError) throw new Error(`${python} could not be started: ${res.spawnError.message}`);
+  if (res.aborted) throw new Error('the script was stopped: the run is ending');
   const printed = tail([res.lines.join('\n'), res.stderr].filter((s) => s.trim()).join('\n').trim(), LOG_CHARS);
-  // Stopped from outside: the log says why, after whatever it printed.
-  const stopped = res.spawnError
-    ? `Python could not be started (${res.spawnError.message})`
-    : res.timedOut
-      ? `stopped after ${Math.round(limits.timeoutMs / 1000)} s (time limit)`
-      : res.overflowed
-        ? `stopped after printing more than ${limits.maxOutputBytes} bytes`
-        : res.aborted
-          ? 'stopped: the run is ending'
-          : undefined;
+  // Stopped by a limit: the log says which, after whatever it printed.
+  const stopped = res.timedOut
+    ? `stopped after ${Math.round(limits.timeoutMs / 1000)} s (time limit)`
+    : res.overflowed
+      ? `stopped after printing more than ${limits.maxOutputBytes} bytes`
+      : undefined;
   let failure = stopped;
   if (!failure && res.exitCode === 3) failure = 'the script finished without writing the output workbook';
   else if (!failure && res.exitCode !== 0) failure = res.signal ? `ended by ${res.signal}` : `exit code ${res.exitCode}`;
