@@ -145,6 +145,19 @@ describe('SpreadsheetBench data', () => {
     await assert.rejects(envFor({ root: r.root, splits: path.join(dir, 'splits') }).load(), /train\/items\.json:1 \(item 1\): missing field 'answer_position'/);
   });
 
+  it('an answer position that names no cell range is kept, with a warning that it always fails (as in the official evaluation)', async () => {
+    const dir = tmpDir();
+    const record = (id: string, answer_position: string) => ({ id, instruction: 'x', spreadsheet_path: 'spreadsheet/103', answer_position });
+    writeFiles(dir, {
+      'splits/train/items.json': JSON.stringify([record('a', "'Data'!C:C"), record('b', 'C2:C3')]),
+      'splits/val/items.json': JSON.stringify([record('c', 'C2, D')]),
+      'splits/test/items.json': JSON.stringify([record('d', 'C2')]),
+    });
+    const splits = await envFor({ root: r.root, splits: path.join(dir, 'splits') }).load();
+    assert.deepEqual(splits.warnings, ["env 'spreadsheetbench': 2 items have an answer_position that names no cell range: a ('Data'!C:C), c (D); they always fail, as in the official evaluation"]);
+    assert.equal(splits.train.length, 2);
+  });
+
   it('a missing interpreter is a clear error before anything runs', async () => {
     await assert.rejects(envFor(r, { python: '/nowhere/python3' }).load(), (err: Error) => {
       assert.ok(err instanceof UserError);
@@ -216,6 +229,8 @@ describe('the official comparison', () => {
     assert.equal(list.empty_ok, 1, 'B3 is empty in both');
     assert.deepEqual(missingSheet, { ...missingSheet, ok: false, reason: "worksheet 'Nope' is not in the output" });
     assert.deepEqual(missingFile, { ...missingFile, ok: false, reason: 'the output workbook was not written' });
+    const unreadable = (await compareOutputs(py, 'A:A', [{ no: '1', pred, gold }]))[0]!;
+    assert.deepEqual([unreadable.ok, unreadable.reason], [false, "answer_position 'A:A' cannot be read: 'A:A' is not a cell or a range of cells"]);
     const wrong = (await compareOutputs(py, 'A1:A2', [{ no: '1', pred: path.join(dir, 'pi3.xlsx'), gold }]))[0]!;
     assert.equal(wrong.reason, 'Sheet1!A1: got 3.15, expected 3.14159');
     assert.deepEqual(

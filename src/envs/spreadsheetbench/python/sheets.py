@@ -197,6 +197,9 @@ def compare_case(answer_position, pred, gold):
     except ValueError as e:
         ok = False
         result["reason"] = f"answer_position '{answer_position}' cannot be read: {e}"
+    except Exception as e:  # noqa: BLE001  (a chart sheet named as the answer's sheet, a damaged cell)
+        ok = False
+        result["reason"] = f"the cells could not be compared: {type(e).__name__}: {e}"
     finally:
         gold_wb.close()
         pred_wb.close()
