@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +15,8 @@ import { RUNNER, runScript } from '../../src/envs/spreadsheetbench/sandbox.ts';
 import { compareOutputs } from '../../src/envs/spreadsheetbench/workbooks.ts';
 import type { Item, Trajectory } from '../../src/envs/types.ts';
 import { UserError } from '../../src/errors.ts';
+import { HarnessChatModel } from '../../src/model/harness/harness-model.ts';
+import type { AgentHarness } from '../../src/model/harness/types.ts';
 import type { ChatRequest } from '../../src/model/types.ts';
 import { makeManifest, makeRelease, type TaskSpec } from '../helpers/spreadsheet-release.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
@@ -419,32 +422,36 @@ describe('SpreadsheetBench rollouts', () => {
     assert.equal(idle.failReason, 'no-solution-py');
   });
 
-  it("an agent target gets input.xlsx and run_solution.py in its workspace, writes solution.py, and is scored on its code; it runs in single mode only", async () => {
+  it("an agent target (through the harness's chat model) finds input.xlsx and run_solution.py in its workspace, writes solution.py, and is scored on its code; it runs in single mode only", async () => {
     const env = envFor(r);
-    const agent = new (class extends ScriptedModel {
-      readonly agentic = true;
-    })('codex_exec:test', async (req) => {
-      // What a harness does: the workspace files in a fresh folder; the agent writes solution.py and runs the runner.
-      const ws = tmpDir('skillopt-agent-ws-');
-      for (const f of req.workspaceFiles!) fs.copyFileSync(f.source!, path.join(ws, f.path));
-      fs.writeFileSync(path.join(ws, 'solution.py'), TOTAL_CODE);
-      const { spawnSync } = await import('node:child_process');
-      const res = spawnSync(testPython(), ['run_solution.py'], { cwd: ws, encoding: 'utf8' });
-      assert.equal(res.status, 0, res.stderr);
-      assert.ok(fs.existsSync(path.join(ws, 'output.xlsx')));
-      return `solution.py is written.\n\n\`\`\`python\n${fs.readFileSync(path.join(ws, 'solution.py'), 'utf8')}\n\`\`\``;
-    });
-    const t = await env.rollout(items['103']!, 'my skill', { target: agent, seed: 1 });
+    const seen: { files: string[]; skill: string; task: string; ran: string }[] = [];
+    // A stand-in for an agent CLI: it works in the workspace the harness prepared, as an agent would.
+    const agent: AgentHarness = {
+      name: 'stand-in',
+      layout: { skillsDir: '.agents/skills', instructionsFile: 'AGENTS.md' },
+      async run({ workspace }) {
+        fs.writeFileSync(path.join(workspace, 'solution.py'), TOTAL_CODE);
+        const ran = spawnSync(testPython(), ['run_solution.py'], { cwd: workspace, encoding: 'utf8' });
+        seen.push({
+          files: (fs.readdirSync(workspace, { recursive: true }) as string[]).sort(),
+          skill: fs.readFileSync(path.join(workspace, '.agents/skills/skillopt-target/SKILL.md'), 'utf8'),
+          task: fs.readFileSync(path.join(workspace, 'task.md'), 'utf8'),
+          ran: `${ran.status}`,
+        });
+        return { text: `solution.py is written.\n\n\`\`\`python\n${fs.readFileSync(path.join(workspace, 'solution.py'), 'utf8')}\n\`\`\``, usage: { input: 100, output: 20, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 } };
+      },
+    };
+    const target = new HarnessChatModel(agent, { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' });
+    const t = await env.rollout(items['103']!, 'Check every row.', { target, seed: 1 });
     assert.deepEqual([t.hard, t.soft], [1, 1]);
-    const req = agent.requests[0]!;
-    assert.deepEqual(req.workspaceFiles, [
-      { path: 'input.xlsx', source: path.join(r.root, 'spreadsheet', '103', 'initial.xlsx') },
-      { path: 'run_solution.py', source: RUNNER },
-    ]);
-    assert.equal(req.skill, 'my skill');
-    assert.equal(req.tools, undefined);
-    assert.match(lastUserText(req), /Write your script to `solution\.py`[\s\S]*`python run_solution\.py` runs it/);
-    await assert.rejects(envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target: agent, seed: 1 }), (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message));
+    assert.equal(t.predicted, TOTAL_CODE);
+    const [run] = seen;
+    assert.deepEqual(run!.files, ['.agents', '.agents/skills', '.agents/skills/skillopt-target', '.agents/skills/skillopt-target/SKILL.md', 'input.xlsx', 'output.xlsx', 'run_solution.py', 'solution.py', 'task.md']);
+    assert.equal(run!.ran, '0', 'run_solution.py runs the solution in the workspace');
+    assert.match(run!.skill, /Check every row\./);
+    assert.match(run!.task, /Write your script to `solution\.py`[\s\S]*`python run_solution\.py` runs it/);
+    assert.doesNotMatch(run!.task, /Check every row/, 'the skill is installed, not repeated in the task');
+    await assert.rejects(envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target, seed: 1 }), (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message));
   });
 
   it('the code is the first python block of a reply, else its first block, else the reply', () => {
