@@ -9,6 +9,8 @@ import './envs/searchqa/env.ts';
 import './envs/livemath/env.ts';
 import './envs/docvqa/env.ts';
 import './envs/officeqa/env.ts';
+import './envs/spreadsheetbench/env.ts';
+import './envs/alfworld/env.ts';
 
 import './model/sim/backend.ts';
 import './model/providers/openai.ts';
@@ -20,3 +22,4 @@ import './envs/searchqa/materialize.ts';
 import './envs/livemath/materialize.ts';
 import './envs/docvqa/materialize.ts';
 import './envs/officeqa/materialize.ts';
+import './envs/spreadsheetbench/materialize.ts';

@@ -16,7 +16,7 @@ import type { Config } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
 import { buildEnv } from './env.ts';
 import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
-import { FatalModelError, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
+import { FatalModelError, RunStop, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
@@ -25,12 +25,12 @@ import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
-import { Admission, RunInterrupted } from '../engine/stopping/call-admission.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
 import type { OptimizerContext } from '../engine/optimizer/ask.ts';
 import { Rollouts } from '../engine/stages/rollout.ts';
 import { SelectionEvaluator } from '../engine/stages/selection-eval.ts';
 import { firstN, schedule } from '../engine/batches.ts';
+import { budgetStop, unpricedBudget } from '../engine/budget-limits.ts';
 import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
@@ -122,8 +122,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
   const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
-  const admission = new Admission(opts.signal);
   let models: RoleModels | undefined;
+  let interrupt: (() => void) | undefined;
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
@@ -142,15 +142,24 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     }
     const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
     const settings = trainSettings(config);
+    const clock = new RunClock();
     models = await buildRoleModels(config, {
       ledgerFile: dir.calls,
       environment: opts.environment,
       override: opts.models,
       configDir: opts.loaded.baseDirOf('cache.path'),
       onEvent: (e) => events.emit(e),
+      limit: (totals, inFlight) => budgetStop(config.budget, totals, clock.elapsedSeconds() / 60, inFlight),
     });
-    const admitted = { ...models, target: admission.wrap(models.target), optimizer: admission.wrap(models.optimizer), judge: admission.wrap(models.judge) };
-    if (admission.stopping) throw new RunInterrupted('interrupted before the run started');
+    const roles: Role[] = env.usesJudge ? ['target', 'optimizer', 'judge'] : ['target', 'optimizer'];
+    const priced = unpricedBudget(config.budget, [...models.unpriced].filter(([role]) => roles.includes(role)));
+    if (priced.error) throw new UserError(priced.error);
+    if (priced.warning) warnings.push(priced.warning);
+    // Ctrl-C: no new call is sent; the calls in flight finish and are recorded.
+    const running = models;
+    interrupt = () => running.admission.halt(new RunStop('the run is stopping: no new model call is made', 'interrupted'));
+    opts.signal?.addEventListener('abort', interrupt, { once: true });
+    if (opts.signal?.aborted) throw new RunStop('interrupted before the run started', 'interrupted');
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
       derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: settings.mode, lr_control_mode: settings.lr.control },
@@ -159,9 +168,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     });
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
-    const rollouts = new Rollouts({ env, target: admitted.target, judge: admitted.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
+    const rollouts = new Rollouts({ env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
     const opt: OptimizerContext = {
-      optimizer: admitted.optimizer,
+      optimizer: models.optimizer,
       mode: settings.mode,
       env: env.name,
       maxTokens: config.model.optimizer_max_completion_tokens,
@@ -176,13 +185,14 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       train: splits.train,
       test: firstN(splits.test, config.evaluation.test_env_num),
       ledger: models.ledger,
+      admission: models.admission,
       rollouts,
       selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events),
       opt,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,
       skillInit,
-      clock: new RunClock(),
+      clock,
       stop: opts.signal,
       recordedConfig: redact(config, secretPaths),
     };
@@ -201,7 +211,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       data: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: ctx.selection.items.length, test_used: config.evaluation.eval_test ? ctx.test.length : 0 },
       batch_size: config.train.batch_size,
       budget: Object.entries(config.budget)
-        .filter(([, v]) => v > 0)
+        .filter(([, v]) => typeof v === 'number' && v > 0)
         .map(([k, v]) => `${k}=${v}`),
       config_path: dir.config,
       resume_command: resume(),
@@ -218,10 +228,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     return outcome;
   } catch (err) {
     // The calls in flight finish (and are recorded) before anything is closed.
-    await admission.settled();
+    await models?.admission.idle();
     const paid = models?.ledger.all().some((r) => r.from === 'provider' && !r.error) ?? false;
     discard = createdFrom !== undefined && !paid && !fs.existsSync(dir.runtimeState);
-    const interrupted = err instanceof RunInterrupted || admission.stopping;
+    const interrupted = (err instanceof RunStop && err.reason === 'interrupted') || (opts.signal?.aborted ?? false);
     if (!started) {
       // Nothing of this attempt was written, except a new directory, which goes.
       if (!interrupted) throw err;
@@ -230,7 +240,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       say(`  [stopped: interrupted] ${reason}; ${dir.root} is as it was\n  To resume: ${resume()}`);
       return { status: 'stopped', cause: 'interrupted', reason, resumeCommand: resume() };
     }
-    if (interrupted && !(err instanceof RunInterrupted)) events.warn(`while stopping: ${errorMessage(err)}`);
+    if (interrupted && !(err instanceof RunStop)) events.warn(`while stopping: ${errorMessage(err)}`);
     if (discard) {
       events.info(`nothing was paid for or saved yet: ${dir.root} is removed`);
       if (interrupted) return { status: 'stopped', cause: 'interrupted', reason: 'interrupted before anything was saved' };
@@ -248,6 +258,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     events.emit({ type: 'run_failed', message: errorMessage(err), resume_command: resume(), ...(bug && err.stack ? { stack: err.stack } : {}) });
     throw err;
   } finally {
+    if (interrupt) opts.signal?.removeEventListener('abort', interrupt);
     detach();
     closeScores();
     models?.ledger.close();

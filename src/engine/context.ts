@@ -5,6 +5,7 @@
  */
 import type { LimitFunction } from 'p-limit';
 import type { Env, Item } from '../envs/types.ts';
+import type { Admission } from '../model/admission.ts';
 import type { Ledger } from '../model/ledger.ts';
 import type { EventLog } from '../run/events.ts';
 import type { RunDir } from '../run/layout.ts';
@@ -29,6 +30,8 @@ export interface RunContext {
   test: Item[];
   /** Every model call of the run, for the step records, the summary and the budget. */
   ledger: Ledger;
+  /** Whether model calls may be sent: the run's limits, and its stop once one is reached. */
+  admission: Admission;
   rollouts: Rollouts;
   selection: SelectionEvaluator;
   opt: OptimizerContext;

@@ -66,6 +66,11 @@ export interface RolloutContext {
   seed: number;
   /** Sample index: distinct repeats of the same item are distinct calls. */
   sample?: number;
+  /**
+   * A training step's rollout (not an evaluation): an env may give the target feedback here that
+   * evaluation must not give, such as which answer cells are wrong (SpreadsheetBench `multi`).
+   */
+  training?: boolean;
   signal?: AbortSignal;
 }
 
@@ -82,15 +87,19 @@ export interface RolloutContext {
  * - An answer is scored: `hard` and `soft` in [0, 1], with `failReason` and `feedback` saying
  *   what the optimizer should learn from a failure.
  * - When the item could not be run (a model call that failed after its retries, a timeout, an
- *   unusable judge reply), the rollout either returns a trajectory with `error` set or lets the
- *   model's `InfraError` propagate: the engine records that item as an infrastructure error,
- *   keeps it out of every score, and runs it again where a score needs it. It is never scored
- *   as a wrong answer.
+ *   unusable structured reply of the judge), the rollout either returns a trajectory with `error`
+ *   set, or lets the model's error propagate (`InfraError`, `CallFailure`,
+ *   `StructuredOutputError`): the engine records that item as an infrastructure error, keeps it
+ *   out of every score, and runs it again where a score needs it. It is never scored as a wrong
+ *   answer.
+ * - Any other exception stops the run (resumably) once the items in flight are done: a
+ *   `UserError` for a problem in the user's input (a broken custom scorer), a `FatalModelError`
+ *   (a rejected key), and anything else, which is taken for a bug. So a rollout must never throw
+ *   for one item's bad luck anything but the model's errors above.
  * - It must never: score an item it could not run; show the target (or put in the trajectory's
- *   prompt) the expected answer, or anything derived from it beyond what the benchmark gives;
- *   keep state between rollouts that changes a later item's result; or throw for one item's
- *   failure a `UserError` or `FatalModelError`, which stop the whole run (keep those for what
- *   fails every item alike: a broken scorer of the user's, a rejected key).
+ *   prompt) the expected answer, or anything derived from it beyond what the benchmark gives, and
+ *   in evaluation (`ctx.training` unset) no feedback on its answer; or keep state between
+ *   rollouts that changes a later item's result.
  * - It may be called concurrently (up to `env.workers` at once), and again for the same item
  *   with another `ctx.sample`; the same item, skill, target, sample and seed must give the same
  *   result, since the engine caches it and never runs it twice.

@@ -1,15 +1,19 @@
 /**
  * The forward pass: the target runs items under a skill, concurrently, through the env. Each
- * result is scored by the env; an infrastructure failure becomes a trajectory with `error`
- * (kept out of scores); a fatal model error (bad key, unknown model) stops everything.
+ * result is scored by the env; a failure of the model or of its reply on one item (after its
+ * retries) becomes a trajectory with `error` (kept out of scores); anything else stops the
+ * run once the items in flight are done: a fatal model error (bad key, unknown model), a
+ * problem in the user's input, a stop asked for (budget, a provider's wait), and a bug of ours.
  * Finished rollouts come from the score cache; a rollout directory gets `results.jsonl` and
  * each item's conversation.
  */
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
+import { redactText } from '../../config/redact.ts';
 import type { Env, Item, Trajectory } from '../../envs/types.ts';
-import { UserError } from '../../errors.ts';
-import { FatalModelError, InfraError, type ChatModel } from '../../model/types.ts';
+import { CallFailure } from '../../model/failure.ts';
+import { StructuredOutputError } from '../../model/structured.ts';
+import { InfraError, type ChatModel } from '../../model/types.ts';
 import { writeFileAtomic } from '../../run/atomic.ts';
 import { skillHash } from '../../skill/document.ts';
 import type { ScoreCache } from '../scoring/score-cache.ts';
@@ -25,6 +29,8 @@ export interface RolloutJob {
   cache: ScoreCache;
   seed: number;
   sample?: number;
+  /** A training step's rollout: the env may give the target feedback it does not get in evaluation. */
+  training?: boolean;
   /** Where to write `results.jsonl` and `predictions/<id>/conversation.json`. */
   dir?: string;
   /** Order in which items are started (indices into `items`); default: as given. */
@@ -69,10 +75,14 @@ export class Rollouts {
   }
 }
 
-function errorTrajectory(item: Item, err: unknown): Trajectory {
-  const kind = err instanceof InfraError ? err.kind : 'env';
-  const message = err instanceof Error ? err.message : String(err);
-  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message } };
+/** The item error of a model failure on one item, or undefined for errors that must stop the run. */
+function itemError(item: Item, err: unknown): Trajectory | undefined {
+  let kind: string;
+  if (err instanceof InfraError || err instanceof CallFailure) kind = err.kind;
+  else if (err instanceof StructuredOutputError) kind = 'bad_response';
+  else return undefined;
+  // The message goes to results.jsonl and scores.jsonl; a provider may echo a key in it.
+  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message: redactText(err.message) } };
 }
 
 export async function rollout(job: RolloutJob): Promise<RolloutResult> {
@@ -104,7 +114,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
     } else pending.push({ index, item });
   }
 
-  let fatal: unknown;
+  let fatal: { error: unknown } | undefined;
   await Promise.all(
     pending.map(({ index, item }) =>
       job.limit(async () => {
@@ -116,25 +126,24 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
         let t: Trajectory;
         try {
           const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
-            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, signal: job.signal }),
+            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, training: job.training, signal: job.signal }),
           );
           if (shared.fresh) ran++;
           else cached++;
           t = await shared.trajectory;
         } catch (err) {
-          // A fatal model error or a problem with the user's own input (a broken custom scorer, a
-          // bad data file) would fail every item alike: stop instead of scoring errors.
-          if (err instanceof FatalModelError || err instanceof UserError) {
-            fatal = err;
+          const failed = itemError(item, err);
+          if (!failed) {
+            fatal ??= { error: err };
             return;
           }
-          t = errorTrajectory(item, err);
+          t = failed;
         }
         finish(index, t);
       }),
     ),
   );
-  if (fatal) throw fatal;
+  if (fatal) throw fatal.error;
   if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, sample);
   return { trajectories, ran, cached };
 }

@@ -10,11 +10,14 @@ export class StageReporter {
 
   constructor(
     private readonly events: EventLog,
+    /** Throws the run's stop when a limit is reached: a stage starts only within the run's limits. */
+    private readonly admit: () => void,
     private readonly step: number,
     private readonly epoch: number,
   ) {}
 
   start(stage: Stage, detail: string): void {
+    this.admit();
     this.events.emit({ type: 'stage_started', step: this.step, epoch: this.epoch, stage, detail });
   }
 

@@ -16,7 +16,7 @@ export interface StepPlan {
 }
 
 /** The parts of the run a step uses. */
-export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledger' | 'rollouts' | 'selection' | 'opt' | 'analystLimit' | 'env' | 'clock'>;
+export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledger' | 'admission' | 'rollouts' | 'selection' | 'opt' | 'analystLimit' | 'env' | 'clock'>;
 
 export class StepScope {
   readonly step: number;
@@ -40,7 +40,7 @@ export class StepScope {
     this.epoch = plan.epoch;
     this.skill = state.current.skill;
     this.memory = { entries: state.stepBuffer, text: renderStepBuffer(state.stepBuffer) };
-    this.stages = new StageReporter(ctx.events, plan.step, plan.epoch);
+    this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);
     this.record = new StepRecordBuilder({ step: plan.step, epoch: plan.epoch, step_in_epoch: plan.stepInEpoch });
     this.ledgerMark = ctx.ledger.mark();

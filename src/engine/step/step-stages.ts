@@ -81,6 +81,7 @@ export async function rolloutStage(s: StepScope, reflection: { batch: Batch; ref
     reflection.map(({ batch, reflector }, a) =>
       s.ctx.rollouts.run(s.skill, batch.items, {
         seed: batch.seed,
+        training: true,
         dir: path.join(s.files.batch(a), 'rollout'),
         onResult: (t, i) => reflector.add(i, t),
         onProgress: () => progress(++done, nItems),
