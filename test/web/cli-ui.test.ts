@@ -31,9 +31,31 @@ describe('skillopt ui', () => {
     try {
       assert.deepEqual([await ask(`a.example:${port}`), await ask(`b.example:${port}`), await ask(`c.example:${port}`), await ask(`localhost:${port}`)], [200, 200, 403, 200]);
       assert.match(ui.output(), /warning: the dashboard listens on 0\.0\.0\.0: .* answers requests addressed to this machine's addresses, a\.example, b\.example, localhost and loopback addresses only/);
+      assert.match(ui.output(), /actions are off: the dashboard listens on 0\.0\.0\.0, not on loopback: .*--allow-actions/);
     } finally {
       assert.equal(await ui.stop(), 0);
     }
+  });
+
+  it('on the network with --allow-actions, prints the token that actions need', async () => {
+    const ui = await startUiProcess(['--runs', FIXTURES, '--host', '0.0.0.0', '--allow-actions']);
+    const port = new URL(ui.url).port;
+    try {
+      const token = /actions token: (\S+) {2}\(open http:\/\/0\.0\.0\.0:\d+\/\?token=\1\)/.exec(ui.output())?.[1];
+      assert.ok(token, ui.output());
+      const ask = async (headers: Record<string, string>) => (await (await fetch(`http://127.0.0.1:${port}/api/actions`, { headers })).json()) as { enabled: boolean; needsToken?: boolean; token?: string };
+      const anonymous = await ask({});
+      assert.deepEqual([anonymous.enabled, anonymous.needsToken, anonymous.token], [false, true, undefined]);
+      assert.deepEqual(await ask({ 'x-skillopt-token': token! }), { enabled: true, token });
+    } finally {
+      assert.equal(await ui.stop(), 0);
+    }
+  });
+
+  it('refuses a config directory that does not exist', () => {
+    const res = runCli(['ui', '--configs', '/nonexistent/configs']);
+    assert.equal(res.status, 2);
+    assert.match(res.stderr, /--configs \/nonexistent\/configs: no such directory/);
   });
 
   it('rejects a port that is not a number', () => {
