@@ -327,6 +327,12 @@ export class RunReader {
     return typeof file === 'string' && file ? file : undefined;
   }
 
+  /** The budget limits the run was last started with (our `config.json`), when it says. */
+  budget(): Record<string, number> | undefined {
+    const budget = (this.config.value()?.config as { budget?: unknown } | undefined)?.budget;
+    return budget && typeof budget === 'object' ? (budget as Record<string, number>) : undefined;
+  }
+
   /** Whether the run has a call ledger that reads (then its totals are exact). */
   private hasLedger(): boolean {
     return isFileInside(this.run.root, this.run.calls);

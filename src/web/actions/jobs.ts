@@ -62,14 +62,17 @@ export class Jobs {
   private logDir?: string;
   private next = 1;
   readonly cwd: string;
+  /** How the program is called in the commands shown. */
+  readonly program: string;
 
   constructor(private readonly options: JobsOptions) {
     this.cwd = options.cwd ?? process.cwd();
+    this.program = options.program;
   }
 
   /** The command line of `args` as shown to the user. */
   command(args: string[]): string {
-    return [this.options.program, ...args.map(shellWord)].join(' ');
+    return [this.program, ...args.map(shellWord)].join(' ');
   }
 
   /** Starts `skillopt <args>`; the job is returned at once (it may fail later: see its state). */

@@ -35,6 +35,9 @@ export interface ActionsContext {
   preflight?: PreflightOptions;
 }
 
+/** The states a run is resumed from. */
+const RESUMABLE = ['stopped', 'interrupted', 'failed'];
+
 /** How deep under a run root a run is still found (roots.ts looks three levels down). */
 const MAX_RUN_DEPTH = 3;
 
@@ -180,18 +183,17 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     const reader = ctx.readerFor(loc);
     const live = liveProcess(loc);
     const status = reader.overview().status;
-    const inv = runInvocation(reader, jobs.command([]), jobs.cwd);
-    const config = (reader.detail().config?.config ?? {}) as { budget?: Record<string, number> };
+    const inv = runInvocation(reader, jobs.program, jobs.cwd);
     const bestSkill = isFileInside(reader.run.root, reader.run.bestSkill);
-    const resumable = ['stopped', 'interrupted', 'failed'].includes(status);
+    const resumable = RESUMABLE.includes(status);
     return c.json({
       running: Boolean(live),
       pid: live?.pid,
       stopping: live ? (live.job?.interrupts ?? lockInterrupts.get(loc.dir) ?? 0) > 0 : false,
-      canResume: !live && resumable && inv.ok,
+      canResume: !live && resumable && inv.ok && !jobs.running(loc.dir, ['eval']),
       resumeProblem: !live && resumable && !inv.ok ? inv.reason : undefined,
       resumeCommand: inv.ok ? resumeCommand(inv.inv, loc.dir, [], jobs.cwd) : undefined,
-      budget: config.budget,
+      budget: reader.budget(),
       budgetStop: budgetStop(reader),
       canEvaluate: !live && bestSkill && inv.ok,
       evalProblem: live ? 'the run is training: evaluate it once it has stopped or finished' : !bestSkill ? 'the run has no best_skill.md yet' : inv.ok ? undefined : inv.reason,
@@ -227,10 +229,11 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     const req = await body(c, ResumeBody);
     const loc = roots.resolve(req.run);
     if (liveProcess(loc)) throw new HttpError(409, 'this run is running; stop it first');
+    if (jobs.running(loc.dir, ['eval'])) throw new HttpError(409, 'an evaluation of this run is running; resume it once the evaluation has ended');
     const reader = ctx.readerFor(loc);
     const status = reader.overview().status;
-    if (!['stopped', 'interrupted', 'failed'].includes(status)) throw new HttpError(409, `a ${status} run is not resumed`);
-    const inv = runInvocation(reader, jobs.command([]), jobs.cwd);
+    if (!RESUMABLE.includes(status)) throw new HttpError(409, `a ${status} run is not resumed`);
+    const inv = runInvocation(reader, jobs.program, jobs.cwd);
     if (!inv.ok) throw new HttpError(409, `this run cannot be resumed from the dashboard: ${inv.reason}`);
     const shape = BudgetSchema.shape as Record<string, z.ZodType>;
     const raised = Object.entries(req.budget).map(([k, v]) => {
@@ -251,7 +254,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     const reader = ctx.readerFor(loc);
     const run = reader.run;
     if (!isFileInside(run.root, run.bestSkill)) throw new HttpError(409, 'the run has no best_skill.md yet');
-    const inv = runInvocation(reader, jobs.command([]), jobs.cwd);
+    const inv = runInvocation(reader, jobs.program, jobs.cwd);
     if (!inv.ok) throw new HttpError(409, `this run cannot be evaluated from the dashboard: ${inv.reason}`);
     const { targetRole } = await import('../../engine/evaluate.ts');
     const targets = req.targets.map((t) => t.trim()).filter(Boolean);
