@@ -101,6 +101,22 @@ describe('the dashboard on real runs', () => {
     }
     assert.deepEqual(dash.jobs!.list(), [], 'a refused resume starts nothing');
 
+    // Its best skill so far is evaluated; meanwhile the run is not resumed (both would write in its directory).
+    const evaluation = (await call('POST', '/api/action/eval', { run: '0/budget', split: 'val' })).body.job;
+    assert.match(evaluation.command, /^skillopt eval --config configs\/sim\/default\.yaml --set env\.n_train=8 .* --skill \S+\/budget\/best_skill\.md --split val --repeats 1 --out \S+\/budget\/evals\/\d{8}_\d{6}_val$/);
+    const during = await call('POST', '/api/action/resume', { run: '0/budget' });
+    assert.equal(during.status, 409);
+    assert.match(during.body.error, /an evaluation of this run is running/);
+    assert.equal((await call('GET', '/api/action/run?run=0/budget')).body.canResume, false);
+    const evaluated = await until(() => {
+      const j = dash.jobs!.get(evaluation.id)!;
+      return j.state === 'exited' ? j : undefined;
+    }, 'the evaluation to end');
+    assert.equal(evaluated.exitCode, 0, evaluated.output);
+    const { evals } = (await call('GET', '/api/evals?run=0/budget')).body;
+    assert.equal(evals.length, 1);
+    assert.deepEqual([evals[0].summary.split, evals[0].summary.cells[0].skill_label, evals[0].summary.cells[0].n_items], ['val', 'best_skill', 6]);
+
     const { body } = await call('POST', '/api/action/resume', { run: '0/budget', budget: { max_calls: 100000 } });
     const job = body.job;
     assert.equal(job.kind, 'resume');
