@@ -206,11 +206,16 @@ describe('the checks before a launch', () => {
   let call: ReturnType<typeof clientOf>;
   const KEY = 'SKILLOPT_TEST_PREFLIGHT_KEY';
   before(async () => {
-    fake = await startFakeProvider({ fault: (r) => (r.headers.authorization === 'Bearer good-key' ? undefined : { status: 401, message: 'Incorrect API key provided: wr***ey.', code: 'invalid_api_key' }) });
+    fake = await startFakeProvider({
+      fault: (r) => (r.headers.authorization === 'Bearer good-key' ? undefined : { status: 401, message: 'Incorrect API key provided: wr***ey.', code: 'invalid_api_key' }),
+      // A model that reasons before it answers spends a small cap on its reasoning: no text, cut off.
+      respond: (r) => (r.body.model === 'thinker' ? { text: '', finish: 'length', usage: { input: 12, output: 16, reasoning: 16 } } : { text: 'OK' }),
+    });
     const sim = path.join(PROJECT_CONFIGS, 'sim/default.yaml');
     const target = (extra: string) => `_base_: ${sim}\nmodel:\n  target:\n    backend: openai_compatible\n    model: fake-model\n    base_url: ${fake.url}/v1\n${extra}`;
     writeFiles(configs, {
       'compat.yaml': target(`    api_key_env: ${KEY}\n`),
+      'thinker.yaml': target(`    api_key_env: ${KEY}\n`).replace('fake-model', 'thinker'),
       'no-key.yaml': `_base_: ${sim}\nmodel:\n  backend: openai_chat\n  target:\n    model: gpt-4o-mini\n    base_url: ${fake.url}/v1\n    api_key_env: SKILLOPT_TEST_UNSET_KEY\n  optimizer: {backend: sim, model: sim-1}\n`,
       'down.yaml': `_base_: ${sim}\nmodel:\n  target:\n    backend: openai_compatible\n    model: m\n    base_url: http://127.0.0.1:9/v1\n`,
       'no-data.yaml': `_base_: ${path.join(PROJECT_CONFIGS, 'tasks/example.yaml')}\nmodel:\n  backend: sim\n  target: {backend: sim, model: sim-1}\n  optimizer: {backend: sim, model: sim-1}\nenv:\n  data_path: /nonexistent/tickets.jsonl\n`,
@@ -245,6 +250,9 @@ describe('the checks before a launch', () => {
     const good = (await call('POST', '/api/action/preflight', { config: '0/compat.yaml' })).body.preflight;
     assert.equal(good.ok, true);
     assert.match(good.roles[0].message, /^answered in \d+ ms$/);
+    const thinker = (await call('POST', '/api/action/preflight', { config: '0/thinker.yaml' })).body.preflight;
+    assert.equal(thinker.roles[0].ok, true, JSON.stringify(thinker.roles[0]));
+    assert.match(thinker.roles[0].message, /^reachable \(.*cut off by the output token limit/);
   });
 
   it('names a missing key, a server that does not answer, and data that does not load', async () => {

@@ -34,6 +34,9 @@ export interface FormField {
   suggest?: 'backends';
 }
 
+/** The budget's limits (`max_usd`, `max_calls`, …): the keys a raise changes. */
+export const BUDGET_LIMITS = Object.keys(BudgetSchema.shape).filter((k) => k.startsWith('max_'));
+
 const enumOf = (schema: { unwrap(): { options: readonly string[] } }) => [...schema.unwrap().options];
 
 /** The settings the form edits; each change becomes a `--set key=value`. */
@@ -51,7 +54,8 @@ export const FORM_FIELDS: FormField[] = [
   { key: 'evaluation.gate_metric', label: 'Gate metric', kind: 'select', options: enumOf(EvaluationSchema.shape.gate_metric) },
   { key: 'optimizer.use_slow_update', label: 'Slow update', kind: 'bool' },
   { key: 'optimizer.use_meta_skill', label: 'Meta skill', kind: 'bool' },
-  ...Object.keys(BudgetSchema.shape).map((k): FormField => ({ key: `budget.${k}`, label: `Budget: ${k.replace(/_/g, ' ')} (0 = none)`, kind: 'number' })),
+  ...BUDGET_LIMITS.map((k): FormField => ({ key: `budget.${k}`, label: `Budget: ${k.replace(/_/g, ' ')} (0 = none)`, kind: 'number' })),
+  { key: 'budget.allow_unpriced', label: 'Budget: start with calls of unknown price (not counted)', kind: 'bool' },
 ];
 
 /** The form's values in a resolved config. */

@@ -70,8 +70,8 @@ async function checkRole(role: Role, rc: RoleConfig, config: Config, options: Pr
     await model.complete({ purpose: 'preflight', messages: [{ role: 'user', content: 'Reply with the word OK.' }], maxOutputTokens: CHECK_TOKENS });
     return { ...base, endpoint, ok: true, message: `answered in ${ms()} ms`, ms: ms() };
   } catch (err) {
-    // It answered: a rate limit or a reply cut short by the tiny token cap still proves the endpoint, the key and the model.
-    if (err instanceof InfraError && (err.kind === 'rate_limit' || err.kind === 'bad_response')) {
+    // It answered: a rate limit, or a reply cut off or left empty by the tiny token cap (a model that reasons first), still proves the endpoint, the key and the model.
+    if (err instanceof InfraError && (err.kind === 'rate_limit' || err.kind === 'bad_response' || err.kind === 'truncated')) {
       return { ...base, endpoint, ok: true, message: `reachable (${errorMessage(err)})`, ms: ms() };
     }
     const kind = err instanceof InfraError ? err.kind : undefined;

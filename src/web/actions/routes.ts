@@ -21,7 +21,7 @@ import type { RunReader } from '../run-reader.ts';
 import { HttpError, isFileInside, resolveInside } from '../safe-path.ts';
 import type { ActionAccess } from './access.ts';
 import type { ConfigRoots } from './config-roots.ts';
-import { configLines, FORM_FIELDS, formValues, resolvedBase } from './config-view.ts';
+import { BUDGET_LIMITS, configLines, FORM_FIELDS, formValues, resolvedBase } from './config-view.ts';
 import type { JobInfo, Jobs } from './jobs.ts';
 import { preflightRun, type PreflightOptions } from './preflight.ts';
 import { budgetStop, runInvocation } from './run-command.ts';
@@ -237,7 +237,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     if (!inv.ok) throw new HttpError(409, `this run cannot be resumed from the dashboard: ${inv.reason}`);
     const shape = BudgetSchema.shape as Record<string, z.ZodType>;
     const raised = Object.entries(req.budget).map(([k, v]) => {
-      if (!shape[k]) throw new HttpError(400, `budget.${k}: not a budget limit (they are ${Object.keys(shape).join(', ')})`);
+      if (!BUDGET_LIMITS.includes(k)) throw new HttpError(400, `budget.${k}: not a budget limit (they are ${BUDGET_LIMITS.join(', ')})`);
       const check = shape[k].safeParse(v);
       if (!check.success) throw new HttpError(400, `budget.${k}: ${check.error.issues[0]!.message}`);
       return `budget.${k}=${v}`;

@@ -67,7 +67,8 @@ export class RunActions {
   /** The budget limits, the one reached raised (doubled) by default. */
   budgetForm(i) {
     const inputs = {};
-    const fields = Object.entries(i.budget ?? {}).map(([k, v]) => {
+    const limits = Object.entries(i.budget ?? {}).filter(([k, v]) => k.startsWith('max_') && typeof v === 'number');
+    const fields = limits.map(([k, v]) => {
       const key = `budget.${k}`;
       const reached = key === i.budgetStop.key;
       inputs[k] = h('input', { type: 'number', min: 0, step: 'any', value: reached ? i.budgetStop.limit * 2 : v, dataset: { key } });

@@ -84,7 +84,7 @@ export class RunView {
   onLive(msg) {
     if (msg.type === 'run' && msg.run === this.id) {
       this.refresh();
-      this.actions.refresh();
+      this.actions?.refresh();
     }
   }
 
