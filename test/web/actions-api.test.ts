@@ -106,6 +106,7 @@ describe('configs, as the New run page reads them', () => {
   writeFiles(mine, {
     'small.yaml': `_base_: ${path.join(PROJECT_CONFIGS, 'sim/default.yaml')}\ntrain:\n  num_epochs: 1\n`,
     '_base_/shared.yaml': 'train:\n  seed: 1\n',
+    'with-key.yaml': `_base_: ${path.join(PROJECT_CONFIGS, 'sim/default.yaml')}\n# the key of our gateway: sk-live-1234567890abcdefXYZ\n`,
     '.hidden/x.yaml': 'train: {}\n',
     'notes.txt': 'not a config\n',
   });
@@ -123,7 +124,7 @@ describe('configs, as the New run page reads them', () => {
     assert.deepEqual(body.roots, [PROJECT_CONFIGS, mine], 'a root given twice is listed once');
     const ids = body.configs.map((c: Json) => c.id);
     assert.ok(ids.includes('0/sim/default.yaml') && ids.includes('0/searchqa/default.yaml'));
-    assert.deepEqual(ids.filter((id: string) => id.startsWith('1/')), ['1/small.yaml']);
+    assert.deepEqual(ids.filter((id: string) => id.startsWith('1/')), ['1/small.yaml', '1/with-key.yaml']);
     assert.ok(!ids.some((id: string) => id.includes('_base_')));
     assert.deepEqual(body.runRoots, [runs]);
     assert.ok(body.backends.includes('sim') && body.backends.includes('openai_compatible'));
@@ -160,6 +161,12 @@ describe('configs, as the New run page reads them', () => {
     assert.deepEqual([body.form['train.num_epochs'], body.form['train.batch_size'], body.form['optimizer.lr_scheduler']], [1, 4, 'cosine']);
     assert.match(body.source, /num_epochs: 1/, 'the file as written');
     assert.match(body.command, /^skillopt train --config \S+small\.yaml --out \S+\/sim\/\d{8}_\d{6} --set train\.batch_size=4$/);
+  });
+
+  it('shows the file as written with anything shaped like a key masked', async () => {
+    const { body } = await call('POST', '/api/action/check', { config: '1/with-key.yaml' });
+    assert.match(body.source, /# the key of our gateway: \*\*\*\*/);
+    assert.ok(!JSON.stringify(body).includes('1234567890abcdef'));
   });
 
   it('says what is wrong with a setting in the words of the CLI', async () => {

@@ -10,6 +10,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { defaultOutRoot } from '../../cli/train.ts';
 import { loadConfig, type LoadedConfig } from '../../config/load.ts';
+import { redactText } from '../../config/redact.ts';
 import { BudgetSchema, RoleSchema } from '../../config/schema.ts';
 import { UserError, errorMessage } from '../../errors.ts';
 import { runningOwner } from '../../run/lock.ts';
@@ -119,7 +120,9 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
   app.post('/api/action/check', async (c) => {
     const req = await body(c, ConfigBody);
     const { file, root } = configs.resolve(req.config);
-    const source = readTextCapped(root.real, file, 256 << 10);
+    // The file as written, with anything shaped like a key, or a secret variable's value, masked.
+    const read = readTextCapped(root.real, file, 256 << 10);
+    const source = read && { ...read, text: redactText(read.text) };
     const { loaded, error } = load(file, req.overrides);
     const out = outFor(req.out, loaded?.config.env.name ?? path.basename(path.dirname(file)));
     const command = jobs.command(trainArgs(file, out.dir, req.overrides));
