@@ -1,5 +1,6 @@
 /** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input, 130 stopped by Ctrl-C. */
 import { Command, CommanderError } from 'commander';
+import { redactText } from '../config/redact.ts';
 import { Interrupted, UserError, errorMessage } from '../errors.ts';
 import { FatalModelError } from '../model/types.ts';
 import { VERSION } from '../version.ts';
@@ -38,20 +39,22 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
       return EXIT_USAGE;
     }
+    // A provider's error may echo a key.
+    const say = (text: string) => process.stderr.write(`${redactText(text)}\n`);
     if (err instanceof Interrupted) {
-      if (err.message) process.stderr.write(`skillopt: ${err.message}\n`);
+      if (err.message) say(`skillopt: ${err.message}`);
       return Interrupted.exitCode;
     }
     if (err instanceof UserError) {
-      process.stderr.write(`skillopt: ${err.message}\n`);
+      say(`skillopt: ${err.message}`);
       return EXIT_USAGE;
     }
     if (err instanceof FatalModelError) {
-      process.stderr.write(`skillopt: ${err.message}\n`);
+      say(`skillopt: ${err.message}`);
       return EXIT_FAILED;
     }
-    process.stderr.write(`skillopt: ${errorMessage(err)}\n`);
-    if (process.env.SKILLOPT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    say(`skillopt: ${errorMessage(err)}`);
+    if (process.env.SKILLOPT_DEBUG && err instanceof Error) say(`${err.stack}`);
     return EXIT_FAILED;
   }
 }

@@ -62,6 +62,8 @@ export const RoleSchema = z
     backoff_s: z.number().nonnegative().default(1),
     /** Longest wait between retries, in seconds. */
     backoff_max_s: z.number().nonnegative().default(30),
+    /** The most one call waits between its attempts, in all, in seconds; a provider asking for longer stops the run (resumably). */
+    max_wait_s: z.number().positive().default(300),
     temperature: z.number().min(0).max(2).optional(),
     /** '' = use `model.reasoning_effort`. */
     reasoning_effort: effort.default(''),
@@ -199,6 +201,8 @@ export const BudgetSchema = z
     max_tokens: z.number().int().nonnegative().default(0),
     max_calls: z.number().int().nonnegative().default(0),
     max_minutes: z.number().nonnegative().default(0),
+    /** With max_usd set, start even when a role's price is unknown (its calls are not counted), with a warning. */
+    allow_unpriced: z.boolean().default(false),
   })
   .strict();
 

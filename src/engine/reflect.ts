@@ -177,7 +177,10 @@ export class Reflector {
     if (batch.length === 0) return;
     this.open[source] = [];
     const index = this.calls[source].length;
-    this.calls[source].push(this.s.limit(() => analyse(this.s, source, index, batch)));
+    const call = this.s.limit(() => analyse(this.s, source, index, batch));
+    // Awaited by the step; if the step ends first (a stop, another failure), its rejection must not go unhandled.
+    call.catch(() => {});
+    this.calls[source].push(call);
   }
 
   /** After the last rollout: sends the partial minibatches and returns every call. */

@@ -8,7 +8,7 @@ import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 
 /** Role settings that say how a model is reached, not which model it is. */
-const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'price', 'options.latency_ms'];
+const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'max_wait_s', 'price', 'options.latency_ms'];
 
 const RESUMABLE_CHANGES: RegExp[] = [
   /^budget\./,

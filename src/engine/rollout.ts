@@ -1,15 +1,19 @@
 /**
  * The forward pass: the target runs items under a skill, concurrently, through the env. Each
- * result is scored by the env; an infrastructure failure becomes a trajectory with `error`
- * (kept out of scores); a fatal model error (bad key, unknown model) stops everything.
+ * result is scored by the env; a failure of the model or of its reply on one item (after its
+ * retries) becomes a trajectory with `error` (kept out of scores); anything else stops the
+ * run once the items in flight are done: a fatal model error (bad key, unknown model), a
+ * problem in the user's input, a stop asked for (budget, a provider's wait), and a bug of ours.
  * Finished rollouts come from the score cache; a rollout directory gets `results.jsonl` and
  * each item's conversation.
  */
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
+import { redactText } from '../config/redact.ts';
 import type { Env, Item, Trajectory } from '../envs/types.ts';
-import { UserError } from '../errors.ts';
-import { FatalModelError, InfraError, type ChatModel } from '../model/types.ts';
+import { CallFailure } from '../model/failure.ts';
+import { StructuredOutputError } from '../model/structured.ts';
+import { InfraError, type ChatModel } from '../model/types.ts';
 import { writeFileAtomic } from '../run/atomic.ts';
 import { skillHash } from '../skill/document.ts';
 import type { ScoreCache } from './score-cache.ts';
@@ -45,10 +49,14 @@ export interface RolloutResult {
   cached: number;
 }
 
-function errorTrajectory(item: Item, err: unknown): Trajectory {
-  const kind = err instanceof InfraError ? err.kind : 'env';
-  const message = err instanceof Error ? err.message : String(err);
-  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message } };
+/** The item error of a model failure on one item, or undefined for errors that must stop the run. */
+function itemError(item: Item, err: unknown): Trajectory | undefined {
+  let kind: string;
+  if (err instanceof InfraError || err instanceof CallFailure) kind = err.kind;
+  else if (err instanceof StructuredOutputError) kind = 'bad_response';
+  else return undefined;
+  // The message goes to results.jsonl and scores.jsonl; a provider may echo a key in it.
+  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message: redactText(err.message) } };
 }
 
 export async function rollout(job: RolloutJob): Promise<RolloutResult> {
@@ -79,7 +87,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
     } else pending.push(index);
   }
 
-  let fatal: unknown;
+  let fatal: { error: unknown } | undefined;
   await Promise.all(
     pending.map((index) =>
       job.limit(async () => {
@@ -98,19 +106,18 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
           else cached++;
           t = await shared.trajectory;
         } catch (err) {
-          // A fatal model error or a problem with the user's own input (a broken custom scorer, a
-          // bad data file) would fail every item alike: stop instead of scoring errors.
-          if (err instanceof FatalModelError || err instanceof UserError) {
-            fatal = err;
+          const failed = itemError(item, err);
+          if (!failed) {
+            fatal ??= { error: err };
             return;
           }
-          t = errorTrajectory(item, err);
+          t = failed;
         }
         finish(index, t);
       }),
     ),
   );
-  if (fatal) throw fatal;
+  if (fatal) throw fatal.error;
   if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, sample);
   return { trajectories, ran, cached };
 }

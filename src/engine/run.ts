@@ -17,7 +17,7 @@ import { UserError, errorMessage } from '../errors.ts';
 import { createEnv } from '../envs/registry.ts';
 import type { Env, Splits } from '../envs/types.ts';
 import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
-import { FatalModelError, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
+import { FatalModelError, RunStop, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
@@ -26,8 +26,8 @@ import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
-import { Admission, RunInterrupted } from './admission.ts';
-import type { RunContext } from './context.ts';
+import { budgetStop, unpricedBudget } from './budget.ts';
+import { elapsedSeconds, type RunContext } from './context.ts';
 import { firstN, schedule } from './data.ts';
 import { lrControl, pairPolicy, updateMode } from './modes.ts';
 import { trainingChanges } from './resume-check.ts';
@@ -140,8 +140,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
   const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
-  const admission = new Admission(opts.signal);
   let models: RoleModels | undefined;
+  let interrupt: (() => void) | undefined;
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
@@ -166,9 +166,17 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       override: opts.models,
       configDir: opts.loaded.baseDirOf('cache.path'),
       onEvent: (e) => events.emit(e),
+      limit: (totals, inFlight) => budgetStop(config.budget, totals, ctx ? elapsedSeconds(ctx) / 60 : 0, inFlight),
     });
-    const admitted = { ...models, target: admission.wrap(models.target), optimizer: admission.wrap(models.optimizer), judge: admission.wrap(models.judge) };
-    if (admission.stopping) throw new RunInterrupted('interrupted before the run started');
+    const roles: Role[] = env.usesJudge ? ['target', 'optimizer', 'judge'] : ['target', 'optimizer'];
+    const priced = unpricedBudget(config.budget, [...models.unpriced].filter(([role]) => roles.includes(role)));
+    if (priced.error) throw new UserError(priced.error);
+    if (priced.warning) warnings.push(priced.warning);
+    // Ctrl-C: no new call is sent; the calls in flight finish and are recorded.
+    const running = models;
+    interrupt = () => running.admission.halt(new RunStop('the run is stopping: no new model call is made', 'interrupted'));
+    opts.signal?.addEventListener('abort', interrupt, { once: true });
+    if (opts.signal?.aborted) throw new RunStop('interrupted before the run started', 'interrupted');
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
       derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: mode, lr_control_mode: lrControl(config.optimizer.lr_control_mode, mode) },
@@ -184,12 +192,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       splits,
       selection: firstN(splits.val, config.evaluation.sel_env_num),
       test: firstN(splits.test, config.evaluation.test_env_num),
-      models: admitted,
+      models,
       scores: new ScoreCache(dir.path('scores.jsonl')),
       rolloutLimit: pLimit(config.env.workers),
       analystLimit: pLimit(config.gradient.analyst_workers),
       opt: {
-        optimizer: admitted.optimizer,
+        optimizer: models.optimizer,
         mode,
         env: env.name,
         maxTokens: config.model.optimizer_max_completion_tokens,
@@ -231,7 +239,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       data: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: ctx.selection.length, test_used: config.evaluation.eval_test ? ctx.test.length : 0 },
       batch_size: config.train.batch_size,
       budget: Object.entries(config.budget)
-        .filter(([, v]) => v > 0)
+        .filter(([, v]) => typeof v === 'number' && v > 0)
         .map(([k, v]) => `${k}=${v}`),
       config_path: dir.config,
       resume_command: resume(),
@@ -248,10 +256,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     return outcome;
   } catch (err) {
     // The calls in flight finish (and are recorded) before anything is closed.
-    await admission.settled();
+    await models?.admission.idle();
     const paid = models?.ledger.all().some((r) => r.from === 'provider' && !r.error) ?? false;
     discard = createdFrom !== undefined && !paid && !fs.existsSync(dir.runtimeState);
-    const interrupted = err instanceof RunInterrupted || admission.stopping;
+    const interrupted = (err instanceof RunStop && err.reason === 'interrupted') || (opts.signal?.aborted ?? false);
     if (!started) {
       // Nothing of this attempt was written, except a new directory, which goes.
       if (!interrupted) throw err;
@@ -260,7 +268,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       say(`  [stopped: interrupted] ${reason}; ${dir.root} is as it was\n  To resume: ${resume()}`);
       return { status: 'stopped', cause: 'interrupted', reason, resumeCommand: resume() };
     }
-    if (interrupted && !(err instanceof RunInterrupted)) events.warn(`while stopping: ${errorMessage(err)}`);
+    if (interrupted && !(err instanceof RunStop)) events.warn(`while stopping: ${errorMessage(err)}`);
     if (discard) {
       events.info(`nothing was paid for or saved yet: ${dir.root} is removed`);
       if (interrupted) return { status: 'stopped', cause: 'interrupted', reason: 'interrupted before anything was saved' };
@@ -278,6 +286,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     events.emit({ type: 'run_failed', message: errorMessage(err), resume_command: resume(), ...(bug && err.stack ? { stack: err.stack } : {}) });
     throw err;
   } finally {
+    if (interrupt) opts.signal?.removeEventListener('abort', interrupt);
     detach();
     ctx?.scores.close();
     models?.ledger.close();

@@ -61,8 +61,11 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
   const stepDir = dir.step(step);
   const accumulation = plan.batches.length;
   const skill = state.current.skill;
-  const emit = (stage: string, detail: string, seconds?: number) =>
+  const emit = (stage: string, detail: string, seconds?: number) => {
+    // A stage starts only within the run's limits.
+    if (seconds === undefined) ctx.models.admission.check();
     events.emit(seconds === undefined ? { type: 'stage_started', step, epoch, stage, detail } : { type: 'stage_finished', step, epoch, stage, seconds, detail });
+  };
 
   // ① ROLLOUT, with ② REFLECT starting as minibatches fill up.
   const nItems = plan.batches.reduce((n, b) => n + b.items.length, 0);

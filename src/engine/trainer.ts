@@ -4,7 +4,8 @@
  * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
  * split. Each stage is one call into its module.
  */
-import { budgetExceeded, type BudgetStop } from './budget.ts';
+import { RunStop } from '../model/types.ts';
+import { budgetStop } from './budget.ts';
 import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
 import { planEpoch } from './data.ts';
 import { epochBoundary } from './epoch-boundary.ts';
@@ -20,11 +21,11 @@ export type TrainOutcome =
   | { status: 'finished'; summary: Record<string, unknown>; /** It had finished before this call. */ alreadyFinished?: boolean }
   | {
       status: 'stopped';
-      cause: 'budget' | 'interrupted';
+      cause: RunStop['reason'];
       /** Why, in words. */
       reason: string;
       /** The budget limit that was reached. */
-      limit?: BudgetStop;
+      limit?: RunStop['limit'];
       /** The command that resumes the run (none when nothing was saved). */
       resumeCommand?: string;
     };
@@ -73,13 +74,36 @@ function stopHere(ctx: RunContext, state: TrainState): TrainOutcome | undefined 
     persistState(ctx, state, 'stopped');
     return { status: 'stopped', cause: 'interrupted', reason: `interrupted after step ${state.lastStep}; the run is saved` };
   }
-  const limit = budgetExceeded(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
-  if (!limit) return undefined;
+  const stop = budgetStop(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
+  if (!stop) return undefined;
   persistState(ctx, state, 'stopped');
-  return { status: 'stopped', cause: 'budget', reason: `budget reached: ${limit.message}. The run is saved; raise the limit to continue.`, limit };
+  return { status: 'stopped', cause: 'budget', reason: stop.message, limit: stop.limit };
+}
+
+/**
+ * Within a step or a boundary, when a limit or Ctrl-C stopped the calls: once those in flight are
+ * done and recorded, the last saved state (the last complete step) is marked stopped; the resume
+ * replays the calls made since from the journal.
+ */
+async function stopInStage(ctx: RunContext, stop: RunStop): Promise<TrainOutcome> {
+  await ctx.models.admission.idle();
+  const runtime = ctx.dir.readRuntimeState();
+  if (runtime) ctx.dir.writeJson(ctx.dir.runtimeState, { ...runtime, status: 'stopped' });
+  const resumesAt = runtime ? `after step ${runtime.last_completed_step}` : 'from the start';
+  const reason = stop.reason === 'interrupted' ? `interrupted: the calls in flight finished and are saved; the run resumes ${resumesAt}, replaying them` : stop.message;
+  return { status: 'stopped', cause: stop.reason, reason, limit: stop.limit };
 }
 
 export async function train(ctx: RunContext): Promise<TrainOutcome> {
+  try {
+    return await trainLoop(ctx);
+  } catch (err) {
+    if (err instanceof RunStop) return stopInStage(ctx, err);
+    throw err;
+  }
+}
+
+async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
   const { config, plan } = ctx;
   const state = await startState(ctx);
 

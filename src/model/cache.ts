@@ -2,9 +2,13 @@
  * The response cache: model answers in SQLite, shared by every run on the machine, keyed by the
  * full request (backend, model, base URL, every parameter, the messages with the content of
  * local images, and the sample index). Only successful answers are stored. Several processes may
- * read and write at once (WAL journal, busy timeout). Modes: `read_write`; `read_only` (use, never
- * add); `off`; `replay` (a call missing from the cache is an error, so a recorded run re-runs
- * offline, exactly and for free).
+ * read and write at once (WAL journal, a short busy timeout). Modes: `read_write`; `read_only`
+ * (use, never add); `off`; `replay` (a call missing from the cache is an error, so a recorded run
+ * re-runs offline, exactly and for free).
+ *
+ * The cache never costs an answer: one it cannot read is a miss, one it cannot store (another
+ * process holding the write lock) is a warning, and the answer goes on to the ledger as any other.
+ * Identical requests in flight at the same time make one provider call.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -35,14 +39,23 @@ interface Stored {
   usage: Usage;
 }
 
+/**
+ * How long a write waits for another process's lock. The wait blocks the whole process (SQLite
+ * calls are synchronous), so it is short, and after a failed write the cache is not written for
+ * `WRITE_PAUSE_MS`.
+ */
+const BUSY_TIMEOUT_MS = 500;
+const WRITE_PAUSE_MS = 30_000;
+
 export class ResponseCache {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string], { response: string }>;
   private readonly putStmt: Database.Statement<[string, string, string, string]>;
+  private writesPausedUntil = 0;
 
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file, { timeout: 30_000 });
+    this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)');
@@ -57,6 +70,21 @@ export class ResponseCache {
 
   put(key: string, model: string, value: Stored): void {
     this.putStmt.run(key, model, new Date().toISOString(), JSON.stringify(value));
+  }
+
+  /**
+   * Stores an answer if the cache can take it now. Returns why it could not, the first time
+   * (later writes are skipped without a word while the cache rests).
+   */
+  tryPut(key: string, model: string, value: Stored): string | undefined {
+    if (Date.now() < this.writesPausedUntil) return undefined;
+    try {
+      this.put(key, model, value);
+      return undefined;
+    } catch (err) {
+      this.writesPausedUntil = Date.now() + WRITE_PAUSE_MS;
+      return (err as Error).message;
+    }
   }
 
   count(): number {
@@ -94,6 +122,8 @@ export function cacheKey(modelId: string, req: ChatRequest, identity: Record<str
 
 export class CachedModel implements ChatModel {
   readonly id: string;
+  /** Provider calls under way, by cache key: an identical request joins one instead of paying again. */
+  private readonly inFlight = new Map<string, Promise<ChatResponse>>();
 
   constructor(
     private readonly inner: ChatModel,
@@ -101,6 +131,8 @@ export class CachedModel implements ChatModel {
     private readonly mode: CacheMode,
     /** The role's settings that shape answers: backend, base URL, temperature, effort, options, … */
     private readonly identity: Record<string, unknown>,
+    /** Where a cache that cannot be read or written says so. */
+    private readonly warn: (message: string) => void = () => {},
   ) {
     this.id = inner.id;
   }
@@ -108,7 +140,7 @@ export class CachedModel implements ChatModel {
   async complete(req: ChatRequest): Promise<ChatResponse> {
     if (this.mode === 'off') return this.inner.complete(req);
     const key = cacheKey(this.id, req, this.identity);
-    const hit = this.cache.get(key);
+    const hit = this.lookup(key);
     if (hit) {
       const res: ChatResponse = { ...hit, latencyMs: 0, retries: 0, from: 'cache', costUsd: 0 };
       // Validated anew: the schema of today decides, not the one the answer was first read with.
@@ -123,14 +155,35 @@ export class CachedModel implements ChatModel {
         `cache.mode is replay and the response cache (${this.cache.file}) has no answer for this ${req.purpose} call to ${this.id}: the run asks for something the recorded run did not (set cache.mode to read_write to call the provider)`,
       );
     }
-    const res = await this.inner.complete(req);
+    const running = this.inFlight.get(key);
+    if (running) {
+      const started = performance.now();
+      const res = await running;
+      return { ...res, latencyMs: performance.now() - started, retries: 0, from: 'cache', costUsd: 0 };
+    }
+    const call = this.inner.complete(req);
+    this.inFlight.set(key, call);
+    let res: ChatResponse;
+    try {
+      res = await call;
+    } finally {
+      this.inFlight.delete(key);
+    }
     if (this.mode === 'read_write') {
-      this.cache.put(key, this.id, {
-        text: res.text,
-        ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}),
-        usage: res.usage,
-      });
+      const failed = this.cache.tryPut(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage });
+      if (failed) this.warn(`the response cache (${this.cache.file}) could not store an answer (${failed}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`);
     }
     return res;
+  }
+
+  /** The cached answer, or undefined: a cache that cannot be read now is a miss. */
+  private lookup(key: string): Stored | undefined {
+    try {
+      return this.cache.get(key);
+    } catch (err) {
+      if (this.mode === 'replay') throw err;
+      this.warn(`the response cache (${this.cache.file}) could not be read (${(err as Error).message}); the call goes to the provider`);
+      return undefined;
+    }
   }
 }

@@ -23,7 +23,9 @@ export type FailureKind =
   /** 400/422 on a request we built from the configuration: no retry, the run must stop. */
   | 'bad_request'
   /** 400 about this one request only (context too long, content filter): no retry, not fatal. */
-  | 'rejected';
+  | 'rejected'
+  /** The output token limit ran out before any answer (a reasoning model that thought too long): a retry would too. */
+  | 'truncated';
 
 const RETRYABLE: ReadonlySet<FailureKind> = new Set(['rate_limit', 'timeout', 'server', 'network', 'bad_response']);
 
@@ -143,11 +145,10 @@ const NETWORK_CODES = /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGA
 
 /**
  * Anything an SDK call threw, classified; undefined for errors that are not about the call
- * (a bug of ours), which must surface as they are. `timedOut` says our per-call timer fired.
+ * (a bug of ours), which must surface as they are.
  */
-export function classifyFailure(err: unknown, where: string, timedOut = false): CallFailure | undefined {
+export function classifyFailure(err: unknown, where: string): CallFailure | undefined {
   if (err instanceof CallFailure) return err;
-  if (timedOut) return new CallFailure(`${where}: no reply within the per-call timeout`, 'timeout');
   if (APICallError.isInstance(err)) {
     // A failure of ours raised while the SDK read the body (the reply size limit).
     if (err.cause instanceof CallFailure) return err.cause;

@@ -8,11 +8,12 @@
  * each call without its reply; a reply to replay is kept as its compact line until it is used.
  */
 import { z } from 'zod';
+import { redactText } from '../config/redact.ts';
 import { AppendFile, jsonLines } from '../run/atomic.ts';
 import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../run/blobs.ts';
 import type { StageUsage } from '../run/records.ts';
 import { requestKey } from './request-key.ts';
-import type { ChatModel, ChatRequest, ChatResponse, Role, ToolCall, Usage } from './types.ts';
+import { RunStop, type ChatModel, type ChatRequest, type ChatResponse, type Role, type ToolCall, type Usage } from './types.ts';
 
 export interface CallRecord {
   time: string;
@@ -69,6 +70,8 @@ export class Ledger {
   private readonly records: CallRecord[] = [];
   /** Replies recorded by earlier processes, per request key, as their stored lines (JSON, long strings in blobs). */
   private readonly replay = new Map<string, string[]>();
+  private readonly running = emptyTotals();
+  private counted = 0;
   private readonly out?: AppendFile;
   private readonly blobs?: BlobStore;
 
@@ -115,9 +118,9 @@ export class Ledger {
 
   /** Totals of this run across all its processes (earlier ones count against the budget too). */
   totals(): Totals {
-    const t = emptyTotals();
-    for (const r of this.records) addTo(t, r);
-    return t;
+    // Records are only ever appended: the sum is carried forward (the budget asks before every call).
+    for (; this.counted < this.records.length; this.counted++) addTo(this.running, this.records[this.counted]!);
+    return { ...this.running };
   }
 
   /** A position in the records, for per-step totals. */
@@ -186,8 +189,6 @@ export class LedgerModel implements ChatModel {
     private readonly inner: ChatModel,
     private readonly ledger: Ledger,
     private readonly role: Role,
-    /** Applied to error messages before they are written (they may echo a key). */
-    private readonly redact: (text: string) => string = (t) => t,
   ) {
     this.id = inner.id;
   }
@@ -217,6 +218,8 @@ export class LedgerModel implements ChatModel {
       });
       return res;
     } catch (err) {
+      // A stop refused the call before it was sent, or gave it up while it waited: remade on resume.
+      if (err instanceof RunStop) throw err;
       this.ledger.record({
         ...base,
         time: new Date().toISOString(),
@@ -225,7 +228,8 @@ export class LedgerModel implements ChatModel {
         retries: (err as { retries?: number }).retries ?? 0,
         from: 'provider',
         cost_usd: 0,
-        error: this.redact(err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
+        // A provider may echo a key in its error.
+        error: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
       });
       throw err;
     }

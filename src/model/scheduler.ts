@@ -1,30 +1,48 @@
 /**
- * The one path of every model call through its pool: wait for a slot, call with a per-call
- * timeout, and on failure decide: retry (429 after the wait the server asked for, else
- * exponential backoff with jitter; 5xx, timeouts, dropped connections and unreadable replies
- * likewise), or stop at once (401/403, 404, a bad request built from the configuration: a
- * `FatalModelError` that ends the run), or give up after the last retry with an `InfraError`
- * that the engine records and keeps out of scores.
+ * The one path of every model call through its pool: wait for a slot, be admitted (no call is
+ * sent once the run is stopping), call with a per-call timeout that covers the whole reply, and
+ * on failure decide: retry (after the wait the server asked for, else exponential backoff with
+ * jitter; 429s, 5xx, timeouts, dropped connections and unreadable replies), or stop at once
+ * (401/403, 404, a bad request built from the configuration, a role whose every call fails
+ * alike: a `FatalModelError` that ends the run; a provider asking for a longer wait than the
+ * role's cap: a `RunStop` that ends it resumably), or give up after the last retry with an
+ * `InfraError` that the engine records and keeps out of scores.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Admission } from './admission.ts';
+import { EndpointHealth } from './endpoint-health.ts';
 import { CallFailure, classifyFailure, type FailureKind } from './failure.ts';
 import type { Pool } from './pool.ts';
 import type { ProviderResponse } from './providers/ai-sdk-model.ts';
-import { FatalModelError, InfraError, type ChatModel, type ChatRequest, type ChatResponse } from './types.ts';
+import { FatalModelError, InfraError, RunStop, type ChatModel, type ChatRequest, type ChatResponse } from './types.ts';
 
 export interface RetryPolicy {
   /** Attempts after the first. */
   maxRetries: number;
-  /** Per-attempt timeout (ms). */
+  /** Per-attempt timeout (ms), the whole reply included. */
   timeoutMs: number;
   /** First backoff (ms); doubles with each retry. */
   backoffMs: number;
   /** Largest backoff (ms). */
   backoffMaxMs: number;
-  /** Longest wait honoured from a `retry-after` (ms). */
-  maxRetryAfterMs?: number;
+  /** The most one call waits between its attempts, in all (ms); a provider asking for more stops the run. */
+  maxWaitMs?: number;
+  /** Waits at least this long are reported (ms). */
+  noticeWaitMs?: number;
   /** Random source for jitter (tests pin it). */
   random?: () => number;
+}
+
+export const DEFAULT_MAX_WAIT_MS = 300_000;
+const NOTICE_WAIT_MS = 5_000;
+
+export interface SchedulerHooks {
+  /** Told of every failed attempt that is not fatal; `final`: no retry follows. */
+  onFailure?: (failure: CallFailure, final: boolean) => void;
+  /** Told of every wait of at least `noticeWaitMs`: how long, and why. */
+  onWait?: (ms: number, reason: string) => void;
+  /** Decides whether a call may be sent (shared by the run's models); default: always. */
+  admission?: Admission;
 }
 
 const INFRA_KIND: Record<FailureKind, InfraError['kind']> = {
@@ -34,6 +52,7 @@ const INFRA_KIND: Record<FailureKind, InfraError['kind']> = {
   network: 'network',
   bad_response: 'bad_response',
   rejected: 'other',
+  truncated: 'truncated',
   auth: 'other',
   not_found: 'other',
   bad_request: 'other',
@@ -45,6 +64,17 @@ const FATAL_HINT: Partial<Record<FailureKind, string>> = {
   bad_request: 'the provider rejected a request built from the configuration: check the model and its settings (options, max_output_tokens, json_schema, reasoning_effort)',
 };
 
+/**
+ * The setting that gave a call its output token limit: the call's own (the env's for rollouts,
+ * the judge's, the optimizer's for its calls), else the role's.
+ */
+function outputLimitSetting(label: string, req: ChatRequest): string {
+  if (req.maxOutputTokens === undefined) return `${label}.max_output_tokens`;
+  if (req.purpose === 'judge') return 'env.scorer.max_output_tokens';
+  if (label === 'model.target') return 'env.max_completion_tokens';
+  return /rewrite/.test(req.purpose) ? 'model.rewrite_max_completion_tokens' : 'model.optimizer_max_completion_tokens';
+}
+
 /** Rough size of a request in tokens, for the TPM bucket before the real count is known. */
 export function estimateTokens(req: ChatRequest): number {
   let chars = req.system?.length ?? 0;
@@ -55,8 +85,18 @@ export function estimateTokens(req: ChatRequest): number {
   return Math.ceil(chars / 4) + (req.maxOutputTokens ?? 0);
 }
 
+/** A duration for people: `40 s`, `60 min`. */
+function duration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${seconds} s`;
+}
+
+type Attempt = { answer: ChatResponse } | { failure: CallFailure; startedAt: number };
+
 export class ScheduledModel implements ChatModel {
   readonly id: string;
+  private readonly health: EndpointHealth;
+  private readonly admission: Admission;
 
   constructor(
     private readonly inner: ChatModel,
@@ -64,12 +104,11 @@ export class ScheduledModel implements ChatModel {
     private readonly policy: RetryPolicy,
     /** How errors name the role: 'model.target'. */
     private readonly label: string,
-    /** Told of every failed attempt that is not fatal; `final`: no retry follows. */
-    private readonly onFailure?: (failure: CallFailure, final: boolean) => void,
-    /** Applied to the messages of the errors it throws (a provider may echo a key). */
-    private readonly redact: (text: string) => string = (t) => t,
+    private readonly hooks: SchedulerHooks = {},
   ) {
     this.id = inner.id;
+    this.health = new EndpointHealth(label, inner.id, (inner as { url?: string }).url);
+    this.admission = hooks.admission ?? new Admission();
   }
 
   backoff(attempt: number): number {
@@ -79,51 +118,116 @@ export class ScheduledModel implements ChatModel {
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const estimate = estimateTokens(req);
-    for (let attempt = 0; ; attempt++) {
-      await this.pool.acquire(estimate, req.signal);
-      const startedAt = performance.now();
-      const timer = new AbortController();
-      let timedOut = false;
-      const clock = setTimeout(() => {
-        timedOut = true;
-        timer.abort(new Error('per-call timeout'));
-      }, this.policy.timeoutMs);
-      const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
-      let failure: CallFailure;
-      try {
-        const res = (await this.inner.complete({ ...req, signal })) as ProviderResponse;
-        this.pool.onSuccess();
-        this.pool.charge(res.usage.input + res.usage.output - estimate);
-        const { waitMs, ...answer } = res;
-        if (waitMs) this.pool.pause(Math.min(waitMs, this.policy.maxRetryAfterMs ?? 600_000));
-        return { ...answer, retries: attempt };
-      } catch (err) {
-        if (req.signal?.aborted) throw err;
-        const classified = classifyFailure(err, this.id, timedOut);
-        if (!classified) throw err;
-        failure = classified;
-      } finally {
-        clearTimeout(clock);
-        this.pool.release();
+    let admitted = false;
+    let call = -1;
+    let waited = 0;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        await this.pool.acquire(estimate, req.signal);
+        let outcome: Attempt;
+        try {
+          if (!admitted) {
+            this.admission.enter();
+            admitted = true;
+            call = this.health.begin();
+          } else if (this.admission.stopped) throw this.admission.stopped;
+          outcome = await this.send(req, estimate);
+        } finally {
+          this.pool.release();
+        }
+        if ('answer' in outcome) {
+          this.health.succeeded();
+          return { ...outcome.answer, retries: attempt };
+        }
+        const wait = this.nextWait(req, call, outcome.failure, outcome.startedAt, attempt, waited);
+        waited += wait.ms;
+        this.reportWait(wait.ms, wait.reason);
+        try {
+          await sleep(wait.ms, undefined, { signal: req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal });
+        } catch (err) {
+          throw req.signal?.aborted ? err : (this.admission.stopped ?? err);
+        }
       }
-      const hint = FATAL_HINT[failure.kind];
-      if (hint) {
-        // A deployment name the capability table does not know gets the effort; the way out is one setting.
-        const effort = failure.kind === 'bad_request' && /reasoning[._]effort/i.test(failure.message) ? `. If the model takes no reasoning effort, set ${this.label}.capabilities.reasoning_effort: false` : '';
-        throw new FatalModelError(this.redact(`${this.label} (${this.id}): ${hint}. ${failure.message}${effort}`));
-      }
-      const final = !failure.retryable || attempt >= this.policy.maxRetries;
-      this.onFailure?.(failure, final);
-      if (!failure.retryable) throw new InfraError(this.redact(`${this.label}: the provider rejected this request: ${failure.message}`), INFRA_KIND[failure.kind], attempt);
-      const asked = failure.retryAfterMs !== undefined ? Math.min(failure.retryAfterMs, this.policy.maxRetryAfterMs ?? 600_000) : undefined;
-      if (failure.kind === 'rate_limit') {
-        this.pool.onRateLimit(startedAt);
-        if (asked !== undefined) this.pool.pause(asked);
-      }
-      if (attempt >= this.policy.maxRetries) {
-        throw new InfraError(this.redact(`${this.label}: failed after ${attempt + 1} attempt${attempt ? 's' : ''}: ${failure.message}`), INFRA_KIND[failure.kind], attempt);
-      }
-      await sleep(asked ?? this.backoff(attempt), undefined, req.signal ? { signal: req.signal } : undefined);
+    } finally {
+      if (admitted) this.admission.leave();
     }
+  }
+
+  /** One attempt: its answer, or its classified failure. */
+  private async send(req: ChatRequest, estimate: number): Promise<Attempt> {
+    const startedAt = performance.now();
+    const timer = new AbortController();
+    let timedOut = false;
+    const clock = setTimeout(() => {
+      timedOut = true;
+      timer.abort(new Error('per-call timeout'));
+    }, this.policy.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
+    try {
+      const res = (await this.inner.complete({ ...req, signal })) as ProviderResponse;
+      this.pool.onSuccess();
+      this.pool.charge(res.usage.input + res.usage.output - estimate);
+      const { waitMs, ...answer } = res;
+      if (waitMs) {
+        const ms = Math.min(waitMs, this.policy.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+        this.pool.pause(ms);
+        this.reportWait(ms, 'the provider\'s rate-limit window is used up until it resets: no call starts before then');
+      }
+      return { answer };
+    } catch (err) {
+      if (req.signal?.aborted) throw err;
+      // Our timer fired, whatever the SDK made of the aborted read (headers or body).
+      const failure = timedOut
+        ? new CallFailure(`${this.id}: no complete reply within ${this.policy.timeoutMs / 1000} s (${this.label}.timeout_s)`, 'timeout')
+        : classifyFailure(err, this.id);
+      if (!failure) throw err;
+      return { failure, startedAt };
+    } finally {
+      clearTimeout(clock);
+    }
+  }
+
+  /** How long to wait before the next attempt, and why; throws when no attempt follows. */
+  private nextWait(req: ChatRequest, call: number, failure: CallFailure, startedAt: number, attempt: number, waited: number): { ms: number; reason: string } {
+    const hint = FATAL_HINT[failure.kind];
+    if (hint) {
+      // A deployment name the capability table does not know gets the effort; the way out is one setting.
+      const effort = failure.kind === 'bad_request' && /reasoning[._]effort/i.test(failure.message) ? `. If the model takes no reasoning effort, set ${this.label}.capabilities.reasoning_effort: false` : '';
+      throw new FatalModelError(`${this.label} (${this.id}): ${hint}. ${failure.message}${effort}`);
+    }
+    const final = !failure.retryable || attempt >= this.policy.maxRetries;
+    this.hooks.onFailure?.(failure, final);
+    if (failure.kind === 'rate_limit') this.pool.onRateLimit(startedAt);
+    const maxWait = this.policy.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    const asked = failure.retryAfterMs;
+    if (asked !== undefined && failure.retryable && asked > maxWait - waited) {
+      const already = waited > 0 ? ` more, after ${duration(waited)} already,` : '';
+      throw this.admission.halt(
+        new RunStop(
+          `${this.label} (${this.id}): the provider asked to wait ${duration(asked)}${already} before the next call (${failure.message}), more than ${this.label}.max_wait_s=${maxWait / 1000}. ` +
+            `The run is saved: run the same command again later to resume, or raise ${this.label}.max_wait_s to wait that long`,
+          'wait',
+        ),
+      );
+    }
+    if (asked !== undefined && failure.kind === 'rate_limit') this.pool.pause(asked);
+    if (final) throw this.health.failed(call, failure) ?? this.giveUp(req, failure, attempt);
+    if (asked !== undefined) return { ms: asked, reason: `${failure.kind === 'rate_limit' ? 'rate limited' : failure.kind} (${failure.status ? `HTTP ${failure.status}` : failure.kind}); the provider asked to wait` };
+    const ms = Math.min(this.backoff(attempt), maxWait - waited);
+    if (ms <= 0) {
+      throw new InfraError(`${this.label}: gave up after ${attempt + 1} attempts and ${duration(waited)} of waiting (${this.label}.max_wait_s): ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+    }
+    return { ms, reason: `backing off after ${failure.kind === 'server' && failure.status ? `HTTP ${failure.status}` : failure.kind} (attempt ${attempt + 1} of ${this.policy.maxRetries + 1})` };
+  }
+
+  /** The error of a call given up (no retry left, or none would help). */
+  private giveUp(req: ChatRequest, failure: CallFailure, attempt: number): InfraError {
+    if (failure.kind === 'truncated') return new InfraError(`${this.label}: ${failure.message}: raise ${outputLimitSetting(this.label, req)}`, 'truncated', attempt);
+    if (!failure.retryable) return new InfraError(`${this.label}: the provider rejected this request: ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+    return new InfraError(`${this.label}: failed after ${attempt + 1} attempt${attempt ? 's' : ''}: ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+  }
+
+  private reportWait(ms: number, reason: string): void {
+    if (ms >= (this.policy.noticeWaitMs ?? NOTICE_WAIT_MS)) this.hooks.onWait?.(ms, reason);
   }
 }

@@ -4,21 +4,23 @@
  *
  *   ledger (records every call; replays this run's recorded answers, so a resumed run never pays twice)
  *   → response cache (shared across runs; the simulator skips it: it is free and deterministic)
- *   → scheduler (the role's pool: concurrency, RPM/TPM, retries, timeout, fatal errors)
+ *   → scheduler (the role's pool: concurrency, RPM/TPM, admission under the run's limits, retries,
+ *     waits, timeout, fatal errors)
  *   → backend (a provider, or the simulator)
  *
  * Training and `skillopt eval` both build their models here, and only here.
  */
 import path from 'node:path';
-import { redactText } from '../config/redact.ts';
+import { registerSecretsOf } from '../config/redact.ts';
 import type { Config, RoleConfig } from '../config/schema.ts';
+import { Admission } from './admission.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
-import { Ledger, LedgerModel } from './ledger.ts';
+import { Ledger, LedgerModel, type Totals } from './ledger.ts';
 import { Pool } from './pool.ts';
 import { getBackend } from './registry.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
 import { ScheduledModel } from './scheduler.ts';
-import { FatalModelError, type ChatModel, type Role } from './types.ts';
+import { FatalModelError, type ChatModel, type Role, type RunStop } from './types.ts';
 import './backends.ts';
 
 export type { ModelEvent } from './retry-watch.ts';
@@ -30,6 +32,10 @@ export interface RoleModels {
   ledger: Ledger;
   /** The pools by name (target and optimizer apart unless a role names a shared `pool`). */
   pools: Map<string, Pool>;
+  /** Whether calls may be sent: the run's limits, and its stop once one is reached. */
+  admission: Admission;
+  /** The roles whose model has no known price, with the model. */
+  unpriced: ReadonlyMap<Role, string>;
   /** Closes the response cache and the ledger's file. */
   close(): void;
 }
@@ -46,8 +52,13 @@ export interface StackOptions {
   override?: Partial<Record<Role, ChatModel>>;
   /** Directory that a relative `cache.path` is resolved against (the config's). */
   configDir?: string;
-  /** Calls failing and being retried, options a model does not take: for the run's event log. */
+  /** Calls failing and being retried, long waits, options a model does not take: for the run's event log. */
   onEvent?: (event: ModelEvent) => void;
+  /**
+   * The run's limits, checked before each call is sent: given what the run has spent (this
+   * process and earlier ones) and the calls in flight, the stop a limit asks for, if any.
+   */
+  limit?: (totals: Totals, inFlight: number) => RunStop | undefined;
 }
 
 export async function buildBackendModel(role: Role, rc: RoleConfig, config: Config, environment: Record<string, string | undefined>, notice?: (message: string) => void): Promise<ChatModel> {
@@ -75,10 +86,12 @@ export class ModelStack {
   readonly ledger: Ledger;
   /** The pools by name. */
   readonly pools = new Map<string, Pool>();
+  readonly admission: Admission;
+  /** The roles whose model has no known price, with the model. */
+  readonly unpriced = new Map<Role, string>();
   private cache: ResponseCache | undefined;
   private readonly environment: Record<string, string | undefined>;
   private readonly watch: RetryWatch;
-  private readonly redact: (text: string) => string;
 
   constructor(
     private readonly config: Config,
@@ -86,8 +99,10 @@ export class ModelStack {
   ) {
     this.ledger = new Ledger(options.ledgerFile);
     this.environment = options.environment ?? process.env;
-    this.redact = (text) => redactText(text, this.environment);
-    this.watch = new RetryWatch((e) => options.onEvent?.(e), this.redact);
+    registerSecretsOf(this.environment);
+    this.watch = new RetryWatch((e) => options.onEvent?.(e));
+    const limit = options.limit;
+    this.admission = new Admission(limit ? (inFlight) => limit(this.ledger.totals(), inFlight) : undefined);
   }
 
   /**
@@ -111,10 +126,18 @@ export class ModelStack {
       this.pools.set(poolName, pool);
     }
     const url = (inner as { url?: string }).url;
-    const policy = { maxRetries: rc.max_retries, timeoutMs: rc.timeout_s * 1000, backoffMs: rc.backoff_s * 1000, backoffMaxMs: rc.backoff_max_s * 1000 };
-    let model: ChatModel = new ScheduledModel(inner, pool, policy, `model.${role}`, (failure, final) => this.watch.failed(role, inner.id, url, failure, final), this.redact);
-    if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) model = new CachedModel(model, this.openCache(), this.config.cache.mode, roleIdentity(rc, this.config, inner));
-    return new LedgerModel(model, this.ledger, role, this.redact);
+    if (!inner.priced) this.unpriced.set(role, inner.id);
+    const policy = { maxRetries: rc.max_retries, timeoutMs: rc.timeout_s * 1000, backoffMs: rc.backoff_s * 1000, backoffMaxMs: rc.backoff_max_s * 1000, maxWaitMs: rc.max_wait_s * 1000 };
+    let model: ChatModel = new ScheduledModel(inner, pool, policy, `model.${role}`, {
+      onFailure: (failure, final) => this.watch.failed(role, inner.id, url, failure, final),
+      onWait: (ms, reason) => this.watch.waiting(role, inner.id, ms, reason),
+      admission: this.admission,
+    });
+    if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
+      const warn = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
+      model = new CachedModel(model, this.openCache(), this.config.cache.mode, roleIdentity(rc, this.config, inner), warn);
+    }
+    return new LedgerModel(model, this.ledger, role);
   }
 
   private openCache(): ResponseCache {
@@ -142,6 +165,8 @@ export async function buildRoleModels(config: Config, options: StackOptions = {}
     judge: await stack.model('judge'),
     ledger: stack.ledger,
     pools: stack.pools,
+    admission: stack.admission,
+    unpriced: stack.unpriced,
     close: () => stack.close(),
   };
 }

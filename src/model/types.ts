@@ -118,6 +118,8 @@ export interface ChatModel {
    * documents as `workspaceFiles` instead of running a tool loop of their own.
    */
   readonly agentic?: boolean;
+  /** The cost of its calls is known (a price, or free); unset: unknown, so a USD budget cannot count them. */
+  readonly priced?: boolean;
   complete(req: ChatRequest): Promise<ChatResponse>;
 }
 
@@ -129,7 +131,7 @@ export class InfraError extends Error {
   override name = 'InfraError';
   constructor(
     message: string,
-    readonly kind: 'rate_limit' | 'timeout' | 'server' | 'network' | 'bad_response' | 'other',
+    readonly kind: 'rate_limit' | 'timeout' | 'server' | 'network' | 'bad_response' | 'truncated' | 'other',
     readonly retries = 0,
   ) {
     super(message);
@@ -142,4 +144,22 @@ export class InfraError extends Error {
  */
 export class FatalModelError extends Error {
   override name = 'FatalModelError';
+}
+
+/**
+ * A stop of the run that a limit asked for: a budget reached, a provider asking to wait longer
+ * than the role's cap. No call is sent after it; the calls in flight finish and are recorded; the
+ * run saves its state and ends, and the same command resumes it.
+ */
+export class RunStop extends Error {
+  override name = 'RunStop';
+  constructor(
+    message: string,
+    /** What stopped it, for the run's `run_stopped` event: a limit, or the user (Ctrl-C). */
+    readonly reason: 'budget' | 'wait' | 'interrupted',
+    /** The budget limit reached (its key and value), so that a resume can raise it. */
+    readonly limit?: { key: string; limit: number },
+  ) {
+    super(message);
+  }
 }

@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { scrubSecrets } from '../config/redact.ts';
 
 /**
  * A temporary name beside `file`: unique across processes even when two share a pid (two
@@ -64,7 +65,11 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | Iterab
   try {
     fd = openCreating(tmp);
     const chunks = typeof data === 'string' || data instanceof Uint8Array ? [data] : data;
-    for (const chunk of chunks) fs.writeSync(fd, chunk as string);
+    // No key in use reaches a file, whatever the text (a provider may echo one).
+    for (const chunk of chunks) {
+      if (typeof chunk === 'string') fs.writeSync(fd, scrubSecrets(chunk));
+      else fs.writeSync(fd, chunk);
+    }
     if (options.durable !== false) fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = undefined;
@@ -115,7 +120,7 @@ export class AppendFile {
         if (last[0] !== 0x0a) fs.writeSync(this.fd, '\n');
       }
     }
-    fs.writeSync(this.fd, `${line}\n`);
+    fs.writeSync(this.fd, `${scrubSecrets(line)}\n`);
   }
 
   close(): void {
@@ -127,7 +132,7 @@ export class AppendFile {
 /** Appends one line to a file (for occasional appends; see AppendFile for streams of lines). */
 export function appendLine(file: string, line: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.appendFileSync(file, `${line}\n`);
+  fs.appendFileSync(file, `${scrubSecrets(line)}\n`);
 }
 
 /** Longest journal line read; anything longer is refused with its file and line. */

@@ -1,8 +1,10 @@
 /**
  * The run's event log: typed events appended to `events.jsonl` as they happen. The console
- * reporter and the dashboard both read it; nothing else is needed to follow a run.
+ * reporter and the dashboard both read it; nothing else is needed to follow a run. Every event
+ * is redacted (key values, key-shaped strings, URL credentials) before it is written or shown.
  */
 import { z } from 'zod';
+import { redactDeep } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from './atomic.ts';
 
 const base = { time: z.string() };
@@ -83,6 +85,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     final_test: score,
     seconds: num,
   }),
+  /** Stopped by a limit (`reason`: budget, wait) or by the user (interrupted), resumably. */
   z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string(), resume_command: z.string().optional() }),
   /** The stack is kept for failures that are bugs (not a user's input error or a model refusing). */
   z.object({ ...base, type: z.literal('run_failed'), message: z.string(), stack: z.string().optional(), resume_command: z.string().optional() }),
@@ -99,6 +102,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     last_error: z.string(),
     hint: z.string().optional(),
   }),
+  /** Calls of a role wait (a rate limit, a backoff, a used-up window), shown when the wait is long. */
+  z.object({ ...base, type: z.literal('model_wait'), role: z.string(), model: z.string(), reason: z.string(), seconds: num, until: z.string() }),
 ]);
 export type RunEvent = z.infer<typeof EventSchema>;
 export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'time'> : never) : never;
@@ -126,7 +131,7 @@ export class EventLog {
   }
 
   emit(input: EventInput): void {
-    const event = { time: new Date().toISOString(), ...input } as RunEvent;
+    const event = redactDeep({ time: new Date().toISOString(), ...input } as RunEvent);
     if (this.out && this.shouldPersist(event)) this.out.append(JSON.stringify(event));
     for (const l of this.listeners) l(event);
   }

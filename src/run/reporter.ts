@@ -133,6 +133,8 @@ export function formatEvent(event: RunEvent): string | undefined {
       const line = `  [model.${event.role} ${event.model}] ${what}, ${event.retrying ? 'retrying' : 'giving up on that call'}; last: ${event.last_error}`;
       return event.hint ? `${line}\n  ${event.hint}` : line;
     }
+    case 'model_wait':
+      return `  [model.${event.role} ${event.model}] waiting ${event.seconds} s, until ${event.until.slice(11, 19)} UTC: ${event.reason}`;
     case 'stage_progress':
       return undefined;
   }
@@ -169,7 +171,7 @@ export function attachConsoleReporter(log: EventLog, out: Output = process.stdou
     const line = formatEvent(event);
     if (line === undefined) return;
     stopBar();
-    (event.type === 'model_retry' || (event.type === 'log' && event.level === 'warn') ? err : out).write(`${line}\n`);
+    (event.type === 'model_retry' || event.type === 'model_wait' || (event.type === 'log' && event.level === 'warn') ? err : out).write(`${line}\n`);
   });
   return () => {
     stopBar();

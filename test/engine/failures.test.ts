@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { runTraining } from '../../src/engine/run.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
+import { CallFailure } from '../../src/model/failure.ts';
 import { FatalModelError, InfraError, type ChatModel, type ChatRequest } from '../../src/model/types.ts';
 import { unitHash } from '../../src/util/random.ts';
 import { SIM_CONFIG, readText } from '../helpers/train.ts';
@@ -150,5 +151,64 @@ describe('model failures', () => {
     const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { optimizer: sim() } });
     assert.equal(outcome.status, 'finished');
     assert.ok(merges >= 1);
+  });
+
+  it('a bug of ours in a rollout (a TypeError in the env) stops the run with its stack, resumably, instead of becoming an item error', async () => {
+    const inner = sim();
+    let broken = 0;
+    // Our code on the call path fails on some items, as a bug would.
+    const target: ChatModel = {
+      id: inner.id,
+      async complete(req: ChatRequest) {
+        const id = (req.meta as { task: { id: string } }).task.id;
+        if (unitHash('bug', id) < 0.1) {
+          broken++;
+          const settings = undefined as unknown as { temperature: number };
+          return { ...(await inner.complete(req)), text: String(settings.temperature) };
+        }
+        return inner.complete(req);
+      },
+    };
+    const { out, run } = train(target, ['train.num_epochs=1']);
+    await assert.rejects(run, (e) => e instanceof TypeError && /reading 'temperature'/.test(e.message));
+    assert.ok(broken > 0);
+    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const failed = events.at(-1);
+    assert.equal(failed.type, 'run_failed');
+    assert.match(failed.stack, /TypeError: Cannot read properties of undefined \(reading 'temperature'\)\n\s+at .*failures\.test\.ts/);
+    const results = path.join(out, 'selection_eval_baseline/results.jsonl');
+    assert.ok(!fs.existsSync(results) || !/"kind":"env"/.test(readText(results)), 'no item error recorded for the bug');
+    // Fixed, the same command resumes and finishes.
+    const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
+    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
+    assert.equal(outcome.status, 'finished');
+  });
+
+  it('a provider asking to wait longer than max_wait_s stops the run resumably; resumed, it ends as an uninterrupted run', { timeout: 60_000 }, async () => {
+    const reference = train(undefined, ['train.num_epochs=1']);
+    assert.equal((await reference.run).status, 'finished');
+    const inner = sim();
+    let n = 0;
+    // The 40th call meets a 429 asking for an hour (as a provider's CallFailure would reach the scheduler).
+    const throttled: ChatModel = {
+      id: inner.id,
+      priced: true,
+      complete(req: ChatRequest) {
+        if (++n === 40) return Promise.reject(new CallFailure('sim:sim-1: HTTP 429: rate limit reached for requests', 'rate_limit', 429, 3_600_000));
+        return inner.complete(req);
+      },
+    };
+    const { out, run } = train(throttled, ['train.num_epochs=1']);
+    const outcome = await run;
+    assert.equal(outcome.status, 'stopped');
+    assert.match((outcome as { reason: string }).reason, /model\.target \(sim:sim-1\): the provider asked to wait 60 min .*max_wait_s=300/);
+    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual([events.at(-1).type, events.at(-1).reason], ['run_stopped', 'wait']);
+    const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
+    const resumed = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
+    assert.equal(resumed.status, 'finished');
+    assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
+    const scores = (dir: string) => (JSON.parse(readText(path.join(dir, 'history.json'))) as { current_score: number }[]).map((h) => h.current_score);
+    assert.deepEqual(scores(out), scores(reference.out));
   });
 });

@@ -189,7 +189,7 @@ describe('resume', () => {
 });
 
 describe('budget', () => {
-  it('stops at a step boundary with a resumable state, and the run resumes when the limit is raised', async () => {
+  it('stops with a resumable state, and the run resumes when the limit is raised', async () => {
     const out = path.join(tmpDir(), 'run');
     const stopped = await trainSim(['budget.max_calls=150'], out);
     assert.equal(stopped.outcome.status, 'stopped');
@@ -205,6 +205,27 @@ describe('budget', () => {
     assert.equal(finished.outcome.status, 'finished');
     const reference = await trainSim();
     assert.equal(historyOf(out), historyOf(reference.out));
+  });
+
+  // Small pools and a little latency, so that calls overlap as they do against a provider.
+  const POOLS = ['model.target.concurrency=4', 'model.optimizer.concurrency=2', 'env.workers=4', 'gradient.analyst_workers=2', 'model.target.options.latency_ms=2', 'model.optimizer.options.latency_ms=2'];
+  const IN_FLIGHT = 4 + 2;
+
+  it('a cap of N calls is overshot by at most the calls in flight, wherever it falls; raised, the run resumes to the same result', async () => {
+    const reference = await trainSim(POOLS);
+    // In the baseline, within a step's rollouts, within a later stage.
+    for (const cap of [10, 47, 133]) {
+      const out = path.join(tmpDir(), 'run');
+      const stopped = await trainSim([...POOLS, `budget.max_calls=${cap}`], out);
+      assert.equal(stopped.outcome.status, 'stopped');
+      const paid = providerCalls(out);
+      assert.ok(paid >= cap && paid <= cap + IN_FLIGHT, `cap ${cap}: ${paid} calls`);
+      assert.match(readText(path.join(out, 'events.jsonl')), new RegExp(`"type":"run_stopped","reason":"budget".*budget\\.max_calls=${cap}`));
+      const finished = await trainSim([...POOLS, 'budget.max_calls=0'], out);
+      assert.equal(finished.outcome.status, 'finished', `cap ${cap}`);
+      assert.equal(historyOf(out), historyOf(reference.out), `cap ${cap}: the same history`);
+      assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
+    }
   });
 
   it('the CLI reports a budget stop clearly', () => {

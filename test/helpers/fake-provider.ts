@@ -5,7 +5,8 @@
  * (`/openai/deployments/<name>/chat/completions?api-version=…`) and Anthropic Messages
  * (`/v1/messages`). It records every request, answers through a responder of the test's design,
  * and injects faults on demand: an HTTP status (429 with or without `retry-after`, 500, 503,
- * 401, …), a hung connection, a reset, malformed JSON, an empty reply. Like the real APIs, it
+ * 401, …), a hung connection, a reset, malformed JSON, an empty reply, a reply whose headers come
+ * at once and whose body then drips a byte every 100 ms. Like the real APIs, it
  * answers 400 to a reasoning effort sent to a model without reasoning (gpt-4o, gpt-4.1, …) and to
  * a thinking budget sent to a Claude model without extended thinking.
  */
@@ -32,6 +33,7 @@ export interface Reply {
   toolCalls?: { id: string; name: string; arguments: unknown }[];
   /** `input` counts every input token: cache reads (`cached`) and cache writes (`cacheWrite`, of which `cacheWrite1h` for an hour) included. */
   usage?: { input: number; output: number; cached?: number; reasoning?: number; cacheWrite?: number; cacheWrite1h?: number };
+  /** The finish reason in the wire's words (`length`, `max_output_tokens` for Responses, which then reports `incomplete`; `max_tokens` for Anthropic). */
   finish?: string;
   /** Extra response headers (e.g. rate-limit state). */
   headers?: Record<string, string>;
@@ -39,7 +41,7 @@ export interface Reply {
 
 export type Fault =
   | { status: number; headers?: Record<string, string>; message?: string; code?: string; param?: string }
-  | { kind: 'hang' | 'reset' | 'malformed' | 'empty' };
+  | { kind: 'hang' | 'reset' | 'malformed' | 'empty' | 'drip' };
 
 export interface FakeOptions {
   /** The answer to a request (default: echo of the last user text). */
@@ -112,7 +114,11 @@ function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['
 
 export function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const output: any[] = [];
-  if (reply.text !== undefined) {
+  // A reply stopped by a limit (`finish` is the reason, e.g. max_output_tokens) is `incomplete`;
+  // a reasoning model that spent every token thinking leaves only its reasoning item.
+  const cutOff = reply.finish !== undefined && !reply.text;
+  if (cutOff) output.push({ id: 'rs_1', type: 'reasoning', summary: [] });
+  else if (reply.text !== undefined) {
     output.push({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
   }
   for (const c of reply.toolCalls ?? []) {
@@ -122,10 +128,10 @@ export function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNull
     id: `resp_${r.at}`,
     object: 'response',
     created_at: 1_700_000_000,
-    status: 'completed',
+    status: reply.finish ? 'incomplete' : 'completed',
     model: r.body.model,
     output,
-    incomplete_details: null,
+    incomplete_details: reply.finish ? { reason: reply.finish } : null,
     usage: {
       input_tokens: usage.input,
       input_tokens_details: { cached_tokens: usage.cached },
@@ -138,7 +144,9 @@ export function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNull
 
 export function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const content: any[] = [];
-  if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
+  // Stopped by max_tokens while thinking: only the (unfinished) thinking block.
+  if (reply.finish === 'max_tokens' && !reply.text) content.push({ type: 'thinking', thinking: 'Let me work through', signature: 'EqQBCkYIBxgCKkB' });
+  else if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
   for (const c of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
   return {
     id: `msg_${r.at}`,
@@ -247,6 +255,20 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
       const reply: Reply = fault?.kind === 'empty' ? { text: '' } : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
       const usage = { input: 20, output: 10, cached: 0, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0, ...reply.usage };
       const payload = wire === 'chat' ? chatBody(rec, reply, usage, options.vllm ?? false) : wire === 'responses' ? responsesBody(rec, reply, usage) : anthropicBody(rec, reply, usage);
+      if (fault?.kind === 'drip') {
+        res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+        const bytes = Buffer.from(JSON.stringify(payload));
+        let sentBytes = 0;
+        const timer = setInterval(() => {
+          if (sentBytes < bytes.length) res.write(bytes.subarray(sentBytes, ++sentBytes));
+          else res.end();
+        }, 100);
+        res.once('close', () => {
+          clearInterval(timer);
+          done();
+        });
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) }).end(JSON.stringify(payload));
       if (fault?.kind !== 'empty') {
         sent.input += usage.input;

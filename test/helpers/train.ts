@@ -21,7 +21,9 @@ export async function trainSim(overrides: string[] = [], out = path.join(tmpDir(
   const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
   const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false });
   const summary = outcome.status === 'finished' ? outcome.summary : {};
-  const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as HistoryRecord[];
+  const file = path.join(out, 'history.json');
+  // A run stopped before its first step has none.
+  const history = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as HistoryRecord[]) : [];
   return { out, outcome, summary, history };
 }
 

@@ -4,8 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import Database from 'better-sqlite3';
 import { ResponseCache } from '../../src/model/cache.ts';
-import { buildRoleModels } from '../../src/model/stack.ts';
+import { buildRoleModels, type ModelEvent } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
@@ -23,10 +24,10 @@ describe('the response cache', () => {
   });
   after(() => fake.close());
 
-  async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite')) {
+  async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite'), onEvent?: (e: ModelEvent) => void, ledgerFile?: string) {
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode, path: file } });
-    return buildRoleModels(config, { environment: {} });
+    return buildRoleModels(config, { environment: {}, ...(onEvent ? { onEvent } : {}), ...(ledgerFile ? { ledgerFile } : {}) });
   }
 
   it('hits on an identical request, in another run too, and costs nothing then', async () => {
@@ -155,6 +156,55 @@ describe('the response cache', () => {
       jm.close();
     } finally {
       await jsonFake.close();
+      m.close();
+    }
+  });
+
+  it('identical requests in flight at once make one provider call; each is recorded as it was served', async () => {
+    const slow = await startFakeProvider({ latencyMs: 150, respond: () => ({ text: 'the one answer', usage: { input: 7, output: 3 } }) });
+    try {
+      const r = { backend: 'openai_compatible', model: 'm', base_url: `${slow.url}/v1`, max_retries: 0 };
+      const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'joined.sqlite') } });
+      const m = await buildRoleModels(config, { environment: {} });
+      const answers = await Promise.all([m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('other'))]);
+      assert.equal(slow.requests.length, 2, 'one call for the three identical requests, one for the other');
+      assert.deepEqual(answers.map((a) => a.text), ['the one answer', 'the one answer', 'the one answer', 'the one answer']);
+      assert.deepEqual(m.ledger.all().map((c) => c.from).sort(), ['cache', 'cache', 'provider', 'provider']);
+      assert.equal(m.ledger.totals().calls, 2);
+      // A repeated sample is a distinct request: never joined.
+      await Promise.all([m.target.complete(ask('sampled', { sample: 1 })), m.target.complete(ask('sampled', { sample: 2 }))]);
+      assert.equal(slow.requests.length, 4);
+      m.close();
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('another process holding the write lock costs no paid reply: it is recorded, the cache failure is a warning', async () => {
+    const file = path.join(dir, 'locked.sqlite');
+    new ResponseCache(file).close();
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    other.prepare("INSERT INTO responses (key, model, created, response) VALUES ('held', 'm', 'now', '{}')").run();
+    const events: ModelEvent[] = [];
+    const calls = path.join(dir, 'locked-calls.jsonl');
+    const m = await models('read_write', {}, file, (e) => events.push(e), calls);
+    try {
+      const before = fake.requests.length;
+      const res = await m.target.complete(ask('paid while locked'));
+      assert.equal(res.from, 'provider');
+      assert.equal(fake.requests.length, before + 1);
+      const [call] = m.ledger.all().slice(-1);
+      assert.equal(call!.from, 'provider');
+      assert.equal(call!.error, undefined);
+      // The paid reply is in the run's journal, to be replayed on resume.
+      const line = fs.readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.key === call!.key);
+      assert.equal(line?.response?.text, res.text);
+      const warning = events.find((e) => e.type === 'log' && e.level === 'warn');
+      assert.match(warning && 'message' in warning ? warning.message : '', /response cache .*locked\.sqlite.* could not store/);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
       m.close();
     }
   });

@@ -13,7 +13,7 @@ import { CallFailure } from '../../src/model/failure.ts';
 import { RetryWatch, type ModelEvent } from '../../src/model/retry-watch.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { formatEvent } from '../../src/run/reporter.ts';
-import type { RunEvent } from '../../src/run/events.ts';
+import { EventLog, type RunEvent } from '../../src/run/events.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startFakeProvider } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
@@ -25,7 +25,7 @@ describe('the retry watch', () => {
   it('reports the first failure of a role at once, then at most one event per interval, with the count since the last', () => {
     const events: ModelEvent[] = [];
     let now = 0;
-    const watch = new RetryWatch((e) => events.push(e), (t) => t, 5000, () => now);
+    const watch = new RetryWatch((e) => events.push(e), 5000, () => now);
     watch.failed('target', 'm', 'http://h/v1', server('first'), false);
     for (let i = 0; i < 9; i++) {
       now += 400;
@@ -45,10 +45,20 @@ describe('the retry watch', () => {
     );
   });
 
-  it('a server that cannot be reached is named with what to check, once per role; errors are redacted', () => {
+  it('a server that cannot be reached is named with what to check, once per role; errors are redacted in the event log', () => {
     const events: ModelEvent[] = [];
-    const watch = new RetryWatch((e) => events.push(e), (t) => t.replace('sk-secret', '****'), 5000, () => 0);
-    const refused = new CallFailure('openai_compatible:m: connection failed: connect ECONNREFUSED 127.0.0.1:9 key sk-secret', 'network');
+    const log = new EventLog();
+    const logged: RunEvent[] = [];
+    log.on((e) => logged.push(e));
+    const watch = new RetryWatch(
+      (e) => {
+        events.push(e);
+        log.emit(e);
+      },
+      5000,
+      () => 0,
+    );
+    const refused = new CallFailure('openai_compatible:m: connection failed: connect ECONNREFUSED 127.0.0.1:9 key sk-secret-0123456789', 'network');
     watch.failed('target', 'openai_compatible:m', 'http://127.0.0.1:9/v1', refused, false);
     watch.failed('target', 'openai_compatible:m', 'http://127.0.0.1:9/v1', refused, false);
     watch.failed('judge', 'openai_compatible:j', 'http://127.0.0.1:9/v1', refused, false);
@@ -57,9 +67,9 @@ describe('the retry watch', () => {
       'model.target cannot reach http://127.0.0.1:9/v1: is the server running and listening there? Check model.target.base_url (or the backend\'s *_BASE_URL variable)',
       'model.judge cannot reach http://127.0.0.1:9/v1: is the server running and listening there? Check model.judge.base_url (or the backend\'s *_BASE_URL variable)',
     ]);
-    const first = events[0] as Extract<ModelEvent, { type: 'model_retry' }>;
+    const first = logged[0] as Extract<RunEvent, { type: 'model_retry' }>;
     assert.doesNotMatch(first.last_error, /sk-secret/);
-    const line = formatEvent({ time: '', ...first } as RunEvent)!;
+    const line = formatEvent(first)!;
     assert.match(line, /^ {2}\[model\.target openai_compatible:m\] 1 failed attempt, retrying; last: .*ECONNREFUSED.*\n {2}model\.target cannot reach http:\/\/127\.0\.0\.1:9\/v1/);
   });
 

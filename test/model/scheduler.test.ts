@@ -86,6 +86,13 @@ describe('retries', () => {
     assert.ok(performance.now() - t0 >= 290);
   });
 
+  it('a body that drips in past the per-call timeout is a timeout, not an unreadable reply', async () => {
+    const m = await stack(fake, { timeout_s: 0.5, max_retries: 0 });
+    fake.faults.push({ kind: 'drip' });
+    await assert.rejects(m.target.complete(ask('drip')), (e) => e instanceof InfraError && e.kind === 'timeout' && /no complete reply within 0\.5 s \(model\.target\.timeout_s\)/.test(e.message));
+    assert.match(m.ledger.all().at(-1)!.error!, /timeout_s/);
+  });
+
   it('429 with retry-after waits as long as the server asked', async () => {
     const m = await stack(fake);
     const before = fake.requests.length;

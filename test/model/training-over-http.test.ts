@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
 import { runTraining } from '../../src/engine/run.ts';
+import { UserError } from '../../src/errors.ts';
 import { SimEnv, SimEnvOptions } from '../../src/envs/sim/env.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';
@@ -50,7 +51,7 @@ interface TrainResult {
   outRoot: string;
 }
 
-async function trainOver(fake: FakeProvider, dir: string, extra: { budget?: Record<string, number>; model?: string } = {}): Promise<TrainResult> {
+async function trainOver(fake: FakeProvider, dir: string, extra: { budget?: Record<string, number | boolean>; model?: string } = {}): Promise<TrainResult> {
   const role = { backend: 'openai_compatible', model: extra.model ?? 'fake-model', base_url: `${fake.url}/v1`, concurrency: 6, max_retries: 4, backoff_s: 0.01, backoff_max_s: 0.05, timeout_s: 1 };
   const file = path.join(dir, 'config.yaml');
   fs.writeFileSync(
@@ -75,7 +76,7 @@ async function trainOver(fake: FakeProvider, dir: string, extra: { budget?: Reco
     outRoot,
     skill: fs.existsSync(best) ? fs.readFileSync(best, 'utf8') : '',
     calls: readJsonLines<CallRecord>(path.join(outRoot, 'calls.jsonl')),
-    history: JSON.parse(fs.readFileSync(path.join(outRoot, 'history.json'), 'utf8')) as unknown[],
+    history: fs.existsSync(path.join(outRoot, 'history.json')) ? (JSON.parse(fs.readFileSync(path.join(outRoot, 'history.json'), 'utf8')) as unknown[]) : [],
   };
 }
 
@@ -129,6 +130,24 @@ describe('a whole training run over HTTP', () => {
       assert.equal(failed.error?.kind, 'server');
       assert.match(failed.error!.message, /after 5 attempts/);
       assert.ok(run.calls.some((c) => c.error && /InfraError/.test(c.error)));
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('a USD cap with a model of unknown price is refused before any call, saying how to set the price; allowed, it warns', async () => {
+    const fake = await startFakeProvider();
+    try {
+      const dir = tmpDir();
+      await assert.rejects(
+        trainOver(fake, dir, { budget: { max_usd: 0.01 } }),
+        (e) => e instanceof UserError && /budget\.max_usd=0\.01 .*price of model\.target \(openai_compatible:fake-model\) and model\.optimizer \(openai_compatible:fake-model\) is unknown/.test(e.message) && /model\.target\.price: \{input: /.test(e.message) && /budget\.allow_unpriced: true/.test(e.message),
+      );
+      assert.equal(fake.requests.length, 0, 'no call made');
+      const allowed = await trainOver(fake, tmpDir(), { budget: { max_usd: 0.01, allow_unpriced: true, max_calls: 3 } });
+      assert.equal(allowed.outcome.status, 'stopped');
+      const events = readJsonLines<{ type: string; level?: string; message?: string }>(path.join(allowed.outRoot, 'events.jsonl'));
+      assert.ok(events.some((e) => e.type === 'log' && e.level === 'warn' && /counts only calls of known price: the price of model\.target/.test(e.message!)));
     } finally {
       await fake.close();
     }

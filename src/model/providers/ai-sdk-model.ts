@@ -56,9 +56,11 @@ export class AiSdkChatModel implements ChatModel {
   /** Settings that shape answers beyond the request itself (for the response-cache key). */
   readonly settings: Record<string, unknown>;
   readonly url: string;
+  readonly priced: boolean;
 
   constructor(private readonly o: AiSdkModelOptions) {
     this.id = `${o.backend}:${o.model}`;
+    this.priced = o.price !== undefined;
     this.settings = { endpoint: o.endpoint };
     this.url = o.url;
   }
@@ -83,10 +85,15 @@ export class AiSdkChatModel implements ChatModel {
       throw classifyFailure(err, this.id) ?? err;
     }
     const { text, toolCalls } = readContent(result.content);
-    if (!text.trim() && toolCalls.length === 0 && result.finishReason.unified !== 'length') {
-      throw new CallFailure(`${this.id}: the reply was empty (finish reason: ${result.finishReason.raw ?? result.finishReason.unified})`, 'bad_response', 200);
-    }
     const usage = readUsage(result.usage);
+    if (!text.trim() && toolCalls.length === 0) {
+      const reason = result.finishReason.raw ?? result.finishReason.unified;
+      if (result.finishReason.unified === 'length') {
+        const spent = `${usage.output} output tokens${usage.reasoning ? `, ${usage.reasoning} of them reasoning` : ''}`;
+        throw new CallFailure(`${this.id}: the reply was cut off by the output token limit before any answer (finish reason: ${reason}; ${spent})`, 'truncated', 200);
+      }
+      throw new CallFailure(`${this.id}: the reply was empty (finish reason: ${reason})`, 'bad_response', 200);
+    }
     const res: ProviderResponse = {
       text,
       usage,

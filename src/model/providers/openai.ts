@@ -9,6 +9,7 @@ import { createAzure } from '@ai-sdk/azure';
 import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
+import { registerSecret } from '../../config/redact.ts';
 import type { RoleConfig } from '../../config/schema.ts';
 import { capabilitiesOf } from '../capabilities.ts';
 import { priceOf } from '../prices.ts';
@@ -61,6 +62,7 @@ function azureCliToken(scope: string): () => Promise<string> {
     });
     const parsed = JSON.parse(out) as { accessToken: string; expires_on?: number; expiresOn?: string };
     const expires = parsed.expires_on ? parsed.expires_on * 1000 : parsed.expiresOn ? Date.parse(parsed.expiresOn) : Date.now() + 3_000_000;
+    registerSecret(parsed.accessToken);
     cached = { token: parsed.accessToken, expires };
     return cached.token;
   };
@@ -78,6 +80,7 @@ function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenA
   if (mode === 'api_key') key = apiKey(rc, ctx, ['AZURE_OPENAI_API_KEY'], true, 'Azure OpenAI');
   else if (mode === 'token_env') {
     const token = ctx.environment[o.token_env]?.trim();
+    registerSecret(token);
     if (!token) throw new FatalModelError(`model.${ctx.role}: the Entra token is missing: set the environment variable ${o.token_env}, or set AZURE_OPENAI_API_KEY`);
     tokenProvider = async () => token;
   } else tokenProvider = azureCliToken(o.ad_scope);

@@ -1,8 +1,10 @@
 /**
  * Settings a backend reads from the environment: keys (only ever from variables, never from
  * files we write) and endpoints. A role-specific variable (`TARGET_…`, `OPTIMIZER_…`) wins over
- * the shared one, as in the original's `.env.example`.
+ * the shared one, as in the original's `.env.example`. Every key resolved here is registered as a
+ * secret, so that no file or message of the run shows it, whatever variable it came from.
  */
+import { REDACTED, registerSecret } from '../../config/redact.ts';
 import type { RoleConfig } from '../../config/schema.ts';
 import type { BackendContext } from '../registry.ts';
 import { FatalModelError } from '../types.ts';
@@ -25,6 +27,12 @@ export function fromEnvironment(ctx: BackendContext, names: string[]): { name: s
  * variable to set.
  */
 export function apiKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], required: boolean, what: string): string | undefined {
+  const key = findKey(rc, ctx, defaults, required, what);
+  registerSecret(key);
+  return key;
+}
+
+function findKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], required: boolean, what: string): string | undefined {
   if (rc.api_key_env) {
     const value = ctx.environment[rc.api_key_env];
     if (value && value.trim()) return value.trim();
@@ -52,6 +60,15 @@ export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[],
     throw new FatalModelError(`model.${ctx.role}.base_url: '${raw}' is not a URL (expected e.g. http://127.0.0.1:8000/v1)`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FatalModelError(`model.${ctx.role}.base_url: '${raw}' must start with http:// or https://`);
+  if (url.username || url.password) {
+    // Requests cannot carry credentials in their URL: every call would fail.
+    registerSecret(decodeURIComponent(url.password));
+    const shown = `${url.protocol}//${REDACTED}@${url.host}${url.pathname}`;
+    throw new FatalModelError(
+      `model.${ctx.role}.base_url holds credentials (${shown}): a request cannot send them from the URL. ` +
+        `Remove them from the URL and put the key in an environment variable: model.${ctx.role}.api_key_env names it, and it is sent as the API key`,
+    );
+  }
   return raw.replace(/\/+$/, '');
 }
 

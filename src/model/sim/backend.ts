@@ -49,6 +49,8 @@ function memoTokens(text: string): number {
 
 export class SimModel implements ChatModel {
   readonly id: string;
+  /** Free. */
+  readonly priced = true;
 
   constructor(
     model: string,

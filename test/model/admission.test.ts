@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { Admission } from '../../src/model/admission.ts';
+import { RunStop } from '../../src/model/types.ts';
+
+it('admits calls while the limit allows, counting those in flight; once stopped, refuses every call with the same stop', async () => {
+  let made = 0;
+  const cap = 3;
+  const admission = new Admission((inFlight) => (made + inFlight >= cap ? new RunStop(`budget reached: ${made} calls`, 'budget') : undefined));
+  admission.enter();
+  admission.enter();
+  admission.enter();
+  assert.throws(() => admission.enter(), (e) => e instanceof RunStop && e.reason === 'budget');
+  const stop = admission.stopped;
+  assert.ok(stop && admission.signal.aborted, 'the stop ends the waits between retries');
+  // Even once the calls in flight are done, nothing more is admitted.
+  made = 3;
+  let idle = false;
+  const settled = admission.idle().then(() => (idle = true));
+  admission.leave();
+  admission.leave();
+  assert.equal(idle, false);
+  admission.leave();
+  await settled;
+  assert.throws(() => admission.enter(), (e) => e === stop);
+  // A later stop of another kind does not replace the first.
+  assert.equal(admission.halt(new RunStop('wait', 'wait')), stop);
+});
