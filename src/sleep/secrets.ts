@@ -1,35 +1,15 @@
 /**
- * Secret redaction for transcript text: what a developer pasted into a chat with an agent (keys,
- * tokens, `.env` files, connection strings, private keys) is replaced before any digest is
- * written or shown to a model. Unlike the redaction of run files (`config/redact.ts`), key
- * shapes are removed wherever they appear: transcripts are the user's private text, not skills
- * or task data. Each replacement keeps the label around the value (`OPENAI_API_KEY=****`,
+ * Secret redaction for transcript text: what a developer pasted into a chat with an agent. It is
+ * the redaction of messages (`redactText`: key shapes, bearer tokens, URL credentials, labelled
+ * keys) plus what people paste and providers do not echo: private key blocks, `.env` files and
+ * shell exports, `name: value` pairs of YAML and JSON whose name says secret, and "my password is
+ * …". Each replacement keeps the label around the value (`OPENAI_API_KEY=****`,
  * `Authorization: Bearer ****`, `postgres://****@db:5432`), so the sentence still reads.
  */
-import { REDACTED } from '../config/redact.ts';
+import { REDACTED, redactText } from '../config/redact.ts';
 
 /** PEM and OpenSSH private keys, PGP private key blocks; an unterminated block runs to the end of the text. */
 const PRIVATE_KEY = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g;
-
-/** Credentials in a URL: `scheme://user:password@host`, `scheme://token@host`. */
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@'"<>]+@(?=[a-z0-9[])/gi;
-
-/** Tokens recognisable by their shape alone (the providers' documented prefixes). */
-const KEY_SHAPES: RegExp[] = [
-  // OpenAI (sk-…, sk-proj-…, sk-svcacct-…), Anthropic (sk-ant-…), DeepSeek and other sk- keys.
-  /\bsk-[A-Za-z0-9_-]{16,}/g,
-  // Stripe live and test keys.
-  /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g,
-  // GitHub (classic, fine-grained, OAuth, app), GitLab, Hugging Face, npm, Groq, xAI, Replicate.
-  /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,})/g,
-  // Google API keys, AWS access key ids, Slack tokens.
-  /\b(?:AIza[0-9A-Za-z_-]{30,}|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,})/g,
-  // JSON Web Tokens (Entra and other bearer tokens among them).
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+/g,
-];
-
-/** `Authorization: Bearer …` / `Basic …`, and a bare `Bearer …` token. */
-const AUTH_SCHEME = /\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/-]{8,}=*/g;
 
 /**
  * `NAME=value` (a `.env` line, a shell `export`, a connection-string field). The value may be
@@ -56,13 +36,16 @@ function nameWords(name: string): string[] {
     .filter(Boolean);
 }
 
-/** Whether `name` names a secret; `value` tells a shell's `PWD=/home/…` from an ODBC `PWD=…`. */
+/**
+ * Whether `name`, in free text, names a secret. Wider than a config key's test
+ * (`isSecretKeyName`): `DB_PASS`, an ODBC `Pwd`, a SAS `sig`; but a shell's `PWD=/home/…` and a
+ * bare `key` (a public key, a map key) are not.
+ */
 export function isSecretName(name: string, value = ''): boolean {
   const words = nameWords(name);
   const last = words.at(-1);
   if (!last) return false;
   if (words.length === 1 && last === 'pwd' && /^["']?[/~]/.test(value)) return false;
-  // A bare `key` is as often a public key, a map key or a sort key as a secret.
   if (words.length === 1 && last === 'key') return false;
   return SECRET_LAST_WORDS.has(last) || words.some((w) => SECRET_ANY_WORDS.has(w));
 }
@@ -82,10 +65,7 @@ function keepQuotes(value: string): string {
 /** `text` with every secret it holds replaced by `****`. */
 export function redactSecrets(text: string): string {
   if (!text) return text;
-  let out = text.replace(PRIVATE_KEY, (_m, kind: string) => `-----BEGIN ${kind}-----${REDACTED}-----END ${kind}-----`);
-  out = out.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
-  for (const re of KEY_SHAPES) out = out.replace(re, REDACTED);
-  out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`);
+  let out = redactText(text.replace(PRIVATE_KEY, (_m, kind: string) => `-----BEGIN ${kind}-----${REDACTED}-----END ${kind}-----`));
   out = out.replace(ASSIGNMENT, (m, lead: string, name: string, sep: string, value: string) =>
     value.includes(REDACTED) || !isSecretName(name, value) ? m : `${lead}${name}${sep}${keepQuotes(value)}`,
   );

@@ -3,6 +3,8 @@ export const PLANTED: { kind: string; text: string; secret: string }[] = [
   { kind: 'OpenAI project key', text: 'my key is sk-proj-Q7hM2xVb9Lk3Rt8Ws1Np4Zc6Yd0Fg5Hj', secret: 'Q7hM2xVb9Lk3Rt8Ws1Np4Zc6Yd0Fg5Hj' },
   { kind: 'Anthropic key', text: 'ANTHROPIC_KEY sk-ant-api03-Xy8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf', secret: 'Xy8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf' },
   { kind: 'GitHub token', text: 'push with ghp_R4nd0mT0k3nV4lu3F0rT3st1ng12345678', secret: 'ghp_R4nd0mT0k3nV4lu3F0rT3st1ng12345678' },
+  { kind: 'Stripe live key', text: 'charge with sk_live_51HxQ2aBcDeFgHiJkLmNoPqRs in prod', secret: '51HxQ2aBcDeFgHiJkLmNoPqRs' },
+  { kind: 'GitLab token', text: 'CI uses glpat-Xy7Zq8Wv9Ut0Sr1Qp2On3M', secret: 'glpat-Xy7Zq8Wv9Ut0Sr1Qp2On3M' },
   { kind: 'Google API key', text: 'maps key AIzaSyD3mOk3yF0rT3st1ngPurp0s3sOnly12', secret: 'AIzaSyD3mOk3yF0rT3st1ngPurp0s3sOnly12' },
   { kind: 'AWS access key id and secret', text: 'aws_access_key_id = AKIAQ3EXAMPLE7TESTKY\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY', secret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY' },
   { kind: 'AWS access key id', text: 'id AKIAQ3EXAMPLE7TESTKY', secret: 'AKIAQ3EXAMPLE7TESTKY' },

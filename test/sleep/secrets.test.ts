@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { redactText } from '../../src/config/redact.ts';
 import { redactSecrets, redactSecretsDeep } from '../../src/sleep/secrets.ts';
 import { PLANTED } from './planted.ts';
 
@@ -33,4 +34,10 @@ test('redaction reaches every string of a record, and redacting twice changes no
   const once = redactSecretsDeep(record);
   assert.deepEqual(once, { prompts: ['export GITHUB_TOKEN=****'], nested: { url: 'https://****@h.example' }, n: 3 });
   assert.deepEqual(redactSecretsDeep(once), once);
+});
+
+test("the providers' key shapes added for transcripts are removed from messages too", () => {
+  for (const key of ['sk_live_51HxQ2aBcDeFgHiJkLmNoPqRs', 'glpat-Xy7Zq8Wv9Ut0Sr1Qp2On3M', 'npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789', 'gsk_AbCdEfGhIjKlMnOpQrStUv12', 'ASIAQ3EXAMPLE7TESTKY']) {
+    assert.equal(redactText(`upstream refused ${key}`), 'upstream refused ****', key);
+  }
 });
