@@ -106,16 +106,21 @@ export function redactText(text: string): string {
   return out.replace(URL_PARAM, `$1${REDACTED}`);
 }
 
-/** A deep copy of `value` with every string passed through `redactText` (an event, a record). */
-export function redactDeep<T>(value: T): T {
-  if (typeof value === 'string') return redactText(value) as T;
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
+/** A deep copy of `value` (arrays and plain objects) with `f` applied to every string in it. */
+export function mapStrings<T>(value: T, f: (s: string) => string): T {
+  if (typeof value === 'string') return f(value) as T;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, f)) as T;
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v);
+    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, f);
     return out as T;
   }
   return value;
+}
+
+/** A deep copy of `value` with every string passed through `redactText` (an event, a record). */
+export function redactDeep<T>(value: T): T {
+  return mapStrings(value, redactText);
 }
 
 /**

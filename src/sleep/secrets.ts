@@ -6,7 +6,7 @@
  * …". Each replacement keeps the label around the value (`OPENAI_API_KEY=****`,
  * `Authorization: Bearer ****`, `postgres://****@db:5432`), so the sentence still reads.
  */
-import { REDACTED, redactText } from '../config/redact.ts';
+import { mapStrings, REDACTED, redactText } from '../config/redact.ts';
 
 /** PEM and OpenSSH private keys, PGP private key blocks; an unterminated block runs to the end of the text. */
 const PRIVATE_KEY = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g;
@@ -77,12 +77,5 @@ export function redactSecrets(text: string): string {
 
 /** A deep copy of `value` with every string passed through `redactSecrets`. */
 export function redactSecretsDeep<T>(value: T): T {
-  if (typeof value === 'string') return redactSecrets(value) as T;
-  if (Array.isArray(value)) return value.map((v) => redactSecretsDeep(v)) as T;
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactSecretsDeep(v);
-    return out as T;
-  }
-  return value;
+  return mapStrings(value, redactSecrets);
 }
