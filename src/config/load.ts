@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
-import { applyOriginalKeys, ENVS_NOT_BUILT, extractOriginalKeys } from './original-keys.ts';
+import { applyOriginalKeys, extractOriginalKeys } from './original-keys.ts';
 import { leaves, setPath, type Sources, type Tree } from './tree.ts';
 import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
@@ -208,10 +208,6 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   const factory = getEnvFactory(name);
   if (!factory) {
     const s = sourceOf(sources, 'env.name');
-    const later = ENVS_NOT_BUILT[name.trim().toLowerCase()];
-    if (later) {
-      throw new ConfigError(`${s.source}: ${s.written}: the env '${name}' (${later}) is not built yet; built-in envs: ${envNames().join(', ')}`, s.source, 'env.name');
-    }
     throw new ConfigError(`${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`, s.source, 'env.name');
   }
   const unsupported = factory.unsupportedOptions ?? {};
