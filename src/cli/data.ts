@@ -5,7 +5,7 @@ export function registerData(program: Command): void {
   data
     .command('materialize')
     .description("Build a benchmark's split directories (train/, val/, test/) from its published raw data; with --manifest, exactly the paper's splits")
-    .argument('<benchmark>', 'searchqa, livemathematicianbench, docvqa or officeqa')
+    .argument('<benchmark>', 'searchqa, livemathematicianbench, docvqa, officeqa or spreadsheetbench')
     .requiredOption('--raw <path>', 'the published raw data: a file or a directory')
     .option('--manifest <dir>', "an id manifest (train/, val/, test/ with items.json holding ids), such as the original's data/<benchmark>_id_split")
     .requiredOption('-o, --out <dir>', 'where to write the split directories')

@@ -160,12 +160,6 @@ for (const key of ['copilot_exec_path', 'copilot_exec_home', 'copilot_exec_allow
 export const HUMAN_FEEDBACK_KEYS = ['enabled', 'timeout_seconds', 'on_timeout', 'max_retries_per_step'];
 const HUMAN_FEEDBACK = 'human review of the gate decisions is not built yet; ignored (the validation gate decides alone)';
 
-/** Benchmarks of the original whose envs are not built yet: what each is. */
-export const ENVS_NOT_BUILT: Record<string, string> = {
-  alfworld: 'ALFWorld, text-based household tasks played step by step',
-  spreadsheetbench: 'SpreadsheetBench, spreadsheet manipulation by generated code',
-};
-
 /** Where a flat key of the original's backend settings lives in the structured form. */
 export function originalFlatPath(key: string): string | undefined {
   if (ORIGINAL_MODEL_KEYS[key]) return `model.${key}`;

@@ -29,6 +29,8 @@ export interface RolloutJob {
   cache: ScoreCache;
   seed: number;
   sample?: number;
+  /** A training step's rollout: the env may give the target feedback it does not get in evaluation. */
+  training?: boolean;
   /** Where to write `results.jsonl` and `predictions/<id>/conversation.json`. */
   dir?: string;
   /** Order in which items are started (indices into `items`); default: as given. */
@@ -100,7 +102,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
         let t: Trajectory;
         try {
           const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
-            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, signal: job.signal }),
+            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, training: job.training, signal: job.signal }),
           );
           if (shared.fresh) ran++;
           else cached++;

@@ -102,6 +102,7 @@ export async function trainStep(ctx: RunContext, state: TrainState, plan: StepPl
         limit: ctx.rolloutLimit,
         cache: ctx.scores,
         seed: b.seed,
+        training: true,
         dir: path.join(batchDir(a), 'rollout'),
         onResult: (t, i) => reflectors[a]!.add(i, t),
         onProgress: () => events.emit({ type: 'stage_progress', step, stage: 'rollout', done: ++progress, total: nItems }),

@@ -5,3 +5,5 @@ import './searchqa/env.ts';
 import './livemath/env.ts';
 import './docvqa/env.ts';
 import './officeqa/env.ts';
+import './spreadsheetbench/env.ts';
+import './alfworld/env.ts';

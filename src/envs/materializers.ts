@@ -3,3 +3,4 @@ import './searchqa/materialize.ts';
 import './livemath/materialize.ts';
 import './docvqa/materialize.ts';
 import './officeqa/materialize.ts';
+import './spreadsheetbench/materialize.ts';

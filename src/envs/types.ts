@@ -64,6 +64,11 @@ export interface RolloutContext {
   seed: number;
   /** Sample index: distinct repeats of the same item are distinct calls. */
   sample?: number;
+  /**
+   * A training step's rollout (not an evaluation): an env may give the target feedback here that
+   * evaluation must not give, such as which answer cells are wrong (SpreadsheetBench `multi`).
+   */
+  training?: boolean;
   signal?: AbortSignal;
 }
 

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 
-const BENCHES = ['docvqa', 'livemathematicianbench', 'officeqa', 'searchqa'];
+const BENCHES = ['alfworld', 'docvqa', 'livemathematicianbench', 'officeqa', 'searchqa', 'spreadsheetbench'];
 const ORIGINAL = path.join(ROOT, 'test/fixtures/original-configs');
 const SEARCH_KEYS = ['max_queries_per_turn', 'search_api_url', 'search_auth_env', 'search_provider', 'search_max_num_results', 'search_timeout_seconds'];
 
@@ -26,9 +26,16 @@ describe("the benchmark configs load, in the original's layout and ours", () => 
           assert.equal(key in loaded.config.env, false, `${key} is dropped`);
         }
         assert.deepEqual([loaded.config.env.max_tool_turns, loaded.config.env.search_mode, loaded.config.env.max_completion_tokens], [24, 'offline', 16384]);
+      } else if (bench === 'alfworld') {
+        assert.deepEqual(envWarnings.map((w) => w.split(' is not supported')[0]), [`${file}: env.max_api_workers`]);
+        assert.deepEqual([loaded.config.env.max_steps, loaded.config.env.max_completion_tokens, loaded.config.env.split_dir], [50, 16384, 'data/alfworld_path_split']);
       } else assert.deepEqual(envWarnings, []);
       if (bench === 'docvqa') assert.equal(loaded.config.env.image_detail, 'auto');
       if (bench === 'livemathematicianbench') assert.deepEqual([loaded.config.env.exec_timeout, loaded.config.env.shuffle_choices], [300, true]);
+      if (bench === 'spreadsheetbench') {
+        const e = loaded.config.env;
+        assert.deepEqual([e.mode, e.max_turns, e.exec_timeout, e.data_root, e.max_completion_tokens], ['multi', 30, 600, 'data/spreadsheetbench_verified_400', 16384]);
+      }
     });
 
     it(`${bench}: our own config, no warning`, () => {

@@ -19,7 +19,7 @@ const ORDER = ['lower_case', 'no_thousands', 'percent_symbol', 'two_decimals', '
 
 const NEXT_SECTION = /\n\n## (Edits Budget|Suggestions Budget|Update Format|Previous Steps|Patches to merge|Two merged groups|Pool of)/;
 
-function skillInPrompt(user: string): string {
+export function skillInPrompt(user: string): string {
   const start = user.indexOf('## Current Skill\n');
   if (start < 0) return '';
   const rest = user.slice(start + '## Current Skill\n'.length);

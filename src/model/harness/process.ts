@@ -20,6 +20,8 @@ export interface ProcessSpec {
   stdin?: string;
   /** Wall-clock limit (ms); 0 or absent = none. */
   timeoutMs?: number;
+  /** Bytes of stdout and stderr together after which the process is ended; absent = no limit. */
+  maxOutputBytes?: number;
   signal?: AbortSignal;
   /** Each stdout line as it arrives; returning 'stop' ends the process (the reader saw a fatal error). */
   onLine?(line: string): void | 'stop';
@@ -35,6 +37,8 @@ export interface ProcessResult {
   aborted: boolean;
   /** `onLine` asked to stop. */
   stopped: boolean;
+  /** It wrote more than `maxOutputBytes` and was ended. */
+  overflowed?: boolean;
   /** The process could not be started (ENOENT, EACCES, …). */
   spawnError?: NodeJS.ErrnoException;
   durationMs: number;
@@ -67,7 +71,7 @@ function killMarked(marker: string): void {
 }
 
 /** Signals the whole group (the CLI and every command it started); a group already gone is fine. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
@@ -83,6 +87,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let timedOut = false;
     let aborted = false;
     let stopped = false;
+    let overflowed = false;
     let ending = false;
     let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
@@ -90,11 +95,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     const marker = randomUUID();
     const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: { ...spec.env, [RUN_MARKER]: marker }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
 
-    const end = (why: 'timeout' | 'abort' | 'stop') => {
+    const end = (why: 'timeout' | 'abort' | 'stop' | 'overflow') => {
       if (ending || child.pid === undefined) return;
       ending = true;
       if (why === 'timeout') timedOut = true;
       else if (why === 'abort') aborted = true;
+      else if (why === 'overflow') overflowed = true;
       else stopped = true;
       signalGroup(child.pid, 'SIGTERM');
       killMarked(marker);
@@ -107,6 +113,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     if (spec.signal?.aborted) queueMicrotask(onAbort);
     else spec.signal?.addEventListener('abort', onAbort, { once: true });
 
+    let written = 0;
+    const count = (chunk: Buffer | string) => {
+      written += chunk.length;
+      if (spec.maxOutputBytes !== undefined && written > spec.maxOutputBytes) end('overflow');
+    };
+    if (spec.maxOutputBytes !== undefined) child.stdout.on('data', count);
     const out = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
     out.on('line', (line) => {
       lines.push(line);
@@ -114,6 +126,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
+      if (spec.maxOutputBytes !== undefined) count(chunk);
       stderr += chunk;
       if (stderr.length > 2 * STDERR_KEEP) stderr = stderr.slice(-STDERR_KEEP);
     });
@@ -149,6 +162,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
         timedOut,
         aborted,
         stopped,
+        ...(overflowed ? { overflowed } : {}),
         ...(spawnError ? { spawnError } : {}),
         durationMs: performance.now() - started,
       });

@@ -1,0 +1,391 @@
+/**
+ * SpreadsheetBench (reference B.8): the target writes a Python script that changes a workbook as
+ * an instruction asks; the script is run on every test case of the item and each output is
+ * compared with its golden workbook over the answer position (the official comparison). Hard =
+ * every case passes, soft = the share that pass.
+ *
+ * Modes (`env.mode`): `single`, one reply whose ```python block is the script (the official
+ * single-round setting); `multi`, the script is run on case 1 after each reply and an error is
+ * fed back for another turn, and, in training rollouts only, so are the answer cells that are
+ * wrong (with the target's own values, never the golden ones); `react`, a tool loop
+ * (`write_file`, `python`) that leaves `solution.py`. An agent target (one that runs its own
+ * tools) works in `single` mode: its workspace gets `input.xlsx` and `run_solution.py`, and it
+ * writes `solution.py`.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { UserError } from '../../errors.ts';
+import type { ChatResponse, Message, Usage } from '../../model/types.ts';
+import type { EnvConfig } from '../../config/schema.ts';
+import { DataError } from '../data/errors.ts';
+import { LeftOut } from '../data/left-out.ts';
+import type { RawRecord } from '../data/read.ts';
+import { loadSplits, type LoadedSplits } from '../data/splits.ts';
+import { envOptions } from '../options.ts';
+import { envPrompt } from '../prompts.ts';
+import { findPython } from '../python.ts';
+import { benchmarkSystem } from '../qa-env.ts';
+import { addUsage } from '../qa.ts';
+import { registerEnv } from '../registry.ts';
+import { render } from '../template.ts';
+import type { ConversationEntry, Env, EnvContext, Item, RolloutContext, Trajectory } from '../types.ts';
+import { answerPosition, findCases, TASK_TYPES, taskType, unreadableParts, type TestCase } from './cases.ts';
+import { REACT_TOOLS, ReactTools } from './react.ts';
+import { clipMiddle, extractCode, verificationReport, wrongCellsFeedback, type CaseOutcome } from './report.ts';
+import { RUNNER, runScript, type RunLimits, type ScriptRun } from './sandbox.ts';
+import { compareOutputs, previewWorkbook, type CaseCheck } from './workbooks.ts';
+
+export const SpreadsheetBenchOptions = z.object({
+  /** The extracted release (holding `spreadsheet/<id>/`): relative `spreadsheet_path`s are taken from here. */
+  data_root: z.string().default('data/spreadsheetbench_verified_400'),
+  /** single: one script; multi: run and fed back for more turns; react: a tool loop. */
+  mode: z.enum(['single', 'multi', 'react']).default('single'),
+  /** Model calls at most per item (multi and react). */
+  max_turns: z.number().int().min(1).default(30),
+  max_completion_tokens: z.number().int().positive().optional(),
+  /** The Python interpreter that runs the scripts ('' = the first python3 that has openpyxl and pandas). */
+  python: z.string().default(''),
+  /** Seconds one run of a script may take. */
+  code_timeout: z.number().positive().default(120),
+  /** Bytes a script may print before it is stopped. */
+  max_output_bytes: z.number().int().positive().default(1_000_000),
+  /** Largest file, in bytes, a script may write. */
+  max_file_bytes: z.number().int().positive().default(200_000_000),
+  /** multi mode: tell the target in training rollouts which answer cells are wrong (the original does). */
+  train_feedback: z.boolean().default(true),
+});
+type Options = z.infer<typeof SpreadsheetBenchOptions>;
+
+const PYTHON_NEED = {
+  who: 'SpreadsheetBench',
+  modules: ['openpyxl', 'pandas'],
+  install: 'Install them (Debian and Ubuntu: apt-get install python3-openpyxl python3-pandas; elsewhere: pip install openpyxl pandas)',
+  optionKey: 'env.python',
+};
+
+const ZERO: Usage = { input: 0, output: 0, cached: 0, reasoning: 0 };
+
+/** What the target produced, before it is scored. */
+interface Attempt {
+  system: string;
+  user: string;
+  code: string;
+  /** Why there is no code to score ('empty-code-block', 'no-solution-py'). */
+  noCode?: string;
+  conversation: ConversationEntry[];
+  usage: Usage;
+  turns: number;
+  notes: string[];
+  /** The final code's run on case 1 (and its check), made during the turns: reused for scoring. */
+  caseOne?: { code: string; run: ScriptRun & { output: string }; check?: CaseCheck };
+}
+
+/** An item with its cases resolved. */
+interface SheetItem extends Item {
+  instruction: string;
+  instruction_type: string;
+  answer_position: string;
+  cases: TestCase[];
+}
+
+export class SpreadsheetBenchEnv implements Env {
+  readonly name = 'spreadsheetbench';
+  private pythonPath?: string;
+
+  constructor(
+    private readonly config: EnvConfig,
+    private readonly o: Options,
+    private readonly ctx: EnvContext,
+  ) {}
+
+  get analystGuide(): string {
+    return envPrompt(this.name, 'analyst');
+  }
+
+  taskTypes(): string[] {
+    return [...TASK_TYPES];
+  }
+
+  /** The interpreter, checked once (before any model call: `load` asks for it first). */
+  python(): string {
+    this.pythonPath ??= findPython(this.o.python, PYTHON_NEED);
+    return this.pythonPath;
+  }
+
+  private dataRoot(): string {
+    return this.ctx.resolvePath('data_root', this.o.data_root);
+  }
+
+  toItem(rec: RawRecord): SheetItem | LeftOut {
+    const f = rec.fields;
+    if (f.id === undefined || f.id === null || String(f.id).trim() === '') throw new DataError("missing field 'id'", rec.where, 'id');
+    const id = String(f.id);
+    if (typeof f.instruction !== 'string' || !f.instruction.trim()) throw new DataError("missing field 'instruction'", rec.where, 'instruction');
+    if (typeof f.answer_position !== 'string' || !f.answer_position.trim()) throw new DataError("missing field 'answer_position' (the cells the answer goes in, such as 'Sheet1'!D2:D20)", rec.where, 'answer_position');
+    const sheetPath = typeof f.spreadsheet_path === 'string' && f.spreadsheet_path.trim() ? f.spreadsheet_path.trim() : `spreadsheet/${id}`;
+    const dir = path.isAbsolute(sheetPath) ? sheetPath : path.join(this.dataRoot(), sheetPath);
+    if (!fs.existsSync(dir)) return new LeftOut(id, `spreadsheet folder not found: ${dir}`);
+    const cases = findCases(dir);
+    if (cases.length === 0) return new LeftOut(id, `no test cases (input and golden workbooks) in ${dir}`);
+    const instructionType = typeof f.instruction_type === 'string' ? f.instruction_type : '';
+    return {
+      id,
+      type: taskType(instructionType),
+      instruction: f.instruction,
+      instruction_type: instructionType,
+      answer_position: answerPosition(f.answer_position, typeof f.answer_sheet === 'string' ? f.answer_sheet : ''),
+      cases,
+    };
+  }
+
+  async load(): Promise<LoadedSplits> {
+    this.python();
+    const splits = await loadSplits(
+      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
+      {
+        toItem: (rec) => this.toItem(rec),
+        stored: (_item, rec) => rec.fields,
+        leftOutHint: () => `The workbooks are looked for under env.data_root (${this.dataRoot()}): set it to the extracted SpreadsheetBench release (the folder holding spreadsheet/<id>/)`,
+      },
+    );
+    const unreadable = [...splits.train, ...splits.val, ...splits.test].filter((i) => unreadableParts(String(i.answer_position)).length > 0);
+    if (unreadable.length) {
+      const shown = unreadable.slice(0, 5).map((i) => `${i.id} (${unreadableParts(String(i.answer_position)).join(', ')})`);
+      splits.warnings.push(
+        `env 'spreadsheetbench': ${unreadable.length} item${unreadable.length > 1 ? 's have' : ' has'} an answer_position that names no cell range: ${shown.join(', ')}${unreadable.length > 5 ? ', …' : ''}; they always fail, as in the official evaluation`,
+      );
+    }
+    return splits;
+  }
+
+  private limits(): RunLimits {
+    return { timeoutMs: this.o.code_timeout * 1000, maxOutputBytes: this.o.max_output_bytes, maxFileBytes: this.o.max_file_bytes };
+  }
+
+  private taskPrompt(item: SheetItem, preview: string, what: 'do_code' | 'do_agent' | 'do_react'): string {
+    const details = [item.instruction_type ? `Instruction type: ${item.instruction_type}` : '', `Answer position (the cells that are checked): ${item.answer_position}`].filter(Boolean).join('\n');
+    return render(envPrompt(this.name, 'task'), { instruction: item.instruction.trim(), details, preview: preview.trim(), what_to_do: envPrompt(this.name, what) });
+  }
+
+  async rollout(raw: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
+    const item = raw as SheetItem;
+    if (ctx.target.agentic && this.o.mode !== 'single') {
+      throw new UserError(`env.mode is '${this.o.mode}', but the target ${ctx.target.id} is an agent that runs its own tools: SpreadsheetBench runs agent targets in mode 'single' only (set env.mode: single)`);
+    }
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-sheet-'));
+    try {
+      const preview = await previewWorkbook(this.python(), item.cases[0]!.input);
+      const attempt = ctx.target.agentic
+        ? await this.agentAttempt(item, skill, preview, ctx)
+        : this.o.mode === 'react'
+          ? await this.reactAttempt(item, skill, preview, scratch, ctx)
+          : await this.codeAttempt(item, skill, preview, scratch, ctx);
+      return await this.score(item, attempt, scratch, ctx);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+
+  private ask(system: string, messages: Message[], skill: string, ctx: RolloutContext, extra: { tools?: typeof REACT_TOOLS } = {}): Promise<ChatResponse> {
+    return ctx.target.complete({
+      purpose: 'rollout',
+      system,
+      messages: [...messages],
+      skill,
+      ...extra,
+      maxOutputTokens: this.o.max_completion_tokens,
+      sample: ctx.sample,
+      signal: ctx.signal,
+    });
+  }
+
+  /** single and multi: code from the reply; in multi, run on case 1 and fed back until it holds. */
+  private async codeAttempt(item: SheetItem, skill: string, preview: string, scratch: string, ctx: RolloutContext): Promise<Attempt> {
+    const system = benchmarkSystem(this.name, skill);
+    const user = this.taskPrompt(item, preview, 'do_code');
+    const messages: Message[] = [{ role: 'user', content: user }];
+    const conversation: ConversationEntry[] = [{ role: 'user', content: user }];
+    const attempt: Attempt = { system, user, code: '', conversation, usage: ZERO, turns: 0, notes: [] };
+    const deadline = Date.now() + this.config.exec_timeout * 1000;
+    const maxTurns = this.o.mode === 'multi' ? this.o.max_turns : 1;
+    const feedGold = this.o.mode === 'multi' && ctx.training === true && this.o.train_feedback;
+    const caseOne = item.cases[0]!;
+    for (let turn = 1; turn <= maxTurns; turn++) {
+      if (turn > 1 && Date.now() > deadline) {
+        attempt.notes.push(`the item's time budget (env.exec_timeout, ${this.config.exec_timeout} s) ran out after ${turn - 1} turns`);
+        break;
+      }
+      const res = await this.ask(system, messages, skill, ctx);
+      attempt.usage = addUsage(attempt.usage, res.usage);
+      attempt.turns = turn;
+      messages.push({ role: 'assistant', content: res.text });
+      conversation.push({ role: 'assistant', content: res.text });
+      attempt.code = extractCode(res.text);
+      if (this.o.mode !== 'multi') break;
+      let feedback: string;
+      if (!attempt.code) feedback = envPrompt(this.name, 'feedback_no_code');
+      else {
+        const run = await runScript(this.python(), attempt.code, caseOne.input, scratch, this.limits(), ctx.signal);
+        attempt.caseOne = { code: attempt.code, run };
+        if (!run.ok) feedback = render(envPrompt(this.name, 'feedback_error'), { log: run.log.slice(-3000) });
+        else if (!feedGold) break;
+        else {
+          const [check] = await compareOutputs(this.python(), item.answer_position, [{ no: caseOne.no, pred: run.output, gold: caseOne.gold }]);
+          attempt.caseOne.check = check;
+          if (check!.ok) break;
+          feedback = wrongCellsFeedback(check!);
+        }
+      }
+      if (turn === maxTurns) break;
+      messages.push({ role: 'user', content: feedback });
+      conversation.push({ role: 'user', content: feedback });
+    }
+    if (!attempt.code) attempt.noCode = 'empty-code-block';
+    return attempt;
+  }
+
+  /** react: the tool loop; the code scored is the `solution.py` it leaves. */
+  private async reactAttempt(item: SheetItem, skill: string, preview: string, scratch: string, ctx: RolloutContext): Promise<Attempt> {
+    const system = render(envPrompt(this.name, 'react'), { skill_section: skill.trim() ? `## Skill\n\n${skill.trim()}` : '' }).replace(/\n{3,}/g, '\n\n').trim();
+    const user = this.taskPrompt(item, preview, 'do_react');
+    const work = fs.mkdtempSync(path.join(scratch, 'work-'));
+    fs.copyFileSync(item.cases[0]!.input, path.join(work, 'input.xlsx'));
+    const tools = new ReactTools(work, this.python(), this.limits(), ctx.signal);
+    const messages: Message[] = [{ role: 'user', content: user }];
+    const conversation: ConversationEntry[] = [{ role: 'user', content: user }];
+    const attempt: Attempt = { system, user, code: '', conversation, usage: ZERO, turns: 0, notes: [] };
+    const deadline = Date.now() + this.config.exec_timeout * 1000;
+    let finished = false;
+    for (let turn = 1; turn <= this.o.max_turns; turn++) {
+      if (turn > 1 && Date.now() > deadline) {
+        attempt.notes.push(`the item's time budget (env.exec_timeout, ${this.config.exec_timeout} s) ran out after ${turn - 1} turns`);
+        break;
+      }
+      const res = await this.ask(system, messages, skill, ctx, { tools: REACT_TOOLS });
+      attempt.usage = addUsage(attempt.usage, res.usage);
+      attempt.turns = turn;
+      const calls = res.toolCalls ?? [];
+      messages.push({ role: 'assistant', content: res.text, ...(calls.length ? { toolCalls: calls } : {}) });
+      if (res.text.trim()) conversation.push({ role: 'assistant', content: res.text });
+      if (calls.length === 0) {
+        finished = true;
+        break;
+      }
+      for (const call of calls) {
+        const { cmd, output } = await tools.run(call);
+        messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: output });
+        conversation.push({ type: 'tool_call', cmd, obs: output });
+      }
+    }
+    if (!finished) attempt.notes.push(`the tool loop was still going after ${attempt.turns} turns (env.max_turns ${this.o.max_turns})`);
+    const solution = tools.solution();
+    if (solution?.trim()) attempt.code = solution;
+    else attempt.noCode = 'no-solution-py';
+    return attempt;
+  }
+
+  /** An agent target: one run in its own workspace, where it writes solution.py. */
+  private async agentAttempt(item: SheetItem, skill: string, preview: string, ctx: RolloutContext): Promise<Attempt> {
+    const system = benchmarkSystem(this.name, skill);
+    const user = this.taskPrompt(item, preview, 'do_agent');
+    const res = await ctx.target.complete({
+      purpose: 'rollout',
+      system,
+      messages: [{ role: 'user', content: user }],
+      skill,
+      workspaceFiles: [
+        { path: 'input.xlsx', source: item.cases[0]!.input },
+        { path: 'run_solution.py', source: RUNNER },
+      ],
+      maxOutputTokens: this.o.max_completion_tokens,
+      sample: ctx.sample,
+      signal: ctx.signal,
+    });
+    const code = extractCode(res.text);
+    return {
+      system,
+      user,
+      code,
+      ...(code ? {} : { noCode: 'empty-code-block' }),
+      conversation: [
+        { role: 'user', content: user },
+        { role: 'assistant', content: res.text },
+      ],
+      usage: res.usage,
+      turns: 1,
+      notes: [],
+    };
+  }
+
+  /** Runs the code on every case, compares each output with its golden workbook, and builds the trajectory. */
+  private async score(item: SheetItem, attempt: Attempt, scratch: string, ctx: RolloutContext): Promise<Trajectory> {
+    const outcomes: CaseOutcome[] = [];
+    if (!attempt.noCode) {
+      const runs = await Promise.all(
+        item.cases.map((c, i) => {
+          const reuse = i === 0 && attempt.caseOne?.code === attempt.code ? attempt.caseOne : undefined;
+          return reuse ? Promise.resolve(reuse.run) : runScript(this.python(), attempt.code, c.input, scratch, this.limits(), ctx.signal);
+        }),
+      );
+      const toCompare = item.cases.map((c, i) => ({ c, i, run: runs[i]! })).filter(({ run }) => run.ok);
+      const known = attempt.caseOne?.code === attempt.code ? attempt.caseOne.check : undefined;
+      const fresh = toCompare.filter(({ i }) => !(i === 0 && known));
+      const checks = await compareOutputs(
+        this.python(),
+        item.answer_position,
+        fresh.map(({ c, run }) => ({ no: c.no, pred: run.output, gold: c.gold })),
+      );
+      const checkOf = new Map<number, CaseCheck>(fresh.map(({ i }, k) => [i, checks[k]!]));
+      if (known) checkOf.set(0, known);
+      item.cases.forEach((c, i) => {
+        const run = runs[i]!;
+        outcomes.push(run.ok ? { no: c.no, check: checkOf.get(i)! } : { no: c.no, runFailure: run.failure, runLog: run.log });
+      });
+    }
+    const passed = outcomes.filter((o) => o.check?.ok).length;
+    const total = item.cases.length;
+    const hard = total > 0 && passed === total ? 1 : 0;
+    const soft = total > 0 ? passed / total : 0;
+    const report = attempt.noCode ? '[POST-EXECUTION VERIFICATION]\nNo script to run: the target left no code.' : verificationReport(outcomes);
+    const failReason = hard ? undefined : this.failReason(attempt, outcomes);
+    const feedback = [`${passed} of ${total} test case${total === 1 ? '' : 's'} passed (${attempt.turns} model call${attempt.turns === 1 ? '' : 's'})`, ...attempt.notes].join('\n');
+    return {
+      id: item.id,
+      hard,
+      soft,
+      taskType: item.type ?? 'other',
+      task: item.instruction,
+      predicted: attempt.code,
+      expected: `the golden workbook's values at ${item.answer_position}`,
+      ...(failReason ? { failReason } : {}),
+      feedback,
+      conversation: [...attempt.conversation, { role: 'system', content: report }],
+      systemPrompt: attempt.system,
+      userPrompt: attempt.user,
+      usage: attempt.usage,
+    };
+  }
+
+  /** The first failure, in the original's words (its prefix groups failures into patterns). */
+  private failReason(attempt: Attempt, outcomes: CaseOutcome[]): string {
+    if (attempt.noCode) return attempt.noCode;
+    for (const o of outcomes) {
+      if (o.runFailure) {
+        if (/without writing the output workbook/.test(o.runFailure)) return 'output-not-found';
+        const printed = (o.runLog ?? '').split('\n').filter((l) => l.trim() && !/^\[.*\]$/.test(l.trim())).at(-1)?.trim();
+        const stopped = /^stopped/.test(o.runFailure);
+        return `exec-error: ${printed ? `${clipMiddle(printed, 200)}${stopped ? ` (${o.runFailure})` : ''}` : o.runFailure}`;
+      }
+      if (o.check && !o.check.ok) return `eval-mismatch: ${o.check.reason.slice(0, 200)}`;
+    }
+    return 'eval-mismatch';
+  }
+}
+
+registerEnv({
+  name: 'spreadsheetbench',
+  optionsSchema: SpreadsheetBenchOptions,
+  create: (config, ctx) => new SpreadsheetBenchEnv(config, envOptions(SpreadsheetBenchOptions, config), ctx),
+});
