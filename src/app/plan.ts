@@ -12,6 +12,7 @@ import { costOf, priceOf } from '../model/prices.ts';
 import { loadPrompt } from '../prompt-files.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
+import { alignRows } from '../util/align-rows.ts';
 import { buildEnv } from './env.ts';
 
 export interface PlanInput {
@@ -168,15 +169,6 @@ export function planRun(input: PlanInput): Plan {
 
 const num = (n: number) => Math.round(n).toLocaleString('en-US');
 const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
-
-/**
- * Rows of cells as aligned text: each column as wide as its widest cell, two spaces apart; the
- * first `left` columns align left, the rest (numbers) right.
- */
-function alignRows(rows: string[][], left: number): string[] {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c < left ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd());
-}
 
 export function formatPlan(plan: Plan): string {
   const t = plan.total;

@@ -9,6 +9,7 @@ import { registerTrain } from './train.ts';
 import { registerEval } from './eval.ts';
 import { registerUi } from './ui.ts';
 import { registerData } from './data.ts';
+import { registerSleep } from './sleep.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerEval(program);
   registerUi(program);
   registerData(program);
+  registerSleep(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -5,7 +5,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { Interrupted, UserError } from '../errors.ts';
 import { runsOfConfig } from '../run/find-run.ts';
 import { programName } from '../run/resume-command.ts';
-import { addConfigOptions, loadFromOptions, renderConfig, type ConfigOptions } from './common.ts';
+import { addConfigOptions, loadFromOptions, originalFlagsOf, renderConfig, type ConfigOptions } from './common.ts';
 
 interface TrainOptions extends ConfigOptions {
   out?: string;
@@ -98,7 +98,12 @@ export function registerTrain(program: Command): void {
         configFile: opts.config,
         signal,
         forceUnlock: opts.forceUnlock,
-        invocation: { program: programName(), config: opts.config, overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? [])] },
+        // The original's flat flags are applied after --cfg-options, as `flag=value` items: the resume repeats them so.
+        invocation: {
+          program: programName(),
+          config: opts.config,
+          overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...originalFlagsOf(opts).filter(([flag]) => flag !== 'out_root').map(([flag, value]) => `${flag}=${value}`)],
+        },
         onStart: opts.verbose ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`) : undefined,
       }),
     );

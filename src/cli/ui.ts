@@ -1,22 +1,35 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '../errors.ts';
+
+const repeatable = (value: string, all: string[]) => [...all, value];
 
 export function registerUi(program: Command): void {
   program
     .command('ui')
-    .description('Live dashboard of training runs (served on 127.0.0.1)')
-    .option('--runs <dir...>', 'run roots to show (directories holding runs, or runs themselves)', ['outputs'])
-    .option('--host <host>', 'address to bind (anything but loopback exposes the runs to the network)', '127.0.0.1')
+    .description('Live dashboard of training runs (served on 127.0.0.1): watch, launch, stop, resume and evaluate runs')
+    .option('--runs <dir...>', 'run roots to show (directories holding runs, or runs themselves); runs launched from the page go under the first', ['outputs'])
+    .option('--configs <dir>', 'a directory the page may take configs from, besides configs/ here and the shipped ones (repeatable)', repeatable, [] as string[])
+    .option('--host <host>', 'address to bind (anything but loopback exposes the runs to the network, and turns actions off unless --allow-actions)', '127.0.0.1')
     .option('--port <port>', 'port (0 picks a free one)', '7860')
     .option(
       '--allowed-host <name>',
       'a host name the page may be opened by, besides the bound address and localhost (repeatable; requests addressed to any other name are refused)',
-      (name: string, all: string[]) => [...all, name],
+      repeatable,
       [] as string[],
     )
-    .action(async (opts: { runs: string[]; host: string; port: string; allowedHost: string[] }) => {
+    .option('--allow-actions', 'on an address other than loopback: allow launching, stopping, resuming and evaluating runs to whoever has the token printed at start')
+    .action(async (opts: { runs: string[]; configs: string[]; host: string; port: string; allowedHost: string[]; allowActions?: boolean }) => {
       if (!/^\d{1,5}$/.test(opts.port)) throw new UserError(`--port must be a port number, not ${JSON.stringify(opts.port)}`);
-      const { serveDashboard } = await import('../web/server.ts');
-      await serveDashboard({ roots: opts.runs, host: opts.host, port: Number(opts.port), allowedHosts: opts.allowedHost });
+      for (const dir of opts.configs) if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new UserError(`--configs ${dir}: no such directory`);
+      const [{ serveDashboard }, { defaultConfigRoots }] = await Promise.all([import('../web/server.ts'), import('../web/actions/config-roots.ts')]);
+      await serveDashboard({
+        roots: opts.runs,
+        host: opts.host,
+        port: Number(opts.port),
+        allowedHosts: opts.allowedHost,
+        configRoots: [...defaultConfigRoots(), ...opts.configs],
+        allowActions: opts.allowActions,
+      });
     });
 }

@@ -86,6 +86,8 @@ const KEY_SHAPES: [RegExp, string][] = [
   [/\bBasic\s+[A-Za-z0-9+/]{8,}=*/g, `Basic ${REDACTED}`],
   // GitHub, Hugging Face, Google, AWS, Slack.
   [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,})\b/g, REDACTED],
+  // Stripe, GitLab, npm, Groq, xAI, Replicate, AWS session keys.
+  [/\b(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}|ASIA[0-9A-Z]{16})\b/g, REDACTED],
   // JWTs (Microsoft Entra tokens among them).
   [/\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
 ];
@@ -104,16 +106,21 @@ export function redactText(text: string): string {
   return out.replace(URL_PARAM, `$1${REDACTED}`);
 }
 
-/** A deep copy of `value` with every string passed through `redactText` (an event, a record). */
-export function redactDeep<T>(value: T): T {
-  if (typeof value === 'string') return redactText(value) as T;
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
+/** A deep copy of `value` (arrays and plain objects) with `f` applied to every string in it. */
+export function mapStrings<T>(value: T, f: (s: string) => string): T {
+  if (typeof value === 'string') return f(value) as T;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, f)) as T;
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactDeep(v);
+    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, f);
     return out as T;
   }
   return value;
+}
+
+/** A deep copy of `value` with every string passed through `redactText` (an event, a record). */
+export function redactDeep<T>(value: T): T {
+  return mapStrings(value, redactText);
 }
 
 /**

@@ -164,6 +164,17 @@ function describe(owner: LockOwner | undefined, raw: string): string {
   return `process ${owner.pid} on ${owner.host}${owner.started ? ` (since ${owner.started})` : ''}`;
 }
 
+/**
+ * The owner named by a lock file's content (parsed JSON) when it provably runs on this machine
+ * now: same host, boot and PID namespace, and a process with its pid and start time. Undefined
+ * otherwise (gone, or not provable from here): a signal sent to that pid would reach the run.
+ */
+export function runningOwner(lockContent: unknown): LockOwner | undefined {
+  const parsed = LockOwnerSchema.safeParse(lockContent);
+  if (!parsed.success) return undefined;
+  return judge(parsed.data, me()).state === 'alive' ? parsed.data : undefined;
+}
+
 const held = new Set<() => void>();
 let exitHook = false;
 

@@ -28,22 +28,77 @@ export function shellWord(word: string): string {
 }
 
 /** A path as short as it can be said from the working directory. */
-function shown(dir: string, cwd: string): string {
+export function shownPath(dir: string, cwd = process.cwd()): string {
   const rel = path.relative(cwd, dir);
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : dir;
 }
 
 /**
- * `extra` overrides replace earlier ones of the same key (a raised budget). A value whose key
- * names a secret is not printed.
+ * The words after the program that resume a run (`train --config … --resume DIR --set …`).
+ * `extra` overrides replace earlier ones of the same key (a raised budget). `redactSecrets`
+ * hides the value of an override whose key names a secret.
  */
-export function resumeCommand(inv: Invocation, runDir: string, extra: string[] = [], cwd = process.cwd()): string {
+export function resumeArgs(inv: Invocation, runDir: string, extra: string[] = [], cwd = process.cwd(), redactSecrets = false): string[] {
   const keyOf = (o: string) => o.slice(0, Math.max(0, o.indexOf('=')));
   const replaced = new Set(extra.map(keyOf));
   const overrides = [...inv.overrides.filter((o) => !replaced.has(keyOf(o))), ...extra].map((o) => {
     const key = keyOf(o);
-    return isSecretKeyName(key.split('.').at(-1) ?? '') ? `${key}=${REDACTED}` : o;
+    return redactSecrets && isSecretKeyName(key.split('.').at(-1) ?? '') ? `${key}=${REDACTED}` : o;
   });
-  const words = ['train', '--config', inv.config, '--resume', shown(path.resolve(runDir), cwd), ...overrides.flatMap((o) => ['--set', o])];
-  return [inv.program ?? 'skillopt', ...words.map(shellWord)].join(' ');
+  return ['train', '--config', inv.config, '--resume', shownPath(path.resolve(runDir), cwd), ...overrides.flatMap((o) => ['--set', o])];
+}
+
+/**
+ * The command line that resumes a run, as the user can paste it (see `resumeArgs`). A value
+ * whose key names a secret is not printed.
+ */
+export function resumeCommand(inv: Invocation, runDir: string, extra: string[] = [], cwd = process.cwd()): string {
+  return [inv.program ?? 'skillopt', ...resumeArgs(inv, runDir, extra, cwd, true).map(shellWord)].join(' ');
+}
+
+/** The words of a command line as a POSIX shell splits them: plain words, '…' quotes and \-escapes (what `shellWord` writes). */
+export function shellSplit(line: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) throw new Error(`unbalanced quote in: ${line}`);
+      word = (word ?? '') + line.slice(i + 1, end);
+      i = end;
+    } else if (c === '\\' && i + 1 < line.length) {
+      word = (word ?? '') + line[++i];
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+/** How a run was started, read back from the command that resumes it (`resumeCommand`'s output). */
+export function parseResumeCommand(line: string): (Invocation & { runDir: string }) | undefined {
+  let words: string[];
+  try {
+    words = shellSplit(line);
+  } catch {
+    return undefined;
+  }
+  const at = words.indexOf('train');
+  if (at < 1) return undefined;
+  const overrides: string[] = [];
+  let config: string | undefined;
+  let runDir: string | undefined;
+  for (let i = at + 1; i < words.length; i += 2) {
+    const [flag, value] = [words[i], words[i + 1]];
+    if (value === undefined) return undefined;
+    if (flag === '--config') config = value;
+    else if (flag === '--resume') runDir = value;
+    else if (flag === '--set') overrides.push(value);
+    else return undefined;
+  }
+  if (config === undefined || runDir === undefined) return undefined;
+  return { program: words.slice(0, at).join(' '), config, overrides, runDir };
 }

@@ -8,7 +8,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import type { ActionAccess } from './actions/access.ts';
+import { ConfigRoots } from './actions/config-roots.ts';
+import { Jobs } from './actions/jobs.ts';
+import type { PreflightOptions } from './actions/preflight.ts';
+import { mountActions } from './actions/routes.ts';
 import { DiffPool } from './diff-pool.ts';
+import { listEvals } from './evals.ts';
 import { readTextCapped } from './file-cache.ts';
 import type { HostAllowList } from './hosts.ts';
 import { LiveWatcher, type LiveMessage } from './live.ts';
@@ -27,6 +33,17 @@ export interface DashboardAppOptions {
   allowedHosts?: HostAllowList;
   /** How long one diff may take before it is refused, ms. */
   diffTimeoutMs?: number;
+  /** Launching, stopping, resuming and evaluating runs; absent: the dashboard only watches. */
+  actions?: {
+    access: ActionAccess;
+    /** Directories the page may take configs from. */
+    configRoots: string[];
+    /** How the program is called in the commands shown (default `skillopt`). */
+    program?: string;
+    /** Working directory of the processes started (default: the server's). */
+    cwd?: string;
+    preflight?: PreflightOptions;
+  };
 }
 
 const STATIC_DIR = path.join(import.meta.dirname, 'static');
@@ -86,6 +103,7 @@ export function createDashboardApp(options: DashboardAppOptions) {
     return r;
   };
   const runOf = (c: Context) => readerFor(roots.resolve(c.req.query('run')));
+  const jobs = options.actions?.access.enabled ? new Jobs({ program: options.actions.program ?? 'skillopt', cwd: options.actions.cwd }) : undefined;
 
   const app = new Hono();
 
@@ -192,6 +210,15 @@ export function createDashboardApp(options: DashboardAppOptions) {
     return c.json({ path: rel, ...read });
   });
 
+  app.get('/api/evals', (c) => c.json({ evals: listEvals(runOf(c).run) }));
+
+  if (options.actions && jobs) {
+    mountActions(app, { access: options.actions.access, configs: new ConfigRoots(options.actions.configRoots), jobs, roots, readerFor, preflight: options.actions.preflight });
+  } else {
+    const access = options.actions?.access;
+    app.get('/api/actions', (c) => c.json(access ? access.describe(c) : { enabled: false, reason: 'this dashboard only watches runs' }));
+  }
+
   app.get('/api/live', (c) =>
     streamSSE(c, async (stream) => {
       const queue: LiveMessage[] = [];
@@ -222,5 +249,5 @@ export function createDashboardApp(options: DashboardAppOptions) {
     }),
   );
 
-  return { app, roots, watcher, diffs };
+  return { app, roots, watcher, diffs, jobs };
 }

@@ -310,6 +310,29 @@ export class RunReader {
     };
   }
 
+  /** The last `run_started` event (how the run was last started) and the terminal event after it, if any. */
+  lifecycle(): { started?: EventFold['started']; ended?: EventFold['ended'] } {
+    this.events.refresh();
+    return { started: this.eventFold.started, ended: this.eventFold.ended };
+  }
+
+  /** The run lock's content, as read (undefined when there is none). */
+  lockContent(): unknown {
+    return this.lock.value();
+  }
+
+  /** The config file the run was started from (our `config.json` names it). */
+  configFile(): string | undefined {
+    const file = this.config.value()?.config_file;
+    return typeof file === 'string' && file ? file : undefined;
+  }
+
+  /** The budget limits the run was last started with (our `config.json`), when it says. */
+  budget(): Record<string, number> | undefined {
+    const budget = (this.config.value()?.config as { budget?: unknown } | undefined)?.budget;
+    return budget && typeof budget === 'object' ? (budget as Record<string, number>) : undefined;
+  }
+
   /** Whether the run has a call ledger that reads (then its totals are exact). */
   private hasLedger(): boolean {
     return isFileInside(this.run.root, this.run.calls);

@@ -45,15 +45,15 @@ const missing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.
  * `rel` resolved inside `base` (a real path). The file need not exist; when it does, its real
  * path must still lie inside `base`.
  */
-export function resolveInside(base: string, rel: string, what = 'path'): string {
+export function resolveInside(base: string, rel: string, what = 'path', where = 'the run directory'): string {
   if (typeof rel !== 'string') throw new HttpError(400, `${what} is missing`);
   if (rel.includes('\0')) throw new HttpError(400, `${what} contains a NUL byte`);
   const normalised = rel.replace(/\\/g, '/');
   if (path.isAbsolute(rel) || path.posix.isAbsolute(normalised) || /^[a-zA-Z]:/.test(normalised)) {
-    throw new HttpError(403, `${what} must be relative to the run directory: ${rel}`);
+    throw new HttpError(403, `${what} must be relative to ${where}: ${rel}`);
   }
   const parts = normalised.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.some((p) => p === '..')) throw new HttpError(403, `${what} may not leave the run directory: ${rel}`);
+  if (parts.some((p) => p === '..')) throw new HttpError(403, `${what} may not leave ${where}: ${rel}`);
   if (parts.some((p) => p.startsWith('.'))) throw new HttpError(403, `${what} names a hidden file, which is never served: ${rel}`);
   const joined = path.join(base, ...parts);
   let real: string;
@@ -63,7 +63,7 @@ export function resolveInside(base: string, rel: string, what = 'path'): string 
     // Missing: the lexical check above is all there is; whoever reads it gets nothing.
     return joined;
   }
-  if (!within(base, real)) throw new HttpError(403, `${what} resolves outside the run directory: ${rel}`);
+  if (!within(base, real)) throw new HttpError(403, `${what} resolves outside ${where}: ${rel}`);
   return real;
 }
 

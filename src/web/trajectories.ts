@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RolloutResultSchema, type RolloutResult } from '../run/records.ts';
 import type { RunDir } from '../run/layout.ts';
+import { EVALS_DIR } from './evals.ts';
 import { JsonlTail, readTextCapped } from './file-cache.ts';
 import { HttpError, isFileInside, listInside, openInside, readAt, resolveInside } from './safe-path.ts';
 
@@ -215,7 +216,10 @@ function collect(run: RunDir, rel: string, depth: number, out: RolloutDirInfo[])
     const batch = parts.find((p) => /^batch_\d+$/.test(p));
     const epoch = /^(slow_update|meta_skill)$/.test(parts[0]!) ? /^epoch_(\d+)$/.exec(parts[1] ?? '') : null;
     const where = epoch ? `${parts[0] === 'slow_update' ? 'slow update' : 'meta skill'}, epoch ${Number(epoch[1])}: ` : '';
-    out.push({ dir: rel, label: `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`, count: resultRows(run.root, path.join(abs, 'results.jsonl')).length });
+    // An evaluation's rollouts: evals/<name>/rollouts/<target>/<skill>/repeat_NN.
+    const evaluation = parts[0] === EVALS_DIR && parts.length === 6 ? `evaluation ${parts[1]}: ${parts[4]} on ${parts[3]}, ${leaf.replace('_', ' ')}` : undefined;
+    const label = evaluation ?? `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`;
+    out.push({ dir: rel, label, count: resultRows(run.root, path.join(abs, 'results.jsonl')).length });
   }
   if (depth <= 0) return;
   for (const d of subdirs(run, abs)) if (d !== 'topup') collect(run, `${rel}/${d}`, depth - 1, out);
@@ -233,6 +237,7 @@ export function listRolloutDirs(run: RunDir, step?: number): RolloutDirInfo[] {
   for (const group of ['slow_update', 'meta_skill']) {
     for (const e of subdirs(run, run.path(group))) collect(run, `${group}/${e}`, 1, out);
   }
+  for (const e of subdirs(run, run.path(EVALS_DIR))) collect(run, `${EVALS_DIR}/${e}/rollouts`, 3, out);
   return out;
 }
 

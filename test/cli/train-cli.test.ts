@@ -159,6 +159,18 @@ describe('skillopt train', () => {
     assert.match(nothing.stderr, new RegExp(`no unfinished run of .*configs/sim/default\\.yaml under ${path.join(dir, 'outputs', 'sim')}; the latest, ${run}, is finished`));
   });
 
+  it("a run started with the original's flat flags resumes with them: the printed command is not refused as a changed config", () => {
+    const dir = tmpDir();
+    const stopped = runCli(['train', '--config', SIM_CONFIG, '--out', 'run', '--batch_size', '10', '--num_epochs', '1', '--set', 'budget.max_calls=260'], { cwd: dir });
+    assert.equal(stopped.status, 0, stopped.stderr);
+    const command = lineAfter(stopped.stdout, 'To continue with twice the limit:');
+    assert.match(command, /--set batch_size=10/);
+    assert.match(command, /--set num_epochs=1/);
+    const continued = runPrinted(command, { cwd: dir });
+    assert.equal(continued.status, 0, continued.stderr);
+    assert.match(continued.stdout, /test: initial=/);
+  });
+
   it('--resume picks the latest unfinished run of the config, preferring one whose training settings match', async () => {
     const dir = tmpDir();
     const root = path.join(dir, 'outputs', 'sim');

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { acquireRunLock } from '../../src/run/lock.ts';
+import { acquireRunLock, runningOwner } from '../../src/run/lock.ts';
 import { UserError } from '../../src/errors.ts';
 import { runCli } from '../helpers/cli.ts';
 import { SIM_CONFIG } from '../helpers/train.ts';
@@ -85,6 +85,18 @@ describe('run lock', () => {
     const lock = acquireRunLock(dir);
     assert.match(lock.replaced ?? '', new RegExp(`process ${process.ppid}`));
     lock.release();
+  });
+
+  it('names the owner of a lock only while that very process runs here (a signal would reach the run)', { skip: !fs.existsSync('/proc/self/stat') && 'needs /proc' }, () => {
+    const dir = tmpDir();
+    const lock = acquireRunLock(dir);
+    const content = JSON.parse(fs.readFileSync(path.join(dir, 'run.lock'), 'utf8'));
+    assert.equal(runningOwner(content)?.pid, process.pid);
+    lock.release();
+    assert.equal(runningOwner({ ...content, pid: process.ppid }), undefined, 'another process under the same pid start time');
+    assert.equal(runningOwner({ ...content, pid: 2 ** 22 + 17 }), undefined, 'gone');
+    assert.equal(runningOwner({ ...content, host: 'elsewhere' }), undefined, 'not provable from here');
+    assert.equal(runningOwner({ pid: 'x' }), undefined, 'not a lock');
   });
 
   it('a takeover marker left by a process killed while taking over does not block the next one', () => {

@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
 import { BIN, ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
-import { BROWSER_SKIP, launchBrowser, screenshotPath } from './browser.ts';
+import { BROWSER_SKIP, launchBrowser, screenshotPath, watchedPage } from './browser.ts';
 import { copyFixture, finishStep, rewindToRunning } from './helpers.ts';
 
 const skip = BROWSER_SKIP;
@@ -83,11 +83,7 @@ describe('the dashboard in a browser', () => {
     if (skip) return;
     dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 100 });
     browser = await launchBrowser();
-    page = await browser.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
+    page = await watchedPage(browser, pageErrors);
   });
 
   after(async () => {

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { tmpDir } from '../helpers/tmp.ts';
 
 export const CHROMIUM = process.env.SKILLOPT_CHROMIUM ?? '/usr/bin/chromium';
@@ -30,4 +30,14 @@ export async function launchBrowser(): Promise<BrowserContext> {
 export function screenshotPath(name: string): string {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   return path.join(SCREENSHOTS, name);
+}
+
+/** A new page whose script errors (thrown, or logged as errors) are added to `errors`. */
+export async function watchedPage(browser: BrowserContext, errors: string[]): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  return page;
 }

@@ -43,12 +43,14 @@ function plantOutside(): string {
   w('step/trajectory_digest.json', JSON.stringify({ step: 2, score_before: 0.5, score_after: 0.3, rejected_edits: [{ op: 'append', content: SECRET }] }));
   w('step/rollout/results.jsonl', `${JSON.stringify({ id: SECRET, hard: 0, soft: 0, task: SECRET })}\n`);
   w('prediction/conversation.json', JSON.stringify([{ role: 'assistant', content: SECRET }]));
+  w('evals/e1/eval_summary.json', JSON.stringify({ split: 'test', cells: [{ skill_label: SECRET, target: SECRET, n_items: 1, hard: 1, soft: 1 }], comparisons: [] }));
   return out;
 }
 
 /** Replaces `rel` in `dir` by a symlink to `target`. */
 function link(dir: string, rel: string, target: string): void {
   fs.rmSync(path.join(dir, rel), { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
   fs.symlinkSync(target, path.join(dir, rel));
 }
 
@@ -80,6 +82,7 @@ function endpoints(run: string): string[] {
     `/api/trajectory?${q({ run, dir: 'steps/step_0001/rollout', n: 0 })}`,
     `/api/trajectory?${q({ run, dir: 'steps/step_0004/rollout', n: 0 })}`,
     ...['planted.md', 'history.json', 'config.json', 'steps/step_0002/step_record.json'].map((p) => `/api/file?${q({ run, path: p })}`),
+    `/api/evals?${q({ run })}`,
   ];
 }
 
@@ -109,6 +112,7 @@ describe('the dashboard reads nothing outside a run and never blocks on a run fi
     ['steps/step_0002/ranked_edits.json', 'step/ranked_edits.json'],
     ['steps/step_0002/trajectory_digest.json', 'step/trajectory_digest.json'],
     ['planted.md', 'secret.md'],
+    ['evals/e1/eval_summary.json', 'evals/e1/eval_summary.json'],
   ] as const) {
     link(files, rel, o(target));
   }
@@ -121,6 +125,7 @@ describe('the dashboard reads nothing outside a run and never blocks on a run fi
   link(dirs, 'steps/step_0004/rollout/predictions/q07', o('prediction'));
   fs.mkdirSync(path.join(dirs, 'slow_update/epoch_03'));
   link(dirs, 'slow_update/epoch_03', o('step'));
+  link(dirs, 'evals', o('evals'));
 
   // Named pipes where the run's files should be.
   const pipes = copyFixture('finished-run', 'pipes', root).dir;
@@ -144,6 +149,7 @@ describe('the dashboard reads nothing outside a run and never blocks on a run fi
     'slow_update/epoch_01/slow_result.json',
     'slow_update/epoch_02/candidate_skill.md',
     'planted.md',
+    'evals/e1/eval_summary.json',
   ]) {
     fifo(pipes, rel);
   }

@@ -5,6 +5,8 @@ import { RunsView } from './runs-view.js';
 import { RunView } from './run-view.js';
 import { StepView } from './step-view.js';
 import { CompareView } from './compare-view.js';
+import { NewRunView } from './new-run-view.js';
+import { actionAccess } from './actions-client.js';
 
 const viewEl = document.getElementById('view');
 let current = null;
@@ -21,6 +23,7 @@ function pick(route) {
   const [head, id, sub, arg] = route.parts;
   if (!head) return new RunsView();
   if (head === 'compare') return new CompareView(route.query);
+  if (head === 'new') return new NewRunView(route.query);
   if (head === 'run' && id) {
     if (sub === 'step' && arg !== undefined) return new StepView(id, Number(arg), route.query);
     return new RunView(id, sub ?? 'overview', route.query);
@@ -32,7 +35,8 @@ async function render() {
   const route = parseRoute();
   current?.unmount?.();
   current = pick(route);
-  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === (route.parts[0] === 'compare' ? 'compare' : 'runs'));
+  const section = route.parts[0] === 'compare' || route.parts[0] === 'new' ? route.parts[0] : 'runs';
+  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === section);
   // Each page gets a box of its own: a page left before it finished loading fills its own
   // (detached) box, never the next page's.
   const box = h('div');
@@ -79,4 +83,8 @@ function connect() {
   };
 }
 connect();
+// The New run link shows where actions are allowed.
+actionAccess().then((a) => {
+  if (a.enabled || a.needsToken) document.querySelector('[data-nav="new"]').hidden = false;
+});
 render();

@@ -3,6 +3,8 @@
 // skill versions and their diffs (skills tab); the baseline and test rollouts (evaluations
 // tab); the configuration (config tab). Step records arrive incrementally while it runs.
 import { createChart, COLORS, stageColor } from './charts.js';
+import { EvalsPanel } from './evals-panel.js';
+import { RunActions } from './run-actions.js';
 import { SkillsPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
@@ -55,15 +57,19 @@ export class RunView {
     const [detail, history] = await Promise.all([api('run', { run: this.id }), api('history', { run: this.id })]);
     this.detail = detail;
     this.rows = history.rows;
-    this.head = h('div');
+    this.head = h('div#run-head');
     this.body = h('div');
+    this.actions = new RunActions(this.id);
+    const actionsBox = h('div');
     el.append(
       h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', detail.name),
       this.head,
+      actionsBox,
       h('div.tabs', TABS.map(([t, label]) => h('a', { href: runLink(this.id, t === 'overview' ? '' : `/${t}`), class: t === this.tab ? 'active' : '' }, label))),
       this.body,
     );
     this.renderHead();
+    await this.actions.mount(actionsBox);
     if (this.tab === 'overview') this.renderOverview();
     else if (this.tab === 'skills') await new SkillsPanel(this.id, this.query).mount(this.body);
     else if (this.tab === 'evals') await this.renderEvals();
@@ -76,7 +82,10 @@ export class RunView {
   }
 
   onLive(msg) {
-    if (msg.type === 'run' && msg.run === this.id) this.refresh();
+    if (msg.type === 'run' && msg.run === this.id) {
+      this.refresh();
+      this.actions?.refresh();
+    }
   }
 
   /** One reload at a time; a change that arrives meanwhile is read right after. */
@@ -439,6 +448,7 @@ export class RunView {
   // ---- evaluations ---------------------------------------------------------------------------
 
   async renderEvals() {
+    await new EvalsPanel(this.id).mount(this.body);
     const { dirs } = await api('rollouts', { run: this.id });
     if (!dirs.length) {
       this.body.append(h('div.panel.empty-state', 'No baseline, test or epoch-boundary rollouts in this run yet.'));

@@ -32,7 +32,7 @@ export class RunsView {
     put(this.body, 
       ...data.problems.map((p) => h('div.callout.warn', p)),
       data.runs.length === 0
-        ? h('div.panel.empty-state', 'No runs yet. Start one with ', h('code', 'skillopt train --config … --out DIR'), ' under a run root.')
+        ? h('div.panel.empty-state', 'No runs yet. Start one from ', h('a', { href: '#/new' }, 'New run'), ', or with ', h('code', 'skillopt train --config … --out DIR'), ' under a run root.')
         : h(
             'div.panel',
             h(

@@ -1,0 +1,117 @@
+/**
+ * The Sleep configuration: a YAML file in the user's config directory
+ * (`$XDG_CONFIG_HOME/skillopt/sleep.yaml`, `~/.config/skillopt/sleep.yaml`, on Windows
+ * `%APPDATA%\skillopt\sleep.yaml`), or the file named by `--config` / `SKILLOPT_SLEEP_CONFIG`.
+ * Every key is checked as in a training config: an unknown key, a wrong type or a bad value is an
+ * error naming the file and the key (with a suggestion for a likely typo). A missing default file
+ * means the defaults; a missing named file is an error.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError, errorMessage } from '../errors.ts';
+import { formatIssues } from '../config/issues.ts';
+import { isMapping, type Sources, type Tree } from '../config/tree.ts';
+import { didYouMean } from '../util/suggest.ts';
+import { SOURCE_NAMES, type SourceName } from './digest.ts';
+
+const paths = z.union([z.string(), z.array(z.string())]);
+
+export const HarvestConfigSchema = z
+  .object({
+    /** Which agents to read: 'all' (each that is installed) or a list of source names. */
+    sources: z
+      .union([z.literal('all'), z.array(z.string()).min(1)], { error: `expected 'all' or a list of agents (${SOURCE_NAMES.join(', ')})` })
+      .superRefine((value, ctx) => {
+        if (value === 'all') return;
+        value.forEach((name) => {
+          if (!(SOURCE_NAMES as readonly string[]).includes(name)) ctx.addIssue({ code: 'custom', message: `unknown agent '${name}'${didYouMean(name, SOURCE_NAMES)}; the agents are ${SOURCE_NAMES.join(', ')}` });
+        });
+      })
+      .transform((value) => value as 'all' | SourceName[])
+      .default('all'),
+    /** 'invoked' (the project of the working directory), 'all', or a list of project folders. */
+    projects: z.union([z.enum(['invoked', 'all']), z.array(z.string().min(1)).min(1)], { error: "expected 'invoked', 'all' or a list of project folders" }).default('invoked'),
+    /** How far back to look when no --since is given; 0 = all history. */
+    lookback_hours: z.number().nonnegative().default(72),
+    /** The most sessions one harvest keeps (the newest); 0 = no limit. */
+    max_sessions: z.number().int().nonnegative().default(120),
+    /** Sessions whose first prompt contains one of these are not harvested (other tools' sub-agents). */
+    exclude_markers: z.array(z.string().min(1)).default([]),
+    claude_home: z.string().default(''),
+    codex_home: z.string().default(''),
+    copilot_home: z.string().default(''),
+    copilot_cli_session_store: z.string().default(''),
+    vscode_workspace_storage: paths.default(''),
+    cursor_home: z.string().default(''),
+    opencode_data: z.string().default(''),
+    opencode_db: z.string().default(''),
+    pi_home: z.string().default(''),
+    devin_transcripts: z.string().default(''),
+    devin_workspaces: z.array(z.string()).default([]),
+  })
+  .strict();
+
+export const SleepConfigSchema = z
+  .object({
+    /** Where Sleep keeps its state and harvests; '' = ~/.skillopt-sleep. */
+    state_dir: z.string().default(''),
+    harvest: HarvestConfigSchema.default(HarvestConfigSchema.parse({})),
+  })
+  .strict();
+
+export type SleepConfig = z.infer<typeof SleepConfigSchema>;
+export type HarvestConfig = z.infer<typeof HarvestConfigSchema>;
+
+export interface LoadedSleepConfig {
+  config: SleepConfig;
+  /** The file read, or where the default file would be. */
+  file: string;
+  exists: boolean;
+}
+
+/** The default config file of this user. */
+export function defaultSleepConfigPath(environment: Record<string, string | undefined> = process.env, platform = process.platform, home = os.homedir()): string {
+  const base = platform === 'win32' ? (environment.APPDATA ?? path.join(home, 'AppData', 'Roaming')) : environment.XDG_CONFIG_HOME || path.join(home, '.config');
+  return path.join(base, 'skillopt', 'sleep.yaml');
+}
+
+/** `~` and `~/…` as the home folder. */
+export function expandHome(p: string, home = os.homedir()): string {
+  return p === '~' ? home : p.startsWith('~/') || p.startsWith('~\\') ? path.join(home, p.slice(2)) : p;
+}
+
+/** Every dotted path of a tree, list items included (`harvest.sources.1`), for naming a bad value. */
+function keyPaths(value: unknown, prefix = ''): string[] {
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : isMapping(value) ? Object.entries(value) : [];
+  return entries.flatMap(([k, v]) => {
+    const p = prefix ? `${prefix}.${k}` : k;
+    return [p, ...keyPaths(v, p)];
+  });
+}
+
+export function loadSleepConfig(file?: string, environment: Record<string, string | undefined> = process.env): LoadedSleepConfig {
+  const named = file || environment.SKILLOPT_SLEEP_CONFIG;
+  const target = path.resolve(expandHome(named || defaultSleepConfigPath(environment)));
+  if (!fs.existsSync(target)) {
+    if (named) throw new ConfigError(`${target}: the Sleep config file does not exist`, target);
+    return { config: SleepConfigSchema.parse({}), file: target, exists: false };
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(fs.readFileSync(target, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`${target}: not valid YAML: ${errorMessage(err)}`, target);
+  }
+  const tree: Tree = raw === null || raw === undefined ? {} : (raw as Tree);
+  if (!isMapping(tree)) throw new ConfigError(`${target}: expected a mapping of keys (state_dir, harvest), got ${Array.isArray(raw) ? 'a list' : typeof raw}`, target);
+  const result = SleepConfigSchema.safeParse(tree);
+  if (!result.success) {
+    const sources: Sources = new Map(keyPaths(tree).map((p) => [p, { source: target, written: p }]));
+    const key = result.error.issues[0]!.path.join('.');
+    throw new ConfigError(formatIssues(result.error.issues, tree, sources, SleepConfigSchema), target, key);
+  }
+  return { config: result.data, file: target, exists: true };
+}
