@@ -4,12 +4,13 @@
  * in the same run: reading the same JSONL with fs + JSON.parse alone.
  *   node --import tsx bench/data-load.ts [N]
  */
+import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { loadConfig } from '../src/config/load.ts';
-import { createEnv } from '../src/envs/registry.ts';
+import { createEnv } from '../src/app/env.ts';
 
 const n = Number(process.argv[2] ?? 50_000);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-'));

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Trajectory } from '../src/envs/types.ts';
-import { ScoreCache } from '../src/engine/score-cache.ts';
+import { ScoreCache } from '../src/engine/scoring/score-cache.ts';
 import { Ledger, type CallRecord } from '../src/model/ledger.ts';
 
 if (process.argv[2] === '--resume') {

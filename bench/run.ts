@@ -9,12 +9,13 @@
  * The sim's own answers cost CPU too; they are measured apart and subtracted, so the last line
  * is the orchestration's own cost per call.
  */
+import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load.ts';
-import { runTraining } from '../src/engine/run.ts';
+import { runTraining } from '../src/app/train.ts';
 import { SimEnv } from '../src/envs/sim/env.ts';
 import { SimModel } from '../src/model/sim/backend.ts';
 import type { HistoryRecord } from '../src/run/records.ts';

@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/scheduler.ts
  */
+import '../src/builtins.ts';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';

@@ -28,3 +28,6 @@ export class Interrupted extends Error {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Said when a registry is empty: the composition root that fills them was not imported. */
+export const NOTHING_REGISTERED = "no environment or backend is registered: import 'src/builtins.ts' first (the CLI and the library's index.ts do)";

@@ -1,4 +1,5 @@
 /** skillopt as a library: configuration, the skill document, models, environments and training. */
+import './builtins.ts';
 export { loadConfig, type LoadedConfig, type LoadOptions } from './config/load.ts';
 export { ConfigSchema, type Config, type RoleConfig, type EnvConfig } from './config/schema.ts';
 export { redact } from './config/redact.ts';
@@ -17,8 +18,9 @@ export { Ledger } from './model/ledger.ts';
 export type { Env, EnvFactory, Item, Splits, Trajectory, RolloutContext } from './envs/types.ts';
 export { registerEnv, getEnvFactory, envNames } from './envs/registry.ts';
 
-export { runTraining, type RunOptions } from './engine/run.ts';
-export { runEvaluation, type EvalOptions, type EvalSummary } from './engine/evaluate.ts';
+export { runTraining, type RunOptions } from './app/train.ts';
+export { runEvaluation, type EvalOptions } from './eval/evaluate.ts';
+export type { EvalSummary } from './eval/summary.ts';
 export { materialize, registerMaterializer, type Materializer } from './envs/materialize.ts';
 export type { TrainOutcome } from './engine/trainer.ts';
 export { buildRoleModels, type RoleModels } from './model/stack.ts';

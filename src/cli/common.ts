@@ -4,7 +4,11 @@ import { stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { COMMON_FLAGS, flagValue, ORIGINAL_FLAGS } from '../config/original-flags.ts';
 import { redact } from '../config/redact.ts';
-import { collect } from './main.ts';
+
+/** `--cfg-options a=1 b=2` and `--set a=1` collect into one list, in order. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
 
 export interface ConfigOptions {
   config: string;

@@ -15,7 +15,6 @@ export function registerData(program: Command): void {
     .option('--docs <dir...>', 'officeqa: the directories of the bulletin text files; items whose bulletins are not there are left out (and listed)')
     .action(async (benchmark: string, opts: { raw: string; manifest?: string; out: string; ratio?: string; seed: number; allowMissing?: boolean; docs?: string[] }) => {
       const { materialize } = await import('../envs/materialize.ts');
-      await import('../envs/materializers.ts');
       const report = await materialize({ benchmark, ...opts });
       const { train, val, test } = report.counts;
       process.stdout.write(`${benchmark}: train=${train} val=${val} test=${test} (${report.mode === 'manifest' ? 'ids and order from the manifest' : `seeded split ${opts.ratio ?? '2:1:7'}, seed ${opts.seed}`})\n`);

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { addConfigOptions, loadFromOptions, type ConfigOptions } from './common.ts';
-import { collect } from './main.ts';
+import { addConfigOptions, collect, loadFromOptions, type ConfigOptions } from './common.ts';
 
 interface EvalFlags extends ConfigOptions {
   skill: string[];
@@ -29,7 +28,7 @@ export function registerEval(program: Command): void {
     // The original's --out_root names the output directory of eval_only.py too.
     const outRoot = path.resolve(opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`));
     const repeats = Number(opts.repeats);
-    const { runEvaluation } = await import('../engine/evaluate.ts');
+    const { runEvaluation } = await import('../eval/evaluate.ts');
     await runEvaluation({ loaded, outRoot, configFile: opts.config, skillFiles: opts.skill, split: opts.split, targets: opts.target, repeats });
   });
 }

@@ -1,5 +1,6 @@
 /** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input, 130 stopped by Ctrl-C. */
 import { Command, CommanderError } from 'commander';
+import '../builtins.ts';
 import { redactText } from '../config/redact.ts';
 import { Interrupted, UserError, errorMessage } from '../errors.ts';
 import { FatalModelError } from '../model/types.ts';
@@ -57,9 +58,4 @@ export async function main(argv: string[]): Promise<number> {
     if (process.env.SKILLOPT_DEBUG && err instanceof Error) say(`${err.stack}`);
     return EXIT_FAILED;
   }
-}
-
-/** `--cfg-options a=1 b=2` and `--set a=1` collect into one list, in order. */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
 }

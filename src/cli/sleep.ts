@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { collect } from './main.ts';
+import { collect } from './common.ts';
 
 interface HarvestCliOptions {
   source?: string[];

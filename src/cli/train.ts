@@ -39,7 +39,7 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
   }
   if (!opts.resume) return path.resolve(fixed || defaultOutRoot(loaded.config.env.name));
   if (fixed) return holdsRun(path.resolve(fixed), '--resume');
-  const { trainingChanges } = await import('../engine/resume-check.ts');
+  const { trainingChanges } = await import('../app/resume-check.ts');
   const root = path.resolve(path.dirname(defaultOutRoot(loaded.config.env.name)));
   const runs = runsOfConfig(root, loaded.files.at(-1)!);
   const unfinished = runs.filter((r) => !r.finished);
@@ -85,12 +85,12 @@ export function registerTrain(program: Command): void {
   ).action(async (opts: TrainOptions) => {
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
-      const { planInputFor, planRun, formatPlan } = await import('../engine/plan.ts');
+      const { planInputFor, planRun, formatPlan } = await import('../app/plan.ts');
       process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded)))}\n`);
       return;
     }
     const outRoot = await runDirectory(opts, loaded);
-    const { runTraining } = await import('../engine/run.ts');
+    const { runTraining } = await import('../app/train.ts');
     const outcome = await withStopSignal((signal) =>
       runTraining({
         loaded,

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
-import { ConfigError } from '../errors.ts';
+import type { z } from 'zod';
+import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
@@ -16,7 +17,6 @@ import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
 import { getEnvFactory, envNames } from '../envs/registry.ts';
 import { formatIssues, knownKeysAt, sourceOf } from './issues.ts';
-import '../envs/builtin.ts';
 import { resolveJudge, resolveRoles } from './roles.ts';
 import { getBackend } from '../model/registry.ts';
 
@@ -206,6 +206,7 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
     );
   }
   const factory = getEnvFactory(name);
+  if (envNames().length === 0) throw new Error(NOTHING_REGISTERED);
   if (!factory) {
     const s = sourceOf(sources, 'env.name');
     throw new ConfigError(`${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`, s.source, 'env.name');

@@ -7,9 +7,8 @@
  * does. Unknown backends, and backends of the original that are not built yet, are an error
  * naming the key.
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
-import '../model/backends.ts';
 import { didYouMean } from '../util/suggest.ts';
 import type { Sources } from './tree.ts';
 import { RoleSchema, type Config } from './schema.ts';
@@ -36,6 +35,7 @@ function checkedBackend(requested: string, role: RoleName, key: string, sources:
   const s = sources.get(key);
   const where = `${s?.source ?? 'config'}: ${s?.written ?? key}`;
   const canonical = canonicalBackend(requested);
+  if (backendNames().length === 0) throw new Error(NOTHING_REGISTERED);
   if (!canonical) {
     throw new ConfigError(`${where}: unknown backend '${requested}'${didYouMean(requested, backendNames())}; known backends: ${backendNames().join(', ')}`, s?.source, key);
   }

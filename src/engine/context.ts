@@ -1,72 +1,74 @@
-/** Everything a training run's stages share, built once by `run.ts`. */
+/**
+ * What a training run's parts share, built once by the application (`app/train.ts`). Each part
+ * names the pieces it uses (`Pick<RunContext, …>`): the step, the epoch boundary and the final
+ * evaluation each read a few of them, and no part reads the raw config.
+ */
 import type { LimitFunction } from 'p-limit';
-import type { Config } from '../config/schema.ts';
-import type { Env, Item, Splits } from '../envs/types.ts';
-import type { RoleModels } from '../model/stack.ts';
+import type { Env, Item } from '../envs/types.ts';
+import type { Admission } from '../model/admission.ts';
+import type { Ledger } from '../model/ledger.ts';
 import type { EventLog } from '../run/events.ts';
 import type { RunDir } from '../run/layout.ts';
 import type { HistoryRecord } from '../run/records.ts';
-import type { OptimizerContext } from './ask.ts';
-import type { Schedule } from './data.ts';
-import type { LrScheduler } from './lr.ts';
-import type { LrControl, PairPolicy } from './modes.ts';
-import type { StepBufferEntry, UpdateMode } from './protocol.ts';
-import type { ScoreCache } from './score-cache.ts';
-import type { GateScoring } from './scoring.ts';
+import type { StepBufferEntry } from '../protocol/optimizer.ts';
+import type { Schedule } from './batches.ts';
+import type { LrScheduler } from './lr-schedulers.ts';
+import type { OptimizerContext } from './optimizer/ask.ts';
+import type { TrainSettings } from './settings.ts';
+import type { SkillStates } from './stages/gate.ts';
+import type { Rollouts } from './stages/rollout.ts';
+import type { SelectionEvaluator } from './stages/selection-eval.ts';
 
 export interface RunContext {
-  config: Config;
-  /** Config paths whose values came from secret variables (redacted wherever written). */
-  secretPaths: Set<string>;
+  settings: TrainSettings;
   dir: RunDir;
   events: EventLog;
-  env: Env;
-  splits: Splits;
-  /** The selection split the gate scores on (first `sel_env_num` of val). */
-  selection: Item[];
+  /** The env's advice for the analysts and its task types (its rollouts go through `rollouts`). */
+  env: Pick<Env, 'analystGuide' | 'taskTypes'>;
+  train: Item[];
   /** The held-out test items (first `test_env_num` of test). */
   test: Item[];
-  models: RoleModels;
-  scores: ScoreCache;
-  rolloutLimit: LimitFunction;
-  analystLimit: LimitFunction;
+  /** Every model call of the run, for the step records, the summary and the budget. */
+  ledger: Ledger;
+  /** Whether model calls may be sent: the run's limits, and its stop once one is reached. */
+  admission: Admission;
+  rollouts: Rollouts;
+  selection: SelectionEvaluator;
   opt: OptimizerContext;
-  mode: UpdateMode;
-  lrControl: LrControl;
-  pairPolicy: PairPolicy;
-  scoring: GateScoring;
+  analystLimit: LimitFunction;
   plan: Schedule;
   skillInit: string;
-  /** Largest skill allowed, in tokens (0 = none). */
-  maxSkillTokens: number;
-  /** When this process started, and the run's wall time in earlier processes. */
-  startedAt: number;
-  elapsedBefore: number;
+  clock: RunClock;
   /** Aborted when the run is asked to stop (Ctrl-C): it stops at the next safe point. */
   stop?: AbortSignal;
+  /** The config as `summary.json` records it (secrets redacted). */
+  recordedConfig: unknown;
 }
 
-export interface SkillState {
-  skill: string;
-  score: number;
-  origin: string;
+/** The run's wall time: this process's, plus that of the earlier processes of a resumed run. */
+export class RunClock {
+  private readonly startedAt = Date.now();
+
+  constructor(private before = 0) {}
+
+  resumedAfter(seconds: number): void {
+    this.before = seconds;
+  }
+
+  elapsedSeconds(): number {
+    return this.before + (Date.now() - this.startedAt) / 1000;
+  }
 }
 
-export interface TrainState {
+export interface TrainState extends SkillStates {
   lastStep: number;
   /** The initial skill's selection score. */
   baselineScore: number;
-  current: SkillState;
-  best: SkillState & { step: number };
   scheduler: LrScheduler;
   /** The last epoch whose boundary (slow update and meta skill) is complete. */
   boundariesDone: number;
   stepBuffer: StepBufferEntry[];
   history: HistoryRecord[];
-}
-
-export function elapsedSeconds(ctx: RunContext): number {
-  return ctx.elapsedBefore + (Date.now() - ctx.startedAt) / 1000;
 }
 
 export const round = (x: number, digits: number) => Number(x.toFixed(digits));

@@ -5,17 +5,16 @@
  * split. Each stage is one call into its module.
  */
 import { RunStop } from '../model/types.ts';
-import { budgetStop } from './budget.ts';
-import { elapsedSeconds, type RunContext, type TrainState } from './context.ts';
-import { planEpoch } from './data.ts';
-import { epochBoundary } from './epoch-boundary.ts';
-import { activeMetaSkill } from './meta-skill.ts';
-import { finalEvaluation } from './final.ts';
-import { buildScheduler } from './lr.ts';
-import { scoreOnSelection } from './selection.ts';
-import { persistState, readResumeState, restoreStepBuffer } from './state.ts';
-import { trainStep } from './step.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
+import { planEpoch } from './batches.ts';
+import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
+import type { RunContext, TrainState } from './context.ts';
+import { epochBoundary } from './epoch/boundary.ts';
+import { activeMetaSkill } from './epoch/meta-skill.ts';
+import { finalEvaluation } from './final-evaluation.ts';
+import { buildScheduler } from './lr-schedulers.ts';
+import { trainStep } from './step/train-step.ts';
+import { budgetStop } from './budget-limits.ts';
 
 export type TrainOutcome =
   | { status: 'finished'; summary: Record<string, unknown>; /** It had finished before this call. */ alreadyFinished?: boolean }
@@ -32,28 +31,28 @@ export type TrainOutcome =
 
 /** Where training starts: a resumed run's state, or the initial skill scored on the selection split. */
 async function startState(ctx: RunContext): Promise<TrainState> {
-  const { config, plan } = ctx;
-  const scheduler = buildScheduler(config.optimizer.lr_scheduler, config.optimizer.learning_rate, config.optimizer.min_learning_rate, plan.totalSteps);
+  const { settings, plan } = ctx;
+  const scheduler = buildScheduler(settings.lr.scheduler, settings.lr.max, settings.lr.min, plan.totalSteps);
   const resumed = await readResumeState(ctx);
   if (resumed) {
     scheduler.load(resumed.scheduler);
-    ctx.elapsedBefore = resumed.elapsed;
+    ctx.clock.resumedAfter(resumed.elapsed);
     ctx.events.info(`[resume] from step ${resumed.lastStep + 1}  current=${resumed.current.score.toFixed(4)} best=${resumed.best.score.toFixed(4)} (origin=${resumed.best.origin})`);
     return { ...resumed, scheduler, stepBuffer: [] };
   }
   ctx.dir.writeText(ctx.dir.skill(0), ctx.skillInit);
-  ctx.events.emit({ type: 'stage_started', step: 0, epoch: 0, stage: 'baseline', detail: `initial skill on selection items=${ctx.selection.length}` });
+  ctx.events.emit({ type: 'stage_started', step: 0, epoch: 0, stage: 'baseline', detail: `initial skill on selection items=${ctx.selection.items.length}` });
   const started = performance.now();
-  const base = await scoreOnSelection(ctx, ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), stage: { step: 0 } });
+  const base = await ctx.selection.score(ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), step: 0 });
   ctx.events.emit({
     type: 'stage_finished',
     step: 0,
     epoch: 0,
     stage: 'baseline',
     seconds: (performance.now() - started) / 1000,
-    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${config.evaluation.gate_metric}]=${base.gate.toFixed(4)}`,
+    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${settings.gate.scoring.metric}]=${base.gate.toFixed(4)}`,
   });
-  const skill = config.optimizer.use_skill_aware_reflection ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
+  const skill = settings.skillAware.on ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
   const state: TrainState = {
     lastStep: 0,
     baselineScore: base.gate,
@@ -74,7 +73,7 @@ function stopHere(ctx: RunContext, state: TrainState): TrainOutcome | undefined 
     persistState(ctx, state, 'stopped');
     return { status: 'stopped', cause: 'interrupted', reason: `interrupted after step ${state.lastStep}; the run is saved` };
   }
-  const stop = budgetStop(ctx.config.budget, ctx.models.ledger.totals(), elapsedSeconds(ctx) / 60);
+  const stop = budgetStop(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
   if (!stop) return undefined;
   persistState(ctx, state, 'stopped');
   return { status: 'stopped', cause: 'budget', reason: stop.message, limit: stop.limit };
@@ -86,7 +85,7 @@ function stopHere(ctx: RunContext, state: TrainState): TrainOutcome | undefined 
  * replays the calls made since from the journal.
  */
 async function stopInStage(ctx: RunContext, stop: RunStop): Promise<TrainOutcome> {
-  await ctx.models.admission.idle();
+  await ctx.admission.idle();
   const runtime = ctx.dir.readRuntimeState();
   if (runtime) ctx.dir.writeJson(ctx.dir.runtimeState, { ...runtime, status: 'stopped' });
   const resumesAt = runtime ? `after step ${runtime.last_completed_step}` : 'from the start';
@@ -104,11 +103,11 @@ export async function train(ctx: RunContext): Promise<TrainOutcome> {
 }
 
 async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
-  const { config, plan } = ctx;
+  const { settings, plan } = ctx;
   const state = await startState(ctx);
 
-  for (let epoch = 1; epoch <= config.train.num_epochs; epoch++) {
-    const batches = planEpoch(ctx.splits.train, epoch, config.train.seed, config.train.batch_size, plan.batchesPerEpoch);
+  for (let epoch = 1; epoch <= settings.epochs; epoch++) {
+    const batches = planEpoch(ctx.train, epoch, settings.seed, settings.batchSize, plan.batchesPerEpoch);
     const metaSkill = activeMetaSkill(ctx, epoch);
     state.stepBuffer = restoreStepBuffer(ctx, state.history, epoch);
     for (let s = 0; s < plan.stepsPerEpoch; s++) {
@@ -117,7 +116,7 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       const stop = stopHere(ctx, state);
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
-      const a = config.train.accumulation;
+      const a = settings.accumulation;
       await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), metaSkill });
     }
     if (state.boundariesDone < epoch) {

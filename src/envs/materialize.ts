@@ -18,7 +18,8 @@ import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
 import { DataError, formatLocation, type Location } from './data/errors.ts';
 import { listLeftOut, type LeftOutRecord } from './data/left-out.ts';
 import { dataFilesIn, readRecords } from './data/read.ts';
-import { SPLIT_NAMES, splitByRatio, type SplitName } from './data/splits.ts';
+import { SPLIT_NAMES, splitByRatio } from './data/splits.ts';
+import type { SplitName } from './types.ts';
 
 /** One raw item, normalised to what the env reads, plus files to write beside the split (images). */
 export interface RawItem {

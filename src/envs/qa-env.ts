@@ -7,7 +7,8 @@
 import type { EnvConfig } from '../config/schema.ts';
 import type { ImagePart, TextPart } from '../model/types.ts';
 import type { RawRecord } from './data/read.ts';
-import { loadSplits, type LoadedSplits, type SplitName } from './data/splits.ts';
+import { loadSplits, type LoadedSplits } from './data/splits.ts';
+import type { SplitName } from './types.ts';
 import { envPrompt } from './prompts.ts';
 import { askForAnswer, conversationOf, describeUser, scoredTrajectory } from './qa.ts';
 import { TAG_RULE, type ExtractRule } from './scoring/extract.ts';

@@ -14,6 +14,8 @@ export interface Item {
   [field: string]: unknown;
 }
 
+export type SplitName = 'train' | 'val' | 'test';
+
 export interface Splits {
   train: Item[];
   val: Item[];
@@ -72,6 +74,43 @@ export interface RolloutContext {
   signal?: AbortSignal;
 }
 
+/**
+ * An environment: its data, and a rollout that runs the target on one item under a skill and
+ * scores the result. The contract between an env and the engine:
+ *
+ * `load()` returns the three splits; item ids are unique across them (the engine checks and
+ * refuses duplicates, since scores are cached by id). A problem with the user's data is a
+ * `UserError` naming the file, the record and the field.
+ *
+ * `rollout(item, skill, ctx)` runs `ctx.target` (and `ctx.judge`, for an env that `usesJudge`)
+ * on this one item and returns its `Trajectory`:
+ * - An answer is scored: `hard` and `soft` in [0, 1], with `failReason` and `feedback` saying
+ *   what the optimizer should learn from a failure.
+ * - When the item could not be run (a model call that failed after its retries, a timeout, an
+ *   unusable structured reply of the judge), the rollout either returns a trajectory with `error`
+ *   set, or lets the model's error propagate (`InfraError`, `CallFailure`,
+ *   `StructuredOutputError`): the engine records that item as an infrastructure error, keeps it
+ *   out of every score, and runs it again where a score needs it. It is never scored as a wrong
+ *   answer.
+ * - Any other exception stops the run (resumably) once the items in flight are done: a
+ *   `UserError` for a problem in the user's input (a broken custom scorer), a `FatalModelError`
+ *   (a rejected key), and anything else, which is taken for a bug. So a rollout must never throw
+ *   for one item's bad luck anything but the model's errors above.
+ * - It must never: score an item it could not run; show the target (or put in the trajectory's
+ *   prompt) the expected answer, or anything derived from it beyond what the benchmark gives, and
+ *   in evaluation (`ctx.training` unset) no feedback on its answer; or keep state between
+ *   rollouts that changes a later item's result.
+ * - It may be called concurrently (up to `env.workers` at once), and again for the same item
+ *   with another `ctx.sample`; the same item, skill, target, sample and seed must give the same
+ *   result, since the engine caches it and never runs it twice.
+ *
+ * In return the engine guarantees: each rollout is run at most once per (skill, item, target,
+ * sample, seed) and its result is journaled, so a resumed run does not pay for it again; calls
+ * through `ctx.target` and `ctx.judge` go through the role's pool, retries, rate limits, cache
+ * and ledger; once the run is asked to stop, a new call through them fails with a fatal error
+ * that ends the unfinished step, which is not committed (the calls in flight finish and are
+ * journaled); the env sees only the skill's text, never the optimizer or the edits.
+ */
 export interface Env {
   readonly name: string;
   load(): Promise<Splits>;

@@ -1,5 +1,5 @@
 /** The Markdown tables of `skillopt eval`: skills down, targets across, then types and comparisons. */
-import type { CellStats, EvalSummary } from '../engine/evaluate.ts';
+import type { CellStats, EvalSummary } from './summary.ts';
 import type { PairedTest } from './stats.ts';
 
 const f3 = (x: number) => x.toFixed(3);

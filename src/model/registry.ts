@@ -16,6 +16,8 @@ export interface BackendContext {
   seed: number;
   /** Where a backend says what it left out of requests (an option the model does not take); once per option. */
   notice?: (message: string) => void;
+  /** The HTTP client of providers (default: the global `fetch`); tests give one that answers in-process. */
+  fetch?: typeof fetch;
 }
 
 export interface BackendSpec {

@@ -17,11 +17,10 @@ import { Admission } from './admission.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
 import { Ledger, LedgerModel, type Totals } from './ledger.ts';
 import { Pool } from './pool.ts';
-import { getBackend } from './registry.ts';
+import { getBackend, type BackendContext } from './registry.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
 import { ScheduledModel } from './scheduler.ts';
 import { FatalModelError, type ChatModel, type Role, type RunStop } from './types.ts';
-import './backends.ts';
 
 export type { ModelEvent } from './retry-watch.ts';
 
@@ -54,6 +53,8 @@ export interface StackOptions {
   configDir?: string;
   /** Calls failing and being retried, long waits, options a model does not take: for the run's event log. */
   onEvent?: (event: ModelEvent) => void;
+  /** The providers' HTTP client (default: the global `fetch`). */
+  fetch?: typeof fetch;
   /**
    * The run's limits, checked before each call is sent: given what the run has spent (this
    * process and earlier ones) and the calls in flight, the stop a limit asks for, if any.
@@ -61,10 +62,16 @@ export interface StackOptions {
   limit?: (totals: Totals, inFlight: number) => RunStop | undefined;
 }
 
-export async function buildBackendModel(role: Role, rc: RoleConfig, config: Config, environment: Record<string, string | undefined>, notice?: (message: string) => void): Promise<ChatModel> {
+export async function buildBackendModel(
+  role: Role,
+  rc: RoleConfig,
+  config: Config,
+  environment: Record<string, string | undefined>,
+  extra: Pick<BackendContext, 'notice' | 'fetch'> = {},
+): Promise<ChatModel> {
   const spec = getBackend(rc.backend);
   if (!spec) throw new FatalModelError(`unknown backend '${rc.backend}' for model.${role}`);
-  return spec.create(rc, { role, environment, reasoningEffort: config.model.reasoning_effort, seed: config.train.seed, ...(notice ? { notice } : {}) });
+  return spec.create(rc, { role, environment, reasoningEffort: config.model.reasoning_effort, seed: config.train.seed, ...extra });
 }
 
 /** What shapes a role's answers beyond the request (the resolved endpoint comes from the backend): part of the response-cache key. */
@@ -114,7 +121,7 @@ export class ModelStack {
     const override = rc === this.config.model[role] ? this.options.override?.[role] : undefined;
     if (override) return this.wrap(role, override, rc, { pool, cached: false });
     const notice = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
-    return this.wrap(role, await buildBackendModel(role, rc, this.config, this.environment, notice), rc, { pool, cached: true });
+    return this.wrap(role, await buildBackendModel(role, rc, this.config, this.environment, { notice, fetch: this.options.fetch }), rc, { pool, cached: true });
   }
 
   /** A given model wrapped like a built one (the caller's own models: not cached). */

@@ -6,6 +6,18 @@
 import { z } from 'zod';
 import { redactDeep } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from './atomic.ts';
+import { GATE_ACTIONS, STEP_ACTIONS } from './records.ts';
+
+/** The stages a run reports: the baseline, the six of a step, the slow update and the final evaluation. */
+export const STAGES = ['baseline', 'rollout', 'reflect', 'aggregate', 'select', 'update', 'evaluate', 'slow_update', 'final_evaluation'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** What an epoch boundary did: the slow update's outcomes (a gate action among them), then the meta skill's. */
+export const BOUNDARY_ACTIONS = ['inject_placeholder', 'no_content', 'over_length_limit', ...GATE_ACTIONS, 'skip_first_epoch', 'write_meta_skill'] as const;
+type BoundaryAction = (typeof BOUNDARY_ACTIONS)[number];
+export type SlowUpdateAction = Exclude<BoundaryAction, 'skip_first_epoch' | 'write_meta_skill'>;
+export type MetaSkillAction = Extract<BoundaryAction, 'skip_first_epoch' | 'write_meta_skill' | 'no_content'>;
+const stage = z.enum(STAGES);
 
 const base = { time: z.string() };
 const num = z.number();
@@ -35,14 +47,14 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** The command that resumes this run if it stops. */
     resume_command: z.string().optional(),
   }),
-  z.object({ ...base, type: z.literal('stage_started'), step: num, epoch: num, stage: z.string(), total: num.optional(), detail: z.string().optional() }),
-  z.object({ ...base, type: z.literal('stage_progress'), step: num, stage: z.string(), done: num, total: num }),
+  z.object({ ...base, type: z.literal('stage_started'), step: num, epoch: num, stage, total: num.optional(), detail: z.string().optional() }),
+  z.object({ ...base, type: z.literal('stage_progress'), step: num, stage, done: num, total: num }),
   z.object({
     ...base,
     type: z.literal('stage_finished'),
     step: num,
     epoch: num,
-    stage: z.string(),
+    stage,
     seconds: num,
     detail: z.string().optional(),
     stats: z.record(z.string(), z.union([num, z.string(), z.boolean(), z.null()])).optional(),
@@ -52,7 +64,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     type: z.literal('gate_decision'),
     step: num,
     epoch: num,
-    action: z.string(),
+    action: z.enum(GATE_ACTIONS),
     metric: z.string(),
     candidate_score: score,
     current_score: score,
@@ -67,13 +79,20 @@ export const EventSchema = z.discriminatedUnion('type', [
     type: z.literal('step_finished'),
     step: num,
     epoch: num,
-    action: z.string(),
+    action: z.enum(STEP_ACTIONS),
     current_score: score,
     best_score: score,
     seconds: num,
     timing: z.record(z.string(), num).optional(),
   }),
-  z.object({ ...base, type: z.literal('epoch_boundary'), epoch: num, kind: z.enum(['slow_update', 'meta_skill']), action: z.string(), detail: z.string().optional() }),
+  z.object({
+    ...base,
+    type: z.literal('epoch_boundary'),
+    epoch: num,
+    kind: z.enum(['slow_update', 'meta_skill']),
+    action: z.enum(BOUNDARY_ACTIONS),
+    detail: z.string().optional(),
+  }),
   z.object({ ...base, type: z.literal('log'), level: z.enum(['info', 'warn']), message: z.string() }),
   z.object({
     ...base,

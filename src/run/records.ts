@@ -27,43 +27,125 @@ export const GateStatsSchema = z
     rollouts_saved: z.number(),
     cache_hits: z.number().optional(),
     early_stopped: z.boolean().optional(),
+    /** Selection items that ended in infrastructure errors (left out of the score). */
+    errors: z.number().optional(),
   })
   .loose();
 
-export const HistoryRecordSchema = z
+/** What the gate did with a candidate. */
+export const GATE_ACTIONS = ['accept_new_best', 'accept', 'reject', 'force_accept'] as const;
+export type GateAction = (typeof GATE_ACTIONS)[number];
+/** What a step did: a gate action, or a skip when it had no patch or no usable candidate. */
+export const STEP_ACTIONS = [...GATE_ACTIONS, 'skip_no_patches', 'skip_no_rewrite'] as const;
+export type StepAction = (typeof STEP_ACTIONS)[number];
+
+/** The candidate replaced the current skill (any spelling of the original's too). */
+export function isAccepted(action: string): boolean {
+  return action === 'accept' || action === 'accept_new_best' || action === 'force_accept';
+}
+
+/** The step left the skill as it was, before any evaluation. */
+export function isSkipped(action: string): boolean {
+  return action === 'skip_no_patches' || action === 'skip_no_rewrite';
+}
+
+const BatchScoreSchema = z.object({
+  batch_idx: z.number(),
+  batch_seed: z.number(),
+  n_envs: z.number(),
+  hard: z.number(),
+  soft: z.number(),
+  n_failure_patches: z.number(),
+  n_success_patches: z.number(),
+});
+
+/** The autonomous learning rate's decision (`lr_decision.json`, a line of `lr_history.jsonl`). */
+export const LrDecisionSchema = z.object({
+  learning_rate: z.number(),
+  raw_learning_rate: z.number().nullable(),
+  available_update_items: z.number(),
+  clamped: z.boolean(),
+  fallback: z.boolean(),
+  reasoning: z.string(),
+  confidence: z.string(),
+  risk_notes: z.array(z.string()),
+});
+export type LrDecision = z.infer<typeof LrDecisionSchema>;
+
+/**
+ * One step of `history.json` as this trainer writes it, every field. The fields of the select,
+ * update and evaluate stages are there only when the step reached them (a skip stops earlier).
+ */
+export const StepRecordSchema = z
   .object({
     step: z.number(),
     epoch: z.number(),
-    step_in_epoch: z.number().optional(),
-    timing: z.record(z.string(), z.number()).optional(),
-    tokens: z.record(z.string(), StageUsageSchema).optional(),
-    rollout_hard: z.number().optional(),
-    rollout_soft: z.number().optional(),
-    rollout_n: z.number().optional(),
-    rollout_errors: z.number().optional(),
-    n_patches: z.number().optional(),
-    n_failure_patches: z.number().optional(),
-    n_success_patches: z.number().optional(),
+    step_in_epoch: z.number(),
+    /** What the step paid, per purpose. */
+    tokens: z.record(z.string(), StageUsageSchema),
+    rollout_hard: z.number(),
+    rollout_soft: z.number(),
+    rollout_n: z.number(),
+    rollout_errors: z.number(),
+    accumulation_batches: z.array(BatchScoreSchema),
+    n_patches: z.number(),
+    n_failure_patches: z.number(),
+    n_success_patches: z.number(),
+    action: z.enum(STEP_ACTIONS),
     n_edits_merged: z.number().optional(),
     n_edits_ranked: z.number().optional(),
+    /** Edits allowed this step; null in the full-rewrite mode, which has no learning rate. */
     edit_budget: z.number().nullable().optional(),
-    lr_control_mode: z.string().optional(),
+    lr_control_mode: z.enum(['fixed', 'autonomous', 'none']).optional(),
+    lr_decision: LrDecisionSchema.optional(),
+    /** The real minibatch size behind each selected item. */
+    support_counts: z.array(z.number().nullable()).optional(),
+    skip_reason: z.string().optional(),
     candidate_hash: z.string().optional(),
     candidate_skill_len: z.number().optional(),
-    edit_apply_summary: z.object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() }).loose().optional(),
+    candidate_skill_tokens: z.number().optional(),
+    rewrite_change_summary: z.array(z.string()).optional(),
+    edit_apply_summary: z.object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() }).optional(),
     selection_hard: z.number().nullable().optional(),
     selection_soft: z.number().nullable().optional(),
-    gate_metric: z.string().optional(),
+    gate_metric: z.enum(['hard', 'soft', 'mixed']).optional(),
+    /** Null when the gate stopped early: only `candidate_gate_upper_bound` is known then. */
     candidate_gate_score: z.number().nullable().optional(),
+    /** After an early stop: the most the candidate could have scored. */
+    candidate_gate_upper_bound: z.number().optional(),
     gate: GateStatsSchema.optional(),
+    n_execution_lapse_notes: z.number().optional(),
+    n_appendix_notes_added: z.number().optional(),
+    n_appendix_notes_total: z.number().optional(),
+    n_appendix_notes_consolidated: z.number().optional(),
+    current_score: z.number(),
+    best_score: z.number(),
+    best_step: z.number(),
+    current_origin: z.string(),
+    best_origin: z.string(),
+    skill_len: z.number(),
+    skill_tokens: z.number(),
+  })
+  .strict();
+export type StepRecord = z.infer<typeof StepRecordSchema>;
+
+/**
+ * A step record as the dashboard and a resume read it: this trainer's (`StepRecordSchema`), or
+ * the original's, whose records may lack fields, spell actions its own way and carry timings.
+ */
+export const HistoryRecordSchema = StepRecordSchema.partial()
+  .extend({
+    step: z.number(),
+    epoch: z.number(),
     action: z.string(),
-    current_score: z.number().optional(),
-    best_score: z.number().optional(),
-    best_step: z.number().optional(),
-    current_origin: z.string().optional(),
-    best_origin: z.string().optional(),
-    skill_len: z.number().optional(),
+    timing: z.record(z.string(), z.number()).optional(),
     wall_time_s: z.number().optional(),
+    lr_control_mode: z.string().optional(),
+    gate_metric: z.string().optional(),
+    accumulation_batches: z.array(z.looseObject({})).optional(),
+    lr_decision: z.looseObject({}).optional(),
+    rewrite_change_summary: z.unknown().optional(),
+    edit_apply_summary: z.object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() }).loose().optional(),
   })
   .loose();
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;

@@ -8,11 +8,21 @@
 import fs from 'node:fs';
 import { UserError } from '../errors.ts';
 import { skillHash } from '../skill/document.ts';
-import type { RunDir } from './layout.ts';
 import type { HistoryRecord, RuntimeState } from './records.ts';
 
+/** What a rebuild reads of a run directory (`RunDir` is one). */
+export interface RunFiles {
+  readonly runtimeState: string;
+  readonly history: string;
+  skill(step: number): string;
+  step(step: number, file: string): string;
+  slowUpdate(epoch: number, file: string): string;
+  readText(file: string): string | undefined;
+  readHistory(): HistoryRecord[];
+}
+
 /** The file holding the skill that an origin names, as the trainer writes it. */
-function skillOfOrigin(dir: RunDir, origin: string): string | undefined {
+function skillOfOrigin(dir: RunFiles, origin: string): string | undefined {
   if (origin === 'initial_skill') return dir.skill(0);
   const step = /^step_(\d+)$/.exec(origin);
   if (step) return dir.step(Number(step[1]), 'candidate_skill.md');
@@ -22,7 +32,7 @@ function skillOfOrigin(dir: RunDir, origin: string): string | undefined {
 }
 
 /** Wall time of the committed steps, from their step records (the baseline's is not known). */
-function stepSeconds(dir: RunDir, history: HistoryRecord[]): number {
+function stepSeconds(dir: RunFiles, history: HistoryRecord[]): number {
   let total = 0;
   for (const r of history) {
     const record = dir.readText(dir.step(r.step, 'step_record.json'));
@@ -43,7 +53,7 @@ function stepSeconds(dir: RunDir, history: HistoryRecord[]): number {
  * the scores of a run with no step yet) are left out: the trainer measures them again, from
  * the score cache.
  */
-export function rebuildRuntimeState(dir: RunDir, problem: string): RuntimeState {
+export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeState {
   const refuse = (why: string) =>
     new UserError(`${dir.runtimeState} ${problem}, and the run cannot be rebuilt from its other files: ${why}. Restore the file, or move the run directory away to start over`);
   let history: HistoryRecord[];

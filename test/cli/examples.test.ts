@@ -4,6 +4,7 @@
  * real command-line program, and for `train` and `eval` its config is loaded (commands that need
  * a server or data stop there).
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

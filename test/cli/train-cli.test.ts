@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -5,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { BIN, ROOT, runCli, runPrinted } from '../helpers/cli.ts';
 import { SIM_CONFIG, historyOf, readText, snapshot, trainSim } from '../helpers/train.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';

@@ -1,10 +1,11 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { preflight } from '../../src/config/preflight.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { UserError } from '../../src/errors.ts';
 import type { ChatModel } from '../../src/model/types.ts';
 import { SIM_CONFIG } from '../helpers/train.ts';

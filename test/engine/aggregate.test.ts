@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { aggregate, mergeGroup, mergeHierarchy, type Merged } from '../../src/engine/aggregate.ts';
+import { aggregate, mergeGroup, mergeHierarchy, type Merged } from '../../src/engine/stages/aggregate.ts';
 import { InfraError } from '../../src/model/types.ts';
 import { scriptedModel } from '../helpers/models.ts';
 import { optimizerContext } from '../helpers/optimizer.ts';

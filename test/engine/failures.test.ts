@@ -1,9 +1,10 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
 import { CallFailure } from '../../src/model/failure.ts';
 import { FatalModelError, InfraError, type ChatModel, type ChatRequest } from '../../src/model/types.ts';

@@ -1,41 +1,61 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decide, rejectIsCertain } from '../../src/engine/gate.ts';
-import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring.ts';
+import { applyDecision, decide, rejectIsCertain } from '../../src/engine/stages/gate.ts';
+import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring/metrics.ts';
 import { Rng } from '../../src/util/random.ts';
 
-const state = (current: number, best: number, bestStep = 0) => ({ currentScore: current, bestScore: best, bestStep });
+const scores = (current: number, best: number) => ({ current, best });
+const skill = (name: string, score: number) => ({ skill: name, score, origin: name });
+const states = (current: number, best: number, bestStep = 0) => ({ current: skill('current', current), best: { ...skill('best', best), step: bestStep } });
 
 describe('gate decision', () => {
-  it('accepts a new best, updating current and best', () => {
-    assert.deepEqual(decide(0.9, state(0.5, 0.5), 7), { action: 'accept_new_best', currentScore: 0.9, bestScore: 0.9, bestStep: 7 });
+  it('accepts a new best, which becomes current and best', () => {
+    const d = decide(0.9, scores(0.5, 0.5), 'gate');
+    assert.deepEqual(d, { action: 'accept_new_best', replacesCurrent: true, newBest: true });
+    assert.deepEqual(applyDecision(states(0.5, 0.5), skill('cand', 0.9), d, 7), { current: skill('cand', 0.9), best: { ...skill('cand', 0.9), step: 7 } });
   });
 
   it('accepts above current but below best without touching best', () => {
-    assert.deepEqual(decide(0.6, state(0.4, 0.8, 2), 7), { action: 'accept', currentScore: 0.6, bestScore: 0.8, bestStep: 2 });
-    assert.equal(decide(0.8, state(0.5, 0.8), 7).action, 'accept', 'a tie with best is not a new best');
+    const d = decide(0.6, scores(0.4, 0.8), 'gate');
+    assert.deepEqual(d, { action: 'accept', replacesCurrent: true, newBest: false });
+    assert.deepEqual(applyDecision(states(0.4, 0.8, 2), skill('cand', 0.6), d, 7), { current: skill('cand', 0.6), best: { ...skill('best', 0.8), step: 2 } });
+    assert.equal(decide(0.8, scores(0.5, 0.8), 'gate').action, 'accept', 'a tie with best is not a new best');
   });
 
-  it('rejects below or equal to current (strict)', () => {
-    assert.deepEqual(decide(0.3, state(0.5, 0.5, 1), 7), { action: 'reject', ...state(0.5, 0.5, 1) });
-    assert.equal(decide(0.5, state(0.5, 0.5), 7).action, 'reject');
+  it('rejects below or equal to current (strict), and after an early stop', () => {
+    for (const score of [0.3, 0.5, undefined]) {
+      const d = decide(score, scores(0.5, 0.5), 'gate');
+      assert.deepEqual(d, { action: 'reject', replacesCurrent: false, newBest: false });
+      assert.deepEqual(applyDecision(states(0.5, 0.5, 1), skill('cand', score ?? 0), d, 7), states(0.5, 0.5, 1));
+    }
   });
 
   it('force-accepts with the gate off, tracking best by strict improvement', () => {
-    assert.deepEqual(decide(0.3, state(0.5, 0.5, 1), 7, false), { action: 'force_accept', currentScore: 0.3, bestScore: 0.5, bestStep: 1 });
-    assert.deepEqual(decide(0.6, state(0.3, 0.5, 1), 8, false), { action: 'force_accept', currentScore: 0.6, bestScore: 0.6, bestStep: 8 });
+    const worse = decide(0.3, scores(0.5, 0.5), 'force');
+    assert.deepEqual(applyDecision(states(0.5, 0.5, 1), skill('cand', 0.3), worse, 7), { current: skill('cand', 0.3), best: { ...skill('best', 0.5), step: 1 } });
+    assert.equal(worse.action, 'force_accept');
+    const better = decide(0.6, scores(0.3, 0.5), 'force');
+    assert.deepEqual(applyDecision(states(0.3, 0.5, 1), skill('cand', 0.6), better, 8), { current: skill('cand', 0.6), best: { ...skill('cand', 0.6), step: 8 } });
+  });
+
+  it('promotes the current skill to best only above the best, keeping the current score', () => {
+    const remeasured = { skill: 'current', score: 0.7, origin: 'current' };
+    const d = decide(0.7, scores(0.4, 0.6), 'promote');
+    assert.deepEqual(d, { action: 'accept_new_best', replacesCurrent: false, newBest: true });
+    assert.deepEqual(applyDecision(states(0.4, 0.6, 3), remeasured, d, 9), { current: skill('current', 0.4), best: { ...remeasured, step: 9 } });
+    assert.equal(decide(0.6, scores(0.4, 0.6), 'promote').action, 'reject');
   });
 
   it('keeps current equal to best when starting equal (every acceptance is a new best)', () => {
-    let s = state(0, 0);
+    let s = states(0, 0);
     [0.1, 0.5, 0.4, 0.7].forEach((c, i) => {
-      const d = decide(c, s, i + 1);
+      const d = decide(c, scores(s.current.score, s.best.score), 'gate');
       assert.ok(d.action === 'accept_new_best' || d.action === 'reject');
-      s = d;
-      assert.equal(s.currentScore, s.bestScore);
+      s = applyDecision(s, skill(`v${i}`, c), d, i + 1);
+      assert.equal(s.current.score, s.best.score);
     });
-    assert.equal(s.bestScore, 0.7);
-    assert.equal(s.bestStep, 4);
+    assert.equal(s.best.score, 0.7);
+    assert.equal(s.best.step, 4);
   });
 });
 
@@ -80,7 +100,7 @@ describe('early stopping gives the full evaluation decision', () => {
       const full = gateScore(items, '', scoring) + bonus;
       // A bar close to the candidate's score, to make the decision hard.
       const bar = rng.chance(0.5) ? full + (rng.float() - 0.5) * 0.2 : rng.pick([full, 0, 1]);
-      const fullDecision = decide(full, state(bar, bar), 1).action;
+      const fullDecision = decide(full, scores(bar, bar), 'gate').action;
       const order = rng.shuffle(items.map((_, i) => i));
       let sum = 0;
       let scored = 0;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildScheduler, NO_LIMIT, roundHalfEven } from '../../src/engine/lr.ts';
+import { buildScheduler, NO_LIMIT, roundHalfEven } from '../../src/engine/lr-schedulers.ts';
 
 const run = (mode: string, max: number, min: number, T: number, n = T) => {
   const s = buildScheduler(mode, max, min, T);

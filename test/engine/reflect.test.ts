@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { describe, it } from 'node:test';
-import { Reflector, extractNotes, type ReflectSettings } from '../../src/engine/reflect.ts';
+import { Reflector, extractNotes, type ReflectSettings } from '../../src/engine/stages/reflect.ts';
 import type { Trajectory } from '../../src/envs/types.ts';
 import { Rng } from '../../src/util/random.ts';
 import { scriptedModel } from '../helpers/models.ts';

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -8,7 +9,7 @@ import { BIN, ROOT, runCli } from '../helpers/cli.ts';
 import { readEvents } from '../../src/run/events.ts';
 import { Rng } from '../../src/util/random.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { UserError } from '../../src/errors.ts';
 import { buildBackendModel } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatModel } from '../../src/model/types.ts';
@@ -110,8 +111,8 @@ describe('resume', () => {
       ['model.target.temperature=0.5', 'model.target.temperature: undefined -> 0.5'],
       ['optimizer.learning_rate=2', 'optimizer.learning_rate: 4 -> 2'],
       ['env.n_train=40', 'env.n_train: 60 -> 40'],
-    ]) {
-      await assert.rejects(trainSim([...endpoint, change!], out), (err: Error) => err instanceof UserError && err.message.includes(shown));
+    ] as const) {
+      await assert.rejects(trainSim([...endpoint, change], out), (err: Error) => err instanceof UserError && err.message.includes(shown));
       assert.deepEqual(snapshot(out), before, `refusing ${change} writes nothing`);
     }
     const resumed = await trainSim(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideLearningRate, describeItem, parseLearningRate, pickIndices, rankAndSelect } from '../../src/engine/select.ts';
+import { decideLearningRate, describeItem, parseLearningRate, pickIndices, rankAndSelect } from '../../src/engine/stages/select.ts';
 import { scriptedModel } from '../helpers/models.ts';
 import { optimizerContext } from '../helpers/optimizer.ts';
 

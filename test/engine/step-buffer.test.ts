@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildPairs, category, comparisonText, keepByPolicy } from '../../src/engine/pairs.ts';
-import { failurePatterns, renderStepBuffer, stepEntry } from '../../src/engine/step-buffer.ts';
-import { firstN, planEpoch, sampleTrain, schedule } from '../../src/engine/data.ts';
+import { buildPairs, category, comparisonText, keepByPolicy } from '../../src/engine/epoch/comparison-pairs.ts';
+import { failurePatterns, renderStepBuffer, stepEntry } from '../../src/engine/optimizer/step-buffer.ts';
+import { firstN, planEpoch, sampleTrain, schedule } from '../../src/engine/batches.ts';
 import type { Trajectory } from '../../src/envs/types.ts';
 
 const t = (id: string, hard: number, failReason?: string): Trajectory => ({ id, hard, soft: hard, failReason, predicted: `p-${id}`, expected: `e-${id}`, conversation: [{ role: 'assistant', content: `answer ${id}` }] });

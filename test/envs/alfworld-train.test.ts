@@ -4,12 +4,13 @@
  * OpenAI-compatible server on 127.0.0.1 (household-agent.ts). The target's success depends on
  * two rules of the skill, which the optimizer proposes; the learned skill passes the test split.
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { HOUSEHOLD, writeGame, writeManifest, type Game } from '../helpers/alfworld-games.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';

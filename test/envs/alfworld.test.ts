@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import type { AlfworldEnv } from '../../src/envs/alfworld/env.ts';
 import { parseReply, stepPrompt, taskTypeOf } from '../../src/envs/alfworld/episode.ts';
 import { GameProcess } from '../../src/envs/alfworld/game.ts';
 import { pythonEnvironment } from '../../src/envs/python.ts';
-import { createEnv } from '../../src/envs/registry.ts';
+import { createEnv } from '../../src/app/env.ts';
 import type { Item } from '../../src/envs/types.ts';
 import { UserError } from '../../src/errors.ts';
 import { HOUSEHOLD, writeGame, writeManifest, type Game } from '../helpers/alfworld-games.ts';

@@ -1,9 +1,9 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { materialize } from '../../src/envs/materialize.ts';
-import '../../src/envs/materializers.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -5,12 +6,11 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
-import '../../src/envs/materializers.ts';
 import { Corpus, resolveDocsRoots } from '../../src/envs/officeqa/corpus.ts';
 import { officeqaScore } from '../../src/envs/officeqa/env.ts';
 import { htmlToMarkdown, oraclePages } from '../../src/envs/officeqa/oracle.ts';
 import { DocTools } from '../../src/envs/officeqa/tools.ts';
-import { createEnv } from '../../src/envs/registry.ts';
+import { createEnv } from '../../src/app/env.ts';
 import type { Env, Item } from '../../src/envs/types.ts';
 import type { ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';
@@ -252,7 +252,7 @@ describe('officeqa env', () => {
     writeFiles(dir, {
       'c.yaml': `model:\n  backend: sim\ntrain:\n  num_epochs: 1\n  batch_size: 3\nevaluation:\n  eval_test: false\noptimizer:\n  use_slow_update: false\n  use_meta_skill: false\nenv:\n  name: officeqa\n  split_dir: splits\n  start_blank: true\n  data_dirs: [${docs}]\n`,
     });
-    const { runTraining } = await import('../../src/engine/run.ts');
+    const { runTraining } = await import('../../src/app/train.ts');
     const out = path.join(dir, 'run');
     const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
     await runTraining({ loaded, outRoot: out, configFile: path.join(dir, 'c.yaml'), console: false, models: { target: new ScriptedModel('fake:t', () => '<answer>1</answer>') } });
@@ -274,7 +274,7 @@ describe('officeqa env', () => {
       { id: 'oq-009', reason: 'source file not in the document corpus: treasury_bulletin_1962_12.txt' },
     ]);
     assert.match(splits.warnings![0]!, new RegExp(`; all of them are listed in ${path.join(dir, 'gen', 'split_manifest.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
-    const { runEvaluation } = await import('../../src/engine/evaluate.ts');
+    const { runEvaluation } = await import('../../src/eval/evaluate.ts');
     let printed = '';
     const out = new Writable({ write: (chunk, _enc, done) => ((printed += String(chunk)), done()) });
     writeFiles(dir, { 'skill.md': '# Skill\n' });

@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
-import '../../src/envs/materializers.ts';
-import { createEnv } from '../../src/envs/registry.ts';
+import '../../src/builtins.ts';
+import { createEnv } from '../../src/app/env.ts';
 import { findCases } from '../../src/envs/spreadsheetbench/cases.ts';
 import type { SpreadsheetBenchEnv } from '../../src/envs/spreadsheetbench/env.ts';
 import { extractCode } from '../../src/envs/spreadsheetbench/report.ts';
@@ -82,7 +82,7 @@ function envFor(r: Release, env: Record<string, unknown> = {}): SpreadsheetBench
 
 /** Whether a process has ended (gone, or a zombie waiting to be collected), given a few seconds for the kill to land. */
 async function whenEnded(pid: number): Promise<boolean> {
-  const state = () => (fs.existsSync(`/proc/${pid}/stat`) ? fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] : 'gone');
+  const state = () => (fs.existsSync(`/proc/${pid}/stat`) ? fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? 'gone' : 'gone');
   for (let i = 0; i < 100; i++) {
     if (['gone', 'Z', 'X'].includes(state())) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -225,7 +225,7 @@ describe('the official comparison', () => {
       (await compareOutputs(py, "A1,'Other'!B2:B3", [{ no: '1', pred, gold }]))[0]!,
       (await compareOutputs(py, 'Nope!A1', [{ no: '1', pred, gold }]))[0]!,
       first[1]!,
-    ]);
+    ] as const);
     assert.equal(noSheet.ok, true);
     assert.equal(quoted.ok, true);
     assert.equal(list.ok, true);

@@ -3,14 +3,14 @@
  * OpenAI-compatible model reached over HTTP on a fake server (127.0.0.1) that answers some items
  * right, and the offline simulated optimizer (`sim` backend).
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { materialize } from '../../src/envs/materialize.ts';
-import '../../src/envs/materializers.ts';
 import { unitHash } from '../../src/util/random.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider, type Recorded, type Reply } from '../helpers/fake-provider.ts';

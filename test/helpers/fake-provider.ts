@@ -192,32 +192,35 @@ function unsupportedOption(wire: Wire, body: any): Fault | undefined {
   return undefined;
 }
 
-export async function startFakeProvider(options: FakeOptions = {}): Promise<FakeProvider> {
+/** What the fake answers to one request, whatever carries it. */
+type Outcome =
+  | { status: number; headers: Record<string, string>; body: string }
+  | { kind: 'hang' | 'reset' }
+  /** Status 200 and the headers at once, then the body a byte every 100 ms; `done` once it is closed. */
+  | { kind: 'drip'; headers: Record<string, string>; body: string; done: () => void };
+
+/** The fake's state and its answer to a request, shared by the HTTP server and the in-process `fetch`. */
+function fakeCore(options: FakeOptions) {
   const started = performance.now();
   const requests: Recorded[] = [];
   const faults: Fault[] = [];
-  const sockets = new Set<import('node:net').Socket>();
   let inFlight = 0;
   let maxInFlight = 0;
   const sent = { input: 0, output: 0, cached: 0, reasoning: 0, replies: 0 };
+  const json = (status: number, payload: unknown, headers: Record<string, string> = {}): Outcome => ({ status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload) });
 
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  async function handle(method: string, href: string, headers: http.IncomingHttpHeaders, bodyText: string, onClosed: (done: () => void) => void): Promise<Outcome> {
+    const url = new URL(href, 'http://127.0.0.1');
     const p = url.pathname;
     const wire: Wire | undefined = p.endsWith('/chat/completions') ? 'chat' : p.endsWith('/responses') ? 'responses' : p.endsWith('/messages') ? 'anthropic' : undefined;
     let body: any = {};
     try {
-      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      body = bodyText ? JSON.parse(bodyText) : {};
     } catch {
-      body = { unparsed: Buffer.concat(chunks).toString('utf8') };
+      body = { unparsed: bodyText };
     }
-    if (!wire) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${p}` } }));
-      return;
-    }
-    const rec: Recorded = { wire, method: req.method ?? '', path: p, query: Object.fromEntries(url.searchParams), headers: req.headers, body, at: performance.now() - started };
+    if (!wire) return json(404, { error: { message: `no route ${p}` } });
+    const rec: Recorded = { wire, method, path: p, query: Object.fromEntries(url.searchParams), headers, body, at: performance.now() - started };
     const index = requests.length;
     requests.push(rec);
     inFlight++;
@@ -231,45 +234,26 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
       if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
       if (fault && 'kind' in fault) {
         if (fault.kind === 'hang') {
-          req.socket.once('close', done);
-          return;
+          onClosed(done);
+          return { kind: 'hang' };
         }
         if (fault.kind === 'reset') {
-          req.socket.destroy();
           done();
-          return;
+          return { kind: 'reset' };
         }
         if (fault.kind === 'malformed') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "x", "choices": [ {"index": 0, "message": ');
           done();
-          return;
+          return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id": "x", "choices": [ {"index": 0, "message": ' };
         }
       }
       if (fault && 'status' in fault) {
-        res
-          .writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) })
-          .end(JSON.stringify(errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code, fault.param)));
         done();
-        return;
+        return json(fault.status, errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code, fault.param), fault.headers);
       }
       const reply: Reply = fault?.kind === 'empty' ? { text: '' } : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
       const usage = { input: 20, output: 10, cached: 0, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0, ...reply.usage };
       const payload = wire === 'chat' ? chatBody(rec, reply, usage, options.vllm ?? false) : wire === 'responses' ? responsesBody(rec, reply, usage) : anthropicBody(rec, reply, usage);
-      if (fault?.kind === 'drip') {
-        res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
-        const bytes = Buffer.from(JSON.stringify(payload));
-        let sentBytes = 0;
-        const timer = setInterval(() => {
-          if (sentBytes < bytes.length) res.write(bytes.subarray(sentBytes, ++sentBytes));
-          else res.end();
-        }, 100);
-        res.once('close', () => {
-          clearInterval(timer);
-          done();
-        });
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', ...(reply.headers ?? {}) }).end(JSON.stringify(payload));
+      if (fault?.kind === 'drip') return { kind: 'drip', headers: { 'content-type': 'application/json', ...(reply.headers ?? {}) }, body: JSON.stringify(payload), done };
       if (fault?.kind !== 'empty') {
         sent.input += usage.input;
         sent.output += usage.output;
@@ -278,10 +262,48 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
         sent.replies++;
       }
       done();
+      return json(200, payload, reply.headers);
     } catch (err) {
-      res.writeHead(500).end(String(err));
       done();
+      return { status: 500, headers: {}, body: String(err) };
     }
+  }
+
+  const view = {
+    requests,
+    faults,
+    inFlight: () => inFlight,
+    maxInFlight: () => maxInFlight,
+    usageSent: () => ({ ...sent }),
+  };
+  return { handle, view };
+}
+
+export async function startFakeProvider(options: FakeOptions = {}): Promise<FakeProvider> {
+  const { handle, view } = fakeCore(options);
+  const sockets = new Set<import('node:net').Socket>();
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const outcome = await handle(req.method ?? '', req.url ?? '/', req.headers, Buffer.concat(chunks).toString('utf8'), (done) => req.socket.once('close', done));
+    if ('kind' in outcome) {
+      if (outcome.kind === 'reset') req.socket.destroy();
+      if (outcome.kind === 'drip') {
+        res.writeHead(200, outcome.headers);
+        const bytes = Buffer.from(outcome.body);
+        let sentBytes = 0;
+        const timer = setInterval(() => {
+          if (sentBytes < bytes.length) res.write(bytes.subarray(sentBytes, ++sentBytes));
+          else res.end();
+        }, 100);
+        res.once('close', () => {
+          clearInterval(timer);
+          outcome.done();
+        });
+      }
+      return;
+    }
+    res.writeHead(outcome.status, outcome.headers).end(outcome.body);
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -291,15 +313,70 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    requests,
-    faults,
-    inFlight: () => inFlight,
-    maxInFlight: () => maxInFlight,
-    usageSent: () => ({ ...sent }),
+    ...view,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The same fake provider without a server: a `fetch` that answers in-process, for the tests of
+ * what is above the wire (the ledger, the response cache, structured replies), given to the
+ * model stack as `StackOptions.fetch`. A reset fails the call as a dropped connection does; a
+ * hang waits for the call's abort. `url` is only a base for the roles' `base_url`.
+ */
+/** A body that comes a byte every 100 ms, until it is read to the end, cancelled or aborted. */
+function drip(body: string, done: () => void, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(body);
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    clearInterval(timer);
+    done();
+  };
+  return new ReadableStream({
+    start(controller) {
+      let sent = 0;
+      timer = setInterval(() => {
+        if (sent < bytes.length) controller.enqueue(bytes.subarray(sent, ++sent));
+        else {
+          controller.close();
+          stop();
+        }
+      }, 100);
+      signal.addEventListener('abort', () => {
+        stop();
+        controller.error(signal.reason);
+      }, { once: true });
+    },
+    cancel: stop,
+  });
+}
+
+export type InProcessFake = Omit<FakeProvider, 'close'> & { fetch: typeof fetch };
+
+export function fakeProviderFetch(options: FakeOptions = {}): InProcessFake {
+  const { handle, view } = fakeCore(options);
+  const fetchImpl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const headers = Object.fromEntries([...request.headers].map(([k, v]) => [k.toLowerCase(), v]));
+    let closed: (() => void) | undefined;
+    const outcome = await handle(request.method, `${new URL(request.url).pathname}${new URL(request.url).search}`, headers, await request.text(), (done) => (closed = done));
+    if ('kind' in outcome) {
+      if (outcome.kind === 'reset') throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
+      if (outcome.kind === 'drip') return new Response(drip(outcome.body, outcome.done, request.signal), { status: 200, headers: outcome.headers });
+      return new Promise<Response>((_, reject) => {
+        const abort = () => {
+          closed?.();
+          reject(request.signal.reason ?? new DOMException('aborted', 'AbortError'));
+        };
+        if (request.signal.aborted) abort();
+        else request.signal.addEventListener('abort', abort, { once: true });
+      });
+    }
+    return new Response(outcome.body, { status: outcome.status, headers: outcome.headers });
+  };
+  return { url: 'http://fake-provider.invalid', ...view, fetch: fetchImpl as typeof fetch };
 }

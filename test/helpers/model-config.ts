@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../src/config/load.ts';

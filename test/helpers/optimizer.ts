@@ -1,5 +1,5 @@
-import type { OptimizerContext } from '../../src/engine/ask.ts';
-import type { UpdateMode } from '../../src/engine/protocol.ts';
+import type { OptimizerContext } from '../../src/engine/optimizer/ask.ts';
+import type { UpdateMode } from '../../src/protocol/optimizer.ts';
 import type { ChatModel } from '../../src/model/types.ts';
 
 export function optimizerContext(optimizer: ChatModel, mode: UpdateMode = 'patch'): OptimizerContext & { warnings: string[] } {

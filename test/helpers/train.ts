@@ -1,7 +1,8 @@
+import '../../src/builtins.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import type { TrainOutcome } from '../../src/engine/trainer.ts';
 import type { HistoryRecord } from '../../src/run/records.ts';
 import { ROOT } from './cli.ts';

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,25 +10,24 @@ import { ResponseCache } from '../../src/model/cache.ts';
 import { buildRoleModels, type ModelEvent } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { fakeProviderFetch, type InProcessFake } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: text }], ...extra });
 
 describe('the response cache', () => {
-  let fake: FakeProvider;
+  let fake: InProcessFake;
   let dir: string;
   before(async () => {
-    fake = await startFakeProvider({ respond: (r) => ({ text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`, usage: { input: 7, output: 3 } }) });
+    fake = fakeProviderFetch({ respond: (r) => ({ text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`, usage: { input: 7, output: 3 } }) });
     dir = tmpDir();
   });
-  after(() => fake.close());
 
   async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite'), onEvent?: (e: ModelEvent) => void, ledgerFile?: string) {
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode, path: file } });
-    return buildRoleModels(config, { environment: {}, ...(onEvent ? { onEvent } : {}), ...(ledgerFile ? { ledgerFile } : {}) });
+    return buildRoleModels(config, { fetch: fake.fetch, environment: {}, ...(onEvent ? { onEvent } : {}), ...(ledgerFile ? { ledgerFile } : {}) });
   }
 
   it('hits on an identical request, in another run too, and costs nothing then', async () => {
@@ -144,40 +144,35 @@ describe('the response cache', () => {
     const m = await models('read_write');
     const schema = z.object({ answer: z.string() });
     fake.faults.length = 0;
-    const jsonFake = await startFakeProvider({ respond: () => ({ text: '{"answer": "yes"}' }) });
+    const jsonFake = fakeProviderFetch({ respond: () => ({ text: '{"answer": "yes"}' }) });
     try {
       const r = { backend: 'openai_compatible', model: 'j', base_url: `${jsonFake.url}/v1` };
       const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'json.sqlite') } });
-      const jm = await buildRoleModels(config, { environment: {} });
+      const jm = await buildRoleModels(config, { fetch: jsonFake.fetch, environment: {} });
       assert.deepEqual((await jm.target.complete(ask('q', { schema }))).parsed, { answer: 'yes' });
       const hit = await jm.target.complete(ask('q', { schema }));
       assert.equal(hit.from, 'cache');
       assert.deepEqual(hit.parsed, { answer: 'yes' });
       jm.close();
     } finally {
-      await jsonFake.close();
       m.close();
     }
   });
 
   it('identical requests in flight at once make one provider call; each is recorded as it was served', async () => {
-    const slow = await startFakeProvider({ latencyMs: 150, respond: () => ({ text: 'the one answer', usage: { input: 7, output: 3 } }) });
-    try {
-      const r = { backend: 'openai_compatible', model: 'm', base_url: `${slow.url}/v1`, max_retries: 0 };
-      const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'joined.sqlite') } });
-      const m = await buildRoleModels(config, { environment: {} });
-      const answers = await Promise.all([m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('other'))]);
-      assert.equal(slow.requests.length, 2, 'one call for the three identical requests, one for the other');
-      assert.deepEqual(answers.map((a) => a.text), ['the one answer', 'the one answer', 'the one answer', 'the one answer']);
-      assert.deepEqual(m.ledger.all().map((c) => c.from).sort(), ['cache', 'cache', 'provider', 'provider']);
-      assert.equal(m.ledger.totals().calls, 2);
-      // A repeated sample is a distinct request: never joined.
-      await Promise.all([m.target.complete(ask('sampled', { sample: 1 })), m.target.complete(ask('sampled', { sample: 2 }))]);
-      assert.equal(slow.requests.length, 4);
-      m.close();
-    } finally {
-      await slow.close();
-    }
+    const slow = fakeProviderFetch({ latencyMs: 150, respond: () => ({ text: 'the one answer', usage: { input: 7, output: 3 } }) });
+    const r = { backend: 'openai_compatible', model: 'm', base_url: `${slow.url}/v1`, max_retries: 0 };
+    const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'joined.sqlite') } });
+    const m = await buildRoleModels(config, { fetch: slow.fetch, environment: {} });
+    const answers = await Promise.all([m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('other'))]);
+    assert.equal(slow.requests.length, 2, 'one call for the three identical requests, one for the other');
+    assert.deepEqual(answers.map((a) => a.text), ['the one answer', 'the one answer', 'the one answer', 'the one answer']);
+    assert.deepEqual(m.ledger.all().map((c) => c.from).sort(), ['cache', 'cache', 'provider', 'provider']);
+    assert.equal(m.ledger.totals().calls, 2);
+    // A repeated sample is a distinct request: never joined.
+    await Promise.all([m.target.complete(ask('sampled', { sample: 1 })), m.target.complete(ask('sampled', { sample: 2 }))]);
+    assert.equal(slow.requests.length, 4);
+    m.close();
   });
 
   it('another process holding the write lock costs no paid reply: it is recorded, the cache failure is a warning', async () => {

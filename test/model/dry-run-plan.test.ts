@@ -1,11 +1,12 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
-import { formatPlan, mergeCalls, planInputFor, planRun } from '../../src/engine/plan.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { formatPlan, mergeCalls, planInputFor, planRun } from '../../src/app/plan.ts';
+import { runTraining } from '../../src/app/train.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import { costOf, tablePrice } from '../../src/model/prices.ts';
 import { backendNames, getBackend } from '../../src/model/registry.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import type { ChatRequest } from '../../src/model/types.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
+import { fakeProviderFetch, type InProcessFake } from '../helpers/fake-provider.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
@@ -16,18 +17,17 @@ import { tmpDir } from '../helpers/tmp.ts';
 const ask = (text: string, purpose = 'rollout'): ChatRequest => ({ purpose, messages: [{ role: 'user', content: text }] });
 
 describe('the ledger', () => {
-  let fake: FakeProvider;
+  let fake: InProcessFake;
   before(async () => {
     let i = 0;
-    fake = await startFakeProvider({ respond: () => ({ text: 'ok', usage: { input: 100 + i, output: 10 + (i % 7), cached: i % 3 === 0 ? 40 : 0, reasoning: i++ % 5 } }) });
+    fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 100 + i, output: 10 + (i % 7), cached: i % 3 === 0 ? 40 : 0, reasoning: i++ % 5 } }) });
   });
-  after(() => fake.close());
 
   async function models(ledgerFile?: string) {
     const target = { backend: 'openai_compatible', model: 'gpt-4o-mini', base_url: `${fake.url}/v1`, max_retries: 2, backoff_s: 0.01 };
     const optimizer = { backend: 'openai_compatible', model: 'my-local-model', base_url: `${fake.url}/v1` };
     const { config } = configWith({ model: { target, optimizer }, cache: { mode: 'off' } });
-    return buildRoleModels(config, { environment: {}, ...(ledgerFile ? { ledgerFile } : {}) });
+    return buildRoleModels(config, { fetch: fake.fetch, environment: {}, ...(ledgerFile ? { ledgerFile } : {}) });
   }
 
   it('sums tokens exactly as the server reported them, prices known models, and reports unknown prices as unknown', async () => {
@@ -62,7 +62,7 @@ describe('the ledger', () => {
   it('a price in the config overrides the table', async () => {
     const r = { backend: 'openai_compatible', model: 'my-local-model', base_url: `${fake.url}/v1`, price: { input: 1, output: 2 } };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'off' } });
-    const m = await buildRoleModels(config, { environment: {} });
+    const m = await buildRoleModels(config, { fetch: fake.fetch, environment: {} });
     const res = await m.target.complete(ask('priced'));
     assert.ok(Math.abs(res.costUsd! - (res.usage.input * 1 + res.usage.output * 2) / 1e6) < 1e-15);
     assert.equal(m.ledger.totals().unpricedCalls, 0);
@@ -120,37 +120,29 @@ describe('the ledger', () => {
 
 describe('prompt-cache writes in the ledger', () => {
   it('calls.jsonl records cache-write tokens and their cost; the totals count them', async () => {
-    const fake = await startFakeProvider({ respond: () => ({ text: 'ok', usage: { input: 2000, output: 100, cached: 0, cacheWrite: 1500 } }) });
-    try {
-      const role = { backend: 'anthropic', model: 'claude-haiku-4-5', base_url: `${fake.url}/v1` };
-      const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
-      const file = path.join(tmpDir(), 'calls.jsonl');
-      const m = await buildRoleModels(config, { environment: { ANTHROPIC_API_KEY: 'k' }, ledgerFile: file });
-      await m.target.complete(ask('x'));
-      m.close();
-      const [rec] = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      assert.equal(rec.usage.cacheWrite, 1500);
-      // Haiku 4.5: $1 in, $1.25 per 5-minute cache write, $5 out per 1M.
-      assert.ok(Math.abs(rec.cost_usd - (500 * 1 + 1500 * 1.25 + 100 * 5) / 1e6) < 1e-12, String(rec.cost_usd));
-      assert.equal(m.ledger.totals().cacheWriteTokens, 1500);
-    } finally {
-      await fake.close();
-    }
+    const fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 2000, output: 100, cached: 0, cacheWrite: 1500 } }) });
+    const role = { backend: 'anthropic', model: 'claude-haiku-4-5', base_url: `${fake.url}/v1` };
+    const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
+    const file = path.join(tmpDir(), 'calls.jsonl');
+    const m = await buildRoleModels(config, { fetch: fake.fetch, environment: { ANTHROPIC_API_KEY: 'k' }, ledgerFile: file });
+    await m.target.complete(ask('x'));
+    m.close();
+    const [rec] = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(rec.usage.cacheWrite, 1500);
+    // Haiku 4.5: $1 in, $1.25 per 5-minute cache write, $5 out per 1M.
+    assert.ok(Math.abs(rec.cost_usd - (500 * 1 + 1500 * 1.25 + 100 * 5) / 1e6) < 1e-12, String(rec.cost_usd));
+    assert.equal(m.ledger.totals().cacheWriteTokens, 1500);
   });
 
   it('an OpenAI-compatible gateway that reports cache_write_tokens: recorded, at the input rate unless a write rate is set', async () => {
-    const fake = await startFakeProvider({ respond: () => ({ text: 'ok', usage: { input: 1000, output: 10, cached: 100, cacheWrite: 400 } }) });
-    try {
-      const role = { backend: 'openai_compatible', model: 'gw-model', base_url: `${fake.url}/v1`, price: { input: 2, output: 4, cached_input: 1 } };
-      const { config } = configWith({ model: { target: role, optimizer: { ...role, price: { ...role.price, cache_write: 3 } } }, cache: { mode: 'off' } });
-      const m = await buildRoleModels(config, { environment: {} });
-      const plain = await m.target.complete(ask('x'));
-      assert.equal(plain.usage.cacheWrite, 400);
-      assert.ok(Math.abs(plain.costUsd! - (900 * 2 + 100 * 1 + 10 * 4) / 1e6) < 1e-12);
-      const written = await m.optimizer.complete(ask('x'));
-      assert.ok(Math.abs(written.costUsd! - (500 * 2 + 100 * 1 + 400 * 3 + 10 * 4) / 1e6) < 1e-12);
-    } finally {
-      await fake.close();
-    }
+    const fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 1000, output: 10, cached: 100, cacheWrite: 400 } }) });
+    const role = { backend: 'openai_compatible', model: 'gw-model', base_url: `${fake.url}/v1`, price: { input: 2, output: 4, cached_input: 1 } };
+    const { config } = configWith({ model: { target: role, optimizer: { ...role, price: { ...role.price, cache_write: 3 } } }, cache: { mode: 'off' } });
+    const m = await buildRoleModels(config, { fetch: fake.fetch, environment: {} });
+    const plain = await m.target.complete(ask('x'));
+    assert.equal(plain.usage.cacheWrite, 400);
+    assert.ok(Math.abs(plain.costUsd! - (900 * 2 + 100 * 1 + 10 * 4) / 1e6) < 1e-12);
+    const written = await m.optimizer.complete(ask('x'));
+    assert.ok(Math.abs(written.costUsd! - (500 * 2 + 100 * 1 + 400 * 3 + 10 * 4) / 1e6) < 1e-12);
   });
 });

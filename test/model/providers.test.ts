@@ -1,10 +1,10 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { RoleSchema, type RoleConfig } from '../../src/config/schema.ts';
-import '../../src/model/backends.ts';
 import { getBackend, type BackendContext } from '../../src/model/registry.ts';
 import { FatalModelError, type ChatModel, type ChatRequest, type Role } from '../../src/model/types.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';

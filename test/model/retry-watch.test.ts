@@ -2,6 +2,7 @@
  * The console while calls fail: the retry watch turns failed attempts into throttled events per
  * role, and a server that refuses connections is named, with what to check, once.
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Pool, type Clock } from '../../src/model/pool.ts';

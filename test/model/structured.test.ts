@@ -1,25 +1,25 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { completeJson, StructuredOutputError } from '../../src/model/structured.ts';
-import { startFakeProvider, textOfUser, type FakeProvider } from '../helpers/fake-provider.ts';
+import { fakeProviderFetch, textOfUser, type InProcessFake } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 
 const Verdict = z.object({ verdict: z.enum(['keep', 'drop']), reasons: z.array(z.string()) });
 
 describe('structured replies', () => {
-  let fake: FakeProvider;
+  let fake: InProcessFake;
   let replies: string[] = [];
   before(async () => {
-    fake = await startFakeProvider({ respond: () => ({ text: replies.shift() ?? '{}' }) });
+    fake = fakeProviderFetch({ respond: () => ({ text: replies.shift() ?? '{}' }) });
   });
-  after(() => fake.close());
 
   async function optimizer(role: Record<string, unknown> = {}) {
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'off' } });
-    return (await buildRoleModels(config, { environment: {} })).optimizer;
+    return (await buildRoleModels(config, { fetch: fake.fetch, environment: {} })).optimizer;
   }
 
   it('uses the JSON-schema mode, and asks once more quoting the validation error', async () => {

@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -5,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { UserError } from '../../src/errors.ts';
 import { SimEnv, SimEnvOptions } from '../../src/envs/sim/env.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';

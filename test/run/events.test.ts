@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { EventLog, readEvents } from '../../src/run/events.ts';
+import { EventLog, EventSchema, readEvents, type MetaSkillAction, type SlowUpdateAction } from '../../src/run/events.ts';
 import { attachConsoleReporter, formatEvent } from '../../src/run/reporter.ts';
 import { programName, resumeCommand } from '../../src/run/resume-command.ts';
 import { tmpDir } from '../helpers/tmp.ts';
@@ -106,7 +106,8 @@ describe('console reporter', () => {
   });
 
   it('says in words what each epoch-boundary action did, with its name', () => {
-    const boundary = (kind: 'slow_update' | 'meta_skill', action: string, detail?: string) => formatEvent({ type: 'epoch_boundary', time: '', epoch: 1, kind, action, detail });
+    const boundary = (kind: 'slow_update' | 'meta_skill', action: SlowUpdateAction | MetaSkillAction, detail?: string) =>
+      formatEvent(EventSchema.parse({ type: 'epoch_boundary', time: '', epoch: 1, kind, action, detail }));
     assert.equal(
       boundary('slow_update', 'inject_placeholder'),
       '  [slow update, end of epoch 1] no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs (inject_placeholder)',
@@ -116,7 +117,7 @@ describe('console reporter', () => {
       boundary('slow_update', 'force_accept', 'regressed=1 improved=3 selection=0.9000'),
       '  [slow update, end of epoch 1] guidance from comparing the two epochs is written into the skill (force_accept): regressed=1 improved=3 selection=0.9000',
     );
-    assert.equal(boundary('meta_skill', 'something_new'), '  [meta skill, end of epoch 1] something_new');
+    assert.equal(EventSchema.safeParse({ type: 'epoch_boundary', time: '', epoch: 1, kind: 'meta_skill', action: 'something_new' }).success, false, 'an action no boundary takes is no event');
   });
 
   it('ends a stopped or failed run with the command that resumes it', () => {

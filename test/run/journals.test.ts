@@ -1,8 +1,9 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ScoreCache } from '../../src/engine/score-cache.ts';
+import { ScoreCache } from '../../src/engine/scoring/score-cache.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { jsonLines } from '../../src/run/atomic.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';

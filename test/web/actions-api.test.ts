@@ -3,6 +3,7 @@
  * same origin only), which configs the page may read, a config shown with the same messages
  * and the same dry run as the CLI's, and the endpoint checks against a fake provider.
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

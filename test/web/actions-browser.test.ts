@@ -4,6 +4,7 @@
  * launch refused by the checks (a fake provider that answers 401); and requests from a page of
  * another origin refused.
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';

@@ -3,13 +3,14 @@
  * terminal) through its lock, as Ctrl-C would; and resuming a run that a budget stopped, with
  * the limit raised, as an ordinary `skillopt train --resume` process.
  */
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { runTraining } from '../../src/engine/run.ts';
+import { runTraining } from '../../src/app/train.ts';
 import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
 import { BIN, ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';

@@ -2,7 +2,7 @@
  * Items a benchmark cannot answer with what the user has (an OfficeQA question whose bulletin is
  * not in the document corpus): left out of the splits, counted and named, never silently lost.
  */
-import type { SplitName } from './splits.ts';
+import type { SplitName } from '../types.ts';
 
 /** Returned by an env's `toItem` instead of an item: this record is valid but cannot be run here. */
 export class LeftOut {

@@ -23,9 +23,9 @@ import { Rng } from '../../util/random.ts';
 import type { Item, Splits } from '../types.ts';
 import { DataError, formatLocation, type Location } from './errors.ts';
 import { describeLeftOut, LeftOut, listLeftOut, type LeftOutRecord } from './left-out.ts';
+import type { SplitName } from '../types.ts';
 import { dataFilesIn, readRecords, type RawRecord } from './read.ts';
 
-export type SplitName = 'train' | 'val' | 'test';
 export const SPLIT_NAMES: readonly SplitName[] = ['train', 'val', 'test'];
 
 const ALIASES: Record<string, SplitName> = {

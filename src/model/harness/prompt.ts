@@ -3,7 +3,7 @@
  * text and the conversation so far are written out in order; images become files in the
  * workspace, named in the text.
  */
-import { fill, loadPrompt } from '../../engine/prompts.ts';
+import { fill, loadPrompt } from '../../prompt-files.ts';
 import { imageFilePart } from '../providers/wire.ts';
 import { FatalModelError, type ChatRequest, type ImagePart, type Message } from '../types.ts';
 

@@ -7,7 +7,7 @@
  * (the skill as deployed, plus one read per rollout); `instructions` writes the instructions file
  * only; `both` does both.
  */
-import { fill, loadPrompt } from '../../engine/prompts.ts';
+import { fill, loadPrompt } from '../../prompt-files.ts';
 
 export type SkillInstall = 'skill' | 'instructions' | 'both';
 

@@ -33,7 +33,7 @@ registerBackend({
     const anthropic = createAnthropic({
       baseURL: endpoint,
       apiKey: apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic'),
-      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes),
+      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
     });
     // Extended thinking only for the models that have it (capabilities.ts); said once when left out.
     let thinking = o.thinking_budget > 0;

@@ -56,7 +56,7 @@ function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
     baseURL: f.baseUrl,
     ...(f.key ? { apiKey: f.key } : {}),
     includeUsage: true,
-    fetch: replyCapFetch(ctx.role, rc.max_reply_bytes),
+    fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
     supportsStructuredOutputs: rc.json_schema,
     transformRequestBody: f.options.use_max_completion_tokens
       ? (args: Record<string, unknown>) => {

@@ -89,14 +89,14 @@ function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenA
     apiVersion,
     useDeploymentBasedUrls: !versionless,
     ...(key ? { apiKey: key } : { tokenProvider: tokenProvider! }),
-    fetch: replyCapFetch(ctx.role, rc.max_reply_bytes),
+    fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
   });
   return { sdk: useResponses ? azure.responses(rc.model) : azure.chat(rc.model), endpoint: `${base}?api-version=${apiVersion}` };
 }
 
 function openaiModel(rc: RoleConfig, ctx: BackendContext, useResponses: boolean): { sdk: LanguageModelV3; endpoint: string } {
   const endpoint = baseUrl(rc, ctx, ['OPENAI_BASE_URL'], 'https://api.openai.com/v1', 'OpenAI');
-  const openai = createOpenAI({ baseURL: endpoint, apiKey: apiKey(rc, ctx, ['OPENAI_API_KEY'], true, 'OpenAI'), fetch: replyCapFetch(ctx.role, rc.max_reply_bytes) });
+  const openai = createOpenAI({ baseURL: endpoint, apiKey: apiKey(rc, ctx, ['OPENAI_API_KEY'], true, 'OpenAI'), fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch) });
   return { sdk: useResponses ? openai.responses(rc.model) : openai.chat(rc.model), endpoint };
 }
 

@@ -5,14 +5,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { OptimizerMeta } from '../../engine/protocol.ts';
+import { optimizerRequest } from '../../protocol/optimizer.ts';
 import { countTokens } from '../../skill/document.ts';
 import { APPENDIX_END, APPENDIX_START } from '../../skill/regions.ts';
 import { Rng, seedFrom } from '../../util/random.ts';
 import { registerBackend, type BackendContext } from '../registry.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts';
 import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
-import { answer, recognise, type SimTaskMeta } from './world.ts';
+import { answer, recognise, simTask } from './world.ts';
 
 export const SimOptionsSchema = z
   .object({
@@ -64,18 +64,19 @@ export class SimModel implements ChatModel {
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const started = performance.now();
     if (this.latencyMs > 0) await sleep(this.latencyMs, undefined, { signal: req.signal });
-    const meta = req.meta as { kind?: string } | undefined;
-    if (!meta?.kind) throw new Error(`the sim backend answers only requests made by the sim env or the trainer (purpose '${req.purpose}' has no payload)`);
+    const task = simTask(req.meta);
+    const optimizer = optimizerRequest(req.meta);
     let text: string;
-    if (meta.kind === 'sim_task') {
+    if (task) {
       const system = req.system ?? '';
       const start = system.indexOf(APPENDIX_START);
       const reminders = start >= 0 ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions : undefined;
-      const task = (meta as SimTaskMeta).task;
-      text = `<answer>${answer(task, system, { tokens: memoTokens(system), skillKey: system, sample: req.sample, reminders })}</answer>`;
+      text = `<answer>${answer(task.task, system, { tokens: memoTokens(system), skillKey: system, sample: req.sample, reminders })}</answer>`;
+    } else if (optimizer) {
+      const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
+      text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
     } else {
-      const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(meta), req.sample ?? 0));
-      text = JSON.stringify(optimizerReply(meta as OptimizerMeta, rng, this.traits));
+      throw new Error(`the sim backend answers only requests made by the sim env or the trainer (purpose '${req.purpose}' has no payload it knows)`);
     }
     const input = approxTokens(req.system ?? '') + approxTokens(messageText(req.messages));
     return {

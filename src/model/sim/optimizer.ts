@@ -5,7 +5,7 @@
  * rule, but sometimes words it too vaguely, over-generalises into a harmful directive, or adds
  * advice that only makes the skill longer; the gate has something to reject.
  */
-import type { ComparisonPair, OptimizerMeta, Suggestion, TrajectoryView, UpdateItem, UpdateMode } from '../../engine/protocol.ts';
+import { isEdit, isSkillCandidate, type ComparisonPair, type OptimizerMeta, type Suggestion, type TrajectoryView, type UpdateItem, type UpdateMode } from '../../protocol/optimizer.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
 import { stripProtectedRegions } from '../../skill/regions.ts';
 import { Rng } from '../../util/random.ts';
@@ -36,13 +36,11 @@ function lineMatching(skill: string, pattern: RegExp): string | undefined {
     .find((line) => pattern.test(line));
 }
 
-function contentOf(item: UpdateItem): string {
-  const i = item as Record<string, unknown>;
+function contentOf(i: UpdateItem): string {
   return String(i.content ?? i.instruction ?? i.new_skill ?? i.target ?? '');
 }
 
-function keyOf(item: UpdateItem): string {
-  const i = item as Record<string, unknown>;
+function keyOf(i: UpdateItem): string {
   const text = `${String(i.content ?? i.instruction ?? '')} ${String(i.target ?? '')}`;
   const id = conventionOf(text)?.id ?? directiveOf(text)?.id ?? text.trim().toLowerCase();
   return `${String(i.op ?? i.type ?? '')}:${id}`;
@@ -162,8 +160,8 @@ function asPayload(edits: Edit[], mode: UpdateMode, skill: string): Record<strin
 function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unknown {
   const key = meta.mode === 'patch' ? 'edits' : meta.mode === 'rewrite_from_suggestions' ? 'revise_suggestions' : 'skill_candidates';
   if (meta.mode === 'full_rewrite_minibatch') {
-    const all = meta.patches.flatMap((p) => p.items) as { new_skill?: string; support_count?: number }[];
-    const best = [...all].sort((a, b) => recognise(b.new_skill ?? '').conventions.size - recognise(a.new_skill ?? '').conventions.size)[0];
+    const all = meta.patches.flatMap((p) => p.items).filter(isSkillCandidate);
+    const best = [...all].sort((a, b) => recognise(b.new_skill).conventions.size - recognise(a.new_skill).conventions.size)[0];
     const support = all.reduce((s, i) => s + (i.support_count ?? 1), 0);
     return { reasoning: 'kept the candidate stating the most conventions', [key]: best ? [{ ...best, support_count: support }] : [] };
   }
@@ -172,7 +170,7 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
     for (const item of patch.items) {
       const k = keyOf(item);
       const prev = merged.get(k);
-      const support = ((item as { support_count?: number }).support_count ?? 1) + (prev?.support_count ?? 0);
+      const support = (item.support_count ?? 1) + (prev?.support_count ?? 0);
       merged.set(k, { ...(prev ?? item), support_count: support });
     }
   }
@@ -187,7 +185,7 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
 
 function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
   const order = meta.items
-    .map((item, index) => ({ index, support: (item as { support_count?: number }).support_count ?? 1, failure: (item as { source_type?: string }).source_type !== 'success' }))
+    .map((item, index) => ({ index, support: item.support_count ?? 1, failure: item.source_type !== 'success' }))
     .sort((a, b) => b.support - a.support || Number(b.failure) - Number(a.failure) || a.index - b.index)
     .map((x) => x.index);
   return { reasoning: 'ranked by support, failure-driven first', selected_indices: order.slice(0, meta.budget) };
@@ -196,7 +194,7 @@ function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
 function lrAutonomous(meta: Extract<OptimizerMeta, { kind: 'lr_autonomous' }>): unknown {
   const concrete = meta.items.filter((i) => {
     const text = contentOf(i);
-    return conventionOf(text) || (i as Edit).op === 'delete';
+    return conventionOf(text) || (isEdit(i) && i.op === 'delete');
   }).length;
   return { learning_rate: concrete, reasoning: 'apply the concrete format rules and removals', confidence: 'medium', risk_notes: [] };
 }

@@ -345,3 +345,9 @@ export interface SimTaskMeta {
   kind: 'sim_task';
   task: { id: string; fact: Fact };
 }
+
+/** The payload of a sim env's rollout request, or undefined for another kind of request. */
+export function simTask(meta: unknown): SimTaskMeta | undefined {
+  if (meta === null || typeof meta !== 'object' || !('kind' in meta) || meta.kind !== 'sim_task' || !('task' in meta)) return undefined;
+  return meta as SimTaskMeta;
+}

@@ -3,7 +3,7 @@
  * and time span, then why the rest was left out. Paths are shown with `~` for the home folder.
  */
 import os from 'node:os';
-import { alignRows } from '../../engine/plan.ts';
+import { alignRows } from '../../util/align-rows.ts';
 import { count } from '../../util/plural.ts';
 import type { HarvestResult, LeftOut, SourceReport } from './harvest.ts';
 

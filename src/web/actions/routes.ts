@@ -111,7 +111,6 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
 
   app.get('/api/action/configs', async (c) => {
     const { backendNames } = await import('../../model/registry.ts');
-    await import('../../model/backends.ts');
     const { configs: list, problems } = configs.list();
     return c.json({ roots: configs.roots.map((r) => r.given), configs: list, problems, runRoots: roots.roots.map((r) => r.given), fields: FORM_FIELDS, backends: backendNames() });
   });
@@ -131,7 +130,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     let plan: unknown;
     let planError: string | undefined;
     try {
-      const { planInputFor, planRun } = await import('../../engine/plan.ts');
+      const { planInputFor, planRun } = await import('../../app/plan.ts');
       plan = planRun(await planInputFor(loaded));
     } catch (err) {
       planError = errorMessage(err);
@@ -241,7 +240,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     const shape = BudgetSchema.shape as Record<string, z.ZodType>;
     const raised = Object.entries(req.budget).map(([k, v]) => {
       if (!BUDGET_LIMITS.includes(k)) throw new HttpError(400, `budget.${k}: not a budget limit (they are ${BUDGET_LIMITS.join(', ')})`);
-      const check = shape[k].safeParse(v);
+      const check = shape[k]!.safeParse(v);
       if (!check.success) throw new HttpError(400, `budget.${k}: ${check.error.issues[0]!.message}`);
       return `budget.${k}=${v}`;
     });
@@ -259,7 +258,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     if (!isFileInside(run.root, run.bestSkill)) throw new HttpError(409, 'the run has no best_skill.md yet');
     const inv = runInvocation(reader, jobs.program, jobs.cwd);
     if (!inv.ok) throw new HttpError(409, `this run cannot be evaluated from the dashboard: ${inv.reason}`);
-    const { targetRole } = await import('../../engine/evaluate.ts');
+    const { targetRole } = await import('../../eval/evaluate.ts');
     const targets = req.targets.map((t) => t.trim()).filter(Boolean);
     for (const t of targets) {
       try {

@@ -3,6 +3,7 @@
  * backends are agents as the target and chat models in the other roles; the `*_chat` backends and
  * `codex` are chat models everywhere; options are checked with the key named.
  */
+import '../../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RoleSchema } from '../../../src/config/schema.ts';

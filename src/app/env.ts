@@ -1,0 +1,43 @@
+/** The env a config names, built by its registered factory, with its splits loaded and checked. */
+import path from 'node:path';
+import type { LoadedConfig } from '../config/load.ts';
+import { UserError } from '../errors.ts';
+import { envNames, getEnvFactory } from '../envs/registry.ts';
+import type { Env, EnvContext, Splits } from '../envs/types.ts';
+import { resolveConfigPath } from '../util/paths.ts';
+
+/**
+ * The env a loaded config names, built by its factory (the config loader has checked its options),
+ * with relative paths resolved as `EnvContext.resolvePath` says.
+ */
+export function createEnv(loaded: LoadedConfig, outRoot?: string): Env {
+  const { config } = loaded;
+  const factory = getEnvFactory(config.env.name);
+  if (!factory) throw new UserError(`unknown env '${config.env.name}'; known envs: ${envNames().join(', ')}`);
+  const ctx: EnvContext = {
+    configDir: path.dirname(loaded.files.at(-1) ?? path.resolve('config.yaml')),
+    resolvePath: (key, value) => resolveConfigPath(value, loaded.baseDirOf(`env.${key}`)),
+    outRoot,
+  };
+  return factory.create(config.env, ctx);
+}
+
+/**
+ * The env of a config and its splits, truncated to `env.limit`. Item ids must be unique across
+ * the splits: scores are cached by item id.
+ */
+export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
+  const env = createEnv(loaded, outRoot);
+  const splits = await env.load();
+  const limit = loaded.config.env.limit;
+  if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
+  const seen = new Map<string, string>();
+  for (const k of ['train', 'val', 'test'] as const) {
+    for (const item of splits[k]) {
+      const other = seen.get(item.id);
+      if (other) throw new UserError(`env '${env.name}': item id '${item.id}' is in both the ${other} and the ${k} split; ids must be unique across splits`);
+      seen.set(item.id, k);
+    }
+  }
+  return { env, splits };
+}

@@ -1,0 +1,214 @@
+/**
+ * The dry-run planner: how many model calls a training run will make, per stage, with their
+ * tokens and cost, from the config, the split sizes, the sizes of the skill, the data and the
+ * prompts, and the price table. Pure: it calls nothing. The counts follow the reference's cost
+ * model (training-engine.md §22); where the run depends on answers not known yet (how many
+ * rollouts fail, whether the gate stops early), it assumes what is stated in `assumptions`, and
+ * selection counts are upper bounds (the score cache and the gate's early stop only save).
+ */
+import type { LoadedConfig } from '../config/load.ts';
+import type { Config, Price } from '../config/schema.ts';
+import { costOf, priceOf } from '../model/prices.ts';
+import { loadPrompt } from '../prompt-files.ts';
+import { countTokens, loadSkill } from '../skill/document.ts';
+import { resolveConfigPath } from '../util/paths.ts';
+import { alignRows } from '../util/align-rows.ts';
+import { buildEnv } from './env.ts';
+
+export interface PlanInput {
+  config: Config;
+  sizes: { train: number; val: number; test: number };
+  /** Mean tokens of one item as shown to the target (question and context). */
+  itemTokens: number;
+  skillTokens: number;
+  /** Tokens of the optimizer's system prompts, by stage. */
+  promptTokens: Partial<Record<'analyst' | 'merge' | 'ranking' | 'rewrite' | 'slow_update' | 'meta_skill' | 'lr_autonomous', number>>;
+}
+
+export interface StagePlan {
+  stage: string;
+  role: 'target' | 'optimizer';
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** USD; null when the role's price is unknown. */
+  costUsd: number | null;
+  upperBound?: boolean;
+}
+
+export interface Plan {
+  epochs: number;
+  stepsPerEpoch: number;
+  totalSteps: number;
+  selection: number;
+  test: number;
+  stages: StagePlan[];
+  total: { calls: number; inputTokens: number; outputTokens: number; costUsd: number; unpricedStages: string[] };
+  prices: Record<'target' | 'optimizer', { model: string; price: Price | undefined }>;
+  assumptions: string[];
+}
+
+/** Share of a training batch assumed to fail (reflection splits failures and successes). */
+const FAIL_SHARE = 0.5;
+/** Output tokens assumed per call of each kind. */
+const OUTPUT = { rollout: 200, analyst: 1200, merge: 900, ranking: 150, lr_autonomous: 150, rewrite_extra: 200, slow_update: 800, meta_skill: 800 };
+/** Tokens a trajectory takes in an optimizer prompt beyond its item (answer, expected, feedback). */
+const TRAJECTORY_EXTRA = 250;
+
+/** Merge calls for `k` patches merged `p` at a time, level by level, until one remains. */
+export function mergeCalls(k: number, p: number): number {
+  let calls = 0;
+  while (k >= 2) {
+    const groups = Math.ceil(k / p);
+    calls += k <= p ? 1 : Math.floor(k / p) + (k % p >= 2 ? 1 : 0);
+    k = k <= p ? 1 : groups;
+  }
+  return calls;
+}
+
+/** Items per step over one epoch: batches of `batch` over `train`, `accumulation` batches a step. */
+function stepSizes(train: number, batch: number, accumulation: number): number[] {
+  const steps = Math.ceil(train / (batch * accumulation));
+  return Array.from({ length: steps }, (_, s) => Math.min(train, (s + 1) * batch * accumulation) - Math.min(train, s * batch * accumulation));
+}
+
+export function planRun(input: PlanInput): Plan {
+  const { config, sizes, itemTokens, skillTokens } = input;
+  const c = config;
+  const selection = c.evaluation.sel_env_num > 0 ? Math.min(c.evaluation.sel_env_num, sizes.val) : sizes.val;
+  const test = c.evaluation.eval_test ? (c.evaluation.test_env_num > 0 ? Math.min(c.evaluation.test_env_num, sizes.test) : sizes.test) : 0;
+  const train = c.train.train_size > 0 ? Math.min(c.train.train_size, sizes.train) : sizes.train;
+  const perStep = stepSizes(train, c.train.batch_size, c.train.accumulation);
+  const epochs = c.train.num_epochs;
+  const M = c.gradient.minibatch_size;
+  const P = c.gradient.merge_batch_size;
+  const mode = c.optimizer.skill_update_mode;
+  const rewrite = /rewrite|suggestion/.test(mode) && !/minibatch/.test(mode);
+  const autonomous = ['autonomous', 'auto', 'optimizer'].includes(c.optimizer.lr_control_mode) || c.optimizer.lr_scheduler === 'autonomous';
+  const prompt = (k: keyof PlanInput['promptTokens']) => input.promptTokens[k] ?? 600;
+  const rolloutIn = skillTokens + itemTokens + 30;
+  const trajectory = itemTokens + TRAJECTORY_EXTRA;
+
+  const counts = new Map<string, { role: 'target' | 'optimizer'; calls: number; input: number; output: number; upperBound?: boolean }>();
+  const add = (stage: string, role: 'target' | 'optimizer', calls: number, inputPerCall: number, outputPerCall: number, upperBound = false) => {
+    if (calls <= 0) return;
+    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
+    s.calls += calls;
+    s.input += calls * inputPerCall;
+    s.output += calls * outputPerCall;
+    counts.set(stage, s);
+  };
+
+  add('baseline', 'target', selection, rolloutIn, OUTPUT.rollout);
+  for (let epoch = 1; epoch <= epochs; epoch++) {
+    for (const n of perStep) {
+      add('rollout', 'target', n, rolloutIn, OUTPUT.rollout);
+      // At most: the split between failures and successes that needs the most minibatches.
+      const failures = c.gradient.failure_only ? n : Math.max(1, Math.round(n * FAIL_SHARE));
+      const failMinibatches = Math.ceil(failures / M);
+      const succMinibatches = c.gradient.failure_only ? 0 : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
+      add('analyst', 'optimizer', failMinibatches + succMinibatches, prompt('analyst') + skillTokens + M * trajectory, OUTPUT.analyst, true);
+      const merges = mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
+      add('merge', 'optimizer', merges, prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst, OUTPUT.merge);
+      if (autonomous) add('lr_autonomous', 'optimizer', 1, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
+      if (c.optimizer.learning_rate > 0 || autonomous) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
+      if (rewrite) add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
+      if (c.evaluation.use_gate) add('selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
+    }
+    if (epoch >= 2) {
+      const N = Math.min(c.optimizer.slow_update_samples, train);
+      const pairsIn = prompt('slow_update') + 2 * skillTokens + N * (2 * trajectory);
+      if (c.optimizer.use_slow_update || c.optimizer.use_meta_skill) add('slow_update_rollout', 'target', 2 * N, rolloutIn, OUTPUT.rollout, true);
+      if (c.optimizer.use_slow_update) {
+        add('slow_update', 'optimizer', 1, pairsIn, OUTPUT.slow_update);
+        if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate) add('selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
+      }
+      if (c.optimizer.use_meta_skill) add('meta_skill', 'optimizer', 1, prompt('meta_skill') + pairsIn - prompt('slow_update'), OUTPUT.meta_skill);
+    }
+  }
+  add('final_selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
+  add('test', 'target', 3 * test, rolloutIn, OUTPUT.rollout, true);
+
+  const prices = {
+    target: { model: c.model.target.model, price: priceOf(c.model.target.model, c.model.target.price) },
+    optimizer: { model: c.model.optimizer.model, price: priceOf(c.model.optimizer.model, c.model.optimizer.price) },
+  };
+  // The sim backend is free.
+  for (const role of ['target', 'optimizer'] as const) if (c.model[role].backend === 'sim') prices[role].price = { input: 0, output: 0 };
+
+  const stages: StagePlan[] = [];
+  const total = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] as string[] };
+  for (const [stage, s] of counts) {
+    const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
+    stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
+    total.calls += s.calls;
+    total.inputTokens += s.input;
+    total.outputTokens += s.output;
+    if (costUsd === null) total.unpricedStages.push(stage);
+    else total.costUsd += costUsd;
+  }
+  return {
+    epochs,
+    stepsPerEpoch: perStep.length,
+    totalSteps: perStep.length * epochs,
+    selection,
+    test,
+    stages,
+    total,
+    prices,
+    assumptions: [
+      `reflection: failures and successes in minibatches of ${M}, counted at the most minibatches any split of a batch can need; merge and prompt sizes as if half of each batch fails`,
+      `every step proposes more edits than the learning rate allows (one ranking call) and changes the skill (a full selection evaluation; the score cache and the gate's early stop only lower this)`,
+      `the final selection evaluation runs (it is skipped when the final skill is the best one), and three test evaluations (initial, best, final)`,
+      `output tokens per call: rollout ${OUTPUT.rollout}, analyst ${OUTPUT.analyst}, merge ${OUTPUT.merge}, ranking ${OUTPUT.ranking}, slow update and meta skill ${OUTPUT.slow_update}`,
+      `prompts keep the initial skill's size (${skillTokens} tokens); an item is ${itemTokens} tokens on average`,
+      `no response-cache or provider prompt-cache savings`,
+    ],
+  };
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
+
+export function formatPlan(plan: Plan): string {
+  const t = plan.total;
+  const rows = [
+    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
+    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ' (at most)' : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
+    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
+  ];
+  const lines = [
+    'Dry run: nothing is called and nothing is spent.',
+    `${plan.epochs} epoch(s) x ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
+    '',
+    ...alignRows(rows, 2),
+    '',
+  ];
+  for (const role of ['target', 'optimizer'] as const) {
+    const p = plan.prices[role];
+    lines.push(
+      `${role} ${p.model}: ${p.price ? `$${p.price.input} in / $${p.price.output} out per 1M tokens` : `price unknown (set model.${role}.price: {input: …, output: …} in USD per 1M tokens)`}`,
+    );
+  }
+  lines.push('', 'Assumed:', ...plan.assumptions.map((a) => `  - ${a}`));
+  return lines.join('\n');
+}
+
+/** The planner's input for a config: the env's splits (loaded, not run), the skill and the prompts, measured. */
+export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
+  const { config } = loaded;
+  const { splits } = await buildEnv(loaded);
+  const sample = [...splits.train.slice(0, 50), ...splits.val.slice(0, 25)];
+  const itemTokens = sample.length ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length) : 0;
+  const skill = loadSkill(resolveConfigPath(config.env.skill_init, loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
+  const promptTokens: PlanInput['promptTokens'] = {};
+  const names = { analyst: 'analyst_failure', merge: 'merge', ranking: 'ranking', rewrite: 'rewrite_skill', slow_update: 'slow_update', meta_skill: 'meta_skill', lr_autonomous: 'lr_autonomous' } as const;
+  for (const [stage, name] of Object.entries(names)) {
+    try {
+      promptTokens[stage as keyof typeof names] = countTokens(loadPrompt(name, config.env.name));
+    } catch {
+      // a prompt this build does not have: the planner's default size stands
+    }
+  }
+  return { config, sizes: { train: splits.train.length, val: splits.val.length, test: splits.test.length }, itemTokens, skillTokens: countTokens(skill), promptTokens };
+}

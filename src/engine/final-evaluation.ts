@@ -1,0 +1,162 @@
+/**
+ * After the last epoch: the final skill is validated (and promoted to best if it beats it),
+ * then the initial, best and final skills are scored on the held-out test split, and
+ * `summary.json` is written.
+ */
+import path from 'node:path';
+import { VERSION } from '../version.ts';
+import type { Item, Trajectory } from '../envs/types.ts';
+import { sumUsage } from '../model/ledger.ts';
+import type { Summary } from '../run/records.ts';
+import { skillHash } from '../skill/document.ts';
+import { isAccepted, isSkipped } from '../run/records.ts';
+import { persistState } from './checkpoint.ts';
+import { round, type RunContext, type TrainState } from './context.ts';
+import { computeScore } from './scoring/metrics.ts';
+import { applyDecision, decide } from './stages/gate.ts';
+
+export interface Bucket {
+  total: number;
+  /** Sum of hard scores. */
+  hard: number;
+  hard_acc: number;
+  soft: number;
+  errors: number;
+}
+
+/** Scores per task type, plus `overall`. */
+export function buckets(items: Item[], trajectories: (Trajectory | undefined)[], types: string[] = []): Record<string, Bucket> {
+  const groups = new Map<string, Trajectory[]>([['overall', []], ...types.map((t) => [t, []] as [string, Trajectory[]])]);
+  trajectories.forEach((t, i) => {
+    if (!t) return;
+    const type = t.taskType ?? items[i]?.type ?? 'other';
+    groups.get('overall')!.push(t);
+    if (!groups.has(type)) groups.set(type, []);
+    groups.get(type)!.push(t);
+  });
+  const out: Record<string, Bucket> = {};
+  for (const [type, ts] of groups) {
+    const s = computeScore(ts);
+    out[type] = { total: s.n, hard: round(s.hard * s.n, 6), hard_acc: round(s.hard, 6), soft: round(s.soft, 6), errors: s.errors };
+  }
+  return out;
+}
+
+type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig'>;
+
+async function testSkill(ctx: FinalContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
+  const dir = ctx.dir.path(dirName);
+  const r = await ctx.rollouts.run(skill, ctx.test, { dir });
+  const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
+  ctx.dir.writeJson(path.join(dir, 'summary.json'), b);
+  return b;
+}
+
+function table(title: string, b: Record<string, Bucket>): string {
+  const rows = Object.entries(b).map(([type, v]) => `    ${type.padEnd(40)}: hard=${v.hard}/${v.total}=${v.hard_acc.toFixed(4)}`);
+  return [`  ${title}`, ...rows].join('\n');
+}
+
+export async function finalEvaluation(ctx: FinalContext, state: TrainState): Promise<Summary & Record<string, unknown>> {
+  const { settings, events } = ctx;
+  persistState(ctx, state);
+  let finalSelection: number | null = null;
+  let finalSelectionSoft: number | null = null;
+  let tests: { baseline?: Record<string, Bucket>; best?: Record<string, Bucket>; final?: Record<string, Bucket> } = {};
+
+  if (settings.evalTest) {
+    const started = performance.now();
+    events.emit({ type: 'stage_started', step: state.lastStep, epoch: settings.epochs, stage: 'final_evaluation', detail: `test items=${ctx.test.length}` });
+    // The final skill on selection (free when it is the best: its results are cached).
+    const sel = await ctx.selection.score(state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
+    finalSelection = sel.hard;
+    finalSelectionSoft = sel.soft;
+    if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
+      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote');
+      if (decision.newBest) {
+        events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} > ${state.best.score.toFixed(4)})`);
+        state.best = applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep).best;
+        persistState(ctx, state);
+      }
+    }
+    const same = skillHash(state.current.skill) === skillHash(state.best.skill);
+    const [baseline, best, final] = await Promise.all([
+      testSkill(ctx, ctx.skillInit, 'test_eval_baseline'),
+      testSkill(ctx, state.best.skill, 'test_eval'),
+      same ? Promise.resolve(undefined) : testSkill(ctx, state.current.skill, 'test_eval_final'),
+    ]);
+    if (same) ctx.dir.writeJson(ctx.dir.path('test_eval_final', 'summary.json'), best);
+    tests = { baseline, best, final: final ?? best };
+    events.emit({
+      type: 'stage_finished',
+      step: state.lastStep,
+      epoch: settings.epochs,
+      stage: 'final_evaluation',
+      seconds: (performance.now() - started) / 1000,
+      detail: `hard score on ${ctx.test.length} test items, per task type:\n${table('[1] initial skill', baseline)}\n${table(`[2] best on selection (step ${state.best.step})`, best)}\n${table('[3] final skill', tests.final!)}`,
+    });
+  }
+
+  const h = state.history;
+  const overall = (b?: Record<string, Bucket>) => (b ? b.overall!.hard_acc : null);
+  const overallSoft = (b?: Record<string, Bucket>) => (b ? b.overall!.soft : null);
+  const epochs = [...new Set(h.map((r) => r.epoch))];
+  const tokenSummary = ctx.ledger.byPurpose(0);
+  const totals = ctx.ledger.totals();
+  const summary: Summary & Record<string, unknown> = {
+    version: `skillopt-${VERSION}`,
+    status: 'finished',
+    config: ctx.recordedConfig,
+    baseline_selection_hard: state.baselineScore,
+    best_selection_hard: state.best.score,
+    // Means over the selection split (not the gate's metric, unlike best_selection_hard).
+    final_selection_hard: finalSelection,
+    final_selection_soft: finalSelectionSoft,
+    best_step: state.best.step,
+    current_origin: state.current.origin,
+    best_origin: state.best.origin,
+    total_steps: h.length,
+    total_accepts: h.filter((r) => isAccepted(r.action)).length,
+    total_rejects: h.filter((r) => r.action === 'reject').length,
+    total_skips: h.filter((r) => isSkipped(r.action)).length,
+    epoch_stats: epochs.map((e) => {
+      const rs = h.filter((r) => r.epoch === e);
+      return {
+        epoch: e,
+        steps: rs.map((r) => r.step),
+        accepts: rs.filter((r) => isAccepted(r.action)).length,
+        rejects: rs.filter((r) => r.action === 'reject').length,
+        skips: rs.filter((r) => isSkipped(r.action)).length,
+        best_score_at_epoch_end: rs.at(-1)?.best_score ?? null,
+        current_score_at_epoch_end: rs.at(-1)?.current_score ?? null,
+      };
+    }),
+    baseline_test_hard: overall(tests.baseline),
+    baseline_test_soft: overallSoft(tests.baseline),
+    test_hard: overall(tests.best),
+    test_soft: overallSoft(tests.best),
+    final_test_hard: overall(tests.final),
+    final_test_soft: overallSoft(tests.final),
+    test_delta_hard: tests.best && tests.baseline ? round(overall(tests.best)! - overall(tests.baseline)!, 6) : null,
+    final_test_delta_hard: tests.final && tests.baseline ? round(overall(tests.final)! - overall(tests.baseline)!, 6) : null,
+    selection_rollouts_used: h.reduce((n, r) => n + (r.gate?.rollouts_used ?? 0), 0),
+    selection_rollouts_saved: h.reduce((n, r) => n + (r.gate?.rollouts_saved ?? 0), 0),
+    total_wall_time_s: round(ctx.clock.elapsedSeconds(), 1),
+    token_summary: { ...tokenSummary, _total: sumUsage(tokenSummary) },
+    provider_calls: totals.calls,
+    cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
+    unpriced_calls: totals.unpricedCalls,
+  };
+  ctx.dir.writeJson(ctx.dir.summary, summary);
+  persistState(ctx, state, 'finished');
+  events.emit({
+    type: 'run_finished',
+    best_step: state.best.step,
+    best_score: state.best.score,
+    baseline_test: summary.baseline_test_hard as number | null,
+    best_test: summary.test_hard as number | null,
+    final_test: summary.final_test_hard as number | null,
+    seconds: summary.total_wall_time_s as number,
+  });
+  return summary;
+}

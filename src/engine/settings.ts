@@ -1,0 +1,98 @@
+/**
+ * The training settings, read once from the config: the original's spellings of modes and
+ * policies normalised, and each stage's settings grouped. The engine reads these, never the
+ * raw config.
+ */
+import type { Config } from '../config/schema.ts';
+import type { ReasoningEffort } from '../model/types.ts';
+import type { UpdateMode } from '../protocol/optimizer.ts';
+import type { GateScoring } from './scoring/metrics.ts';
+
+export function updateMode(raw: string): UpdateMode {
+  const v = raw.trim().toLowerCase();
+  if (['rewrite', 'rewrite_from_suggestions', 'suggestions', 'rewrite_suggestions'].includes(v)) return 'rewrite_from_suggestions';
+  if (['full_rewrite', 'full_rewrite_minibatch', 'minibatch_full_rewrite', 'skill_rewrite_minibatch'].includes(v)) return 'full_rewrite_minibatch';
+  return 'patch';
+}
+
+export type LrControl = 'fixed' | 'autonomous' | 'none';
+
+export function lrControl(raw: string, mode: UpdateMode): LrControl {
+  if (mode === 'full_rewrite_minibatch') return 'none';
+  const v = raw.trim().toLowerCase();
+  if (['autonomous', 'auto', 'optimizer'].includes(v)) return 'autonomous';
+  if (['none', 'off', 'no_lr'].includes(v)) return 'none';
+  return 'fixed';
+}
+
+export type PairPolicy = 'mixed' | 'changed' | 'unchanged';
+
+export function pairPolicy(raw: string): PairPolicy {
+  const v = raw.trim().toLowerCase();
+  if (['changed', 'change', 'delta', '10_01', '01_10'].includes(v)) return 'changed';
+  if (['unchanged', 'stable', 'same', '00_11'].includes(v)) return 'unchanged';
+  return 'mixed';
+}
+
+export interface TrainSettings {
+  epochs: number;
+  batchSize: number;
+  accumulation: number;
+  seed: number;
+  mode: UpdateMode;
+  lr: { control: LrControl; scheduler: Config['optimizer']['lr_scheduler']; max: number; min: number };
+  reflect: {
+    /** Most changes one analyst may propose (the configured learning rate; not the schedule). */
+    perPatch: number;
+    minibatchSize: number;
+    failureOnly: boolean;
+    mergeGroupSize: number;
+  };
+  skillAware: { on: boolean; appendixSource: 'both' | 'failure_only'; consolidateThreshold: number };
+  /** Largest skill allowed, in tokens (0 = none). */
+  maxSkillTokens: number;
+  rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
+  gate: { on: boolean; earlyStop: boolean; scoring: GateScoring };
+  epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
+  evalTest: boolean;
+  budget: Config['budget'];
+}
+
+export function trainSettings(config: Config): TrainSettings {
+  const mode = updateMode(config.optimizer.skill_update_mode);
+  const { optimizer: o, evaluation: e } = config;
+  return {
+    epochs: config.train.num_epochs,
+    batchSize: config.train.batch_size,
+    accumulation: config.train.accumulation,
+    seed: config.train.seed,
+    mode,
+    lr: { control: lrControl(o.lr_control_mode, mode), scheduler: o.lr_scheduler, max: o.learning_rate, min: o.min_learning_rate },
+    reflect: { perPatch: o.learning_rate, minibatchSize: config.gradient.minibatch_size, failureOnly: config.gradient.failure_only, mergeGroupSize: config.gradient.merge_batch_size },
+    skillAware: { on: o.use_skill_aware_reflection, appendixSource: o.skill_aware_appendix_source, consolidateThreshold: o.skill_aware_consolidate_threshold },
+    maxSkillTokens: o.max_skill_tokens,
+    rewrite: { reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined, outputTokens: config.model.rewrite_max_completion_tokens },
+    gate: {
+      on: e.use_gate,
+      earlyStop: e.gate_early_stop,
+      scoring: {
+        metric: e.gate_metric,
+        mixedWeight: e.gate_mixed_weight,
+        density: e.use_semantic_density
+          ? { weight: e.semantic_density_weight, words: typeof e.leading_words === 'string' ? e.leading_words.split(',').map((w) => w.trim()) : e.leading_words }
+          : undefined,
+      },
+    },
+    epoch: {
+      slowUpdate: o.use_slow_update,
+      // As in the original, this switch gates the slow update even when the step gate is off.
+      slowUpdateGated: o.slow_update_gate_with_selection,
+      samples: o.slow_update_samples,
+      pairPolicy: pairPolicy(o.longitudinal_pair_policy),
+      metaSkill: o.use_meta_skill,
+      topUpChunk: Math.max(1, config.env.workers),
+    },
+    evalTest: e.eval_test,
+    budget: config.budget,
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * How many changes a step may apply: its edit budget, the learning rate. A policy gives each
+ * step's budget: the scheduler's (`lr_control_mode: fixed`, and `none` outside the full-rewrite
+ * mode, as the original), or the optimizer's own choice from the step's evidence
+ * (`lr_control_mode: autonomous`). The full-rewrite mode has no budget.
+ */
+import type { LrDecision } from '../../run/records.ts';
+import type { UpdateItem } from '../../protocol/optimizer.ts';
+import type { LrScheduler } from '../lr-schedulers.ts';
+import type { OptimizerContext } from '../optimizer/ask.ts';
+import type { LrControl } from '../settings.ts';
+import { decideLearningRate } from './select.ts';
+
+/** What the optimizer sees when it chooses the budget. */
+export interface BudgetEvidence {
+  skill: string;
+  items: UpdateItem[];
+  rolloutHard: number;
+  rolloutSoft: number;
+  rolloutN: number;
+  stepBufferText: string;
+  metaSkill: string;
+}
+
+export interface EditBudget {
+  next(evidence: BudgetEvidence): Promise<{ budget: number; decision?: LrDecision }>;
+}
+
+export class ScheduledBudget implements EditBudget {
+  constructor(private readonly scheduler: LrScheduler) {}
+
+  async next(): Promise<{ budget: number }> {
+    return { budget: this.scheduler.step() };
+  }
+}
+
+export class OptimizerChosenBudget implements EditBudget {
+  constructor(private readonly opt: OptimizerContext) {}
+
+  async next(evidence: BudgetEvidence): Promise<{ budget: number; decision: LrDecision }> {
+    const decision = await decideLearningRate(this.opt, evidence);
+    return { budget: decision.learning_rate, decision };
+  }
+}
+
+/** The policy of a run's settings, or undefined when the mode has no budget (full rewrite). */
+export function editBudget(control: LrControl, scheduler: LrScheduler, opt: OptimizerContext): EditBudget | undefined {
+  if (opt.mode === 'full_rewrite_minibatch') return undefined;
+  return control === 'autonomous' ? new OptimizerChosenBudget(opt) : new ScheduledBudget(scheduler);
+}

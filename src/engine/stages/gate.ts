@@ -1,0 +1,75 @@
+/**
+ * The validation gate. A candidate replaces the current skill only if its selection score is
+ * strictly higher (a tie is a reject: no lateral moves); it becomes the best if it is also
+ * strictly above the best. With the gate off, every candidate is accepted.
+ *
+ * Every place a candidate can be taken in (a step, the slow update, the final skill) decides
+ * with `decide` and applies the decision with `applyDecision`; they differ only in their rule.
+ */
+import type { GateAction } from '../../run/records.ts';
+
+/** A skill in the trainer's state, with its selection score and where it came from. */
+export interface SkillState {
+  skill: string;
+  score: number;
+  origin: string;
+}
+
+export interface SkillStates {
+  current: SkillState;
+  best: SkillState & { step: number };
+}
+
+/**
+ * - `gate`: the candidate must beat the current skill (the step gate; the slow update when
+ *   `slow_update_gate_with_selection` is on).
+ * - `force`: the candidate is taken at its measured score (the gate off; the slow update's force
+ *   mode).
+ * - `promote`: the candidate is the current skill itself, measured again after the last epoch:
+ *   it can only become the best. The current skill keeps the score it was taken in with, so
+ *   that the run's state says what the training saw.
+ * Under each rule the candidate becomes the best only when it is strictly above the best.
+ */
+export type GateRule = 'gate' | 'force' | 'promote';
+
+export interface GateDecision {
+  action: GateAction;
+  /** The candidate replaces the current skill. */
+  replacesCurrent: boolean;
+  /** The candidate becomes the best skill. */
+  newBest: boolean;
+}
+
+/**
+ * `score` is undefined when the evaluation stopped early: a reject was then certain.
+ * `against` is the current and the best skill's scores.
+ */
+export function decide(score: number | undefined, against: { current: number; best: number }, rule: GateRule): GateDecision {
+  const reject: GateDecision = { action: 'reject', replacesCurrent: false, newBest: false };
+  if (score === undefined) return reject;
+  if (rule === 'force') return { action: 'force_accept', replacesCurrent: true, newBest: score > against.best };
+  if (rule === 'promote') return score > against.best ? { action: 'accept_new_best', replacesCurrent: false, newBest: true } : reject;
+  if (score <= against.current) return reject;
+  return score > against.best ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false };
+}
+
+/** The current and best skills after `decision` on `candidate` (scored `candidate.score`) at `step`. */
+export function applyDecision(states: SkillStates, candidate: SkillState, decision: GateDecision, step: number): SkillStates {
+  return {
+    current: decision.replacesCurrent ? candidate : states.current,
+    best: decision.newBest ? { ...candidate, step } : states.best,
+  };
+}
+
+/**
+ * Whether a reject is already certain: `sum` of the item metrics of `scored` items, `remaining`
+ * items not yet known, `bonus` a constant added to the mean (semantic density). Items that end
+ * in infrastructure errors drop out of the mean, which cannot raise the best case above a
+ * perfect remainder, so the bound holds.
+ */
+export function rejectIsCertain(sum: number, scored: number, remaining: number, bar: number, bonus = 0): boolean {
+  const total = scored + remaining;
+  if (total === 0) return false;
+  const best = (sum + remaining) / total + bonus;
+  return best <= bar;
+}

@@ -1,0 +1,180 @@
+/**
+ * The forward pass: the target runs items under a skill, concurrently, through the env. Each
+ * result is scored by the env; a failure of the model or of its reply on one item (after its
+ * retries) becomes a trajectory with `error` (kept out of scores); anything else stops the
+ * run once the items in flight are done: a fatal model error (bad key, unknown model), a
+ * problem in the user's input, a stop asked for (budget, a provider's wait), and a bug of ours.
+ * Finished rollouts come from the score cache; a rollout directory gets `results.jsonl` and
+ * each item's conversation.
+ */
+import path from 'node:path';
+import type { LimitFunction } from 'p-limit';
+import { redactText } from '../../config/redact.ts';
+import type { Env, Item, Trajectory } from '../../envs/types.ts';
+import { CallFailure } from '../../model/failure.ts';
+import { StructuredOutputError } from '../../model/structured.ts';
+import { InfraError, type ChatModel } from '../../model/types.ts';
+import { writeFileAtomic } from '../../run/atomic.ts';
+import { skillHash } from '../../skill/document.ts';
+import type { ScoreCache } from '../scoring/score-cache.ts';
+
+export interface RolloutJob {
+  env: Env;
+  target: ChatModel;
+  judge?: ChatModel;
+  skill: string;
+  items: Item[];
+  /** Shared concurrency limit of the run's rollouts. */
+  limit: LimitFunction;
+  cache: ScoreCache;
+  seed: number;
+  sample?: number;
+  /** A training step's rollout: the env may give the target feedback it does not get in evaluation. */
+  training?: boolean;
+  /** Where to write `results.jsonl` and `predictions/<id>/conversation.json`. */
+  dir?: string;
+  /** Order in which items are started (indices into `items`); default: as given. */
+  order?: number[];
+  /** Called as each item finishes (cached ones included), in completion order. */
+  onResult?: (trajectory: Trajectory, index: number) => void;
+  /** Checked before an item starts: true stops launching more. */
+  stop?: () => boolean;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface RolloutResult {
+  /** In item order; undefined for items never started (stopped early). */
+  trajectories: (Trajectory | undefined)[];
+  /** Rollouts run now (not from the cache). */
+  ran: number;
+  cached: number;
+}
+
+/** What a run's rollouts share: one env, target, judge, concurrency limit and score cache. */
+export type RolloutServices = Pick<RolloutJob, 'env' | 'target' | 'judge' | 'limit' | 'cache'>;
+
+/** The run's rollouts, bound once to its services; `seed` is the run's, unless a call gives its own. */
+export class Rollouts {
+  constructor(
+    readonly services: RolloutServices,
+    readonly seed: number,
+  ) {}
+
+  get targetId(): string {
+    return this.services.target.id;
+  }
+
+  run(skill: string, items: Item[], options: Omit<RolloutJob, keyof RolloutServices | 'skill' | 'items' | 'seed'> & { seed?: number } = {}): Promise<RolloutResult> {
+    return rollout({ ...this.services, seed: this.seed, ...options, skill, items });
+  }
+
+  /** The finished rollout of `skill` on `item` at the run's seed, when the score cache has it. */
+  cached(skillHashValue: string, item: Item): Trajectory | undefined {
+    return this.services.cache.get(skillHashValue, item.id, this.services.target.id, 0, this.seed);
+  }
+}
+
+/** The item error of a model failure on one item, or undefined for errors that must stop the run. */
+function itemError(item: Item, err: unknown): Trajectory | undefined {
+  let kind: string;
+  if (err instanceof InfraError || err instanceof CallFailure) kind = err.kind;
+  else if (err instanceof StructuredOutputError) kind = 'bad_response';
+  else return undefined;
+  // The message goes to results.jsonl and scores.jsonl; a provider may echo a key in it.
+  return { id: item.id, hard: 0, soft: 0, taskType: item.type, error: { kind, message: redactText(err.message) } };
+}
+
+export async function rollout(job: RolloutJob): Promise<RolloutResult> {
+  const hash = skillHash(job.skill);
+  const sample = job.sample ?? 0;
+  const order = job.order ?? job.items.map((_, i) => i);
+  const trajectories: (Trajectory | undefined)[] = new Array(job.items.length).fill(undefined);
+  let ran = 0;
+  let cached = 0;
+  let done = 0;
+  let stopped = false;
+
+  const finish = (index: number, t: Trajectory) => {
+    trajectories[index] = t;
+    done++;
+    job.onResult?.(t, index);
+    job.onProgress?.(done, job.items.length);
+  };
+
+  // Cached items first, in order, so that early-stopping callers see them before any call.
+  const pending: { index: number; item: Item }[] = [];
+  for (const index of order) {
+    const item = job.items[index];
+    if (!item) throw new Error(`rollout order names item ${index}, of ${job.items.length}`);
+    const hit = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
+    if (hit) {
+      cached++;
+      finish(index, hit);
+    } else pending.push({ index, item });
+  }
+
+  let fatal: { error: unknown } | undefined;
+  await Promise.all(
+    pending.map(({ index, item }) =>
+      job.limit(async () => {
+        if (fatal || stopped || job.signal?.aborted) return;
+        if (job.stop?.()) {
+          stopped = true;
+          return;
+        }
+        let t: Trajectory;
+        try {
+          const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
+            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, training: job.training, signal: job.signal }),
+          );
+          if (shared.fresh) ran++;
+          else cached++;
+          t = await shared.trajectory;
+        } catch (err) {
+          const failed = itemError(item, err);
+          if (!failed) {
+            fatal ??= { error: err };
+            return;
+          }
+          t = failed;
+        }
+        finish(index, t);
+      }),
+    ),
+  );
+  if (fatal) throw fatal.error;
+  if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, sample);
+  return { trajectories, ran, cached };
+}
+
+/**
+ * `results.jsonl` in item order, one line per item with its conversation: one file per rollout
+ * directory rather than one per item (the original writes `predictions/<id>/conversation.json`,
+ * which costs a directory and a file per rollout).
+ */
+export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefined)[], hash: string, target: string, sample: number): void {
+  const lines: string[] = [];
+  for (const t of trajectories) {
+    if (!t) continue;
+    lines.push(
+      JSON.stringify({
+        id: t.id,
+        hard: t.hard,
+        soft: t.soft,
+        task_type: t.taskType,
+        task: t.task,
+        predicted_answer: t.predicted,
+        expected: t.expected,
+        fail_reason: t.failReason,
+        feedback: t.feedback,
+        ...(t.error ? { error: t.error } : {}),
+        skill_hash: hash,
+        target,
+        sample,
+        ...(t.conversation ? { conversation: t.conversation } : {}),
+      }),
+    );
+  }
+  writeFileAtomic(path.join(dir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '', { durable: false });
+}

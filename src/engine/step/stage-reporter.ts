@@ -1,0 +1,41 @@
+/** A step's stages as the event log tells them: each is announced, timed and reported finished once. */
+import type { EventLog, Stage } from '../../run/events.ts';
+import { round } from '../context.ts';
+
+export class StageReporter {
+  private last = performance.now();
+  private readonly started = performance.now();
+  /** Seconds per stage, for the step record (`rollout_s`, …). */
+  readonly timing: Record<string, number> = {};
+
+  constructor(
+    private readonly events: EventLog,
+    /** Throws the run's stop when a limit is reached: a stage starts only within the run's limits. */
+    private readonly admit: () => void,
+    private readonly step: number,
+    private readonly epoch: number,
+  ) {}
+
+  start(stage: Stage, detail: string): void {
+    this.admit();
+    this.events.emit({ type: 'stage_started', step: this.step, epoch: this.epoch, stage, detail });
+  }
+
+  /** Ends `stage`: its time runs from the end of the previous one. */
+  finish(stage: Stage, detail: string): void {
+    const now = performance.now();
+    const seconds = (now - this.last) / 1000;
+    this.timing[`${stage}_s`] = round(seconds, 1);
+    this.last = now;
+    this.events.emit({ type: 'stage_finished', step: this.step, epoch: this.epoch, stage, seconds, detail });
+  }
+
+  progress(stage: Stage): (done: number, total: number) => void {
+    return (done, total) => this.events.emit({ type: 'stage_progress', step: this.step, stage, done, total });
+  }
+
+  /** The step's wall time so far, in seconds (one decimal). */
+  wallTime(): number {
+    return round((performance.now() - this.started) / 1000, 1);
+  }
+}

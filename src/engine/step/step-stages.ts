@@ -1,0 +1,278 @@
+/**
+ * The six stages as one step runs them: each calls its stage module (`stages/`), writes the
+ * step's files, reports to the event log and to the step record, and hands the next stage
+ * what it needs.
+ */
+import path from 'node:path';
+import type { Trajectory } from '../../envs/types.ts';
+import { changesOf, PAYLOAD, type UpdateItem } from '../../protocol/optimizer.ts';
+import { appendLine } from '../../run/atomic.ts';
+import { pad4 } from '../../run/layout.ts';
+import type { GateAction } from '../../run/records.ts';
+import { countTokens, skillHash } from '../../skill/document.ts';
+import { summariseReports } from '../../skill/edits.ts';
+import { count } from '../../util/plural.ts';
+import { Rng } from '../../util/random.ts';
+import { round, type TrainState } from '../context.ts';
+import type { Batch } from '../batches.ts';
+import type { LrScheduler } from '../lr-schedulers.ts';
+import { stepEntry } from '../optimizer/step-buffer.ts';
+import { computeScore, type Score } from '../scoring/metrics.ts';
+import { aggregate, type Merged } from '../stages/aggregate.ts';
+import { editBudget } from '../stages/edit-budget.ts';
+import { applyDecision, decide } from '../stages/gate.ts';
+import { Reflector, type AnalystResult } from '../stages/reflect.ts';
+import { rankAndSelect } from '../stages/select.ts';
+import { EarlyStop, FULL_EVALUATION } from '../stages/selection-eval.ts';
+import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
+import type { StepScope } from './step-scope.ts';
+
+export interface Rolled {
+  trajectories: Trajectory[];
+  score: Score;
+  /** Per batch, its trajectories (undefined: never started). */
+  perBatch: (Trajectory | undefined)[][];
+}
+
+export interface Reflected {
+  analysts: AnalystResult[];
+  /** Execution-lapse notes for the appendix (skill-aware reflection). */
+  notes: string[];
+  /** The merge, started as soon as its first groups of analysts finished. */
+  merging: Promise<Merged>;
+  nFail: number;
+  nSucc: number;
+}
+
+const label = (s: StepScope) => PAYLOAD[s.ctx.settings.mode].label;
+const ofItems = (s: StepScope, n: number) => count(n, label(s).replace(/s$/, ''), label(s));
+
+/** One reflector per batch, fed by its rollouts as they finish. */
+export function startReflection(s: StepScope): { batch: Batch; reflector: Reflector }[] {
+  const { settings, opt, env, analystLimit } = s.ctx;
+  return s.plan.batches.map((b, a) => {
+    const reflect = {
+      ctx: opt,
+      skill: s.skill,
+      budget: settings.reflect.perPatch,
+      minibatchSize: settings.reflect.minibatchSize,
+      failureOnly: settings.reflect.failureOnly,
+      stepBuffer: s.memory.entries,
+      stepBufferText: s.memory.text,
+      metaSkill: s.plan.metaSkill,
+      skillAware: settings.skillAware.on,
+      appendixSource: settings.skillAware.appendixSource,
+      analystGuide: env.analystGuide ?? '',
+      limit: analystLimit,
+      patchesDir: path.join(s.files.batch(a), 'patches'),
+    };
+    return { batch: b, reflector: new Reflector(reflect, new Rng(b.seed).shuffle(b.items.map((_, i) => i))) };
+  });
+}
+
+/** ① The target runs the step's batches under the current skill. */
+export async function rolloutStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[]): Promise<Rolled> {
+  const { batches } = s.plan;
+  const nItems = batches.reduce((n, b) => n + b.items.length, 0);
+  s.stages.start('rollout', `train items=${nItems} (batch_seed=${batches.map((b) => b.seed).join(',')})`);
+  const progress = s.stages.progress('rollout');
+  let done = 0;
+  const rolled = await Promise.all(
+    reflection.map(({ batch, reflector }, a) =>
+      s.ctx.rollouts.run(s.skill, batch.items, {
+        seed: batch.seed,
+        training: true,
+        dir: path.join(s.files.batch(a), 'rollout'),
+        onResult: (t, i) => reflector.add(i, t),
+        onProgress: () => progress(++done, nItems),
+      }),
+    ),
+  );
+  const trajectories = rolled.flatMap((r) => r.trajectories).filter((t): t is Trajectory => t !== undefined);
+  const score = computeScore(trajectories);
+  const first = trajectories[0];
+  if (first && score.n === 0) {
+    throw new Error(`every rollout of step ${s.step} failed (${first.error?.kind}: ${first.error?.message}); check the target model and its endpoint`);
+  }
+  s.stages.finish('rollout', `hard=${score.hard.toFixed(4)} soft=${score.soft.toFixed(4)}${score.errors ? ` errors=${score.errors}` : ''}`);
+  return { trajectories, score, perBatch: rolled.map((r) => r.trajectories) };
+}
+
+/** ② The analysts' patches, with ③ the merge started on them. */
+export async function reflectStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[], rolled: Rolled): Promise<Reflected> {
+  const { settings, opt } = s.ctx;
+  const calls = reflection.map(({ reflector }) => reflector.close());
+  const failureCalls = calls.flatMap((c) => c.failure);
+  const successCalls = calls.flatMap((c) => c.success);
+  s.stages.start(
+    'reflect',
+    `${count(failureCalls.length, 'failure minibatch', 'failure minibatches')}, ${count(successCalls.length, 'success minibatch', 'success minibatches')} ` +
+      `(up to ${settings.reflect.minibatchSize} trajectories each; at most ${settings.reflect.perPatch} ${label(s)} per patch)`,
+  );
+  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
+  const merging = aggregate({ ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize }, failureCalls.map(asPatch), successCalls.map(asPatch));
+  // Awaited by the aggregate stage; if the step fails first, its rejection must not go unhandled.
+  merging.catch(() => {});
+  const perBatch = await Promise.all(
+    reflection.map(async ({ batch }, a) => ({ batch, trajectories: rolled.perBatch[a] ?? [], analysts: await Promise.all([...(calls[a]?.failure ?? []), ...(calls[a]?.success ?? [])]) })),
+  );
+  const analysts = perBatch.flatMap((b) => b.analysts);
+  if (analysts.length > 0 && analysts.every((r) => r.failed)) {
+    throw new Error(
+      `every optimizer call of step ${s.step} failed (${analysts.length} analyst calls; see the warnings above). ` + 'Check the optimizer model and its endpoint, then resume the run',
+    );
+  }
+  const patches = (rs: AnalystResult[], source: AnalystResult['source']) => rs.filter((r) => r.source === source && r.patch).length;
+  const nFail = patches(analysts, 'failure');
+  const nSucc = patches(analysts, 'success');
+  s.stages.finish('reflect', `failure_patches=${nFail} success_patches=${nSucc}`);
+  s.record.rollout({
+    rollout_hard: round(rolled.score.hard, 6),
+    rollout_soft: round(rolled.score.soft, 6),
+    rollout_n: rolled.trajectories.length,
+    rollout_errors: rolled.score.errors,
+    accumulation_batches: perBatch.map(({ batch, trajectories, analysts: ofBatch }) => {
+      const score = computeScore(trajectories.filter((t): t is Trajectory => t !== undefined));
+      return {
+        batch_idx: batch.index,
+        batch_seed: batch.seed,
+        n_envs: batch.items.length,
+        hard: round(score.hard, 6),
+        soft: round(score.soft, 6),
+        n_failure_patches: patches(ofBatch, 'failure'),
+        n_success_patches: patches(ofBatch, 'success'),
+      };
+    }),
+    n_patches: nFail + nSucc,
+    n_failure_patches: nFail,
+    n_success_patches: nSucc,
+  });
+  return { analysts, notes: analysts.flatMap((r) => r.notes), merging, nFail, nSucc };
+}
+
+/** ③ The patches merged into one list of changes. */
+export async function aggregateStage(s: StepScope, reflected: Reflected): Promise<Merged> {
+  s.stages.start('aggregate', `failure=${reflected.nFail} success=${reflected.nSucc} (group size ${s.ctx.settings.reflect.mergeGroupSize})`);
+  const merged = await reflected.merging;
+  s.files.write('merged_patch.json', { reasoning: merged.reasoning, [PAYLOAD[s.ctx.settings.mode].key]: merged.items });
+  s.stages.finish('aggregate', `merged into ${ofItems(s, merged.items.length)}`);
+  if (merged.items.length === 0) s.ctx.events.info('[skip] no usable patches: skill unchanged');
+  return merged;
+}
+
+/** ④ The changes this step's budget keeps, ranked by the optimizer when there are more. */
+export async function selectStage(s: StepScope, scheduler: LrScheduler, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
+  const { settings, opt, dir } = s.ctx;
+  s.stages.start('select', ofItems(s, merged.items.length));
+  const policy = editBudget(settings.lr.control, scheduler, opt);
+  let budget: number | null = null;
+  let selected = merged.items;
+  let how = 'all';
+  const chosen = await policy?.next({
+    skill: s.skill,
+    items: merged.items,
+    rolloutHard: rolled.score.hard,
+    rolloutSoft: rolled.score.soft,
+    rolloutN: rolled.trajectories.length,
+    stepBufferText: s.memory.text,
+    metaSkill: s.plan.metaSkill,
+  });
+  if (chosen?.decision) {
+    s.files.write('lr_decision.json', chosen.decision);
+    appendLine(dir.path('lr_history.jsonl'), JSON.stringify({ step: s.step, epoch: s.epoch, ...chosen.decision }));
+  }
+  if (chosen) {
+    budget = chosen.budget;
+    ({ items: selected, how } = await rankAndSelect(opt, s.skill, merged.items, budget, s.plan.metaSkill));
+  }
+  s.files.write('ranked_edits.json', { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [PAYLOAD[settings.mode].key]: selected });
+  s.stages.finish('select', `${merged.items.length} -> ${ofItems(s, selected.length)} (budget=${budget ?? 'none'}, lr_control=${settings.lr.control})`);
+  s.record.select({
+    n_edits_merged: merged.items.length,
+    n_edits_ranked: selected.length,
+    edit_budget: budget,
+    lr_control_mode: settings.lr.control,
+    lr_decision: chosen?.decision,
+    support_counts: selected.map((i) => i.support_count ?? null),
+  });
+  return selected;
+}
+
+/** ⑤ The candidate skill, or undefined when the update gave none (the step is then skipped). */
+export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise<string | undefined> {
+  const { settings, opt, events } = s.ctx;
+  s.stages.start('update', `mode=${settings.mode}`);
+  const changes = changesOf(settings.mode, selected);
+  let update: UpdateResult;
+  if (changes.mode === 'patch') update = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
+  else if (changes.mode === 'rewrite_from_suggestions') {
+    update = await rewriteFromSuggestions(opt, { skill: s.skill, suggestions: changes.items, stepBufferText: s.memory.text, maxTokens: settings.maxSkillTokens, ...settings.rewrite });
+  } else update = takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
+  if (update.reports?.length) s.files.write('edit_apply_report.json', update.reports);
+  const candidate = update.candidate;
+  if (candidate === undefined) {
+    s.stages.finish('update', `no candidate: ${update.reason}`);
+    events.info(`[skip] no usable rewrite (${update.reason}): skill unchanged`);
+    s.record.skipped(update.reason ?? '');
+    return undefined;
+  }
+  s.files.write('candidate_skill.md', candidate);
+  if (update.changeSummary) s.files.write('rewrite_result.json', { change_summary: update.changeSummary });
+  s.record.update({
+    candidate_hash: skillHash(candidate),
+    candidate_skill_len: candidate.length,
+    candidate_skill_tokens: countTokens(candidate),
+    rewrite_change_summary: update.changeSummary,
+    edit_apply_summary: update.reports ? summariseReports(update.reports) : undefined,
+  });
+  s.stages.finish('update', `skill_len ${s.skill.length} -> ${candidate.length}`);
+  return candidate;
+}
+
+/** ⑥ The gate scores the candidate on the selection split and takes it in or not; the step buffer remembers. */
+export async function evaluateStage(s: StepScope, state: TrainState, candidate: string, selected: UpdateItem[], rolled: Rolled, reflected: Reflected): Promise<GateAction> {
+  const { settings, selection, events } = s.ctx;
+  const { gate } = settings;
+  s.stages.start('evaluate', `selection items=${selection.items.length}`);
+  const before = { current: state.current.score, best: state.best.score };
+  const policy = gate.on && gate.earlyStop ? new EarlyStop(before.current, s.skill) : FULL_EVALUATION;
+  const sel = await selection.score(candidate, { dir: path.join(s.files.root, 'selection_eval'), policy, step: s.step });
+  const decision = decide(sel.complete ? sel.gate : undefined, before, gate.on ? 'gate' : 'force');
+  const after = applyDecision(state, { skill: candidate, score: sel.gate, origin: `step_${pad4(s.step)}` }, decision, s.step);
+  state.current = after.current;
+  state.best = after.best;
+  events.emit({
+    type: 'gate_decision',
+    step: s.step,
+    epoch: s.epoch,
+    action: decision.action,
+    metric: gate.scoring.metric,
+    candidate_score: sel.gate,
+    current_score: before.current,
+    best_score: before.best,
+    rollouts_used: sel.used,
+    rollouts_saved: sel.saved,
+    early_stopped: !sel.complete,
+  });
+  const scored = sel.complete ? sel.gate.toFixed(4) : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length})`;
+  s.stages.finish('evaluate', `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}`);
+  s.record.gate({
+    selection_hard: sel.hard,
+    selection_soft: sel.soft,
+    gate_metric: gate.scoring.metric,
+    // After an early stop only a bound is known: the score the candidate could at most have had.
+    candidate_gate_score: sel.complete ? sel.gate : null,
+    candidate_gate_upper_bound: sel.complete ? undefined : sel.gate,
+    gate: { rollouts_used: sel.used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors },
+  });
+  const entry = stepEntry({
+    step: s.step,
+    action: decision.action,
+    trajectories: rolled.trajectories,
+    findings: reflected.analysts.flatMap((r) => r.findings),
+    rejected: { items: selected, scoreBefore: before.current, scoreAfter: sel.gate, stoppedEarly: !sel.complete },
+  });
+  state.stepBuffer.push(entry);
+  s.files.write('trajectory_digest.json', entry);
+  return decision.action;
+}

@@ -1,0 +1,289 @@
+/**
+ * `skillopt eval`: score one or several skills on a split, for one or several target models
+ * (the transfer check), optionally several times each. Per (skill, target) cell: mean hard and
+ * soft over the items, a 95% confidence interval, and a per-type breakdown; each further skill
+ * is compared with the first by a paired test on the same items. Writes `eval_summary.json`
+ * (its top-level `skill`, `split`, `n_items`, `hard`, `soft` are those of the first cell, as the
+ * original writes them) and `eval_summary.md`, plus every rollout's results and conversations.
+ * Rerunning into the same directory reuses every finished rollout.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import type { LoadedConfig } from '../config/load.ts';
+import type { Config, RoleConfig } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
+import { canonicalSplit } from '../envs/data/splits.ts';
+import type { Item, Trajectory } from '../envs/types.ts';
+import { evalMarkdown } from './report.ts';
+import { meanInterval, pairedTest, type Interval, type PairedTest } from './stats.ts';
+import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
+import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
+import { ModelStack } from '../model/stack.ts';
+import type { ChatModel } from '../model/types.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
+import { EventLog } from '../run/events.ts';
+import { attachConsoleReporter } from '../run/reporter.ts';
+import { skillHash } from '../skill/document.ts';
+import { didYouMean } from '../util/suggest.ts';
+import { firstN } from '../engine/batches.ts';
+import { rollout } from '../engine/stages/rollout.ts';
+import { buildEnv } from '../app/env.ts';
+import { ScoreCache } from '../engine/scoring/score-cache.ts';
+
+export interface EvalOptions {
+  loaded: LoadedConfig;
+  outRoot: string;
+  configFile: string;
+  /** The skill files; the first is the baseline of the comparisons. */
+  skillFiles: readonly string[];
+  /** train, val, test (with the original's aliases) or all. */
+  split: string;
+  /** `BACKEND:MODEL` of each target; none = the config's `model.target`. */
+  targets?: readonly string[];
+  repeats?: number;
+  /** Models to use instead of building them (tests); they still go through the pools, retries and ledger. */
+  models?: { targets?: ChatModel[]; judge?: ChatModel };
+  environment?: Record<string, string | undefined>;
+  /** Where progress lines go (default stdout; null = silent). */
+  out?: NodeJS.WritableStream | null;
+}
+
+const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
+const pair = (i: Interval | undefined): [number, number] | undefined => (i ? [round(i.low), round(i.high)] : undefined);
+
+/** The items of a split name ('all' = train, val and test in turn), capped by `evaluation.test_env_num`. */
+export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, split: string, cap: number): Item[] {
+  const items = split.trim().toLowerCase() === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[canonicalSplit(split)];
+  return firstN(items, cap);
+}
+
+/** A role config for `BACKEND:MODEL`, keeping the config target's settings when the backend is the same. */
+export function targetRole(spec: string, base: RoleConfig): RoleConfig {
+  const colon = spec.indexOf(':');
+  if (colon <= 0 || colon === spec.length - 1) throw new UserError(`--target ${spec}: expected BACKEND:MODEL, for example openai_compatible:qwen3-8b`);
+  const backendName = spec.slice(0, colon).trim();
+  const backend = canonicalBackend(backendName);
+  if (!backend) throw new UserError(`--target ${spec}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`);
+  const model = spec.slice(colon + 1).trim();
+  if (backend === base.backend) return { ...base, model };
+  // Another backend: endpoint, key variable, options and price of the config's target do not apply.
+  return { ...base, backend, model, base_url: '', api_key_env: '', options: {}, price: undefined };
+}
+
+function stats(items: { hard: number; soft: number }[]): CellStats {
+  const n = items.length;
+  if (n === 0) return { n, hard: 0, soft: 0 };
+  const hardValues = items.map((i) => i.hard);
+  const softValues = items.map((i) => i.soft);
+  const hi = meanInterval(hardValues);
+  const si = meanInterval(softValues);
+  return {
+    n,
+    hard: round(hardValues.reduce((a, b) => a + b, 0) / n),
+    soft: round(softValues.reduce((a, b) => a + b, 0) / n),
+    ...(hi ? { hard_ci95: pair(hi), ci_method: hi.method } : {}),
+    ...(si ? { soft_ci95: pair(si) } : {}),
+  };
+}
+
+interface ItemScore {
+  id: string;
+  type: string;
+  hard: number;
+  soft: number;
+}
+
+/** Per item, the mean over its scored repeats; items with none are errors. */
+function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: ItemScore[]; errors: number } {
+  const scores: ItemScore[] = [];
+  let errors = 0;
+  items.forEach((item, i) => {
+    const ok = runs.map((r) => r[i]).filter((t): t is Trajectory => Boolean(t && !t.error));
+    if (ok.length === 0) {
+      errors++;
+      return;
+    }
+    scores.push({
+      id: item.id,
+      type: ok[0]!.taskType ?? item.type ?? 'other',
+      hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length,
+      soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length,
+    });
+  });
+  return { scores, errors };
+}
+
+/** The target models, through the same stack as training's; each further target has a pool of its own. */
+async function buildTargets(config: Config, opts: EvalOptions, stack: ModelStack): Promise<ChatModel[]> {
+  const poolOf = (i: number, id: string) => (i === 0 ? undefined : `target:${id}`);
+  if (opts.models?.targets?.length) return opts.models.targets.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
+  const roles = opts.targets?.length ? opts.targets.map((spec) => targetRole(spec, config.model.target)) : [config.model.target];
+  const models: ChatModel[] = [];
+  for (const [i, rc] of roles.entries()) {
+    if (!rc.model) rc.model = getBackend(rc.backend)?.defaultModel ?? '';
+    models.push(await stack.model('target', rc, poolOf(i, `${rc.backend}:${rc.model}`)));
+  }
+  const ids = models.map((m) => m.id);
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) throw new UserError(`--target ${dup} is given twice`);
+  return models;
+}
+
+function readSkills(files: readonly string[]): { file: string; label: string; text: string }[] {
+  if (files.length === 0) throw new UserError('name a skill to evaluate with --skill FILE');
+  const labels = new Set<string>();
+  return files.map((f) => {
+    const file = path.resolve(f);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      throw new UserError(`skill file not found: ${file}`);
+    }
+    let label = slug(path.basename(file, path.extname(file)));
+    for (let k = 2; labels.has(label); k++) label = `${slug(path.basename(file, path.extname(file)))}-${k}`;
+    labels.add(label);
+    return { file, label, text };
+  });
+}
+
+export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
+  const { config } = opts.loaded;
+  const say = (line: string) => opts.out !== null && (opts.out ?? process.stdout).write(`${line}\n`);
+  const repeats = opts.repeats ?? 1;
+  if (!Number.isInteger(repeats) || repeats < 1) throw new UserError(`--repeats: expected a whole number of at least 1, got ${opts.repeats}`);
+  const skills = readSkills(opts.skillFiles);
+  const out = path.resolve(opts.outRoot);
+  const { env, splits } = await buildEnv(opts.loaded, out);
+  for (const w of splits.warnings ?? []) say(`warning: ${w}`);
+  const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
+  if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
+  // Model events (calls failing and retried, options a model does not take) go to the console as in training.
+  const events = new EventLog();
+  const detach = opts.out === null ? () => {} : attachConsoleReporter(events, opts.out ?? process.stdout);
+  const stack = new ModelStack(config, {
+    ledgerFile: path.join(out, 'calls.jsonl'),
+    ...(opts.environment ? { environment: opts.environment } : {}),
+    configDir: opts.loaded.baseDirOf('cache.path'),
+    onEvent: (e) => events.emit(e),
+  });
+  const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
+  try {
+    return await evaluateAll({ opts, env, items, skills, repeats, out, stack, cache, say });
+  } finally {
+    detach();
+    cache.close();
+    stack.close();
+  }
+}
+
+interface EvalRun {
+  opts: EvalOptions;
+  env: Awaited<ReturnType<typeof buildEnv>>['env'];
+  items: Item[];
+  skills: ReturnType<typeof readSkills>;
+  repeats: number;
+  out: string;
+  stack: ModelStack;
+  cache: ScoreCache;
+  say: (line: string) => void;
+}
+
+async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cache, say }: EvalRun): Promise<EvalSummary> {
+  const { config } = opts.loaded;
+  const targets = await buildTargets(config, opts, stack);
+  const judge = !env.usesJudge ? undefined : opts.models?.judge ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig) : await stack.model('judge');
+  const limit = pLimit(config.env.workers);
+  say(`eval: env=${env.name} split=${opts.split} items=${items.length} skills=${skills.length} targets=${targets.map((t) => t.id).join(', ')} repeats=${repeats}`);
+
+  const cells: Cell[] = [];
+  const itemScores = new Map<string, ItemScore[]>();
+  const types = env.taskTypes?.() ?? [];
+  for (const target of targets) {
+    for (const skill of skills) {
+      const runs: (Trajectory | undefined)[][] = [];
+      const dirs: string[] = [];
+      for (let r = 0; r < repeats; r++) {
+        const dir = path.join(out, 'rollouts', slug(target.id), skill.label, `repeat_${String(r).padStart(2, '0')}`);
+        const result = await rollout({ env, target, judge, skill: skill.text, items, limit, cache, seed: config.train.seed + r, sample: r, dir });
+        runs.push(result.trajectories);
+        dirs.push(path.relative(out, dir));
+      }
+      const { scores, errors } = perItem(items, runs);
+      if (scores.length === 0) {
+        const first = runs.flat().find((t) => t?.error)?.error;
+        throw new Error(
+          `every rollout of ${skill.label} on ${target.id} failed (${first?.kind}: ${first?.message}); no score can be given. Check the target model and its endpoint, then run the same command again: finished rollouts are kept`,
+        );
+      }
+      itemScores.set(`${target.id}\u0000${skill.label}`, scores);
+      const byType: Record<string, CellStats> = {};
+      for (const type of [...new Set([...types, ...scores.map((s) => s.type)])].sort()) {
+        const of = scores.filter((s) => s.type === type);
+        if (of.length) byType[type] = stats(of);
+      }
+      const repeatHard = runs.map((run) => {
+        const ok = run.filter((t): t is Trajectory => Boolean(t && !t.error));
+        return ok.length ? round(ok.reduce((a, t) => a + t.hard, 0) / ok.length) : 0;
+      });
+      const cell: Cell = {
+        skill: skill.file,
+        skill_label: skill.label,
+        skill_hash: skillHash(skill.text),
+        target: target.id,
+        n_items: scores.length,
+        errors,
+        ...stats(scores),
+        repeat_hard: repeatHard,
+        by_type: byType,
+        rollout_dirs: dirs,
+      };
+      cells.push(cell);
+      say(`  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`);
+    }
+  }
+
+  const comparisons: Comparison[] = [];
+  for (const target of targets) {
+    const base = itemScores.get(`${target.id}\u0000${skills[0]!.label}`)!;
+    for (const skill of skills.slice(1)) {
+      const cand = new Map(itemScores.get(`${target.id}\u0000${skill.label}`)!.map((s) => [s.id, s]));
+      const pairs = base.filter((b) => cand.has(b.id)).map((b) => [b, cand.get(b.id)!] as const);
+      comparisons.push({
+        target: target.id,
+        baseline: skills[0]!.label,
+        candidate: skill.label,
+        hard: roundTest(pairedTest(pairs.map(([b]) => b.hard), pairs.map(([, c]) => c.hard))),
+        soft: roundTest(pairedTest(pairs.map(([b]) => b.soft), pairs.map(([, c]) => c.soft))),
+      });
+    }
+  }
+
+  const first = cells[0]!;
+  const summary: EvalSummary = {
+    skill: first.skill,
+    split: opts.split,
+    n_items: first.n_items,
+    hard: first.hard,
+    soft: first.soft,
+    target: first.target,
+    repeats,
+    items: items.length,
+    cells,
+    comparisons,
+    usage: stack.ledger.byPurpose(),
+  };
+  writeJsonAtomic(path.join(out, 'eval_summary.json'), summary);
+  const markdown = evalMarkdown(summary, env.name);
+  writeFileAtomic(path.join(out, 'eval_summary.md'), markdown);
+  say(`\n${markdown}`);
+  say(`eval summary written to ${path.join(out, 'eval_summary.json')}`);
+  return summary;
+}
+
+function roundTest(t: PairedTest): PairedTest {
+  return { ...t, diff: round(t.diff), ...(t.ci ? { ci: [round(t.ci[0]), round(t.ci[1])] } : {}), p: t.p === null ? null : round(t.p) };
+}
+

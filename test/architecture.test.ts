@@ -1,0 +1,60 @@
+/**
+ * The module graph: no import cycle anywhere (type-only imports count), and the layers point
+ * one way: the engine never imports the commands, the CLI or the dashboard; models, envs and
+ * the optimizer protocol never import the engine.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { parseCircular, parseDependencyTree, shortenTree, type DependencyTree } from 'dpdm';
+import { ROOT } from './helpers/cli.ts';
+
+async function moduleGraph(): Promise<DependencyTree> {
+  const tree = await parseDependencyTree(['src/**/*.ts', 'bin/*.js', 'test/**/*.ts', 'bench/**/*.ts'], {
+    context: ROOT,
+    cwd: ROOT,
+    tsconfig: 'tsconfig.json',
+    transform: false,
+    skipDynamicImports: false,
+  });
+  return shortenTree(ROOT, tree);
+}
+
+/** The imports of files under `from` that reach files under any of `to`. */
+function importsBetween(tree: DependencyTree, from: string, to: string[]): string[] {
+  return Object.entries(tree).flatMap(([file, deps]) =>
+    file.startsWith(from) ? (deps ?? []).filter((d) => d.id && to.some((t) => d.id!.startsWith(t))).map((d) => `${file} -> ${d.id}`) : [],
+  );
+}
+
+describe('the module graph', () => {
+  it('has no import cycle', async () => {
+    const cycles = parseCircular(await moduleGraph());
+    assert.deepEqual(cycles.map((c) => c.join(' -> ')), []);
+  });
+
+  it('fills the registries in one composition root', async () => {
+    const tree = await moduleGraph();
+    // An import for its side effect only (`import './x.ts';`) registers something.
+    const sideEffects = Object.keys(tree)
+      .filter((f) => f.startsWith('src/') && f.endsWith('.ts'))
+      .flatMap((f) => [...fs.readFileSync(path.join(ROOT, f), 'utf8').matchAll(/^import '([^']+)';$/gm)].map((m) => `${f}: ${m[1]}`));
+    assert.ok(sideEffects.some((s) => s.startsWith('src/builtins.ts: ')), 'src/builtins.ts registers the built-ins');
+    assert.deepEqual(
+      sideEffects.filter((s) => !s.startsWith('src/builtins.ts: ')).sort(),
+      ["src/cli/main.ts: ../builtins.ts", 'src/index.ts: ./builtins.ts'],
+      'only the entry points import it',
+    );
+  });
+
+  it('points one way between the layers', async () => {
+    const tree = await moduleGraph();
+    assert.ok(Object.keys(tree).includes('src/engine/step/train-step.ts'), 'the graph holds the sources');
+    assert.deepEqual(importsBetween(tree, 'src/engine/', ['src/app/', 'src/eval/', 'src/cli/', 'src/web/', 'src/builtins.ts']), [], 'the engine imports no command');
+    assert.deepEqual(importsBetween(tree, 'src/model/', ['src/engine/', 'src/app/', 'src/envs/']), [], 'models import no engine, command or env');
+    assert.deepEqual(importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/', 'src/eval/']), [], 'envs know nothing of the trainer');
+    assert.deepEqual(importsBetween(tree, 'src/protocol/', ['src/engine/', 'src/model/', 'src/app/']), [], 'the optimizer protocol stands below the engine and the sim');
+    assert.deepEqual(importsBetween(tree, 'src/web/', ['src/engine/']), [], "the dashboard reads run files and starts commands, never the engine's internals");
+  });
+});
