@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { collect } from './common.ts';
+import { registerSleepSchedule } from './sleep-schedule.ts';
 
 interface HarvestCliOptions {
   source?: string[];
@@ -64,5 +65,6 @@ export function registerSleep(program: Command): void {
   harvestOptions(sleep.command('harvest').description('Read your agents\' sessions (read-only) and write their redacted digests to a harvest file'))
     .option('-o, --out <file>', 'where to write the digests (JSON Lines; default: ~/.skillopt-sleep/harvests/<time>.jsonl)')
     .action((opts: HarvestCliOptions) => runHarvest(opts, true));
+  registerSleepSchedule(sleep);
   harvestOptions(sleep.command('dry-run').description('Show what a harvest would read: per agent, the sessions, their size, time span and projects; writes nothing').action((opts: HarvestCliOptions) => runHarvest(opts, false)));
 }
