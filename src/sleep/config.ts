@@ -54,11 +54,22 @@ export const HarvestConfigSchema = z
   })
   .strict();
 
+export const McpConfigSchema = z
+  .object({
+    /**
+     * Let the MCP tools that change things (adopt, rollback, schedule) act without asking when
+     * the agent cannot ask the user (no elicitation support). Off: they are refused there.
+     */
+    act_without_confirmation: z.boolean().default(false),
+  })
+  .strict();
+
 export const SleepConfigSchema = z
   .object({
     /** Where Sleep keeps its state and harvests; '' = ~/.skillopt-sleep. */
     state_dir: z.string().default(''),
     harvest: HarvestConfigSchema.default(HarvestConfigSchema.parse({})),
+    mcp: McpConfigSchema.default(McpConfigSchema.parse({})),
   })
   .strict();
 
@@ -106,7 +117,7 @@ export function loadSleepConfig(file?: string, environment: Record<string, strin
     throw new ConfigError(`${target}: not valid YAML: ${errorMessage(err)}`, target);
   }
   const tree: Tree = raw === null || raw === undefined ? {} : (raw as Tree);
-  if (!isMapping(tree)) throw new ConfigError(`${target}: expected a mapping of keys (state_dir, harvest), got ${Array.isArray(raw) ? 'a list' : typeof raw}`, target);
+  if (!isMapping(tree)) throw new ConfigError(`${target}: expected a mapping of keys (state_dir, harvest, mcp), got ${Array.isArray(raw) ? 'a list' : typeof raw}`, target);
   const result = SleepConfigSchema.safeParse(tree);
   if (!result.success) {
     const sources: Sources = new Map(keyPaths(tree).map((p) => [p, { source: target, written: p }]));
