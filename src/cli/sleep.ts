@@ -4,6 +4,7 @@ import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { collect } from './common.ts';
 import { registerSleepSchedule } from './sleep-schedule.ts';
+import { registerSleepInstall } from './sleep-install.ts';
 
 interface HarvestCliOptions {
   source?: string[];
@@ -66,5 +67,6 @@ export function registerSleep(program: Command): void {
     .option('-o, --out <file>', 'where to write the digests (JSON Lines; default: ~/.skillopt-sleep/harvests/<time>.jsonl)')
     .action((opts: HarvestCliOptions) => runHarvest(opts, true));
   registerSleepSchedule(sleep);
+  registerSleepInstall(sleep);
   harvestOptions(sleep.command('dry-run').description('Show what a harvest would read: per agent, the sessions, their size, time span and projects; writes nothing').action((opts: HarvestCliOptions) => runHarvest(opts, false)));
 }
