@@ -14,7 +14,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import { requestKey } from './request-key.ts';
 import { validReply } from './structured.ts';
 import { FatalModelError, type ChatModel, type ChatRequest, type ChatResponse, type Message, type ToolCall, type Usage } from './types.ts';
@@ -55,7 +56,9 @@ export class ResponseCache {
 
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    // Loaded when a cache is opened: a run that caches nothing (the simulator) does not load SQLite.
+    const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+    this.db = new Sqlite(file, { timeout: BUSY_TIMEOUT_MS });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)');
