@@ -35,15 +35,30 @@ const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 
 function row(name: string, values: number[], unit: string, digits = 0): void {
   const sorted = [...values].sort((a, b) => a - b);
-  console.log(`${name.padEnd(52)} median ${median(values).toFixed(digits).padStart(6)} ${unit}  (min ${sorted[0]!.toFixed(digits)}, max ${sorted.at(-1)!.toFixed(digits)}, ${values.length} runs)`);
+  console.log(`${name.padEnd(56)} median ${median(values).toFixed(digits).padStart(6)} ${unit}  (min ${sorted[0]!.toFixed(digits)}, max ${sorted.at(-1)!.toFixed(digits)}, ${values.length} runs)`);
 }
 
-/** Wall time of one run of the command, ms. */
-function timed(argv: string[]): number {
+/** Loaded before the program: reports on exit the CPU time the process used (fd 2, synchronously). */
+const CPU_PROBE = `data:text/javascript,${encodeURIComponent(
+  "import fs from 'node:fs'; process.on('exit', () => { const c = process.cpuUsage(); fs.writeSync(2, 'CPU ' + (c.user + c.system) / 1000 + '\\n'); });",
+)}`;
+
+/** Wall time and CPU time of one run of the command, ms. */
+function timed(argv: string[]): { wall: number; cpu: number } {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [BIN, ...argv], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', CPU_PROBE, BIN, ...argv], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`skillopt ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return performance.now() - t0;
+  return { wall: performance.now() - t0, cpu: Number(/^CPU (\S+)$/m.exec(r.stderr)?.[1]) };
+}
+
+/** CPU time a process has used so far, ms (Linux), or NaN. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
 }
 
 /** The demo run to its end; ms from the start of the process to its first recorded call. */
@@ -70,17 +85,17 @@ function rssMb(pid: number): number {
 }
 
 /** The demo with its target on a fake server: ms to the first request, and the client's RSS then. */
-async function httpFirstCall(): Promise<{ firstCallMs: number; rss: number }> {
+async function httpFirstCall(): Promise<{ firstCallMs: number; rss: number; cpu: number }> {
   let child: ReturnType<typeof spawn> | undefined;
-  let resolveFirst!: (v: { firstCallMs: number; rss: number }) => void;
-  const first = new Promise<{ firstCallMs: number; rss: number }>((resolve) => (resolveFirst = resolve));
+  let resolveFirst!: (v: { firstCallMs: number; rss: number; cpu: number }) => void;
+  const first = new Promise<{ firstCallMs: number; rss: number; cpu: number }>((resolve) => (resolveFirst = resolve));
   let t0 = 0;
   let seen = false;
   const server = await startFakeProvider({
     respond: () => {
       if (!seen) {
         seen = true;
-        resolveFirst({ firstCallMs: performance.now() - t0, rss: rssMb(child!.pid!) });
+        resolveFirst({ firstCallMs: performance.now() - t0, rss: rssMb(child!.pid!), cpu: cpuMs(child!.pid!) });
       }
       return { text: '<answer>x</answer>' };
     },
@@ -103,14 +118,19 @@ async function httpFirstCall(): Promise<{ firstCallMs: number; rss: number }> {
   }
 }
 
-console.log(`start-up of the compiled CLI (node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)})\n`);
+console.log(`start-up of the compiled CLI (node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)})`);
+console.log("wall times depend on the machine's load; CPU times (user + system) much less\n");
 timed(['--version']); // warm the file cache
-row('skillopt --help', Array.from({ length: RUNS }, () => timed(['--help'])), 'ms');
-row('skillopt --version', Array.from({ length: RUNS }, () => timed(['--version'])), 'ms');
+for (const argv of [['--help'], ['--version']]) {
+  const runs = Array.from({ length: RUNS }, () => timed(argv));
+  row(`skillopt ${argv[0]}: wall`, runs.map((r) => r.wall), 'ms');
+  row(`skillopt ${argv[0]}: CPU`, runs.map((r) => r.cpu), 'ms');
+}
 const demos = Array.from({ length: Math.max(3, Math.ceil(RUNS / 2)) }, demoFirstCall);
-row('demo (sim): start to first model call', demos.map((d) => d.firstCallMs), 'ms');
-row('demo (sim): whole run', demos.map((d) => d.totalMs), 'ms');
-const http: { firstCallMs: number; rss: number }[] = [];
+row('demo (sim): start to first model call, wall', demos.map((d) => d.firstCallMs), 'ms');
+row('demo (sim): whole run, wall', demos.map((d) => d.totalMs), 'ms');
+const http: { firstCallMs: number; rss: number; cpu: number }[] = [];
 for (let i = 0; i < Math.max(3, Math.ceil(RUNS / 2)); i++) http.push(await httpFirstCall());
-row('demo, target over HTTP: start to first request', http.map((h) => h.firstCallMs), 'ms');
+row('demo, target over HTTP: start to first request, wall', http.map((h) => h.firstCallMs), 'ms');
+row('demo, target over HTTP: CPU at the first request', http.map((h) => h.cpu), 'ms');
 row('demo, target over HTTP: RSS at the first request', http.map((h) => h.rss), 'MB');
