@@ -10,7 +10,9 @@ import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
 
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+// As node's own global agent: an idle connection is closed after 5 s, before most servers close it under a request.
+const kept = { keepAlive: true, scheduling: 'lifo', timeout: 5000 } as const;
+const agents = { 'http:': new http.Agent(kept), 'https:': new https.Agent(kept) };
 
 /** Servers that compress unasked: the body is inflated as the global fetch would. */
 const inflate: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gunzipSync, 'x-gzip': zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync };
