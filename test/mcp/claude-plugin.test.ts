@@ -49,3 +49,16 @@ test('the SessionEnd hook only appends an activity line, and never fails (even o
   assert.equal(lines.length, 2);
   assert.deepEqual({ ...lines[0], at: undefined }, { at: undefined, agent: 'claude', session_id: 'abc-123', cwd: '/home/me/proj', reason: 'exit' });
 });
+
+test('Claude Code installs the plugin from the repository marketplace with its own commands, with its hook and MCP server', { skip: missingCli('claude') }, () => {
+  const env = testEnvironment();
+  const claude = (...args: string[]) => spawnSync(cliPath('claude'), ['plugin', ...args], { env, encoding: 'utf8', timeout: 90_000 });
+  let r = claude('marketplace', 'add', ROOT);
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  r = claude('install', 'skillopt-sleep@skillopt');
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  r = claude('details', 'skillopt-sleep@skillopt');
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  assert.match(r.stdout, /Hooks \(1\)\s+SessionEnd/);
+  assert.match(r.stdout, /MCP servers \(1\)\s+skillopt/);
+});
