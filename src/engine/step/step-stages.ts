@@ -47,8 +47,20 @@ export interface Reflected {
 const label = (s: StepScope) => PAYLOAD[s.ctx.settings.mode].label;
 const ofItems = (s: StepScope, n: number) => count(n, label(s).replace(/s$/, ''), label(s));
 
+/** A batch's reflector, and the order in which it forms minibatches (which is also the order its rollouts start in). */
+export interface Reflection {
+  batch: Batch;
+  reflector: Reflector;
+  order: number[];
+}
+
+/** The order in which a batch's trajectories are cut into minibatches: seeded by the batch, not by timing. */
+export function reflectionOrder(batch: Batch): number[] {
+  return new Rng(batch.seed).shuffle(batch.items.map((_, i) => i));
+}
+
 /** One reflector per batch, fed by its rollouts as they finish. */
-export function startReflection(s: StepScope): { batch: Batch; reflector: Reflector }[] {
+export function startReflection(s: StepScope): Reflection[] {
   const { settings, opt, env, analystLimit } = s.ctx;
   return s.plan.batches.map((b, a) => {
     const reflect = {
@@ -66,22 +78,27 @@ export function startReflection(s: StepScope): { batch: Batch; reflector: Reflec
       limit: analystLimit,
       patchesDir: path.join(s.files.batch(a), 'patches'),
     };
-    return { batch: b, reflector: new Reflector(reflect, new Rng(b.seed).shuffle(b.items.map((_, i) => i))) };
+    const order = reflectionOrder(b);
+    return { batch: b, reflector: new Reflector(reflect, order), order };
   });
 }
 
-/** ① The target runs the step's batches under the current skill. */
-export async function rolloutStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[]): Promise<Rolled> {
+/**
+ * ① The target runs the step's batches under the current skill, each batch's items started in
+ * the order its reflector consumes them, so that the first minibatches fill first.
+ */
+export async function rolloutStage(s: StepScope, reflection: Reflection[]): Promise<Rolled> {
   const { batches } = s.plan;
   const nItems = batches.reduce((n, b) => n + b.items.length, 0);
   s.stages.start('rollout', `train items=${nItems} (batch_seed=${batches.map((b) => b.seed).join(',')})`);
   const progress = s.stages.progress('rollout');
   let done = 0;
   const rolled = await Promise.all(
-    reflection.map(({ batch, reflector }, a) =>
+    reflection.map(({ batch, reflector, order }, a) =>
       s.ctx.rollouts.run(s.skill, batch.items, {
         seed: batch.seed,
         training: true,
+        order,
         dir: path.join(s.files.batch(a), 'rollout'),
         onResult: (t, i) => reflector.add(i, t),
         onProgress: () => progress(++done, nItems),
@@ -99,7 +116,7 @@ export async function rolloutStage(s: StepScope, reflection: { batch: Batch; ref
 }
 
 /** ② The analysts' patches, with ③ the merge started on them. */
-export async function reflectStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[], rolled: Rolled): Promise<Reflected> {
+export async function reflectStage(s: StepScope, reflection: Reflection[], rolled: Rolled): Promise<Reflected> {
   const { settings, opt } = s.ctx;
   const calls = reflection.map(({ reflector }) => reflector.close());
   const failureCalls = calls.flatMap((c) => c.failure);

@@ -1,0 +1,64 @@
+/**
+ * What a step waits on: its rollouts start in the order reflection consumes them, so the first
+ * analyst call leaves after the first minibatch's rollouts rather than near the end of the batch.
+ */
+import '../../src/builtins.ts';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { runTraining } from '../../src/app/train.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { SimModel } from '../../src/model/sim/backend.ts';
+import type { ChatModel, ChatRequest } from '../../src/model/types.ts';
+import { SIM_CONFIG } from '../helpers/train.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+
+const sim = () => new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
+
+/** Sim models that write, in the order calls arrive, 'rollout' for each target call and the purpose of each optimizer call. */
+function loggedModels(log: string[], target: (req: ChatRequest) => Promise<string> | undefined = () => undefined) {
+  const t = sim();
+  const o = sim();
+  const targetModel: ChatModel = {
+    id: t.id,
+    async complete(req) {
+      log.push('rollout');
+      // A few milliseconds per rollout, so each one finishes on its own turn of the event loop.
+      await sleep(3);
+      const text = target(req);
+      return text === undefined ? t.complete(req) : { text: await text, usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 0, from: 'provider', costUsd: 0 };
+    },
+  };
+  const optimizer: ChatModel = {
+    id: o.id,
+    complete(req) {
+      log.push(req.purpose);
+      return o.complete(req);
+    },
+  };
+  return { target: targetModel, optimizer };
+}
+
+async function train(overrides: string[], models: { target: ChatModel; optimizer: ChatModel }) {
+  const out = path.join(tmpDir(), 'run');
+  const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
+  const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models });
+  assert.equal(outcome.status, 'finished');
+  return out;
+}
+
+describe('the critical path of a step', () => {
+  it('starts the training rollouts in the order reflection consumes them: the first analyst call leaves after one minibatch', async () => {
+    const log: string[] = [];
+    // Every answer is wrong, so every trajectory is a failure and the first minibatch is the first five of the order.
+    const models = loggedModels(log, () => Promise.resolve('<answer>no idea</answer>'));
+    const nVal = 10;
+    await train(['train.num_epochs=1', 'env.n_train=20', `env.n_val=${nVal}`, 'env.workers=1', 'model.target.concurrency=1', 'gradient.minibatch_size=5'], models);
+    const firstAnalyst = log.indexOf('analyst');
+    assert.ok(firstAnalyst > 0, 'an analyst was called');
+    const trainingRollouts = log.slice(0, firstAnalyst).filter((e) => e === 'rollout').length - nVal;
+    // One worker: the fifth rollout fills the minibatch; the sixth may have started meanwhile.
+    assert.ok(trainingRollouts <= 6, `${trainingRollouts} of the batch's 20 rollouts were started before the first analyst call`);
+  });
+});
