@@ -11,7 +11,8 @@ import { runTraining } from '../../src/app/train.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
 import type { ChatModel, ChatRequest } from '../../src/model/types.ts';
-import { SIM_CONFIG } from '../helpers/train.ts';
+import { readEvents } from '../../src/run/events.ts';
+import { SIM_CONFIG, trainSim } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const sim = () => new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
@@ -60,5 +61,15 @@ describe('the critical path of a step', () => {
     const trainingRollouts = log.slice(0, firstAnalyst).filter((e) => e === 'rollout').length - nVal;
     // One worker: the fifth rollout fills the minibatch; the sixth may have started meanwhile.
     assert.ok(trainingRollouts <= 6, `${trainingRollouts} of the batch's 20 rollouts were started before the first analyst call`);
+  });
+
+  it("reports each step's wall time to the millisecond, not to a tenth of a second", async () => {
+    const { out } = await trainSim(['train.num_epochs=1']);
+    const seconds = readEvents(path.join(out, 'events.jsonl')).flatMap((e) => (e.type === 'step_finished' ? [e.seconds] : []));
+    assert.equal(seconds.length, 3);
+    assert.ok(
+      seconds.some((x) => Math.abs(x * 10 - Math.round(x * 10)) > 1e-6),
+      `step times ${seconds.join(', ')} are all whole tenths of a second`,
+    );
   });
 });

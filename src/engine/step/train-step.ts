@@ -11,7 +11,7 @@
  */
 import type { StepAction } from '../../run/records.ts';
 import { persistState } from '../checkpoint.ts';
-import type { TrainState } from '../context.ts';
+import { round, type TrainState } from '../context.ts';
 import { flushAppendixNotes, maybeConsolidate } from '../optimizer/appendix.ts';
 import { StepScope, type StepContext, type StepPlan } from './step-scope.ts';
 import { aggregateStage, evaluateStage, reflectStage, rolloutStage, selectStage, startReflection, updateStage } from './step-stages.ts';
@@ -44,9 +44,9 @@ async function commit(s: StepScope, state: TrainState, action: StepAction, notes
   const record = s.record.build(action, state, ctx.ledger.byPurpose(s.ledgerMark));
   // Wall-clock figures go to the step record only, so that history.json is reproducible.
   const wall = s.stages.wallTime();
-  s.files.write('step_record.json', { ...record, timing: s.stages.timing, wall_time_s: wall });
+  s.files.write('step_record.json', { ...record, timing: s.stages.timing, wall_time_s: round(wall, 1) });
   state.history.push(record);
   state.lastStep = step;
   persistState(ctx, state);
-  ctx.events.emit({ type: 'step_finished', step, epoch, action, current_score: state.current.score, best_score: state.best.score, seconds: wall, timing: s.stages.timing });
+  ctx.events.emit({ type: 'step_finished', step, epoch, action, current_score: state.current.score, best_score: state.best.score, seconds: round(wall, 3), timing: s.stages.timing });
 }
