@@ -115,6 +115,11 @@ export const GradientSchema = z
     merge_batch_size: z.number().int().min(2).default(8),
     analyst_workers: z.number().int().positive().default(16),
     failure_only: z.boolean().default(false),
+    /**
+     * `combined`: failure and success patches meet in one top merge that also ranks them within
+     * the step's budget; `staged`: the original's separate merges, final merge, then ranking.
+     */
+    merge_strategy: z.enum(['combined', 'staged']).default('staged'),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 /**
  * What a step waits on: its rollouts start in the order reflection consumes them, so the first
- * analyst call leaves after the first minibatch's rollouts rather than near the end of the batch.
+ * analyst call leaves after the first minibatch's rollouts rather than near the end of the batch;
+ * when its patches fit in one merge group, one optimizer call merges and ranks them.
  */
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { runTraining } from '../../src/app/train.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
 import type { ChatModel, ChatRequest } from '../../src/model/types.ts';
+import type { HistoryRecord } from '../../src/run/records.ts';
 import { readEvents } from '../../src/run/events.ts';
 import { SIM_CONFIG, trainSim } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
@@ -71,5 +73,24 @@ describe('the critical path of a step', () => {
       seconds.some((x) => Math.abs(x * 10 - Math.round(x * 10)) > 1e-6),
       `step times ${seconds.join(', ')} are all whole tenths of a second`,
     );
+  });
+
+  it('merges and ranks in one call when the patches fit in one merge group (the staged strategy needs two)', async () => {
+    const after = (h: HistoryRecord) => (h.tokens?.merge?.calls ?? 0) + (h.tokens?.ranking?.calls ?? 0);
+    const fits = (h: HistoryRecord) => (h.n_failure_patches ?? 0) + (h.n_success_patches ?? 0) <= 4;
+    const combined = await trainSim(['gradient.merge_batch_size=4', 'gradient.merge_strategy=combined']);
+    const steps = combined.history.filter(fits);
+    assert.ok(steps.length >= 5, `${steps.length} steps whose patches fit in one group`);
+    assert.deepEqual(
+      steps.filter((h) => after(h) > 1).map((h) => h.step),
+      [],
+      'steps with more than one optimizer call after the analysts',
+    );
+    assert.ok(
+      steps.some((h) => (h.n_edits_merged ?? 0) > (h.edit_budget ?? Infinity) && h.n_edits_ranked === h.edit_budget),
+      'in some step the merge gave more edits than the budget, and its order chose them',
+    );
+    const staged = await trainSim(['gradient.merge_batch_size=4', 'gradient.merge_strategy=staged']);
+    assert.ok(staged.history.some((h) => fits(h) && after(h) === 2), 'the staged strategy merges, then ranks');
   });
 });

@@ -15,11 +15,10 @@ import { count } from '../../util/plural.ts';
 import { Rng } from '../../util/random.ts';
 import { round, type TrainState } from '../context.ts';
 import type { Batch } from '../batches.ts';
-import type { LrScheduler } from '../lr-schedulers.ts';
 import { stepEntry } from '../optimizer/step-buffer.ts';
 import { computeScore, type Score } from '../scoring/metrics.ts';
-import { aggregate, type Merged } from '../stages/aggregate.ts';
-import { editBudget } from '../stages/edit-budget.ts';
+import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
+import type { EditBudget } from '../stages/edit-budget.ts';
 import { applyDecision, decide } from '../stages/gate.ts';
 import { Reflector, type AnalystResult } from '../stages/reflect.ts';
 import { rankAndSelect } from '../stages/select.ts';
@@ -115,8 +114,11 @@ export async function rolloutStage(s: StepScope, reflection: Reflection[]): Prom
   return { trajectories, score, perBatch: rolled.map((r) => r.trajectories) };
 }
 
-/** ② The analysts' patches, with ③ the merge started on them. */
-export async function reflectStage(s: StepScope, reflection: Reflection[], rolled: Rolled): Promise<Reflected> {
+/**
+ * ② The analysts' patches, with ③ the merge started on them. `budget`: the step's edit budget
+ * when it is known before the merge, for the combined strategy's top merge to rank within.
+ */
+export async function reflectStage(s: StepScope, reflection: Reflection[], rolled: Rolled, budget: number | undefined): Promise<Reflected> {
   const { settings, opt } = s.ctx;
   const calls = reflection.map(({ reflector }) => reflector.close());
   const failureCalls = calls.flatMap((c) => c.failure);
@@ -127,7 +129,11 @@ export async function reflectStage(s: StepScope, reflection: Reflection[], rolle
       `(up to ${settings.reflect.minibatchSize} trajectories each; at most ${settings.reflect.perPatch} ${label(s)} per patch)`,
   );
   const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
-  const merging = aggregate({ ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize }, failureCalls.map(asPatch), successCalls.map(asPatch));
+  const merge = { ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize };
+  const merging =
+    settings.reflect.mergeStrategy === 'combined'
+      ? aggregateCombined(merge, failureCalls.map(asPatch), successCalls.map(asPatch), budget)
+      : aggregate(merge, failureCalls.map(asPatch), successCalls.map(asPatch));
   // Awaited by the aggregate stage; if the step fails first, its rejection must not go unhandled.
   merging.catch(() => {});
   const perBatch = await Promise.all(
@@ -177,11 +183,10 @@ export async function aggregateStage(s: StepScope, reflected: Reflected): Promis
   return merged;
 }
 
-/** ④ The changes this step's budget keeps, ranked by the optimizer when there are more. */
-export async function selectStage(s: StepScope, scheduler: LrScheduler, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
+/** ④ The changes this step's budget keeps (`policy`: none in the full-rewrite mode), ranked by the optimizer when there are more. */
+export async function selectStage(s: StepScope, policy: EditBudget | undefined, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
   const { settings, opt, dir } = s.ctx;
   s.stages.start('select', ofItems(s, merged.items.length));
-  const policy = editBudget(settings.lr.control, scheduler, opt);
   let budget: number | null = null;
   let selected = merged.items;
   let how = 'all';
@@ -200,7 +205,7 @@ export async function selectStage(s: StepScope, scheduler: LrScheduler, merged: 
   }
   if (chosen) {
     budget = chosen.budget;
-    ({ items: selected, how } = await rankAndSelect(opt, s.skill, merged.items, budget, s.plan.metaSkill));
+    ({ items: selected, how } = await rankAndSelect(opt, s.skill, merged.items, budget, s.plan.metaSkill, merged.rankedFor));
   }
   s.files.write('ranked_edits.json', { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [PAYLOAD[settings.mode].key]: selected });
   s.stages.finish('select', `${merged.items.length} -> ${ofItems(s, selected.length)} (budget=${budget ?? 'none'}, lr_control=${settings.lr.control})`);

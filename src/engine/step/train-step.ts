@@ -13,6 +13,7 @@ import type { StepAction } from '../../run/records.ts';
 import { persistState } from '../checkpoint.ts';
 import { round, type TrainState } from '../context.ts';
 import { flushAppendixNotes, maybeConsolidate } from '../optimizer/appendix.ts';
+import { editBudget } from '../stages/edit-budget.ts';
 import { StepScope, type StepContext, type StepPlan } from './step-scope.ts';
 import { aggregateStage, evaluateStage, reflectStage, rolloutStage, selectStage, startReflection, updateStage } from './step-stages.ts';
 
@@ -20,13 +21,14 @@ export type { StepPlan } from './step-scope.ts';
 
 export async function trainStep(ctx: StepContext, state: TrainState, plan: StepPlan): Promise<void> {
   const s = new StepScope(ctx, state, plan);
+  const budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
   const reflection = startReflection(s);
   const rolled = await rolloutStage(s, reflection); //                       ① (② starts as minibatches fill)
-  const reflected = await reflectStage(s, reflection, rolled); //           ② (③ starts as groups finish)
+  const reflected = await reflectStage(s, reflection, rolled, budget?.known()); // ② (③ starts as groups finish)
   const merged = await aggregateStage(s, reflected); //                     ③
   let action: StepAction = 'skip_no_patches';
   if (merged.items.length > 0) {
-    const selected = await selectStage(s, state.scheduler, merged, rolled); // ④
+    const selected = await selectStage(s, budget, merged, rolled); //          ④
     const candidate = await updateStage(s, selected); //                    ⑤
     action = candidate === undefined ? 'skip_no_rewrite' : await evaluateStage(s, state, candidate, selected, rolled, reflected); // ⑥
   }
