@@ -119,7 +119,7 @@ export const GradientSchema = z
      * `combined`: failure and success patches meet in one top merge that also ranks them within
      * the step's budget; `staged`: the original's separate merges, final merge, then ranking.
      */
-    merge_strategy: z.enum(['combined', 'staged']).default('staged'),
+    merge_strategy: z.enum(['combined', 'staged']).default('combined'),
   })
   .strict();
 

@@ -78,7 +78,7 @@ describe('the critical path of a step', () => {
   it('merges and ranks in one call when the patches fit in one merge group (the staged strategy needs two)', async () => {
     const after = (h: HistoryRecord) => (h.tokens?.merge?.calls ?? 0) + (h.tokens?.ranking?.calls ?? 0);
     const fits = (h: HistoryRecord) => (h.n_failure_patches ?? 0) + (h.n_success_patches ?? 0) <= 4;
-    const combined = await trainSim(['gradient.merge_batch_size=4', 'gradient.merge_strategy=combined']);
+    const combined = await trainSim(['gradient.merge_batch_size=4']);
     const steps = combined.history.filter(fits);
     assert.ok(steps.length >= 5, `${steps.length} steps whose patches fit in one group`);
     assert.deepEqual(
