@@ -17,6 +17,7 @@ const RESUMABLE_CHANGES: RegExp[] = [
   /^env\.workers$/,
   /^env\.out_root$/,
   /^gradient\.analyst_workers$/,
+  /^evaluation\.gate_overlap$/,
 ];
 
 /** Settings added since runs were first written, with the value that does what those runs did. */

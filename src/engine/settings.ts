@@ -53,7 +53,7 @@ export interface TrainSettings {
   /** Largest skill allowed, in tokens (0 = none). */
   maxSkillTokens: number;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
-  gate: { on: boolean; earlyStop: boolean; scoring: GateScoring };
+  gate: { on: boolean; earlyStop: boolean; overlap: boolean; scoring: GateScoring };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
   budget: Config['budget'];
@@ -76,6 +76,7 @@ export function trainSettings(config: Config): TrainSettings {
     gate: {
       on: e.use_gate,
       earlyStop: e.gate_early_stop,
+      overlap: e.gate_overlap,
       scoring: {
         metric: e.gate_metric,
         mixedWeight: e.gate_mixed_weight,

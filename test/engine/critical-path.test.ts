@@ -14,7 +14,9 @@ import { SimModel } from '../../src/model/sim/backend.ts';
 import type { ChatModel, ChatRequest } from '../../src/model/types.ts';
 import type { HistoryRecord } from '../../src/run/records.ts';
 import { readEvents } from '../../src/run/events.ts';
-import { SIM_CONFIG, trainSim } from '../helpers/train.ts';
+import { historyOf, readText, SIM_CONFIG, trainSim } from '../helpers/train.ts';
+import { readJsonLines } from '../../src/run/atomic.ts';
+import type { CallRecord } from '../../src/model/ledger.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const sim = () => new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
@@ -92,5 +94,21 @@ describe('the critical path of a step', () => {
     );
     const staged = await trainSim(['gradient.merge_batch_size=4', 'gradient.merge_strategy=staged']);
     assert.ok(staged.history.some((h) => fits(h) && after(h) === 2), 'the staged strategy merges, then ranks');
+  });
+
+  it("with evaluation.gate_overlap the next step's rollouts run during the gate: the same decisions, and only a wrong guess costs rollouts", async () => {
+    const plain = await trainSim([]);
+    const ahead = await trainSim(['evaluation.gate_overlap=true']);
+    assert.equal(historyOf(ahead.out), historyOf(plain.out));
+    assert.equal(readText(path.join(ahead.out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')));
+
+    const overlaps = readEvents(path.join(ahead.out, 'events.jsonl')).flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
+    assert.ok(overlaps.some((e) => e.right && e.rollouts > 0), 'a right guess ran rollouts the next step took');
+    assert.ok(overlaps.some((e) => !e.right && e.wasted > 0), 'a wrong guess wasted rollouts');
+    assert.equal(readEvents(path.join(plain.out, 'events.jsonl')).filter((e) => e.type === 'gate_overlap').length, 0, 'off by default');
+    // The rollouts of a right guess are not run again; those of a wrong one are all the extra calls.
+    const rollouts = (out: string) => readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')).filter((c) => c.purpose === 'rollout' && c.from === 'provider').length;
+    const wasted = overlaps.reduce((n, e) => n + e.wasted, 0);
+    assert.equal(rollouts(ahead.out) - rollouts(plain.out), wasted);
   });
 });

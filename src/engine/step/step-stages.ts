@@ -12,9 +12,8 @@ import type { GateAction } from '../../run/records.ts';
 import { countTokens, skillHash } from '../../skill/document.ts';
 import { summariseReports } from '../../skill/edits.ts';
 import { count } from '../../util/plural.ts';
-import { Rng } from '../../util/random.ts';
 import { round, type TrainState } from '../context.ts';
-import type { Batch } from '../batches.ts';
+import { reflectionOrder, type Batch } from '../batches.ts';
 import { stepEntry } from '../optimizer/step-buffer.ts';
 import { computeScore, type Score } from '../scoring/metrics.ts';
 import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
@@ -51,11 +50,6 @@ export interface Reflection {
   batch: Batch;
   reflector: Reflector;
   order: number[];
-}
-
-/** The order in which a batch's trajectories are cut into minibatches: seeded by the batch, not by timing. */
-export function reflectionOrder(batch: Batch): number[] {
-  return new Rng(batch.seed).shuffle(batch.items.map((_, i) => i));
 }
 
 /** One reflector per batch, fed by its rollouts as they finish. */
@@ -251,14 +245,27 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   return candidate;
 }
 
-/** ⑥ The gate scores the candidate on the selection split and takes it in or not; the step buffer remembers. */
-export async function evaluateStage(s: StepScope, state: TrainState, candidate: string, selected: UpdateItem[], rolled: Rolled, reflected: Reflected): Promise<GateAction> {
+/**
+ * ⑥ The gate scores the candidate on the selection split and takes it in or not; the step buffer
+ * remembers. `onGateQueued`: called once the gate's rollouts are queued (work that may wait behind them).
+ */
+export async function evaluateStage(
+  s: StepScope,
+  state: TrainState,
+  candidate: string,
+  selected: UpdateItem[],
+  rolled: Rolled,
+  reflected: Reflected,
+  onGateQueued?: () => void,
+): Promise<GateAction> {
   const { settings, selection, events } = s.ctx;
   const { gate } = settings;
   s.stages.start('evaluate', `selection items=${selection.items.length}`);
   const before = { current: state.current.score, best: state.best.score };
   const policy = gate.on && gate.earlyStop ? new EarlyStop(before.current, s.skill) : FULL_EVALUATION;
-  const sel = await selection.score(candidate, { dir: path.join(s.files.root, 'selection_eval'), policy, step: s.step });
+  const scoring = selection.score(candidate, { dir: path.join(s.files.root, 'selection_eval'), policy, step: s.step });
+  onGateQueued?.();
+  const sel = await scoring;
   const decision = decide(sel.complete ? sel.gate : undefined, before, gate.on ? 'gate' : 'force');
   const after = applyDecision(state, { skill: candidate, score: sel.gate, origin: `step_${pad4(s.step)}` }, decision, s.step);
   state.current = after.current;
