@@ -97,8 +97,10 @@ describe('the critical path of a step', () => {
   });
 
   it("with evaluation.gate_overlap the next step's rollouts run during the gate: the same decisions, and only a wrong guess costs rollouts", async () => {
-    const plain = await trainSim([]);
-    const ahead = await trainSim(['evaluation.gate_overlap=true']);
+    // A learning rate of 1: the gate accepts and rejects in turn, so that some guesses are wrong.
+    const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
+    const plain = await trainSim(lr1);
+    const ahead = await trainSim([...lr1, 'evaluation.gate_overlap=true']);
     assert.equal(historyOf(ahead.out), historyOf(plain.out));
     assert.equal(readText(path.join(ahead.out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')));
 

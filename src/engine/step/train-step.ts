@@ -14,7 +14,7 @@ import { persistState } from '../checkpoint.ts';
 import { round, type TrainState } from '../context.ts';
 import { flushAppendixNotes, maybeConsolidate } from '../optimizer/appendix.ts';
 import { editBudget } from '../stages/edit-budget.ts';
-import { runAhead, type RunAhead } from './gate-overlap.ts';
+import { GateOverlap } from './gate-overlap.ts';
 import { StepScope, type StepContext, type StepPlan } from './step-scope.ts';
 import { aggregateStage, evaluateStage, reflectStage, rolloutStage, selectStage, startReflection, updateStage } from './step-stages.ts';
 
@@ -24,18 +24,17 @@ export async function trainStep(ctx: StepContext, state: TrainState, plan: StepP
   const s = new StepScope(ctx, state, plan);
   const budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
   const reflection = startReflection(s);
+  // With evaluation.gate_overlap, the next step's rollouts run ahead under the skill the gate is guessed to keep.
+  const ahead = ctx.settings.gate.overlap && plan.next ? new GateOverlap(s, state.history, plan.next) : undefined;
   const rolled = await rolloutStage(s, reflection); //                       ① (② starts as minibatches fill)
+  ahead?.rolloutsDone();
   const reflected = await reflectStage(s, reflection, rolled, budget?.known()); // ② (③ starts as groups finish)
   const merged = await aggregateStage(s, reflected); //                     ③
   let action: StepAction = 'skip_no_patches';
-  let ahead: RunAhead | undefined;
   if (merged.items.length > 0) {
     const selected = await selectStage(s, budget, merged, rolled); //          ④
     const candidate = await updateStage(s, selected); //                    ⑤
-    const { next } = plan;
-    // With evaluation.gate_overlap, the next step's rollouts start behind the gate's.
-    const overlap = ctx.settings.gate.overlap && next && candidate !== undefined ? () => (ahead = runAhead(s, state.history, candidate, next)) : undefined;
-    action = candidate === undefined ? 'skip_no_rewrite' : await evaluateStage(s, state, candidate, selected, rolled, reflected, overlap); // ⑥
+    action = candidate === undefined ? 'skip_no_rewrite' : await evaluateStage(s, state, candidate, selected, rolled, reflected, () => ahead?.gateQueued(candidate)); // ⑥
   }
   await commit(s, state, action, reflected.notes);
   ahead?.settle(state.current.skill);
