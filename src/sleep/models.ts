@@ -12,9 +12,9 @@ import { ConfigSchema, type Config } from '../config/schema.ts';
 import type { Sources } from '../config/tree.ts';
 import { UserError } from '../errors.ts';
 import type { OptimizerContext } from '../engine/optimizer/ask.ts';
-import { budgetStop } from '../engine/budget-limits.ts';
+import { budgetExceeded, unpricedBudget } from '../engine/budget-limits.ts';
 import { ModelStack } from '../model/stack.ts';
-import type { ChatModel, ReasoningEffort } from '../model/types.ts';
+import { RunStop, type ChatModel, type ReasoningEffort } from '../model/types.ts';
 import { HandoffModel } from './handoff.ts';
 
 export interface ModelChoice {
@@ -69,6 +69,16 @@ export function chooseModels(loaded: Pick<LoadedSleepConfig, 'config' | 'sources
   return { config, handoff, chosen, describe };
 }
 
+const BUDGET_FLAGS: Record<string, string> = { 'budget.max_calls': '--budget-calls', 'budget.max_tokens': '--budget-tokens', 'budget.max_usd': '--budget-usd', 'budget.max_minutes': '--budget-minutes' };
+
+/** The stop of a night whose budget is reached (a night is not resumed: it is run again). */
+function nightBudgetStop(...args: Parameters<typeof budgetExceeded>): RunStop | undefined {
+  const reached = budgetExceeded(...args);
+  if (!reached) return undefined;
+  const flag = BUDGET_FLAGS[reached.key];
+  return new RunStop(`the night's budget is reached: ${reached.message}${flag ? ` (raise it with ${flag})` : ''}.`, 'budget', { key: reached.key, limit: reached.limit });
+}
+
 export interface NightModels {
   target: ChatModel;
   judge: ChatModel;
@@ -102,7 +112,7 @@ export async function buildNightModels(choice: ModelChoice, o: BuildOptions): Pr
     environment: o.environment,
     override,
     fetch: o.fetch,
-    limit: (totals, inFlight) => budgetStop(config.budget, totals, o.elapsedMinutes(), inFlight),
+    limit: (totals, inFlight) => nightBudgetStop(config.budget, totals, o.elapsedMinutes(), inFlight),
     onEvent: (e) => {
       if (e.type === 'log' && e.level === 'warn') o.warn(e.message);
     },
@@ -110,6 +120,13 @@ export async function buildNightModels(choice: ModelChoice, o: BuildOptions): Pr
   const target = await stack.model('target');
   const optimizer = await stack.model('optimizer');
   const judge = await stack.model('judge');
+  // A dollar cap must count every call: with a model of unknown price it would not hold.
+  const priced = unpricedBudget(config.budget, [...stack.unpriced]);
+  if (priced.error) {
+    stack.close();
+    throw new UserError(`${priced.error} (in the Sleep config)`);
+  }
+  if (priced.warning) o.warn(priced.warning);
   const opt: OptimizerContext = {
     optimizer,
     mode: 'patch',

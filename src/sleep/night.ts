@@ -282,6 +282,11 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
       record({ dir: '', outcome: 'stopped', n_sessions: 0, n_tasks: 0, documents: [], note: err.message }, false);
       return { status: 'stopped', dir: work, message: err.message };
     }
+    // Refused before any model was built (a bad backend, a budget that cannot hold): no night to keep.
+    if (!models && !handoffDir) {
+      evidence.close();
+      fs.rmSync(work, { recursive: true, force: true });
+    }
     throw err;
   } finally {
     evidence.close();
