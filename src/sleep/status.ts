@@ -59,12 +59,15 @@ const when = (iso: string) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` 
 const score = (v: number | null) => (v === null ? '—' : v.toFixed(3));
 
 export function historyRows(history: NightRecord[]): string[] {
-  const rows = [['night', 'started (UTC)', 'project', 'outcome', 'sessions', 'tasks', 'documents']];
+  const rows = [['night', 'started (UTC)', 'project', 'outcome', 'sessions', 'tasks']];
+  const last = ['documents'];
   for (const h of history) {
     const docs = h.documents.map((d) => `${safeLine(d.name, 40)}: ${d.action} ${score(d.baseline)}→${score(d.candidate)}`).join('; ');
-    rows.push([String(h.night), when(h.started_at), tilde(h.project || '(all)'), h.outcome, String(h.n_sessions), String(h.n_tasks), docs || safeLine(h.note, 60)]);
+    rows.push([String(h.night), when(h.started_at), tilde(h.project || '(all)'), h.outcome, String(h.n_sessions), String(h.n_tasks)]);
+    last.push(docs || safeLine(h.note, 60));
   }
-  return alignRows(rows, 2);
+  // The documents, of any length, follow the aligned columns.
+  return alignRows(rows, 4).map((line, i) => `${line}  ${last[i]}`);
 }
 
 export function formatStatus(v: StatusView): string {
