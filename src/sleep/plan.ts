@@ -4,12 +4,11 @@
  * documents and the prompts), and their price from the price table. Where the night depends on
  * answers not known yet, it assumes what `assumptions` says; the counts are for one night.
  */
-import type { StagePlan } from '../app/plan.ts';
-import type { Config, Price } from '../config/schema.ts';
-import { costOf, priceOf } from '../model/prices.ts';
+import { costLines, stageCounter, type PlanTotal, type RolePrices, type StagePlan } from '../app/plan.ts';
+import type { Price } from '../config/schema.ts';
+import { priceOf } from '../model/prices.ts';
 import { loadPrompt } from '../prompt-files.ts';
 import { countTokens } from '../skill/document.ts';
-import { alignRows } from '../util/align-rows.ts';
 import type { SleepConfig } from './config.ts';
 import type { SessionDigest } from './digest.ts';
 import type { ModelChoice } from './models.ts';
@@ -17,8 +16,8 @@ import type { TaskRecord } from './task.ts';
 
 export interface NightPlan {
   stages: StagePlan[];
-  total: { calls: number; inputTokens: number; outputTokens: number; costUsd: number; unpricedStages: string[] };
-  prices: Record<'target' | 'optimizer', { model: string; price: Price | undefined }>;
+  total: PlanTotal;
+  prices: RolePrices;
   budget: string;
   assumptions: string[];
 }
@@ -46,15 +45,7 @@ export function planNight(input: {
 }): NightPlan {
   const { config: c, choice, digests, tasks } = input;
   const prompt = (name: string) => countTokens(loadPrompt(name));
-  const counts = new Map<string, { role: 'target' | 'optimizer'; calls: number; input: number; output: number; upperBound?: boolean }>();
-  const add = (stage: string, role: 'target' | 'optimizer', calls: number, inputPerCall: number, outputPerCall: number, upperBound = false) => {
-    if (calls <= 0) return;
-    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
-    s.calls += calls;
-    s.input += Math.round(calls * inputPerCall);
-    s.output += Math.round(calls * outputPerCall);
-    counts.set(stage, s);
-  };
+  const { add, priced } = stageCounter();
   const modelMiner = c.mine.miner === 'model' && choice.chosen;
   const mined = digests.filter((d) => d.user_prompts.length > 0).slice(0, c.mine.max_tasks * 3);
   if (modelMiner) add('mine', 'optimizer', mined.length, prompt('sleep/miner') + mean(mined.map((d) => countTokens(d.user_prompts.slice(0, 6).join('\n') + (d.assistant_finals.at(-1) ?? '').slice(0, 400)))) + 60, OUTPUT.mine, true);
@@ -78,17 +69,7 @@ export function planNight(input: {
     add('ranking', 'optimizer', 1, prompt('ranking') + docTokens + 600, OUTPUT.ranking, true);
   }
   const prices = { target: rolePrice(choice, 'target'), optimizer: rolePrice(choice, 'optimizer') };
-  const stages: StagePlan[] = [];
-  const total = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] as string[] };
-  for (const [stage, s] of counts) {
-    const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
-    stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
-    total.calls += s.calls;
-    total.inputTokens += s.input;
-    total.outputTokens += s.output;
-    if (costUsd === null) total.unpricedStages.push(stage);
-    else total.costUsd += costUsd;
-  }
+  const { stages, total } = priced(prices);
   const b = choice.config.budget;
   const limits = [b.max_tokens ? `${b.max_tokens.toLocaleString('en-US')} tokens` : '', b.max_usd ? `$${b.max_usd}` : '', b.max_minutes ? `${b.max_minutes} minutes` : '', b.max_calls ? `${b.max_calls} calls` : ''].filter(Boolean);
   return {
@@ -105,21 +86,9 @@ export function planNight(input: {
   };
 }
 
-const num = (n: number) => Math.round(n).toLocaleString('en-US');
-const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
-
 export function formatNightPlan(plan: NightPlan): string {
-  const t = plan.total;
-  const rows = [
-    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
-    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ' (about)' : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
-    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
-  ];
-  const lines = ['What a night would cost (no model is called now):', ...alignRows(rows, 2).map((l) => `  ${l}`)];
-  for (const role of ['target', 'optimizer'] as const) {
-    const p = plan.prices[role];
-    lines.push(`  ${role} ${p.model}: ${p.price ? `$${p.price.input} in / $${p.price.output} out per 1M tokens` : `price unknown (set model.${role}.price: {input: …, output: …} in USD per 1M tokens)`}`);
-  }
+  const cost = costLines(plan, 'about');
+  const lines = ['What a night would cost (no model is called now):', ...cost.table.map((l) => `  ${l}`), ...cost.prices.map((l) => `  ${l}`)];
   lines.push(`  budget: ${plan.budget}`, '  assumed:', ...plan.assumptions.map((a) => `    - ${a}`));
   return lines.join('\n');
 }
