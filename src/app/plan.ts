@@ -48,6 +48,55 @@ export interface Plan {
   assumptions: string[];
 }
 
+export type PlanTotal = Plan['total'];
+export type RolePrices = Plan['prices'];
+
+/** Calls counted per stage (`add`), then priced at the roles' prices into stages and a total. */
+export function stageCounter() {
+  const counts = new Map<string, { role: StagePlan['role']; calls: number; input: number; output: number; upperBound: boolean }>();
+  const add = (stage: string, role: StagePlan['role'], calls: number, inputPerCall: number, outputPerCall: number, upperBound = false): void => {
+    if (calls <= 0) return;
+    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
+    s.calls += calls;
+    s.input += Math.round(calls * inputPerCall);
+    s.output += Math.round(calls * outputPerCall);
+    counts.set(stage, s);
+  };
+  const priced = (prices: RolePrices): { stages: StagePlan[]; total: PlanTotal } => {
+    const stages: StagePlan[] = [];
+    const total: PlanTotal = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] };
+    for (const [stage, s] of counts) {
+      const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
+      stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
+      total.calls += s.calls;
+      total.inputTokens += s.input;
+      total.outputTokens += s.output;
+      if (costUsd === null) total.unpricedStages.push(stage);
+      else total.costUsd += costUsd;
+    }
+    return { stages, total };
+  };
+  return { add, priced };
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
+
+/** The cost table (aligned lines) and a line per role with its price; `estimate` marks an upper bound or a guess. */
+export function costLines(plan: { stages: StagePlan[]; total: PlanTotal; prices: RolePrices }, estimate: string): { table: string[]; prices: string[] } {
+  const t = plan.total;
+  const rows = [
+    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
+    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ` (${estimate})` : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
+    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
+  ];
+  const prices = (['target', 'optimizer'] as const).map((role) => {
+    const p = plan.prices[role];
+    return `${role} ${p.model}: ${p.price ? `$${p.price.input} in / $${p.price.output} out per 1M tokens` : `price unknown (set model.${role}.price: {input: …, output: …} in USD per 1M tokens)`}`;
+  });
+  return { table: alignRows(rows, 2), prices };
+}
+
 /** Share of a training batch assumed to fail (reflection splits failures and successes). */
 const FAIL_SHARE = 0.5;
 /** Output tokens assumed per call of each kind. */
@@ -64,6 +113,28 @@ export function mergeCalls(k: number, p: number): number {
     k = k <= p ? 1 : groups;
   }
   return calls;
+}
+
+/**
+ * Merge calls of the combined strategy for `f` failure and `s` success patches, `p` at a time:
+ * each kind reduced level by level (the larger first) only until both fit in one group, then one
+ * top merge of what is left (none when a single patch is left).
+ */
+export function combinedMergeCalls(f: number, s: number, p: number): number {
+  const size = Math.max(2, p);
+  let calls = 0;
+  const level = (k: number) => {
+    calls += Math.floor(k / size) + (k % size >= 2 ? 1 : 0);
+    return Math.ceil(k / size);
+  };
+  while (f + s > size) {
+    const failureFirst = f >= s;
+    const reduceF = f > 1 && (failureFirst || Math.ceil(s / size) + f > size);
+    const reduceS = s > 1 && (!failureFirst || Math.ceil(f / size) + s > size);
+    if (reduceF) f = level(f);
+    if (reduceS) s = level(s);
+  }
+  return calls + (f + s >= 2 ? 1 : 0);
 }
 
 /** Items per step over one epoch: batches of `batch` over `train`, `accumulation` batches a step. */
@@ -84,20 +155,13 @@ export function planRun(input: PlanInput): Plan {
   const P = c.gradient.merge_batch_size;
   const mode = c.optimizer.skill_update_mode;
   const rewrite = /rewrite|suggestion/.test(mode) && !/minibatch/.test(mode);
+  const combined = c.gradient.merge_strategy === 'combined';
   const autonomous = ['autonomous', 'auto', 'optimizer'].includes(c.optimizer.lr_control_mode) || c.optimizer.lr_scheduler === 'autonomous';
   const prompt = (k: keyof PlanInput['promptTokens']) => input.promptTokens[k] ?? 600;
   const rolloutIn = skillTokens + itemTokens + 30;
   const trajectory = itemTokens + TRAJECTORY_EXTRA;
 
-  const counts = new Map<string, { role: 'target' | 'optimizer'; calls: number; input: number; output: number; upperBound?: boolean }>();
-  const add = (stage: string, role: 'target' | 'optimizer', calls: number, inputPerCall: number, outputPerCall: number, upperBound = false) => {
-    if (calls <= 0) return;
-    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
-    s.calls += calls;
-    s.input += calls * inputPerCall;
-    s.output += calls * outputPerCall;
-    counts.set(stage, s);
-  };
+  const { add, priced } = stageCounter();
 
   add('baseline', 'target', selection, rolloutIn, OUTPUT.rollout);
   for (let epoch = 1; epoch <= epochs; epoch++) {
@@ -108,10 +172,13 @@ export function planRun(input: PlanInput): Plan {
       const failMinibatches = Math.ceil(failures / M);
       const succMinibatches = c.gradient.failure_only ? 0 : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
       add('analyst', 'optimizer', failMinibatches + succMinibatches, prompt('analyst') + skillTokens + M * trajectory, OUTPUT.analyst, true);
-      const merges = mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
+      const merges = combined
+        ? combinedMergeCalls(failMinibatches, succMinibatches, P)
+        : mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
       add('merge', 'optimizer', merges, prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst, OUTPUT.merge);
       if (autonomous) add('lr_autonomous', 'optimizer', 1, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
-      if (c.optimizer.learning_rate > 0 || autonomous) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
+      // The combined top merge ranks within a budget known before it (a scheduled learning rate).
+      if (autonomous || (!combined && c.optimizer.learning_rate > 0)) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
       if (rewrite) add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
       if (c.evaluation.use_gate) add('selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
     }
@@ -136,17 +203,7 @@ export function planRun(input: PlanInput): Plan {
   // The sim backend is free.
   for (const role of ['target', 'optimizer'] as const) if (c.model[role].backend === 'sim') prices[role].price = { input: 0, output: 0 };
 
-  const stages: StagePlan[] = [];
-  const total = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] as string[] };
-  for (const [stage, s] of counts) {
-    const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
-    stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
-    total.calls += s.calls;
-    total.inputTokens += s.input;
-    total.outputTokens += s.output;
-    if (costUsd === null) total.unpricedStages.push(stage);
-    else total.costUsd += costUsd;
-  }
+  const { stages, total } = priced(prices);
   return {
     epochs,
     stepsPerEpoch: perStep.length,
@@ -158,7 +215,7 @@ export function planRun(input: PlanInput): Plan {
     prices,
     assumptions: [
       `reflection: failures and successes in minibatches of ${M}, counted at the most minibatches any split of a batch can need; merge and prompt sizes as if half of each batch fails`,
-      `every step proposes more edits than the learning rate allows (one ranking call) and changes the skill (a full selection evaluation; the score cache and the gate's early stop only lower this)`,
+      `every step proposes more edits than the learning rate allows (${combined && !autonomous ? 'the top merge ranks them' : 'one ranking call'}) and changes the skill (a full selection evaluation; the score cache and the gate's early stop only lower this)`,
       `the final selection evaluation runs (it is skipped when the final skill is the best one), and three test evaluations (initial, best, final)`,
       `output tokens per call: rollout ${OUTPUT.rollout}, analyst ${OUTPUT.analyst}, merge ${OUTPUT.merge}, ranking ${OUTPUT.ranking}, slow update and meta skill ${OUTPUT.slow_update}`,
       `prompts keep the initial skill's size (${skillTokens} tokens); an item is ${itemTokens} tokens on average`,
@@ -167,29 +224,16 @@ export function planRun(input: PlanInput): Plan {
   };
 }
 
-const num = (n: number) => Math.round(n).toLocaleString('en-US');
-const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
-
 export function formatPlan(plan: Plan): string {
-  const t = plan.total;
-  const rows = [
-    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
-    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ' (at most)' : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
-    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
-  ];
+  const cost = costLines(plan, 'at most');
   const lines = [
     'Dry run: nothing is called and nothing is spent.',
     `${plan.epochs} epoch(s) x ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
     '',
-    ...alignRows(rows, 2),
+    ...cost.table,
     '',
+    ...cost.prices,
   ];
-  for (const role of ['target', 'optimizer'] as const) {
-    const p = plan.prices[role];
-    lines.push(
-      `${role} ${p.model}: ${p.price ? `$${p.price.input} in / $${p.price.output} out per 1M tokens` : `price unknown (set model.${role}.price: {input: …, output: …} in USD per 1M tokens)`}`,
-    );
-  }
   lines.push('', 'Assumed:', ...plan.assumptions.map((a) => `  - ${a}`));
   return lines.join('\n');
 }
