@@ -9,6 +9,7 @@ import { registerEval } from './eval.ts';
 import { registerUi } from './ui.ts';
 import { registerData } from './data.ts';
 import { registerSleep } from './sleep.ts';
+import { registerMcp } from './mcp.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerUi(program);
   registerData(program);
   registerSleep(program);
+  registerMcp(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CommandExit } from '../errors.ts';
 import { collect } from './common.ts';
+import { registerSleepSchedule } from './sleep-schedule.ts';
+import { registerSleepInstall } from './sleep-install.ts';
 
 interface CommonOptions {
   config?: string;
@@ -320,6 +322,8 @@ export function registerSleep(program: Command): void {
   harvestOptions(sleep.command('harvest').description("Read your agents' sessions (read-only) and write their redacted digests to a harvest file"))
     .option('-o, --out <file>', 'where to write the digests (JSON Lines; default: ~/.skillopt-sleep/harvests/<time>.jsonl)')
     .action(runHarvest);
+  registerSleepSchedule(sleep);
+  registerSleepInstall(sleep);
   modelOptions(sleep.command('mine').description('Harvest and mine the tasks into a tasks file for you to review, edit and feed back with `run --tasks`'))
     .option('-o, --out <file>', 'where to write the tasks (default: ~/.skillopt-sleep/tasks/<time>.json)')
     .action(runMine);

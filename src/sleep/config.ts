@@ -108,6 +108,16 @@ export const DocumentsConfigSchema = z
 /** Sleep's budget: the training budget's keys, with a token cap by default. */
 export const SleepBudgetSchema = BudgetSchema.extend({ max_tokens: z.number().int().nonnegative().default(400_000) });
 
+export const McpConfigSchema = z
+  .object({
+    /**
+     * Let the MCP tools that change things (adopt, rollback, schedule) act without asking when
+     * the agent cannot ask the user (no elicitation support). Off: they are refused there.
+     */
+    act_without_confirmation: z.boolean().default(false),
+  })
+  .strict();
+
 export const SleepConfigSchema = z
   .object({
     /** Where Sleep keeps its state, harvests and nights; '' = ~/.skillopt-sleep. */
@@ -120,6 +130,7 @@ export const SleepConfigSchema = z
     model: ModelSchema.default(ModelSchema.parse({})),
     budget: SleepBudgetSchema.default(SleepBudgetSchema.parse({})),
     cache: CacheSchema.default(CacheSchema.parse({})),
+    mcp: McpConfigSchema.default(McpConfigSchema.parse({})),
   })
   .strict();
 

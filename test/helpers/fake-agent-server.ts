@@ -24,6 +24,8 @@ export interface Turn {
 export type ScriptReply =
   | { text: string }
   | { tool: string; input: Record<string, unknown> }
+  /** A Responses API output item given whole (a `tool_search_call`, a namespaced `function_call`). */
+  | { item: Record<string, unknown> }
   | { status: number; message?: string; headers?: Record<string, string> };
 
 export interface FakeAgentServer {
@@ -56,6 +58,7 @@ let counter = 0;
 const nextId = (prefix: string) => `${prefix}_${(++counter).toString(16).padStart(8, '0')}`;
 
 function responsesItem(reply: ScriptReply): any {
+  if ('item' in reply) return { id: nextId('item'), status: 'completed', ...reply.item };
   if ('tool' in reply) return { id: nextId('fc'), type: 'function_call', status: 'completed', arguments: JSON.stringify(reply.input), call_id: nextId('call'), name: reply.tool };
   return { id: nextId('msg'), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: (reply as { text: string }).text }] };
 }
@@ -76,6 +79,8 @@ function responsesStream(res: http.ServerResponse, model: string, reply: ScriptR
     for (const delta of text.match(/[\s\S]{1,12}/g) ?? []) send('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta, logprobs: [] });
     send('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text, logprobs: [] });
     send('response.content_part.done', { item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', annotations: [], text } });
+  } else if (item.type !== 'function_call') {
+    send('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress' } });
   } else {
     send('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
     send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: item.arguments });
@@ -150,6 +155,10 @@ export async function startFakeAgentServer(script: (turn: Turn) => ScriptReply |
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       if (wire === 'responses') responsesStream(res, model, reply);
       else messagesStream(res, model, reply);
+      return;
+    }
+    if ('item' in reply) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(wire, 400, 'a whole output item is only sent streamed')));
       return;
     }
     const asReply = 'tool' in reply ? { toolCalls: [{ id: nextId('call'), name: reply.tool, arguments: reply.input }] } : { text: reply.text };

@@ -1,0 +1,23 @@
+/** `skillopt mcp`: the MCP server on stdio, for agents (Claude Code, Codex, Copilot, Cursor). */
+import type { Command } from 'commander';
+
+export function registerMcp(program: Command): void {
+  program
+    .command('mcp')
+    .description("Serve skillopt's tools to an agent over MCP (stdio): Sleep's dry run, harvest, schedule; train, run progress, eval")
+    .option('--project <dir>', 'the project the tools work in; paths outside it are refused (default: the working directory)')
+    .option('--config <file>', 'the Sleep config file (default: ~/.config/skillopt/sleep.yaml, or $SKILLOPT_SLEEP_CONFIG)')
+    .action(async (opts: { project?: string; config?: string }) => {
+      const { createMcpServer } = await import('../mcp/server.ts');
+      const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+      const server = createMcpServer({ project: opts.project ?? process.cwd(), sleepConfig: opts.config });
+      const transport = new StdioServerTransport();
+      await server.connect(transport);
+      // Serve until the client closes stdin.
+      await new Promise<void>((resolve) => {
+        server.server.onclose = () => resolve();
+        process.stdin.once('end', () => resolve());
+      });
+      await server.close();
+    });
+}

@@ -1,0 +1,106 @@
+/**
+ * `skillopt sleep install <agent>` / `uninstall <agent>`: skillopt's MCP server (and, for Codex,
+ * its skill) in an agent's own configuration. What was there is backed up first
+ * (`<file>.skillopt-backup`); the entry is merged in, never replacing the user's other servers.
+ * Uninstalling restores the backup when the file is still as skillopt left it; when the user has
+ * changed it since, only skillopt's entry is taken out (their changes stay) and the backup is
+ * kept for them.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { UserError } from '../../errors.ts';
+import { readJson, writeFileAtomic } from '../../run/atomic.ts';
+import { agentFiles, serverEntry, type Agent, type Places } from './agents.ts';
+import { jsonHas, jsonWith, jsonWithout, tomlHas, tomlWith, tomlWithout } from './edit.ts';
+
+const FileRecordSchema = z.object({ file: z.string(), backup: z.string().nullable(), written: z.string() });
+const InstallSchema = z.object({ agent: z.string(), at: z.string(), files: z.array(FileRecordSchema) });
+const RecordSchema = z.object({ installs: z.array(InstallSchema) });
+type FileRecord = z.infer<typeof FileRecordSchema>;
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const recordFile = (stateDir: string) => path.join(stateDir, 'installs.json');
+export const backupOf = (file: string) => `${file}.skillopt-backup`;
+
+function readRecord(stateDir: string): z.infer<typeof RecordSchema> {
+  const file = recordFile(stateDir);
+  if (!fs.existsSync(file)) return { installs: [] };
+  const parsed = RecordSchema.safeParse(readJson(file));
+  if (!parsed.success) throw new UserError(`${file}: not an install record skillopt wrote; remove it to start over`);
+  return parsed.data;
+}
+
+function saveRecord(stateDir: string, record: z.infer<typeof RecordSchema>): void {
+  fs.mkdirSync(stateDir, { recursive: true });
+  writeFileAtomic(recordFile(stateDir), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** Writes `next` to `file`, backing up what was there first (once: the backup is the state before skillopt). */
+function writeWithBackup(file: string, next: string, earlier: FileRecord | undefined): FileRecord {
+  const existed = fs.existsSync(file);
+  let backup = earlier?.backup ?? null;
+  if (!earlier && existed) {
+    backup = backupOf(file);
+    fs.copyFileSync(file, backup);
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeFileAtomic(file, next);
+  return { file, backup, written: sha(next) };
+}
+
+export interface InstallResult {
+  files: FileRecord[];
+  lines: string[];
+}
+
+export function install(agent: Agent, stateDir: string, program: { node: string; bin: string }, places: Places = {}): InstallResult {
+  const where = agentFiles(agent, places);
+  const record = readRecord(stateDir);
+  const earlier = record.installs.find((i) => i.agent === agent);
+  const current = fs.existsSync(where.config) ? fs.readFileSync(where.config, 'utf8') : '';
+  const entry = serverEntry(agent, program);
+  // Every new content is computed (and a malformed file refused) before anything is written.
+  const next = where.format === 'toml' ? tomlWith(current, where.config, entry as { command: string; args: string[] }) : jsonWith(current, where.config, where.key!, entry);
+  const skillText = where.skill ? fs.readFileSync(where.skill.from, 'utf8') : undefined;
+  const files = [writeWithBackup(where.config, next, earlier?.files.find((f) => f.file === where.config))];
+  if (where.skill && skillText !== undefined) files.push(writeWithBackup(where.skill.file, skillText, earlier?.files.find((f) => f.file === where.skill!.file)));
+  saveRecord(stateDir, { installs: [...record.installs.filter((i) => i.agent !== agent), { agent, at: new Date().toISOString(), files }] });
+  const lines = files.map((f) => `wrote ${f.file}${f.backup ? ` (what was there is in ${f.backup})` : ''}`);
+  lines.push(`Restart ${where.label} (or reload its MCP servers) to see the skillopt tools.`);
+  return { files, lines };
+}
+
+export function uninstall(agent: Agent, stateDir: string, places: Places = {}): string[] | undefined {
+  const where = agentFiles(agent, places);
+  const record = readRecord(stateDir);
+  const entry = record.installs.find((i) => i.agent === agent);
+  if (!entry) return undefined;
+  const lines: string[] = [];
+  for (const f of entry.files) {
+    const now = fs.existsSync(f.file) ? fs.readFileSync(f.file, 'utf8') : undefined;
+    if (now !== undefined && sha(now) === f.written) {
+      if (f.backup && fs.existsSync(f.backup)) {
+        fs.renameSync(f.backup, f.file);
+        lines.push(`restored ${f.file} as it was before`);
+      } else {
+        fs.rmSync(f.file);
+        lines.push(`removed ${f.file}`);
+      }
+      continue;
+    }
+    if (now === undefined) {
+      lines.push(`${f.file} is already gone`);
+      continue;
+    }
+    // Changed since: take out only skillopt's part.
+    if (f.file === where.config) {
+      const has = where.format === 'toml' ? tomlHas(now) : jsonHas(now, f.file, where.key!);
+      if (has) writeFileAtomic(f.file, where.format === 'toml' ? tomlWithout(now) : jsonWithout(now, f.file, where.key!));
+      lines.push(`${f.file} was changed since; ${has ? 'took out only the skillopt entry' : 'it has no skillopt entry left'}${f.backup ? ` (the file before install is kept in ${f.backup})` : ''}`);
+    } else lines.push(`${f.file} was changed since; left as it is`);
+  }
+  saveRecord(stateDir, { installs: record.installs.filter((i) => i !== entry) });
+  return lines;
+}

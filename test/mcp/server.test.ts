@@ -1,0 +1,173 @@
+/**
+ * `skillopt mcp` driven by the MCP SDK's own client over stdio: the tools and their input schemas,
+ * Sleep's dry run on a home of real transcripts, a training run followed by progress
+ * notifications, a cancelled run stopping at a safe point, paths outside the project refused,
+ * and the consent gate (elicitation, refusal, configured consent).
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { BIN, ROOT } from '../helpers/cli.ts';
+import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+import { fixtureHome } from '../sleep/fixture-home.ts';
+
+interface Setup {
+  project: string;
+  home: string;
+  env: Record<string, string>;
+}
+
+function setup(sleepYaml = ''): Setup {
+  const project = fs.realpathSync(tmpDir('acme-project-'));
+  fs.cpSync(path.join(ROOT, 'configs', '_base_'), path.join(project, 'configs', '_base_'), { recursive: true });
+  fs.cpSync(path.join(ROOT, 'configs', 'sim'), path.join(project, 'configs', 'sim'), { recursive: true });
+  // The transcripts' sessions were held in /home/dev/acme: here, in the project.
+  const fh = fixtureHome({ agents: ['claude'], edit: (_rel, text) => text.replaceAll('/home/dev/acme', project) });
+  fh.close();
+  const dir = tmpDir();
+  const crontab = path.join(dir, 'crontab');
+  fs.writeFileSync(crontab, `#!/bin/sh\nT='${dir}/table'\nif [ "$1" = "-l" ]; then\n  if [ -f "$T" ]; then cat "$T"; else echo "no crontab for tester" >&2; exit 1; fi\nelse cat > "$T"; fi\n`, { mode: 0o755 });
+  writeFiles(dir, { 'sleep.yaml': `state_dir: ${JSON.stringify(path.join(dir, 'state'))}\n${sleepYaml}` });
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fh.home, SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml'), SKILLOPT_CRONTAB: crontab };
+  return { project, home: fh.home, env };
+}
+
+const clients: Client[] = [];
+after(() => Promise.all(clients.map((c) => c.close())));
+
+async function connect(s: Setup, capabilities: { elicitation?: Record<string, unknown> } = {}): Promise<Client> {
+  const client = new Client({ name: 'skillopt-test', version: '1.0.0' }, { capabilities });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--project', s.project], env: s.env, cwd: s.project, stderr: 'pipe' }));
+  clients.push(client);
+  return client;
+}
+
+/** One server for the tests that need no particular consent setting (starting one takes seconds). */
+let shared: Promise<{ s: Setup; client: Client }> | undefined;
+function sharedServer(): Promise<{ s: Setup; client: Client }> {
+  shared ??= (async () => {
+    const s = setup('mcp:\n  act_without_confirmation: true\n');
+    return { s, client: await connect(s) };
+  })();
+  return shared;
+}
+
+const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+
+test('the server lists its tools, each with an input schema', async () => {
+  const { s, client } = await sharedServer();
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  assert.deepEqual(names, ['eval', 'run_progress', 'sleep_dry_run', 'sleep_harvest', 'sleep_schedule', 'sleep_unschedule', 'train']);
+  const train = tools.find((t) => t.name === 'train')!;
+  assert.deepEqual(train.inputSchema.required, ['config']);
+  const schedule = tools.find((t) => t.name === 'sleep_schedule')!;
+  assert.deepEqual((schedule.inputSchema.properties as any).hour, { type: 'integer', minimum: 0, maximum: 23, default: 3, description: 'hour, 0-23' });
+});
+
+test('sleep_dry_run reports the agent sessions of the project, from the user\'s real transcript files', async () => {
+  const { s, client } = await sharedServer();
+  const r = await client.callTool({ name: 'sleep_dry_run', arguments: { sources: ['claude'], since: '2026-11-01' } });
+  assert.equal(r.isError, undefined, textOf(r));
+  const report = JSON.parse(textOf(r));
+  assert.equal(report.sessions, 2);
+  assert.equal(report.scope, s.project);
+});
+
+test('train runs a config of the project with progress notifications; run_progress reads its state', async () => {
+  const { s, client } = await sharedServer();
+  const progress: { progress: number; total?: number; message?: string }[] = [];
+  const r = await client.callTool(
+    { name: 'train', arguments: { config: 'configs/sim/default.yaml', out: 'runs/one', set: ['train.num_epochs=1', 'env.n_train=20', 'env.n_val=10', 'env.n_test=10', 'model.target.options.latency_ms=40'] } },
+    undefined,
+    { onprogress: (p) => progress.push(p), timeout: 120_000 },
+  );
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.match(textOf(r), /^run directory: runs\/one\nfinished: step 1\/1/);
+  assert.ok(progress.length > 0, 'progress notifications arrived');
+  assert.match(progress.at(-1)!.message!, /step \d/);
+  const p = await client.callTool({ name: 'run_progress', arguments: { run: 'runs/one' } });
+  assert.equal((p.structuredContent as any).status, 'finished');
+  assert.equal((p.structuredContent as any).completed_steps, 1);
+});
+
+test('a cancelled train call stops the run at a safe point, resumable', async () => {
+  const { s, client } = await sharedServer();
+  const controller = new AbortController();
+  const call = client.callTool(
+    { name: 'train', arguments: { config: 'configs/sim/default.yaml', out: 'runs/long', set: ['model.target.options.latency_ms=300'] } },
+    undefined,
+    { signal: controller.signal, timeout: 120_000, onprogress: () => controller.abort('the user cancelled') },
+  );
+  await assert.rejects(call, /cancelled|abort/i);
+  let status = '';
+  for (let i = 0; i < 600 && status !== 'stopped'; i++) {
+    const p = await client.callTool({ name: 'run_progress', arguments: { run: 'runs/long' } });
+    status = (p.structuredContent as any)?.status;
+    if (status !== 'stopped') await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(status, 'stopped');
+});
+
+test('paths outside the project are refused, through .. or through a link', async () => {
+  const { s, client } = await sharedServer();
+  const outside = tmpDir();
+  writeFiles(outside, { 'x.yaml': 'env: {name: sim}\n' });
+  fs.symlinkSync(outside, path.join(s.project, 'link'));
+  for (const config of ['../x.yaml', path.join(outside, 'x.yaml'), 'link/x.yaml']) {
+    const r = await client.callTool({ name: 'train', arguments: { config } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /config must lie inside the project/);
+  }
+  const r = await client.callTool({ name: 'run_progress', arguments: { run: '../..' } });
+  assert.match(textOf(r), /run must lie inside the project/);
+});
+
+test('sleep_schedule asks the user through elicitation: declined changes nothing, accepted schedules', async () => {
+  const s = setup();
+  const client = await connect(s, { elicitation: {} });
+  const asked: string[] = [];
+  let answer: 'decline' | 'accept' = 'decline';
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' };
+  });
+  const table = path.join(path.dirname(s.env.SKILLOPT_CRONTAB!), 'table');
+  let r = await client.callTool({ name: 'sleep_schedule', arguments: { hour: 4, minute: 30 } });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /you declined/);
+  assert.equal(fs.existsSync(table), false);
+  answer = 'accept';
+  r = await client.callTool({ name: 'sleep_schedule', arguments: { hour: 4, minute: 30 } });
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.match(asked[1]!, /every night at 04:30/);
+  assert.match(fs.readFileSync(table, 'utf8'), /^30 4 \* \* \* .* sleep run --project /m);
+});
+
+test('without elicitation the gated tools are refused, unless the Sleep config allows acting without confirmation', async () => {
+  const refused = setup();
+  let client = await connect(refused);
+  let r = await client.callTool({ name: 'sleep_schedule', arguments: {} });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /cannot ask you to confirm/);
+  assert.equal(fs.existsSync(path.join(path.dirname(refused.env.SKILLOPT_CRONTAB!), 'table')), false);
+  const { s: allowed, client: other } = await sharedServer();
+  client = other;
+  r = await client.callTool({ name: 'sleep_schedule', arguments: {} });
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.match(fs.readFileSync(path.join(path.dirname(allowed.env.SKILLOPT_CRONTAB!), 'table'), 'utf8'), /^17 3 \* \* \* /m);
+});
+
+test('arguments outside a tool\'s schema are refused before anything runs', async () => {
+  const { s, client } = await sharedServer();
+  const table = path.join(path.dirname(s.env.SKILLOPT_CRONTAB!), 'table');
+  const before = fs.existsSync(table) ? fs.readFileSync(table, 'utf8') : undefined;
+  const r = await client.callTool({ name: 'sleep_schedule', arguments: { hour: 24 } });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /hour/);
+  assert.equal(fs.existsSync(table) ? fs.readFileSync(table, 'utf8') : undefined, before);
+});

@@ -1,0 +1,113 @@
+/**
+ * `skillopt sleep install|uninstall <agent>` on temporary homes holding the agents' own
+ * configuration files (as `codex mcp add` and `copilot mcp add` write them): the entry merged in,
+ * read back by the real Codex and Copilot CLIs; the user's servers kept; uninstall restoring the
+ * file, or taking out only skillopt's entry when the user changed the file since.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { cliPath, missingCli } from '../helpers/agent-cli.ts';
+import { BIN, runCli } from '../helpers/cli.ts';
+import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+
+function home(files: Record<string, string> = {}) {
+  const h = fs.realpathSync(tmpDir());
+  writeFiles(h, files);
+  writeFiles(h, { 'sleep.yaml': `state_dir: ${JSON.stringify(path.join(h, '.skillopt-sleep'))}\n` });
+  const env = { HOME: h, SKILLOPT_SLEEP_CONFIG: path.join(h, 'sleep.yaml'), CODEX_HOME: '', COPILOT_HOME: '', XDG_CONFIG_HOME: '' };
+  return { h, env };
+}
+
+function agentCli(name: 'codex' | 'copilot', h: string, args: string[]) {
+  return spawnSync(cliPath(name), args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h }, encoding: 'utf8', timeout: 60_000 });
+}
+
+// As `codex mcp add` writes it, after the user's own settings.
+const CODEX_CONFIG = `model = "gpt-5.5"\napproval_policy = "on-request"\n\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]\n`;
+
+test('codex: the MCP entry merged into config.toml (read back by codex mcp get) and the skill installed; uninstall restores both', { skip: missingCli('codex') }, () => {
+  const { h, env } = home({ '.codex/config.toml': CODEX_CONFIG });
+  let r = runCli(['sleep', 'install', 'codex'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml.skillopt-backup'), 'utf8'), CODEX_CONFIG);
+  const got = agentCli('codex', h, ['mcp', 'get', 'skillopt', '--json']);
+  assert.equal(got.status, 0, got.stderr);
+  const transport = JSON.parse(got.stdout).transport;
+  assert.deepEqual([transport.type, transport.command, transport.args], ['stdio', process.execPath, [BIN, 'mcp']]);
+  assert.equal(JSON.parse(agentCli('codex', h, ['mcp', 'get', 'docs', '--json']).stdout).transport.command, 'npx');
+  assert.match(fs.readFileSync(path.join(h, '.agents/skills/skillopt-sleep/SKILL.md'), 'utf8'), /^---\nname: skillopt-sleep\n/);
+  // Installing again changes nothing more (one entry, the first backup kept).
+  r = runCli(['sleep', 'install', 'codex'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8').match(/\[mcp_servers\.skillopt\]/g)!.length, 1);
+  r = runCli(['sleep', 'uninstall', 'codex'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8'), CODEX_CONFIG);
+  assert.equal(fs.existsSync(path.join(h, '.codex/config.toml.skillopt-backup')), false);
+  assert.equal(fs.existsSync(path.join(h, '.agents/skills/skillopt-sleep/SKILL.md')), false);
+});
+
+test('codex: a skillopt table the user wrote is not overwritten', () => {
+  const mine = `[mcp_servers.skillopt]\ncommand = "my-own"\n`;
+  const { h, env } = home({ '.codex/config.toml': mine });
+  const r = runCli(['sleep', 'install', 'codex'], { env });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /config\.toml: it already has an \[mcp_servers\.skillopt\] table that skillopt did not write/);
+  assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8'), mine);
+  assert.equal(fs.existsSync(path.join(h, '.agents')), false);
+});
+
+// As `copilot mcp add` writes it.
+const COPILOT_CONFIG = `${JSON.stringify({ mcpServers: { docs: { tools: ['*'], type: 'local', command: 'npx', args: ['-y', 'docs-mcp'] } } }, null, 2)}\n`;
+
+test('copilot: the server merged into mcp-config.json beside the user\'s (read back by copilot mcp get); uninstall restores the file', { skip: missingCli('copilot') }, () => {
+  const { h, env } = home({ '.copilot/mcp-config.json': COPILOT_CONFIG });
+  let r = runCli(['sleep', 'install', 'copilot'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  const got = agentCli('copilot', h, ['mcp', 'get', 'skillopt']);
+  assert.equal(got.status, 0, got.stderr);
+  assert.match(got.stdout, new RegExp(`Command: ${process.execPath} ${BIN} mcp`));
+  assert.match(agentCli('copilot', h, ['mcp', 'list']).stdout, /docs/);
+  r = runCli(['sleep', 'uninstall', 'copilot'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(fs.readFileSync(path.join(h, '.copilot/mcp-config.json'), 'utf8'), COPILOT_CONFIG);
+});
+
+test('vscode: merged into the user mcp.json keeping its comments; a file the user changed since keeps their change on uninstall', () => {
+  const original = `// my servers\n{\n  "servers": {\n    "github": { "type": "http", "url": "https://api.githubcopilot.com/mcp/" }\n  },\n  "inputs": []\n}\n`;
+  const { h, env } = home({ '.config/Code/User/mcp.json': original });
+  const file = path.join(h, '.config/Code/User/mcp.json');
+  let r = runCli(['sleep', 'install', 'vscode'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  const installed = fs.readFileSync(file, 'utf8');
+  assert.ok(installed.startsWith('// my servers\n'));
+  const parsed = JSON.parse(installed.replace(/^\/\/.*\n/, ''));
+  assert.deepEqual(parsed.servers.skillopt, { type: 'stdio', command: process.execPath, args: [BIN, 'mcp', '--project', '${workspaceFolder}'] });
+  assert.equal(parsed.servers.github.type, 'http');
+  fs.writeFileSync(file, installed.replace('"inputs": []', '"inputs": [{ "id": "token", "type": "promptString" }]'));
+  r = runCli(['sleep', 'uninstall', 'vscode'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /was changed since; took out only the skillopt entry/);
+  const after = JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\/\/.*\n/, ''));
+  assert.deepEqual(Object.keys(after.servers), ['github']);
+  assert.equal(after.inputs[0].id, 'token');
+  assert.equal(fs.readFileSync(`${file}.skillopt-backup`, 'utf8'), original);
+});
+
+test('cursor: a malformed mcp.json is refused with its name, nothing written; a missing one is created and removed again', () => {
+  const { h, env } = home({ '.cursor/mcp.json': '{ "mcpServers": { "x": ' });
+  let r = runCli(['sleep', 'install', 'cursor'], { env });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /\.cursor\/mcp\.json: not valid JSON .*Nothing was changed/);
+  assert.deepEqual(fs.readdirSync(path.join(h, '.cursor')), ['mcp.json']);
+  fs.rmSync(path.join(h, '.cursor'), { recursive: true });
+  r = runCli(['sleep', 'install', 'cursor'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(h, '.cursor/mcp.json'), 'utf8')), { mcpServers: { skillopt: { command: process.execPath, args: [BIN, 'mcp'] } } });
+  r = runCli(['sleep', 'uninstall', 'cursor'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(fs.readdirSync(path.join(h, '.cursor')), []);
+});
