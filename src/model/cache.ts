@@ -17,6 +17,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { requestKey } from './request-key.ts';
 import { validReply } from './structured.ts';
+import type { AgentTrace } from './harness/trace.ts';
 import { FatalModelError, type ChatModel, type ChatRequest, type ChatResponse, type Message, type ToolCall, type Usage } from './types.ts';
 
 export type CacheMode = 'read_write' | 'read_only' | 'off' | 'replay';
@@ -37,6 +38,8 @@ interface Stored {
   text: string;
   toolCalls?: ToolCall[];
   usage: Usage;
+  /** What an agent target did to give this answer. */
+  trace?: AgentTrace;
 }
 
 /**
@@ -122,6 +125,7 @@ export function cacheKey(modelId: string, req: ChatRequest, identity: Record<str
 
 export class CachedModel implements ChatModel {
   readonly id: string;
+  readonly agentic?: boolean;
   /** Provider calls under way, by cache key: an identical request joins one instead of paying again. */
   private readonly inFlight = new Map<string, Promise<ChatResponse>>();
 
@@ -135,6 +139,7 @@ export class CachedModel implements ChatModel {
     private readonly warn: (message: string) => void = () => {},
   ) {
     this.id = inner.id;
+    this.agentic = inner.agentic;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
@@ -170,7 +175,7 @@ export class CachedModel implements ChatModel {
       this.inFlight.delete(key);
     }
     if (this.mode === 'read_write') {
-      const failed = this.cache.tryPut(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage });
+      const failed = this.cache.tryPut(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage, ...(res.trace ? { trace: res.trace } : {}) });
       if (failed) this.warn(`the response cache (${this.cache.file}) could not store an answer (${failed}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`);
     }
     return res;
