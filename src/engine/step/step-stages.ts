@@ -63,6 +63,7 @@ export function startReflection(s: StepScope): { batch: Batch; reflector: Reflec
       skillAware: settings.skillAware.on,
       appendixSource: settings.skillAware.appendixSource,
       analystGuide: env.analystGuide ?? '',
+      traces: settings.reflect.traces,
       limit: analystLimit,
       patchesDir: path.join(s.files.batch(a), 'patches'),
     };
