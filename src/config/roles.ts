@@ -4,7 +4,7 @@
  * original's base config pins both roles to it, so it counts as unset). The judge falls back to
  * the optimizer field by field. A role still on the base config's OpenAI model (`gpt-5.4`,
  * `gpt-5.5`) while its backend is not OpenAI's gets that backend's default model, as the original
- * does. A backend's own defaults (an agent CLI's concurrency, timeout and retries) fill the
+ * does, unless the role's model was set together with its backend. A backend's own defaults (an agent CLI's concurrency, timeout and retries) fill the
  * settings the config leaves unset. Unknown backends are an error naming the key.
  */
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
@@ -29,6 +29,16 @@ const OPENAI_SENTINELS = new Set(['gpt-5.4', 'gpt-5.5']);
 const KEEPS_OPENAI_MODELS = new Set(['openai_chat', 'openai_compatible']);
 
 type RoleName = 'target' | 'optimizer' | 'judge';
+
+/**
+ * The role's model was chosen for its backend: set on the command line, or by the same file
+ * that set the backend (not a base file's OpenAI default left under another backend).
+ */
+function chosenWithBackend(sources: Sources, role: RoleName, backendKey: string): boolean {
+  const model = sources.get(`model.${role}.model`)?.source;
+  if (!model) return false;
+  return model.startsWith('--') || model === sources.get(backendKey)?.source;
+}
 
 /** The canonical backend a role names, refusing unknown names and target-only backends in other roles. */
 function checkedBackend(requested: string, role: RoleName, key: string, sources: Sources, viaLabel: string | undefined): string {
@@ -64,7 +74,7 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
     const canonical = checkedBackend(requested, role, key, sources, fromLabel && requested !== label ? label : undefined);
     rc.backend = canonical;
     applyBackendDefaults(config, sources, role);
-    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical))) {
+    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical) && !chosenWithBackend(sources, role, key))) {
       rc.model = getBackend(canonical)!.defaultModel;
       defaulted.add(role);
     }
