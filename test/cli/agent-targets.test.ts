@@ -70,7 +70,7 @@ function datesProject(dir: string, target: Record<string, unknown>, extra: Recor
 
 const readLines = (file: string) => fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
-describe('agent CLIs as the target, end to end', { skip: missingCli('codex') || missingCli('claude') || missingCli('copilot') }, () => {
+describe('agent CLIs as the target, end to end', { concurrency: 3, skip: missingCli('codex') || missingCli('claude') || missingCli('copilot') }, () => {
   it('skillopt train with Codex as the target learns a skill the agent reads from .agents/skills; skillopt deploy installs it', async () => {
     const server = await serve(readsSkillFirst({ tool: 'exec_command', input: { cmd: 'cat .agents/skills/skillopt-target/SKILL.md' } }));
     const dir = tmpDir();
