@@ -2,8 +2,7 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { UserError } from '../errors.ts';
-import { deploySkill, rollbackSkill } from '../deploy/deploy.ts';
-import { DEPLOY_AGENTS, type DeployAgent, type Scope } from '../deploy/places.ts';
+import { DEPLOY_AGENTS, type DeployAgent, type Scope } from '../deploy/agents.ts';
 import { programName, shellWord, shownPath } from '../run/resume-command.ts';
 
 interface DeployFlags {
@@ -40,10 +39,11 @@ export function registerDeploy(program: Command): void {
     .option('--rollback', 'undo the last deployment of the skill (--name) in that folder: the previous file back, exactly')
     .option('--force', 'with --rollback: even when the deployed file was changed since')
     .addHelpText('after', WHERE)
-    .action((run: string | undefined, opts: DeployFlags) => {
+    .action(async (run: string | undefined, opts: DeployFlags) => {
       if (opts.project !== undefined && opts.user) throw new UserError('--project and --user name two places: give one of them');
       const scope: Scope = opts.user ? { user: true } : { project: opts.project ?? process.cwd() };
       const say = (text: string) => process.stdout.write(`${text}\n`);
+      const { deploySkill, rollbackSkill } = await import('../deploy/deploy.ts');
       if (opts.rollback) {
         if (run) throw new UserError(`--rollback undoes the last deployment in the folder; it takes no run directory (got ${run})`);
         const r = rollbackSkill({ agent: opts.to, scope, name: opts.name, force: opts.force });

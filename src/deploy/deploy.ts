@@ -15,7 +15,8 @@ import { readJson, writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
 import { frontMatter } from '../skill/regions.ts';
 import { unifiedDiff } from '../skill/document.ts';
 import { firstMissing } from '../util/paths.ts';
-import { skillsFolder, type DeployAgent, type Scope } from './places.ts';
+import type { DeployAgent, Scope } from './agents.ts';
+import { skillsFolder } from './places.ts';
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const JOURNAL = '.skillopt-deploy';

@@ -6,11 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { AGENT_LAYOUTS } from '../model/harness/skill-install.ts';
-
-export const DEPLOY_AGENTS = ['claude', 'codex', 'copilot', 'cursor', 'agents'] as const;
-export type DeployAgent = (typeof DEPLOY_AGENTS)[number];
-
-export type Scope = { project: string } | { user: true };
+import type { DeployAgent, Scope } from './agents.ts';
 
 const PROJECT: Record<DeployAgent, string> = {
   claude: AGENT_LAYOUTS['claude-code'].skillsDir,

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { deploySkill, rollbackSkill } from '../../src/deploy/deploy.ts';
-import { DEPLOY_AGENTS, type DeployAgent } from '../../src/deploy/places.ts';
+import { DEPLOY_AGENTS, type DeployAgent } from '../../src/deploy/agents.ts';
 import { UserError } from '../../src/errors.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
