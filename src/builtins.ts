@@ -16,7 +16,7 @@ import './model/sim/backend.ts';
 import './model/providers/openai.ts';
 import './model/providers/anthropic.ts';
 import './model/providers/openai-compatible.ts';
-import './model/not-built.ts';
+import './model/harness/backends.ts';
 
 import './envs/searchqa/materialize.ts';
 import './envs/livemath/materialize.ts';

@@ -5,7 +5,7 @@
  * concurrency.
  */
 import { redact } from '../config/redact.ts';
-import type { Config } from '../config/schema.ts';
+import { ConfigSchema, type Config } from '../config/schema.ts';
 
 /** Role settings that say how a model is reached, not which model it is. */
 const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'max_wait_s', 'price', 'options.latency_ms'];
@@ -41,7 +41,10 @@ function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {})
 export function trainingChanges(stored: unknown, config: Config, secretPaths: ReadonlySet<string>): string[] {
   const before = { ...ADDED_SINCE, ...flatten(stored) };
   const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
+  // A setting added since the run started is no change while it keeps its default.
+  const defaults = flatten(ConfigSchema.parse({}));
+  const added = (k: string) => !(k in before) && k in defaults && JSON.stringify(now[k]) === JSON.stringify(defaults[k]);
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
-    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))
+    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k) && !added(k))
     .map((k) => `${k}: ${JSON.stringify(before[k])} -> ${JSON.stringify(now[k])}`);
 }

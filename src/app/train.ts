@@ -24,7 +24,7 @@ import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
-import { resolveConfigPath } from '../util/paths.ts';
+import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
 import type { OptimizerContext } from '../engine/optimizer/ask.ts';
 import { Rollouts } from '../engine/stages/rollout.ts';
@@ -76,16 +76,6 @@ function checkResumable(dir: RunDir, config: Config, secretPaths: Set<string>): 
 function finishedSummary(dir: RunDir): Record<string, unknown> | undefined {
   if (dir.readRuntimeState()?.status !== 'finished') return undefined;
   return readJson<Record<string, unknown>>(dir.summary);
-}
-
-/** The outermost directory of `dir` that does not exist yet (what creating `dir` creates). */
-function firstMissing(dir: string): string | undefined {
-  let missing: string | undefined;
-  for (let d = dir; !fs.existsSync(d); d = path.dirname(d)) {
-    missing = d;
-    if (path.dirname(d) === d) break;
-  }
-  return missing;
 }
 
 /** Removes a run directory this process created, and the parents it created if they are empty. */

@@ -10,6 +10,7 @@ import { registerUi } from './ui.ts';
 import { registerData } from './data.ts';
 import { registerSleep } from './sleep.ts';
 import { registerMcp } from './mcp.ts';
+import { registerDeploy } from './deploy.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerData(program);
   registerSleep(program);
   registerMcp(program);
+  registerDeploy(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

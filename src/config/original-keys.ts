@@ -29,14 +29,16 @@ interface Setting {
 }
 
 type Rule =
-  /** Honoured for roles on `backend`; `role` is set for the role-prefixed spelling. */
-  | { kind: 'setting'; backend: string; role?: RoleName; setting: Setting; name: string; rank: number }
+  /** Honoured for roles on one of `backends`; `role` is set for the role-prefixed spelling. */
+  | { kind: 'setting'; backends: string[]; role?: RoleName; setting: Setting; name: string; rank: number }
   /** Applied by a function of its own (see `applySpecial`). */
-  | { kind: 'special'; backend: string; role?: RoleName; name: string; rank: number }
+  | { kind: 'special'; backends: string[]; role?: RoleName; name: string; rank: number }
+  /** A setting of the run, not of a role (`model.<field>`), whichever backends the roles use. */
+  | { kind: 'model'; field: 'trace_to_optimizer'; read: (value: unknown, where: string) => unknown }
   /** A key that would hold a secret: never kept; the warning names the variable. */
-  | { kind: 'secret'; backend: string; role?: RoleName; variable: string }
-  /** Accepted and ignored, with the reason. */
-  | { kind: 'unsupported'; feature: string; backend?: string };
+  | { kind: 'secret'; variable: string }
+  /** Accepted and ignored, with the reason (only said when a role is on one of `backends`). */
+  | { kind: 'unsupported'; feature: string; backends?: string[] };
 
 const text = (value: unknown, where: string): string => {
   if (typeof value === 'string') return value.trim();
@@ -55,11 +57,24 @@ const bool = (value: unknown, where: string): boolean => {
   if (['false', 'no', '0', 'off'].includes(v)) return false;
   throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(value)}`);
 };
+const positiveInteger = (value: unknown, where: string): number => {
+  const n = number(value, where);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${where}: expected a positive whole number, got ${JSON.stringify(value)}`);
+  return n;
+};
+const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+/** A reasoning effort of the original's agent keys: off and none turn it off; Claude Code's `max` is its highest. */
+const effort = (value: unknown, where: string): string => {
+  const v = text(value, where).toLowerCase();
+  if (v === 'off') return 'none';
+  if (v === 'max') return 'xhigh';
+  if (!EFFORTS.includes(v)) throw new ConfigError(`${where}: expected one of ${EFFORTS.join(', ')} (or off, max), got ${JSON.stringify(value)}`);
+  return v;
+};
 /** The original's Qwen and MiniMax temperature: "", none, off or null leave it to the server. */
 const temperature = (value: unknown, where: string): number | undefined =>
   typeof value === 'string' && ['none', 'off', 'null'].includes(value.trim().toLowerCase()) ? undefined : number(value, where);
 
-const HARNESS = (name: string, what: string) => `the ${name} backend (${what}) is not built yet; ignored`;
 const CAP = 'a per-backend cap on output tokens is not supported; ignored (model.<role>.max_output_tokens sets the output size)';
 
 /** Every key of the original's `model` section that our schema does not have, with its rule. */
@@ -75,10 +90,10 @@ function family(backend: string, stem: string, entries: Record<string, Setting |
     for (const [leaf, entry] of Object.entries(entries)) {
       const key = `${prefix}${stem}${leaf}`;
       const name = `${stem}${leaf}`;
-      if (entry === 'special') ORIGINAL_MODEL_KEYS[key] = { kind: 'special', backend, role, name, rank };
-      else if ('secret' in entry) ORIGINAL_MODEL_KEYS[key] = { kind: 'secret', backend, role, variable: `${role ? `${role.toUpperCase()}_` : ''}${entry.secret}` };
-      else if ('unsupported' in entry) ORIGINAL_MODEL_KEYS[key] = { kind: 'unsupported', feature: entry.unsupported, backend };
-      else ORIGINAL_MODEL_KEYS[key] = { kind: 'setting', backend, role, setting: entry, name, rank };
+      if (entry === 'special') ORIGINAL_MODEL_KEYS[key] = { kind: 'special', backends: [backend], role, name, rank };
+      else if ('secret' in entry) ORIGINAL_MODEL_KEYS[key] = { kind: 'secret', variable: `${role ? `${role.toUpperCase()}_` : ''}${entry.secret}` };
+      else if ('unsupported' in entry) ORIGINAL_MODEL_KEYS[key] = { kind: 'unsupported', feature: entry.unsupported, backends: [backend] };
+      else ORIGINAL_MODEL_KEYS[key] = { kind: 'setting', backends: [backend], role, setting: entry, name, rank };
     }
   }
 }
@@ -95,9 +110,9 @@ family('openai_chat', 'azure_openai_', {
 // The original's older spelling, used when the azure_openai_* key is blank.
 for (const [leaf, entry] of Object.entries({ endpoint: 'special', api_version: { field: 'options.api_version', read: text } } as const)) {
   ORIGINAL_MODEL_KEYS[`azure_${leaf}`] =
-    entry === 'special' ? { kind: 'special', backend: 'openai_chat', name: `azure_openai_${leaf}`, rank: 0 } : { kind: 'setting', backend: 'openai_chat', setting: entry, name: `azure_openai_${leaf}`, rank: 0 };
+    entry === 'special' ? { kind: 'special', backends: ['openai_chat'], name: `azure_openai_${leaf}`, rank: 0 } : { kind: 'setting', backends: ['openai_chat'], setting: entry, name: `azure_openai_${leaf}`, rank: 0 };
 }
-ORIGINAL_MODEL_KEYS.azure_api_key = { kind: 'secret', backend: 'openai_chat', variable: 'AZURE_OPENAI_API_KEY' };
+ORIGINAL_MODEL_KEYS.azure_api_key = { kind: 'secret', variable: 'AZURE_OPENAI_API_KEY' };
 
 family('qwen_chat', 'qwen_chat_', {
   base_url: { field: 'base_url', read: text },
@@ -124,37 +139,40 @@ family(
   false,
 );
 
-const CODEX = HARNESS('codex_exec', 'the Codex CLI as the target agent');
-for (const key of [
-  'codex_exec_path',
-  'codex_exec_sandbox',
-  'codex_exec_profile',
-  'codex_exec_full_auto',
-  'codex_exec_reasoning_effort',
-  'codex_exec_use_sdk',
-  'codex_exec_network_access',
-  'codex_exec_web_search',
-  'codex_exec_approval_policy',
-  'codex_trace_to_optimizer',
-  // The original's aliases of codex_exec_path and codex_exec_sandbox.
-  'codex_path',
-  'codex_cli_bin',
-  'codex_bin',
-  'sandbox',
-  'codex_sandbox',
-]) {
-  ORIGINAL_MODEL_KEYS[key] = { kind: 'unsupported', feature: CODEX };
-}
-for (const leaf of ['path', 'profile', 'use_sdk', 'effort', 'max_thinking_tokens']) {
-  ORIGINAL_MODEL_KEYS[`claude_code_exec_${leaf}`] = { kind: 'unsupported', feature: HARNESS('claude_code_exec', 'Claude Code as the target agent') };
-}
-for (const leaf of ['path', 'sandbox']) {
-  ORIGINAL_MODEL_KEYS[`cursor_exec_${leaf}`] = { kind: 'unsupported', feature: HARNESS('cursor_exec', 'the Cursor agent CLI as the target agent') };
-}
-const COPILOT = 'the GitHub Copilot CLI backends (copilot_chat, copilot_exec) are not built yet; ignored';
-for (const key of ['copilot_exec_path', 'copilot_exec_home', 'copilot_exec_allow_all_tools', 'copilot_chat_optimizer_model', 'copilot_chat_target_model', 'copilot_chat_timeout']) {
-  ORIGINAL_MODEL_KEYS[key] = { kind: 'unsupported', feature: COPILOT };
-}
+// The agent CLIs. Keys of the original's Codex settings serve both Codex backends (its `codex`
+// label runs codex_exec in both roles); its Copilot path and home serve both Copilot backends.
+const CODEX = ['codex_exec', 'codex'];
+const COPILOT = ['copilot_exec', 'copilot_chat'];
+const agentKey = (key: string, backends: string[], entry: Setting | 'special', rank = 1, name = key) => {
+  ORIGINAL_MODEL_KEYS[key] = entry === 'special' ? { kind: 'special', backends, name, rank } : { kind: 'setting', backends, setting: entry, name, rank };
+};
+const cliPath: Setting = { field: 'options.path', read: text };
+// The path and sandbox keys and their aliases, the canonical spelling first, as the original ranks them.
+['codex_exec_path', 'codex_path', 'codex_cli_bin', 'codex_bin'].forEach((key, i) => agentKey(key, CODEX, cliPath, 4 - i, 'codex_exec_path'));
+['codex_exec_sandbox', 'sandbox', 'codex_sandbox'].forEach((key, i) => agentKey(key, CODEX, 'special', 3 - i, 'codex_exec_sandbox'));
+agentKey('codex_exec_reasoning_effort', CODEX, { field: 'reasoning_effort', read: effort });
+agentKey('codex_exec_web_search', CODEX, { field: 'options.config.web_search', read: (v, where) => (bool(v, where) ? 'live' : 'disabled') });
+for (const key of ['codex_exec_use_sdk', 'codex_exec_network_access', 'codex_exec_approval_policy']) agentKey(key, CODEX, 'special');
+const NO_PROFILE = "a profile of the user's Codex config.toml is not read: each run has a fresh CODEX_HOME; set what it holds in model.<role>.options.config, or use options.home: user with options.extra_args: [--profile, NAME]";
+ORIGINAL_MODEL_KEYS.codex_exec_profile = { kind: 'unsupported', feature: NO_PROFILE, backends: CODEX };
+ORIGINAL_MODEL_KEYS.codex_exec_full_auto = { kind: 'unsupported', feature: 'codex_exec_full_auto is deprecated (the original ignores it too); ignored', backends: CODEX };
+ORIGINAL_MODEL_KEYS.codex_trace_to_optimizer = { kind: 'model', field: 'trace_to_optimizer', read: bool };
+
+agentKey('claude_code_exec_path', ['claude_code_exec'], cliPath);
+agentKey('claude_code_exec_effort', ['claude_code_exec'], { field: 'reasoning_effort', read: effort });
+agentKey('claude_code_exec_max_thinking_tokens', ['claude_code_exec'], { field: 'options.env.MAX_THINKING_TOKENS', read: (v, where) => String(positiveInteger(v, where)) });
+agentKey('claude_code_exec_use_sdk', ['claude_code_exec'], 'special');
+ORIGINAL_MODEL_KEYS.claude_code_exec_profile = { kind: 'unsupported', feature: 'a Claude Code profile is not supported; ignored (settings go in model.<role>.options: env, tools, extra_args)', backends: ['claude_code_exec'] };
+
+agentKey('cursor_exec_path', ['cursor_exec'], cliPath);
+agentKey('cursor_exec_sandbox', ['cursor_exec'], 'special');
+
+agentKey('copilot_exec_path', COPILOT, cliPath);
+agentKey('copilot_exec_home', COPILOT, { field: 'options.home', read: text });
+agentKey('copilot_exec_allow_all_tools', ['copilot_exec'], 'special');
+agentKey('copilot_chat_timeout', ['copilot_chat'], { field: 'timeout_s', read: (v, where) => positiveInteger(v, where) });
+ORIGINAL_MODEL_KEYS.copilot_chat_optimizer_model = { kind: 'special', backends: ['copilot_chat'], role: 'optimizer', name: 'copilot_chat_model', rank: 1 };
+ORIGINAL_MODEL_KEYS.copilot_chat_target_model = { kind: 'special', backends: ['copilot_chat'], role: 'target', name: 'copilot_chat_model', rank: 1 };
 
 /** The original's `human_feedback` section (a human review of each gate decision). */
 export const HUMAN_FEEDBACK_KEYS = ['enabled', 'timeout_seconds', 'on_timeout', 'max_retries_per_step'];
@@ -234,6 +252,8 @@ function setByUser(config: Config, sources: Sources, role: RoleName, field: stri
 }
 
 const QWEN_MODES = ['server_default', 'enabled', 'disabled'];
+const NO_FULL_ACCESS = 'danger-full-access is not supported; ignored (the agent stays in its sandbox, confined to its workspace; workspace-write lets it write there)';
+const NO_SDK = 'the agent SDKs are not used (skillopt runs the CLI); ignored';
 
 /**
  * Applies the keys `extractOriginalKeys` found: role settings for the roles on their backend
@@ -244,7 +264,7 @@ export function applyOriginalKeys(config: Config, found: FoundKey[], sources: So
   const warnings: string[] = [];
   const unsupported = new Map<string, FoundKey[]>();
   const note = (message: string, key: FoundKey) => unsupported.set(message, [...(unsupported.get(message) ?? []), key]);
-  const rolesOn = (backend: string) => ROLE_NAMES.filter((r) => config.model[r].backend === backend);
+  const rolesOn = (backends: string[]) => ROLE_NAMES.filter((r) => backends.includes(config.model[r].backend));
 
   for (const f of found) {
     if (blank(f.value)) continue;
@@ -258,7 +278,12 @@ export function applyOriginalKeys(config: Config, found: FoundKey[], sources: So
         `${f.source}: ${f.written}: keys are read from environment variables only, never from config files; set ${rule.variable} in the shell or in .env (the value here is ignored and not written anywhere)`,
       );
     } else if (rule.kind === 'unsupported') {
-      if (!rule.backend || rolesOn(rule.backend).length > 0) note(rule.feature, f);
+      if (!rule.backends || rolesOn(rule.backends).length > 0) note(rule.feature, f);
+    } else if (rule.kind === 'model') {
+      if (!sources.has(`model.${rule.field}`)) {
+        config.model[rule.field] = rule.read(f.value, `${f.source}: ${f.written}`) as boolean;
+        sources.set(`model.${rule.field}`, { source: f.source, written: f.written });
+      }
     }
   }
 
@@ -268,7 +293,7 @@ export function applyOriginalKeys(config: Config, found: FoundKey[], sources: So
     const chosen = new Map<string, { rule: Extract<Rule, { kind: 'setting' | 'special' }>; key: FoundKey }>();
     for (const f of found) {
       const rule = ORIGINAL_MODEL_KEYS[f.key];
-      if (!rule || (rule.kind !== 'setting' && rule.kind !== 'special') || rule.backend !== backend || blank(f.value)) continue;
+      if (!rule || (rule.kind !== 'setting' && rule.kind !== 'special') || !rule.backends.includes(backend) || blank(f.value)) continue;
       if (rule.role && rule.role !== role) continue;
       const current = chosen.get(rule.name);
       if (!current || rule.rank > current.rule.rank) chosen.set(rule.name, { rule, key: f });
@@ -284,9 +309,10 @@ export function applyOriginalKeys(config: Config, found: FoundKey[], sources: So
   }
 
   for (const [message, keys] of unsupported) {
-    const bySource = new Map<string, string[]>();
-    for (const k of keys) bySource.set(k.source, [...(bySource.get(k.source) ?? []), k.written]);
-    for (const [source, written] of bySource) warnings.push(`${source}: ${written.join(', ')}: ${message}`);
+    // A key noted for each of two roles on its backend is named once.
+    const bySource = new Map<string, Set<string>>();
+    for (const k of keys) bySource.set(k.source, (bySource.get(k.source) ?? new Set()).add(k.written));
+    for (const [source, written] of bySource) warnings.push(`${source}: ${[...written].join(', ')}: ${message}`);
   }
   return warnings;
 }
@@ -349,7 +375,34 @@ function applySpecial(
       return;
     }
     case 'minimax_model':
+    case 'copilot_chat_model':
       if (defaulted.has(role)) rc.model = text(key.value, where);
+      return;
+    case 'codex_exec_sandbox': {
+      const mode = text(key.value, where).toLowerCase();
+      if (!['read-only', 'workspace-write', 'danger-full-access'].includes(mode)) {
+        throw new ConfigError(`${where}: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(key.value)}`, key.source, key.path);
+      }
+      if (mode === 'danger-full-access') note(NO_FULL_ACCESS, key);
+      else if (!setByUser(config, sources, role, 'options.allow_writes')) setRoleField(config, sources, role, 'options.allow_writes', mode === 'workspace-write', key);
+      return;
+    }
+    case 'codex_exec_use_sdk':
+    case 'claude_code_exec_use_sdk':
+      // auto and cli run the CLI, as skillopt does; only a demand for the SDK goes unmet.
+      if (!['auto', 'cli', 'false', 'no', 'off', '0'].includes(text(key.value, where).toLowerCase())) note(NO_SDK, key);
+      return;
+    case 'codex_exec_network_access':
+      if (bool(key.value, where)) note('network access for the agent\'s commands is not supported; ignored (Codex runs them without network)', key);
+      return;
+    case 'codex_exec_approval_policy':
+      if (text(key.value, where).toLowerCase() !== 'never') note('an approval policy other than never is not supported; ignored (nobody is there to approve, so the agent runs with approval_policy never)', key);
+      return;
+    case 'cursor_exec_sandbox':
+      if (text(key.value, where).toLowerCase() !== 'enabled') note("Cursor's sandbox stays enabled; ignored", key);
+      return;
+    case 'copilot_exec_allow_all_tools':
+      if (bool(key.value, where)) note('allowing all tools is not supported; ignored (options.allow_writes lets the agent write in its workspace)', key);
       return;
   }
 }

@@ -4,8 +4,8 @@
  * original's base config pins both roles to it, so it counts as unset). The judge falls back to
  * the optimizer field by field. A role still on the base config's OpenAI model (`gpt-5.4`,
  * `gpt-5.5`) while its backend is not OpenAI's gets that backend's default model, as the original
- * does. Unknown backends, and backends of the original that are not built yet, are an error
- * naming the key.
+ * does, unless the role's model was set together with its backend. A backend's own defaults (an agent CLI's concurrency, timeout and retries) fill the
+ * settings the config leaves unset. Unknown backends are an error naming the key.
  */
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
@@ -30,7 +30,17 @@ const KEEPS_OPENAI_MODELS = new Set(['openai_chat', 'openai_compatible']);
 
 type RoleName = 'target' | 'optimizer' | 'judge';
 
-/** The canonical backend a role names, refusing unknown names and backends not built yet. */
+/**
+ * The role's model was chosen for its backend: set on the command line, or by the same file
+ * that set the backend (not a base file's OpenAI default left under another backend).
+ */
+function chosenWithBackend(sources: Sources, role: RoleName, backendKey: string): boolean {
+  const model = sources.get(`model.${role}.model`)?.source;
+  if (!model) return false;
+  return model.startsWith('--') || model === sources.get(backendKey)?.source;
+}
+
+/** The canonical backend a role names, refusing unknown names and target-only backends in other roles. */
 function checkedBackend(requested: string, role: RoleName, key: string, sources: Sources, viaLabel: string | undefined): string {
   const s = sources.get(key);
   const where = `${s?.source ?? 'config'}: ${s?.written ?? key}`;
@@ -41,7 +51,6 @@ function checkedBackend(requested: string, role: RoleName, key: string, sources:
   }
   const spec = getBackend(canonical)!;
   const named = viaLabel ? `'${viaLabel}' selects '${canonical}' for model.${role}: ` : requested.trim().toLowerCase() !== canonical ? `'${requested}' is the original's name for '${canonical}': ` : '';
-  if (spec.notBuilt) throw new ConfigError(`${where}: ${named}${spec.notBuilt}`, s?.source, key);
   if (spec.targetOnly && role !== 'target') {
     throw new ConfigError(`${where}: ${named}'${canonical}' is an agent harness: it can only be model.target, not model.${role}`, s?.source, key);
   }
@@ -64,12 +73,26 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
     const requested = own || (label ? LABELS[canonicalLabel]?.[role] || canonicalLabel : rc.backend || canonicalLabel);
     const canonical = checkedBackend(requested, role, key, sources, fromLabel && requested !== label ? label : undefined);
     rc.backend = canonical;
-    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical))) {
+    applyBackendDefaults(config, sources, role);
+    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical) && !chosenWithBackend(sources, role, key))) {
       rc.model = getBackend(canonical)!.defaultModel;
       defaulted.add(role);
     }
   }
   return { defaulted };
+}
+
+/**
+ * The backend's defaults for the role settings the config leaves unset. An agent target's timeout
+ * is the original's `env.exec_timeout` (its per-call limit of the code agents) when the config sets it.
+ */
+function applyBackendDefaults(config: Config, sources: Sources, role: 'target' | 'optimizer'): void {
+  const rc = config.model[role];
+  const defaults = getBackend(rc.backend)?.roleDefaults;
+  if (!defaults) return;
+  const unset = (field: string) => !sources.has(`model.${role}.${field}`);
+  for (const [field, value] of Object.entries(defaults) as [keyof typeof defaults, number][]) if (unset(field)) rc[field] = value;
+  if (role === 'target' && unset('timeout_s') && sources.has('env.exec_timeout')) rc.timeout_s = config.env.exec_timeout;
 }
 
 /** The judge: its own fields over the (resolved) optimizer's, field by field. */

@@ -93,6 +93,8 @@ export const ModelSchema = z
     rewrite_max_completion_tokens: z.number().int().positive().default(64000),
     /** Optimizer output cap for analyst, merge, ranking, slow-update and meta-skill calls. */
     optimizer_max_completion_tokens: z.number().int().positive().default(16384),
+    /** An agent target's trace (tools, files, errors) goes to the optimizer's analysts (the original's `codex_trace_to_optimizer`). */
+    trace_to_optimizer: z.boolean().default(true),
   })
   .strict();
 

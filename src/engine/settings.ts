@@ -48,6 +48,8 @@ export interface TrainSettings {
     failureOnly: boolean;
     mergeGroupSize: number;
     mergeStrategy: Config['gradient']['merge_strategy'];
+    /** An agent target's traces go to the analysts. */
+    traces: boolean;
   };
   skillAware: { on: boolean; appendixSource: 'both' | 'failure_only'; consolidateThreshold: number };
   /** Largest skill allowed, in tokens (0 = none). */
@@ -69,7 +71,14 @@ export function trainSettings(config: Config): TrainSettings {
     seed: config.train.seed,
     mode,
     lr: { control: lrControl(o.lr_control_mode, mode), scheduler: o.lr_scheduler, max: o.learning_rate, min: o.min_learning_rate },
-    reflect: { perPatch: o.learning_rate, minibatchSize: config.gradient.minibatch_size, failureOnly: config.gradient.failure_only, mergeGroupSize: config.gradient.merge_batch_size, mergeStrategy: config.gradient.merge_strategy },
+    reflect: {
+      perPatch: o.learning_rate,
+      minibatchSize: config.gradient.minibatch_size,
+      failureOnly: config.gradient.failure_only,
+      mergeGroupSize: config.gradient.merge_batch_size,
+      mergeStrategy: config.gradient.merge_strategy,
+      traces: config.model.trace_to_optimizer,
+    },
     skillAware: { on: o.use_skill_aware_reflection, appendixSource: o.skill_aware_appendix_source, consolidateThreshold: o.skill_aware_consolidate_threshold },
     maxSkillTokens: o.max_skill_tokens,
     rewrite: { reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined, outputTokens: config.model.rewrite_max_completion_tokens },

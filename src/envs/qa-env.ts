@@ -81,7 +81,7 @@ export abstract class QaEnv implements Env {
     const shown = await this.present(item, ctx);
     const system = this.system(skill);
     const asked = await askForAnswer(
-      { system, user: shown.user, rule: this.rule, maxTurns: this.options.max_turns, retryMessage: RETRY_MESSAGE, maxOutputTokens: this.options.max_completion_tokens },
+      { system, skill, user: shown.user, rule: this.rule, maxTurns: this.options.max_turns, retryMessage: RETRY_MESSAGE, maxOutputTokens: this.options.max_completion_tokens },
       ctx,
     );
     const score = shown.score(asked.extracted.answer, asked.reply);

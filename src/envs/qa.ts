@@ -1,9 +1,12 @@
 /**
  * What the question-answering envs share: ask the target (with a second chance when its reply
  * has no answer in the required form, up to `max_turns` turns), extract the answer, score it,
- * and turn all of it into a `Trajectory` the optimizer can read.
+ * and turn all of it into a `Trajectory` the optimizer can read. An agent target (Codex, Claude
+ * Code, …) gets the skill apart, to install where it reads skills, and the task's documents as
+ * files in its workspace; what it did comes back as traces.
  */
-import type { ChatResponse, ImagePart, Message, TextPart, Usage } from '../model/types.ts';
+import type { AgentTrace } from '../model/harness/trace.ts';
+import type { ChatResponse, ImagePart, Message, TextPart, Usage, WorkspaceFile } from '../model/types.ts';
 import { extractAnswer, type ExtractRule, type Extracted } from './scoring/extract.ts';
 import type { Score } from './scoring/types.ts';
 import type { ConversationEntry, Item, RolloutContext, Trajectory } from './types.ts';
@@ -14,6 +17,10 @@ export function addUsage(a: Usage, b: Usage): Usage {
 
 export interface AskOptions {
   system: string;
+  /** The skill as it appears in `system` (an agent target installs it as a file instead). */
+  skill: string;
+  /** The task's documents, for an agent target's workspace (chat models get them in the prompt or through tools). */
+  workspaceFiles?: WorkspaceFile[];
   /** The first user message: text, or text and images. */
   user: string | (TextPart | ImagePart)[];
   rule: ExtractRule;
@@ -30,6 +37,8 @@ export interface Asked {
   turns: number;
   usage: Usage;
   messages: Message[];
+  /** An agent target's trace of each call. */
+  traces: AgentTrace[];
 }
 
 export async function askForAnswer(opts: AskOptions, ctx: RolloutContext): Promise<Asked> {
@@ -38,23 +47,28 @@ export async function askForAnswer(opts: AskOptions, ctx: RolloutContext): Promi
   let res: ChatResponse | undefined;
   let extracted: Extracted = { answer: '', found: false };
   let turns = 0;
+  const traces: AgentTrace[] = [];
+  const files = ctx.target.agentic && opts.workspaceFiles?.length ? { workspaceFiles: opts.workspaceFiles } : {};
   while (turns < Math.max(1, opts.maxTurns)) {
     turns++;
     res = await ctx.target.complete({
       purpose: 'rollout',
       system: opts.system,
+      skill: opts.skill,
+      ...files,
       messages: [...messages],
       maxOutputTokens: opts.maxOutputTokens,
       sample: ctx.sample,
       signal: ctx.signal,
     });
     usage = addUsage(usage, res.usage);
+    if (res.trace) traces.push(res.trace);
     messages.push({ role: 'assistant', content: res.text });
     extracted = extractAnswer(res.text, opts.rule);
     if (extracted.found || turns >= opts.maxTurns) break;
     messages.push({ role: 'user', content: opts.retryMessage });
   }
-  return { reply: res?.text ?? '', extracted, turns, usage, messages };
+  return { reply: res?.text ?? '', extracted, turns, usage, messages, traces };
 }
 
 /** The user message as a line of the trajectory (images named, not inlined). */
@@ -78,7 +92,7 @@ export interface TrajectoryParts {
   task: string;
   system: string;
   user: string;
-  asked: Pick<Asked, 'reply' | 'extracted' | 'usage'>;
+  asked: Pick<Asked, 'reply' | 'extracted' | 'usage'> & Partial<Pick<Asked, 'traces'>>;
   conversation: ConversationEntry[];
   score: Score;
   /** The expected answer as shown to the optimizer. */
@@ -119,5 +133,6 @@ export function scoredTrajectory(p: TrajectoryParts): Trajectory {
     systemPrompt: p.system,
     userPrompt: p.user,
     usage: asked.usage,
+    ...(asked.traces?.length ? { traces: asked.traces } : {}),
   };
 }

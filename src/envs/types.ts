@@ -5,6 +5,7 @@
  */
 import type { ZodObject } from 'zod';
 import type { EnvConfig } from '../config/schema.ts';
+import type { AgentTrace } from '../model/harness/trace.ts';
 import type { ChatModel, Usage } from '../model/types.ts';
 
 export interface Item {
@@ -54,6 +55,8 @@ export interface Trajectory {
   systemPrompt?: string;
   userPrompt?: string;
   usage?: Usage;
+  /** What an agent target did in each of its runs (tools, files, errors), in order; absent for chat models. */
+  traces?: AgentTrace[];
   /** Set when the rollout could not run (infrastructure): then it is not scored. */
   error?: TrajectoryError;
 }

@@ -18,6 +18,7 @@ import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import { requestKey } from './request-key.ts';
 import { validReply } from './structured.ts';
+import type { AgentTrace } from './harness/trace.ts';
 import { FatalModelError, type ChatModel, type ChatRequest, type ChatResponse, type Message, type ToolCall, type Usage } from './types.ts';
 
 export type CacheMode = 'read_write' | 'read_only' | 'off' | 'replay';
@@ -38,6 +39,8 @@ interface Stored {
   text: string;
   toolCalls?: ToolCall[];
   usage: Usage;
+  /** What an agent target did to give this answer. */
+  trace?: AgentTrace;
 }
 
 /**
@@ -154,6 +157,7 @@ export function cacheKey(modelId: string, req: ChatRequest, identity: Record<str
 
 export class CachedModel implements ChatModel {
   readonly id: string;
+  readonly agentic?: boolean;
   /** Provider calls under way, by cache key: an identical request joins one instead of paying again. */
   private readonly inFlight = new Map<string, Promise<ChatResponse>>();
 
@@ -167,6 +171,7 @@ export class CachedModel implements ChatModel {
     private readonly warn: (message: string) => void = () => {},
   ) {
     this.id = inner.id;
+    this.agentic = inner.agentic;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
@@ -202,7 +207,7 @@ export class CachedModel implements ChatModel {
       this.inFlight.delete(key);
     }
     if (this.mode === 'read_write') {
-      this.cache.store(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage }, (reason) =>
+      this.cache.store(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage, ...(res.trace ? { trace: res.trace } : {}) }, (reason) =>
         this.warn(`the response cache (${this.cache.file}) could not store an answer (${reason}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`),
       );
     }

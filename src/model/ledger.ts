@@ -12,6 +12,7 @@ import { redactText } from '../config/redact.ts';
 import { AppendFile, jsonLines } from '../run/atomic.ts';
 import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../run/blobs.ts';
 import type { StageUsage } from '../run/records.ts';
+import type { AgentTrace } from './harness/trace.ts';
 import { requestKey } from './request-key.ts';
 import { RunStop, type ChatModel, type ChatRequest, type ChatResponse, type Role, type ToolCall, type Usage } from './types.ts';
 
@@ -29,7 +30,7 @@ export interface CallRecord {
   /** USD; null when the model's price is unknown. */
   cost_usd: number | null;
   error?: string;
-  response?: { text: string; parsed?: unknown; toolCalls?: ToolCall[] };
+  response?: { text: string; parsed?: unknown; toolCalls?: ToolCall[]; trace?: AgentTrace };
 }
 
 export interface Totals {
@@ -62,6 +63,8 @@ const CallLineSchema = z
 
 /** Only the reply goes to blobs: the rest of a line stays readable by anything that counts calls. */
 const REPLY = '/response/';
+/** An agent's trace is many short strings: stored whole when long. */
+const WHOLE = ['trace'];
 
 const emptyTotals = (): Totals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0 });
 
@@ -85,7 +88,7 @@ export class Ledger {
       const { response, blobs: _refs, ...call } = parsed.data;
       if (response && !call.error) {
         // Lines of earlier versions hold the reply inline: it moves to blobs here.
-        const moved = value.blobs ? undefined : toJournalLine(value, this.blobs, REPLY);
+        const moved = value.blobs ? undefined : toJournalLine(value, this.blobs, REPLY, WHOLE);
         const list = this.replay.get(call.key) ?? [];
         list.push(moved?.blobs ? JSON.stringify(moved) : text);
         this.replay.set(call.key, list);
@@ -113,7 +116,7 @@ export class Ledger {
   record(rec: CallRecord): void {
     const { response: _reply, ...call } = rec;
     this.records.push(call);
-    this.out?.append(JSON.stringify(this.blobs ? toJournalLine(rec, this.blobs, REPLY) : rec));
+    this.out?.append(JSON.stringify(this.blobs ? toJournalLine(rec, this.blobs, REPLY, WHOLE) : rec));
   }
 
   /** Totals of this run across all its processes (earlier ones count against the budget too). */
@@ -184,6 +187,7 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
 /** Records every call of `inner` in the ledger, and replays this run's recorded answers first. */
 export class LedgerModel implements ChatModel {
   readonly id: string;
+  readonly agentic?: boolean;
 
   constructor(
     private readonly inner: ChatModel,
@@ -191,6 +195,7 @@ export class LedgerModel implements ChatModel {
     private readonly role: Role,
   ) {
     this.id = inner.id;
+    this.agentic = inner.agentic;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
@@ -214,7 +219,7 @@ export class LedgerModel implements ChatModel {
         retries: res.retries ?? 0,
         from,
         cost_usd: from === 'provider' ? (res.costUsd === undefined ? null : res.costUsd) : 0,
-        response: { text: res.text, ...(res.parsed !== undefined ? { parsed: res.parsed } : {}), ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}) },
+        response: { text: res.text, ...(res.parsed !== undefined ? { parsed: res.parsed } : {}), ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), ...(res.trace ? { trace: res.trace } : {}) },
       });
       return res;
     } catch (err) {

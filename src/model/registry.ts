@@ -28,10 +28,10 @@ export interface BackendSpec {
   /** Schema of the role's `options` mapping. */
   optionsSchema?: ZodObject;
   /**
-   * Set for a name the original defines whose backend is not built yet: what it is and what to
-   * use meanwhile. A config naming it is refused at load, with this text.
+   * Role settings that differ for this backend when the config leaves them unset (an agent CLI
+   * runs fewer calls at once, each for longer, than an API).
    */
-  notBuilt?: string;
+  roleDefaults?: Partial<Pick<RoleConfig, 'concurrency' | 'timeout_s' | 'max_retries'>>;
   /** An agent harness that can only play the target (it runs tasks; it cannot answer the optimizer's prompts). */
   targetOnly?: boolean;
   create(role: RoleConfig, ctx: BackendContext): ChatModel | Promise<ChatModel>;

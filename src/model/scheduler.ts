@@ -95,6 +95,7 @@ type Attempt = { answer: ChatResponse } | { failure: CallFailure; startedAt: num
 
 export class ScheduledModel implements ChatModel {
   readonly id: string;
+  readonly agentic?: boolean;
   private readonly health: EndpointHealth;
   private readonly admission: Admission;
 
@@ -107,6 +108,7 @@ export class ScheduledModel implements ChatModel {
     private readonly hooks: SchedulerHooks = {},
   ) {
     this.id = inner.id;
+    this.agentic = inner.agentic;
     this.health = new EndpointHealth(label, inner.id, (inner as { url?: string }).url);
     this.admission = hooks.admission ?? new Admission();
   }

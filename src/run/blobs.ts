@@ -5,7 +5,9 @@
  * can be read back.
  *
  * A journal line with blobs carries `"blobs": {"<JSON pointer>": "<sha256>"}`, and `null`
- * where each long string was. Lines without `blobs` (written before it existed) read as they are.
+ * where each long string was. A value made of many short strings (an agent's trace) may be stored
+ * whole, as its JSON: its reference is `"json:<sha256>"`. Lines without `blobs` (written before it
+ * existed) read as they are.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -85,17 +87,27 @@ export class BlobStore {
 const escapeToken = (t: string) => t.replace(/~/g, '~0').replace(/\//g, '~1');
 const unescapeToken = (t: string) => t.replace(/~1/g, '/').replace(/~0/g, '~');
 
+const JSON_REF = 'json:';
+
 /**
  * A copy of `record` whose long strings are in `store`, referenced by JSON pointer in `blobs`.
- * `under` limits this to the strings below one key (the rest of the line stays readable as is).
+ * `under` limits this to the strings below one key (the rest of the line stays readable as is);
+ * a value under a key named in `whole` goes to one blob as its JSON when that is long.
  */
-export function toJournalLine(record: object, store: BlobStore, under = ''): Record<string, unknown> {
+export function toJournalLine(record: object, store: BlobStore, under = '', whole: readonly string[] = []): Record<string, unknown> {
   const refs: Record<string, string> = {};
   const walk = (value: unknown, pointer: string): unknown => {
     if (typeof value === 'string') {
       if (value.length < BLOB_MIN_CHARS || !pointer.startsWith(under)) return value;
       refs[pointer] = store.put(value);
       return null;
+    }
+    if (value && typeof value === 'object' && whole.includes(unescapeToken(pointer.slice(pointer.lastIndexOf('/') + 1))) && pointer.startsWith(under)) {
+      const json = JSON.stringify(value);
+      if (json.length >= BLOB_MIN_CHARS) {
+        refs[pointer] = `${JSON_REF}${store.put(json)}`;
+        return null;
+      }
     }
     if (Array.isArray(value)) return value.map((v, i) => walk(v, `${pointer}/${i}`));
     if (value && typeof value === 'object') {
@@ -119,7 +131,7 @@ export function fromJournalLine<T>(line: Record<string, unknown>, store: BlobSto
     let parent: Record<string, unknown> | unknown[] = record;
     for (const t of tokens.slice(0, -1)) parent = (parent as Record<string, unknown>)[t] as Record<string, unknown>;
     if (!parent || typeof parent !== 'object') throw new BlobMissingError(`a reference to blob ${hash} at ${pointer} does not fit the line`);
-    (parent as Record<string, unknown>)[tokens.at(-1)!] = store.get(hash);
+    (parent as Record<string, unknown>)[tokens.at(-1)!] = hash.startsWith(JSON_REF) ? JSON.parse(store.get(hash.slice(JSON_REF.length))) : store.get(hash);
   }
   return record as T;
 }

@@ -219,6 +219,8 @@ export const RolloutResultSchema = z
     target: z.string().optional(),
     sample: z.number().optional(),
     conversation: z.array(z.unknown()).optional(),
+    /** What an agent target did in each run: tools, files, errors (src/model/harness/trace.ts). */
+    traces: z.array(z.unknown()).optional(),
   })
   .loose();
 export type RolloutResult = z.infer<typeof RolloutResultSchema>;

@@ -229,6 +229,8 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
       skillAware: false,
       appendixSource: 'both',
       analystGuide: env.analystGuide,
+      // An agent target's traces, when it leaves any, go to the analysts (as model.trace_to_optimizer's default).
+      traces: true,
       limit: pLimit(4),
       patchesDir: input.dir ? path.join(input.dir, 'patches') : undefined,
     },

@@ -12,3 +12,13 @@ export function resolveConfigPath(p: string, configDir: string): string {
   const fromConfig = path.resolve(configDir, p);
   return fs.existsSync(fromConfig) ? fromConfig : fromCwd;
 }
+
+/** The outermost directory of `dir` that does not exist yet (what creating `dir` creates). */
+export function firstMissing(dir: string): string | undefined {
+  let missing: string | undefined;
+  for (let d = dir; !fs.existsSync(d); d = path.dirname(d)) {
+    missing = d;
+    if (path.dirname(d) === d) break;
+  }
+  return missing;
+}

@@ -157,6 +157,6 @@ describe('the examples in the README', () => {
         assert.doesNotThrow(() => loadConfig(opts.config, { environment, overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? [])] }), line);
       }
     }
-    assert.deepEqual([...seen].sort(), ['data materialize', 'eval', 'sleep adopt', 'sleep dry-run', 'sleep harvest', 'sleep history', 'sleep install', 'sleep rollback', 'sleep run', 'sleep schedule', 'sleep status', 'sleep uninstall', 'sleep unschedule', 'train', 'ui']);
+    assert.deepEqual([...seen].sort(), ['data materialize', 'deploy', 'eval', 'sleep adopt', 'sleep dry-run', 'sleep harvest', 'sleep history', 'sleep install', 'sleep rollback', 'sleep run', 'sleep schedule', 'sleep status', 'sleep uninstall', 'sleep unschedule', 'train', 'ui']);
   });
 });

@@ -25,6 +25,7 @@ function settings(model: ReturnType<typeof scriptedModel>, over: Partial<Reflect
     skillAware: false,
     appendixSource: 'both',
     analystGuide: '',
+    traces: true,
     limit: pLimit(4),
     ...over,
   };
@@ -104,6 +105,36 @@ describe('reflection minibatches', () => {
     assert.match(prompt, /## Edits Budget\nPropose at most 2 edits\./);
     assert.match(prompt, /## Failed Trajectories \(3 total\)/);
     assert.match(model.requests[0]!.system!, /EXECUTION_LAPSE/, 'skill-aware instructions are added');
+  });
+
+  it("an agent target's trace is shown to the analyst (which tools, which files, what failed), unless trace_to_optimizer is off", async () => {
+    const traces = [
+      {
+        agent: 'claude-code',
+        steps: [
+          { tool: 'Read', input: '.claude/skills/skillopt-target/SKILL.md', ok: true },
+          { tool: 'Bash', input: 'cat ../answers.jsonl', ok: false, output: 'Permission denied: outside the working directory' },
+          { tool: 'Grep', input: 'receipts documents/treasury_bulletin_1944_01.txt', ok: true },
+        ],
+        files: ['.claude/skills/skillopt-target/SKILL.md', 'documents/treasury_bulletin_1944_01.txt'],
+        errors: ['API Error: 529 overloaded'],
+        durationMs: 5300,
+        exitCode: 0,
+      },
+    ];
+    const prompt = async (on: boolean) => {
+      const model = scriptedModel(analystReply);
+      const r = new Reflector(settings(model, { traces: on }), [0]);
+      r.add(0, { ...traj(0, false), traces, conversation: [{ role: 'assistant', content: '<answer>12</answer>' }] });
+      await Promise.all(r.close().failure);
+      return String(model.requests[0]!.messages[0]!.content);
+    };
+    const shown = await prompt(true);
+    assert.match(
+      shown,
+      /#### Agent Trace\nclaude-code, 3 tool calls\n1\. Read \.claude\/skills\/skillopt-target\/SKILL\.md\n2\. Bash cat \.\.\/answers\.jsonl \[failed\]: Permission denied: outside the working directory\n3\. Grep receipts documents\/treasury_bulletin_1944_01\.txt\nfiles: \.claude\/skills\/skillopt-target\/SKILL\.md, documents\/treasury_bulletin_1944_01\.txt\nerror: API Error: 529 overloaded\n\n\[assistant\] <answer>12<\/answer>/,
+    );
+    assert.doesNotMatch(await prompt(false), /Agent Trace|answers\.jsonl/);
   });
 
   it('an analyst failure gives no patch, not a crash', async () => {

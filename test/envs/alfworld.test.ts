@@ -15,7 +15,7 @@ import { UserError } from '../../src/errors.ts';
 import { HOUSEHOLD, writeGame, writeManifest, type Game } from '../helpers/alfworld-games.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
-import { lastUserText, ScriptedModel } from './scripted.ts';
+import { lastUserText, ScriptedAgent, ScriptedModel } from './scripted.ts';
 
 const BRIDGE = path.join(ROOT, 'src/envs/alfworld/bridge.py');
 const STUB = path.join(ROOT, 'test/fixtures/alfworld-stub');
@@ -187,6 +187,16 @@ describe('ALFWorld episodes', () => {
     assert.match(target.requests[0]!.system!, /## Skill\n\n# Household\nOpen things\./);
     assert.equal(target.requests[0]!.skill, '# Household\nOpen things.');
     assert.deepEqual(steps(t)[4], { step: 4, action: 'heat egg 1 with microwave 1', env_feedback: 'You heat the egg 1 using the microwave 1.', reasoning: 'Next: heat egg 1 with microwave 1.' });
+  });
+
+  it("an agent target: the skill goes apart at every step, and each step's trace is kept in the trajectory", async () => {
+    const env = envFor(manifest, { data_root: data, max_steps: 10 });
+    const trace = (n: number) => ({ agent: 'codex', steps: [{ tool: 'shell', input: `echo step ${n}`, ok: true }], files: [], errors: [], durationMs: 1, exitCode: 0 });
+    const target = new ScriptedAgent('codex_exec:test', (_req, n) => ({ text: reply(SOLVE_KITCHEN[n] ?? 'look'), trace: trace(n) }));
+    const t = await env.rollout(items['train:0000']!, '# Household\nOpen things.', { target, seed: 3 });
+    assert.equal(t.hard, 1);
+    assert.ok(target.requests.every((r) => r.skill === '# Household\nOpen things.'));
+    assert.deepEqual(t.traces, SOLVE_KITCHEN.map((_, n) => trace(n)));
   });
 
   it("a reply without an action sends 'look'; the episode stops at max_steps and fails", async () => {

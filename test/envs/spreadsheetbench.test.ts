@@ -445,6 +445,7 @@ describe('SpreadsheetBench rollouts', () => {
     const t = await env.rollout(items['103']!, 'Check every row.', { target, seed: 1 });
     assert.deepEqual([t.hard, t.soft], [1, 1]);
     assert.equal(t.predicted, TOTAL_CODE);
+    assert.deepEqual(t.traces, [{ agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 }], "the agent's trace is kept");
     const [run] = seen;
     assert.deepEqual(run!.files, ['.agents', '.agents/skills', '.agents/skills/skillopt-target', '.agents/skills/skillopt-target/SKILL.md', 'input.xlsx', 'output.xlsx', 'run_solution.py', 'solution.py', 'task.md']);
     assert.equal(run!.ran, '0', 'run_solution.py runs the solution in the workspace');

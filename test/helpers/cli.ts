@@ -1,4 +1,4 @@
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -11,6 +11,18 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
     env: { ...process.env, ...options.env },
     encoding: 'utf8',
     timeout: options.timeoutMs ?? 120_000,
+  });
+}
+
+/** The same without blocking this process (a fake server of the test answers the program's calls). */
+export function runCliAsync(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
 

@@ -33,6 +33,13 @@ describe('role backends from the label (the original’s table)', () => {
     assert.equal(roles({ model: { backend: 'openai_compatible' } }, ['model.optimizer_backend=anthropic']).optimizer, 'anthropic:claude-sonnet-4-5');
   });
 
+  it("the base's OpenAI model gives way under an agent backend, unless the model was set with the backend or on the command line", () => {
+    assert.equal(roles({ model: { backend: 'copilot_exec' } }).target, 'copilot_exec:');
+    assert.equal(roles({ model: { target: { backend: 'claude_code_exec' } } }).target, 'claude_code_exec:claude-sonnet-4-6');
+    assert.equal(roles({ model: { target: { backend: 'copilot_exec', model: 'gpt-5.5' } } }).target, 'copilot_exec:gpt-5.5');
+    assert.equal(roles({ model: { backend: 'copilot_exec' } }, ['model.target.model=gpt-5.5']).target, 'copilot_exec:gpt-5.5');
+  });
+
   it('the judge falls back to the optimizer field by field', () => {
     const r = roles({ model: { backend: 'anthropic', judge: { model: 'claude-haiku-4-5' } } });
     assert.equal(r.judge, 'anthropic:claude-haiku-4-5');

@@ -4,7 +4,6 @@
  * without being shown; a role whose every call fails alike is a configuration error.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,22 +11,10 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { FatalModelError, InfraError } from '../../src/model/types.ts';
-import { BIN, ROOT } from '../helpers/cli.ts';
+import { ROOT, runCliAsync } from '../helpers/cli.ts';
 import { startFakeProvider, textOfUser } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
-
-/** The real CLI, run without blocking this process (the fake provider answers from it). */
-function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 /** A sim training run whose roles talk to `baseUrl` as an OpenAI-compatible server. */
 function simOver(dir: string, baseUrl: string, role: Record<string, unknown> = {}): string {
@@ -68,7 +55,7 @@ describe('secrets', () => {
       // A directory that exists already keeps the failed run's files (one the run creates is removed when nothing was paid for).
       const out = path.join(dir, 'run');
       fs.mkdirSync(out);
-      const r = await cli(['train', '--config', simOver(dir, `${fake.url}/v1`, { api_key_env: 'LLM_CRED' }), '--out', out], { LLM_CRED: KEY });
+      const r = await runCliAsync(['train', '--config', simOver(dir, `${fake.url}/v1`, { api_key_env: 'LLM_CRED' }), '--out', out], { env: { LLM_CRED: KEY } });
       assert.equal(r.status, 1, r.stderr);
       assert.ok(fake.requests.length > 0 && fake.requests.every((q) => q.headers.authorization === `Bearer ${KEY}`), 'the key was sent');
       const console = `${r.stdout}\n${r.stderr}`;
@@ -93,7 +80,7 @@ describe('secrets', () => {
       const out = path.join(dir, 'run');
       const password = 'sk-urlsecret-0123456789';
       const port = new URL(fake.url).port;
-      const r = await cli(['train', '--config', simOver(dir, `http://user:${password}@127.0.0.1:${port}/v1`), '--out', out], {});
+      const r = await runCliAsync(['train', '--config', simOver(dir, `http://user:${password}@127.0.0.1:${port}/v1`), '--out', out]);
       assert.equal(r.status, 1, r.stdout);
       assert.match(r.stderr, new RegExp(`model\\.target\\.base_url holds credentials \\(http://\\*{4}@127\\.0\\.0\\.1:${port}/v1\\).*api_key_env`));
       assert.ok(!`${r.stdout}${r.stderr}`.includes(password), 'not on the console');

@@ -70,6 +70,24 @@ describe('journals that scale', () => {
     assert.equal(fs.readdirSync(path.join(dir, 'blobs')).length, 4);
   });
 
+  it("an agent target's traces go back and forth whole; a long one is one blob, a short one stays in the line", () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'scores.jsonl');
+    const step = (i: number) => ({ tool: 'Bash', input: `grep -n "row ${i}" documents/table.txt`, ok: i !== 3, ...(i === 3 ? { output: 'exit code 1' } : {}) });
+    const long = { agent: 'claude-code', sessionId: 's-1', steps: Array.from({ length: 30 }, (_, i) => step(i)), files: ['documents/table.txt'], errors: [], durationMs: 4000, exitCode: 0 };
+    const short = { agent: 'codex', steps: [step(0)], files: [], errors: ['429'], durationMs: 10, exitCode: 1 };
+    const cache = new ScoreCache(file);
+    cache.set('h1', 'a', 'codex_exec:x', 0, { id: 'a', hard: 1, soft: 1, traces: [long, short] }, 0);
+    cache.set('h1', 'b', 'codex_exec:x', 0, { id: 'b', hard: 0, soft: 0, traces: [short] }, 0);
+    cache.close();
+    const [a, b] = readText(file).trim().split('\n').map((l) => JSON.parse(l));
+    assert.match(a.blobs['/trajectory/traces'], /^json:/);
+    assert.deepEqual(b.trajectory.traces, [short]);
+    const reopened = new ScoreCache(file);
+    assert.deepEqual(reopened.get('h1', 'a', 'codex_exec:x', 0, 0)!.traces, [long, short]);
+    assert.deepEqual(reopened.get('h1', 'b', 'codex_exec:x', 0, 0)!.traces, [short]);
+  });
+
   it('a rollout whose blob is gone is run again rather than read half', () => {
     const dir = tmpDir();
     const file = path.join(dir, 'scores.jsonl');

@@ -73,7 +73,24 @@ describe('the dashboard in a browser', () => {
   const long = copyFixture('finished-run', 'long', root).dir;
   const longResults = path.join(long, 'steps/step_0001/rollout/results.jsonl');
   const first = JSON.parse(fs.readFileSync(longResults, 'utf8').split('\n')[0]!) as Record<string, unknown>;
-  fs.writeFileSync(longResults, Array.from({ length: 50 }, (_, i) => `${JSON.stringify({ ...first, id: `item-${String(i).padStart(2, '0')}` })}\n`).join(''));
+  // The first of them was run by an agent target, whose trace the result line keeps.
+  const agentTrace = {
+    agent: 'claude-code',
+    sessionId: 'a3c1e2f0',
+    steps: [
+      { tool: 'Read', input: '.claude/skills/skillopt-target/SKILL.md', ok: true },
+      { tool: 'Bash', input: 'cat ../answers.jsonl', ok: false, output: 'Permission denied' },
+      { tool: 'Grep', input: 'receipts documents/bulletin.txt', ok: true },
+    ],
+    files: ['.claude/skills/skillopt-target/SKILL.md', 'documents/bulletin.txt'],
+    errors: [],
+    durationMs: 5300,
+    exitCode: 0,
+  };
+  fs.writeFileSync(
+    longResults,
+    Array.from({ length: 50 }, (_, i) => `${JSON.stringify({ ...first, id: `item-${String(i).padStart(2, '0')}`, ...(i === 0 ? { traces: [agentTrace] } : {}) })}\n`).join(''),
+  );
   let dash: RunningDashboard;
   let browser: BrowserContext;
   let page: Page;
@@ -217,6 +234,29 @@ describe('the dashboard in a browser', () => {
     });
     const detail = (await page.locator('.trajectory .row strong').textContent()) ?? '';
     assert.equal(detail, 'item-49');
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it("shows an agent target's trace in a collapsible block: which tools, on which files, what failed", { skip }, async () => {
+    await page.goto(runUrl(dash, '0/long', '/step/1'));
+    await page.waitForSelector('#trajectories tbody tr[data-n="0"]');
+    await page.click('#trajectories tbody tr[data-n="0"]');
+    await page.waitForSelector('details.trace');
+    assert.equal(await page.locator('details.trace summary').textContent(), 'Agent trace: claude-code · 3 tool calls · 1 failed · 5.3 s');
+    // A run with a failed call opens by itself; a click closes it.
+    assert.equal(await page.locator('details.trace').getAttribute('open'), '');
+    assert.deepEqual(await page.$$eval('.trace-steps li', (lis) => lis.map((li) => [li.textContent, li.getAttribute('class')])), [
+      ['Read .claude/skills/skillopt-target/SKILL.md', null],
+      ['Bash cat ../answers.jsonlfailed: Permission denied', 'failed'],
+      ['Grep receipts documents/bulletin.txt', null],
+    ]);
+    assert.match((await page.locator('details.trace').textContent()) ?? '', /Files \.claude\/skills\/skillopt-target\/SKILL\.md, documents\/bulletin\.txt[\s\S]*session a3c1e2f0 · exit code 0/);
+    await page.click('details.trace summary');
+    assert.equal(await page.locator('details.trace').getAttribute('open'), null);
+    // A trajectory without a trace shows none.
+    await page.click('#trajectories tbody tr[data-n="1"]');
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector('.trajectory .row strong')?.textContent === 'item-01');
+    assert.equal(await page.locator('details.trace').count(), 0);
     assert.deepEqual(pageErrors, []);
   });
 

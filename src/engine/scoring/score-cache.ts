@@ -24,6 +24,8 @@ const LineSchema = z
   .loose();
 type Line = z.infer<typeof LineSchema>;
 const TRAJECTORY = '/trajectory/';
+/** An agent target's traces are many short strings: stored whole when long. */
+const WHOLE = ['traces'];
 
 export class ScoreCache {
   /** A stored line (JSON, long strings in blobs) per key; trajectories themselves when there is no file. */
@@ -41,7 +43,7 @@ export class ScoreCache {
       if (!parsed.success) continue;
       const line = parsed.data;
       // Lines of earlier versions hold the long strings inline: they move to blobs here.
-      const moved = line.blobs ? undefined : toJournalLine(line, this.blobs, TRAJECTORY);
+      const moved = line.blobs ? undefined : toJournalLine(line, this.blobs, TRAJECTORY, WHOLE);
       this.map.set(this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0), moved?.blobs ? JSON.stringify(moved) : text);
     }
   }
@@ -75,7 +77,7 @@ export class ScoreCache {
       this.map.set(key, trajectory);
       return;
     }
-    const line = JSON.stringify(toJournalLine({ skill, item, target, sample, seed, trajectory }, this.blobs!, TRAJECTORY));
+    const line = JSON.stringify(toJournalLine({ skill, item, target, sample, seed, trajectory }, this.blobs!, TRAJECTORY, WHOLE));
     this.map.set(key, line);
     this.out.append(line);
   }

@@ -43,6 +43,8 @@ export interface ReflectSettings {
   skillAware: boolean;
   appendixSource: 'both' | 'failure_only';
   analystGuide: string;
+  /** Show an agent target's traces to the analysts (`model.trace_to_optimizer`). */
+  traces: boolean;
   limit: LimitFunction;
   /** Where `minibatch_{fail|succ}_NNN.json` go. */
   patchesDir?: string;
@@ -80,7 +82,7 @@ function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: T
   const meta = metaSkillBlock(s.metaSkill);
   if (meta) sections.push(meta);
   const title = source === 'failure' ? 'Failed Trajectories' : 'Successful Trajectories';
-  sections.push(`## ${title} (${batch.length} total)\n${batch.map((t, i) => renderTrajectory(t, i + 1)).join('\n\n---\n\n')}`);
+  sections.push(`## ${title} (${batch.length} total)\n${batch.map((t, i) => renderTrajectory(t, i + 1, { traces: s.traces })).join('\n\n---\n\n')}`);
   return sections.join('\n\n');
 }
 

@@ -149,7 +149,8 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
 }
 
 /**
- * `results.jsonl` in item order, one line per item with its conversation: one file per rollout
+ * `results.jsonl` in item order, one line per item with its conversation (and an agent target's
+ * traces): one file per rollout
  * directory rather than one per item (the original writes `predictions/<id>/conversation.json`,
  * which costs a directory and a file per rollout).
  */
@@ -173,6 +174,7 @@ export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefin
         target,
         sample,
         ...(t.conversation ? { conversation: t.conversation } : {}),
+        ...(t.traces?.length ? { traces: t.traces } : {}),
       }),
     );
   }

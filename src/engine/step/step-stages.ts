@@ -68,6 +68,7 @@ export function startReflection(s: StepScope): Reflection[] {
       skillAware: settings.skillAware.on,
       appendixSource: settings.skillAware.appendixSource,
       analystGuide: env.analystGuide ?? '',
+      traces: settings.reflect.traces,
       limit: analystLimit,
       patchesDir: path.join(s.files.batch(a), 'patches'),
     };

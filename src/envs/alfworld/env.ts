@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { EnvConfig } from '../../config/schema.ts';
+import type { AgentTrace } from '../../model/harness/trace.ts';
 import type { Usage } from '../../model/types.ts';
 import { DataError } from '../data/errors.ts';
 import { LeftOut } from '../data/left-out.ts';
@@ -147,6 +148,8 @@ export class AlfworldEnv implements Env {
     const system = benchmarkSystem(this.name, skill);
     const conversation: ConversationEntry[] = [];
     const history: Turn[] = [];
+    // An agent target runs one agent per step: each step's trace is kept.
+    const traces: AgentTrace[] = [];
     let usage: Usage = { input: 0, output: 0, cached: 0, reasoning: 0 };
     let task = '';
     let firstPrompt = '';
@@ -166,6 +169,7 @@ export class AlfworldEnv implements Env {
       systemPrompt: system,
       userPrompt: firstPrompt,
       usage,
+      ...(traces.length ? { traces } : {}),
       error: { kind: 'game_process', message: `${item.gamefile}: ${err.message}` },
     });
     try {
@@ -185,6 +189,7 @@ export class AlfworldEnv implements Env {
           signal: ctx.signal,
         });
         usage = addUsage(usage, res.usage);
+        if (res.trace) traces.push(res.trace);
         const reply = parseReply(res.text);
         if (!reply.wellFormed) malformed++;
         if (!reply.action) fallbacks++;
@@ -225,6 +230,7 @@ export class AlfworldEnv implements Env {
       systemPrompt: system,
       userPrompt: firstPrompt,
       usage,
+      ...(traces.length ? { traces } : {}),
     };
   }
 }

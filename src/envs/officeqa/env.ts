@@ -2,7 +2,9 @@
  * OfficeQA (reference B.7): questions about U.S. Treasury bulletins, answered in a tool loop.
  * The target gets three function tools over the bulletin text files (`glob`, `read`, `grep`,
  * see tools.ts), confined to the item's own source files, for up to `max_tool_turns` rounds;
- * the last round has no tools and asks for the answer. Hard = exact match and soft = token F1
+ * the last round has no tools and asks for the answer. An agent target (Codex, Claude Code, …)
+ * runs no loop of ours: the item's bulletins are copied into its workspace under `documents/`
+ * and it searches them with its own tools. Hard = exact match and soft = token F1
  * after the numeric-aware normalisation. The gold source page text is not given to the target
  * unless `oracle_pages: true` (the original always gives it).
  */
@@ -14,7 +16,8 @@ import { loadSplits, type LoadedSplits } from '../data/splits.ts';
 import { envOptions } from '../options.ts';
 import { envPrompt } from '../prompts.ts';
 import { benchmarkSystem } from '../qa-env.ts';
-import { addUsage, scoredTrajectory } from '../qa.ts';
+import { addUsage, askForAnswer, conversationOf, scoredTrajectory } from '../qa.ts';
+import { render } from '../template.ts';
 import { registerEnv } from '../registry.ts';
 import { extractAnswer, ExtractSchema } from '../scoring/extract.ts';
 import { exactMatch, tokenF1 } from '../scoring/metrics.ts';
@@ -129,7 +132,7 @@ export class OfficeQaEnv implements Env {
     return [...this.types].sort();
   }
 
-  userPrompt(item: Item, tools: DocTools): { text: string; oracleChars: number } {
+  userPrompt(item: Item, tools: DocTools, agent = false): { text: string; oracleChars: number } {
     const parts = [`## Question\n${item.question}`];
     let oracleChars = 0;
     if (this.o.oracle_pages) {
@@ -137,9 +140,12 @@ export class OfficeQaEnv implements Env {
       oracleChars = pages.length;
       if (pages) parts.push(`## Source Pages\nThe parsed text of the pages that hold the evidence; treat it as the primary source.\n\n${pages}`);
     }
-    const shown = tools.files.slice(0, MAX_CANDIDATES_SHOWN).map((f) => `- ${f.shown}`);
-    if (tools.files.length > MAX_CANDIDATES_SHOWN) shown.push(`- … ${tools.files.length - MAX_CANDIDATES_SHOWN} more (use glob)`);
-    parts.push(`## Candidate Files\n${shown.length ? shown.join('\n') : '- none'}`);
+    // An agent's prompt lists its workspace files itself.
+    if (!agent) {
+      const shown = tools.files.slice(0, MAX_CANDIDATES_SHOWN).map((f) => `- ${f.shown}`);
+      if (tools.files.length > MAX_CANDIDATES_SHOWN) shown.push(`- … ${tools.files.length - MAX_CANDIDATES_SHOWN} more (use glob)`);
+      parts.push(`## Candidate Files\n${shown.length ? shown.join('\n') : '- none'}`);
+    }
     const docs = item.source_docs as string[];
     if (this.o.source_hints && docs.length) parts.push(`## Source Hints\n${docs.map((d) => `- ${d}`).join('\n')}`);
     return { text: parts.join('\n\n'), oracleChars };
@@ -148,6 +154,7 @@ export class OfficeQaEnv implements Env {
   async rollout(item: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const corpus = this.getCorpus();
     const tools = new DocTools(corpus.roots, corpus.filesFor(item.source_files as string[]).files);
+    if (ctx.target.agentic) return this.agentRollout(item, skill, tools, ctx);
     const system = benchmarkSystem(this.name, skill);
     const { text: user, oracleChars } = this.userPrompt(item, tools);
     const messages: Message[] = [{ role: 'user', content: user }];
@@ -206,6 +213,39 @@ export class OfficeQaEnv implements Env {
     });
     if (ended && score.hard < 1) trajectory.failReason = `${ended}: expected '${gold}'`;
     return trajectory;
+  }
+
+  /** An agent target: the item's bulletins in its workspace, one run with its own tools. */
+  private async agentRollout(item: Item, skill: string, tools: DocTools, ctx: RolloutContext): Promise<Trajectory> {
+    const skillSection = skill.trim() ? `## Skill\n\n${skill.trim()}` : '';
+    const system = render(envPrompt(this.name, 'system_agent'), { skill_section: skillSection }).replace(/\n{3,}/g, '\n\n').trim();
+    const { text: user, oracleChars } = this.userPrompt(item, tools, true);
+    const asked = await askForAnswer(
+      {
+        system,
+        skill,
+        user,
+        workspaceFiles: tools.files.map((f) => ({ path: `documents/${f.shown}`, source: f.real })),
+        rule: FIRST_ANSWER,
+        maxTurns: 1,
+        retryMessage: '',
+        maxOutputTokens: this.o.max_completion_tokens,
+      },
+      ctx,
+    );
+    const prediction = asked.extracted.found ? asked.extracted.answer : '';
+    const gold = String(item.ground_truth);
+    return scoredTrajectory({
+      item,
+      task: String(item.question),
+      system,
+      user,
+      asked: { ...asked, extracted: { answer: prediction, found: asked.extracted.found } },
+      conversation: conversationOf(asked.messages),
+      score: officeqaScore(prediction, gold),
+      expected: gold,
+      notes: oracleChars ? [`the prompt included ${oracleChars} characters of oracle source pages`] : [],
+    });
   }
 }
 

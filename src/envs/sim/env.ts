@@ -61,6 +61,7 @@ export class SimEnv implements Env {
     const reply = await ctx.target.complete({
       purpose: 'rollout',
       system,
+      skill,
       messages: [{ role: 'user', content: question }],
       meta,
       sample: ctx.sample,
@@ -87,6 +88,7 @@ export class SimEnv implements Env {
       systemPrompt: system,
       userPrompt: question,
       usage: reply.usage,
+      ...(reply.trace ? { traces: [reply.trace] } : {}),
     };
   }
 }

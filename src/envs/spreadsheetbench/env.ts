@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
+import type { AgentTrace } from '../../model/harness/trace.ts';
 import type { ChatResponse, Message, Usage } from '../../model/types.ts';
 import type { EnvConfig } from '../../config/schema.ts';
 import { DataError } from '../data/errors.ts';
@@ -78,6 +79,8 @@ interface Attempt {
   usage: Usage;
   turns: number;
   notes: string[];
+  /** An agent target's trace. */
+  traces?: AgentTrace[];
   /** The final code's run on case 1 (and its check), made during the turns: reused for scoring. */
   caseOne?: { code: string; run: ScriptRun & { output: string }; check?: CaseCheck };
 }
@@ -316,6 +319,7 @@ export class SpreadsheetBenchEnv implements Env {
       usage: res.usage,
       turns: 1,
       notes: [],
+      ...(res.trace ? { traces: [res.trace] } : {}),
     };
   }
 
@@ -365,6 +369,7 @@ export class SpreadsheetBenchEnv implements Env {
       systemPrompt: attempt.system,
       userPrompt: attempt.user,
       usage: attempt.usage,
+      ...(attempt.traces ? { traces: attempt.traces } : {}),
     };
   }
 

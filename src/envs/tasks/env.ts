@@ -161,6 +161,7 @@ export class TasksEnv implements Env {
     const asked = await askForAnswer(
       {
         system,
+        skill,
         user,
         rule: this.o.extract,
         maxTurns: this.o.max_turns,

@@ -3,10 +3,12 @@
  * and `cursor_exec` run the task as an agent in a workspace with the skill installed; in the
  * optimizer or judge role the first three answer as chat models (Cursor runs only as the target,
  * as in the original). `claude_chat`, `copilot_chat` and `codex` are the CLIs as chat models in
- * every role. Each backend's `options` are checked by its schema below.
+ * every role. Each backend's `options` are checked by its schema below. They register at import
+ * (`src/builtins.ts`).
  */
 import { z } from 'zod';
-import type { RoleConfig } from '../../config/schema.ts';
+import { registerSecret } from '../../config/redact.ts';
+import type { Price, RoleConfig } from '../../config/schema.ts';
 import { priceOf } from '../prices.ts';
 import { parseOptions } from '../providers/settings.ts';
 import { registerBackend, type BackendContext, type BackendSpec } from '../registry.ts';
@@ -53,6 +55,8 @@ const CursorOptions = z.object(common).strict();
 type Common = z.infer<z.ZodObject<typeof common>>;
 
 function settings(rc: RoleConfig, ctx: BackendContext, o: Common): HarnessSettings {
+  // A key the CLI is given (its endpoint's) is a secret of the run like any other.
+  if (rc.api_key_env) registerSecret(ctx.environment[rc.api_key_env]);
   return {
     path: o.path,
     model: rc.model,
@@ -65,7 +69,18 @@ function settings(rc: RoleConfig, ctx: BackendContext, o: Common): HarnessSettin
     extraArgs: o.extra_args,
     baseUrl: rc.base_url,
     apiKeyEnv: rc.api_key_env,
+    ...(ctx.notice ? { onNote: ctx.notice } : {}),
   };
+}
+
+/**
+ * What a call costs: the cost the CLI reports (Claude Code's `total_cost_usd`), else the price of
+ * the role's model (its `price`, else the table), else unknown. A CLI left to choose its own
+ * model has no known price.
+ */
+function pricing(harness: CliHarness, rc: RoleConfig): { price?: Price; priced: boolean } {
+  const price = rc.model || rc.price ? priceOf(rc.model, rc.price) : undefined;
+  return { ...(price ? { price } : {}), priced: harness.reportsCost || price !== undefined };
 }
 
 function agent(backend: string, harness: CliHarness, rc: RoleConfig, o: Common): ChatModel {
@@ -76,43 +91,54 @@ function agent(backend: string, harness: CliHarness, rc: RoleConfig, o: Common):
     skillName: o.skill_name,
     skillDescription: o.skill_description,
     timeoutMs: rc.timeout_s * 1000,
-    ...(priceOf(rc.model, rc.price) ? { price: priceOf(rc.model, rc.price)! } : {}),
     keepWorkspace: o.keep_workspace,
+    ...pricing(harness, rc),
   });
 }
 
 function chat(backend: string, harness: CliHarness, rc: RoleConfig): ChatModel {
-  return new CliChatModel(harness, { backend, model: rc.model, timeoutMs: rc.timeout_s * 1000, ...(priceOf(rc.model, rc.price) ? { price: priceOf(rc.model, rc.price)! } : {}) });
+  return new CliChatModel(harness, { backend, model: rc.model, timeoutMs: rc.timeout_s * 1000, ...pricing(harness, rc) });
 }
 
 type Options<S extends z.ZodType> = z.infer<S> & Common;
 
+/**
+ * Agents run one CLI process per call, each with its own model conversation: fewer at once
+ * than API calls, more time each, and fewer retries (a retry reruns the whole task).
+ */
+export const AGENT_ROLE_DEFAULTS = { concurrency: 4, timeout_s: 600, max_retries: 2 } as const;
+
+interface Described {
+  name: string;
+  aliases: string[];
+  defaultModel: string;
+}
+
 /** An agent as the target; as optimizer or judge a chat model, or refused (`targetOnly`). */
-function execBackend<S extends z.ZodType>(name: string, aliases: string[], schema: S, make: (s: HarnessSettings, o: Options<S>) => CliHarness, targetOnly = false): BackendSpec {
+function execBackend<S extends z.ZodType>(d: Described, schema: S, make: (s: HarnessSettings, o: Options<S>) => CliHarness, targetOnly = false): BackendSpec {
   return {
-    name,
-    aliases,
-    defaultModel: '',
+    ...d,
     optionsSchema: schema as unknown as z.ZodObject,
+    roleDefaults: AGENT_ROLE_DEFAULTS,
+    ...(targetOnly ? { targetOnly } : {}),
     create(rc, ctx) {
-      if (targetOnly && ctx.role !== 'target') throw new FatalModelError(`model.${ctx.role}: ${name} runs only as the target; choose another backend for the ${ctx.role}`);
-      const o = parseOptions(schema, rc, ctx, name) as Options<S>;
+      if (targetOnly && ctx.role !== 'target') throw new FatalModelError(`model.${ctx.role}: ${d.name} runs only as the target; choose another backend for the ${ctx.role}`);
+      const o = parseOptions(schema, rc, ctx, d.name) as Options<S>;
       const harness = make(settings(rc, ctx, o), o);
-      return ctx.role === 'target' ? agent(name, harness, rc, o) : chat(name, harness, rc);
+      return ctx.role === 'target' ? agent(d.name, harness, rc, o) : chat(d.name, harness, rc);
     },
   };
 }
 
 /** A chat model in every role. */
-function chatBackend<S extends z.ZodType>(name: string, schema: S, make: (s: HarnessSettings, o: Options<S>) => CliHarness): BackendSpec {
+function chatBackend<S extends z.ZodType>(d: Described, schema: S, make: (s: HarnessSettings, o: Options<S>) => CliHarness): BackendSpec {
   return {
-    name,
-    aliases: [],
-    defaultModel: '',
+    ...d,
     optionsSchema: schema as unknown as z.ZodObject,
+    roleDefaults: AGENT_ROLE_DEFAULTS,
     create(rc, ctx) {
-      const o = parseOptions(schema, rc, ctx, name) as Options<S>;
-      return chat(name, make(settings(rc, ctx, o), o), rc);
+      const o = parseOptions(schema, rc, ctx, d.name) as Options<S>;
+      return chat(d.name, make(settings(rc, ctx, o), o), rc);
     },
   };
 }
@@ -121,17 +147,18 @@ const codex = (s: HarnessSettings, o: Options<typeof CodexOptions>) => new Codex
 const claude = (s: HarnessSettings, o: Options<typeof ClaudeOptions>) => new ClaudeCodeHarness(s, o.tools);
 const copilot = (s: HarnessSettings, o: Options<typeof CopilotOptions>) => new CopilotHarness(s, { type: o.provider_type, wireApi: o.wire_api });
 
+/**
+ * The original's names, aliases and default models: `claude` is the Claude Code CLI (not the
+ * Anthropic API, which is `anthropic`) and `openai` is Codex (the OpenAI API is `openai_chat`).
+ */
 export const AGENT_BACKENDS: BackendSpec[] = [
-  execBackend('codex_exec', ['codex_cli'], CodexOptions, codex),
-  execBackend('claude_code_exec', ['claude_code'], ClaudeOptions, claude),
-  execBackend('copilot_exec', ['copilot'], CopilotOptions, copilot),
-  execBackend('cursor_exec', ['cursor', 'cursor_agent'], CursorOptions, (s) => new CursorHarness(s), true),
-  chatBackend('claude_chat', ClaudeOptions, claude),
-  chatBackend('copilot_chat', CopilotOptions, copilot),
-  chatBackend('codex', CodexOptions, codex),
+  execBackend({ name: 'codex_exec', aliases: [], defaultModel: 'gpt-5.5' }, CodexOptions, codex),
+  execBackend({ name: 'claude_code_exec', aliases: [], defaultModel: 'claude-sonnet-4-6' }, ClaudeOptions, claude),
+  execBackend({ name: 'copilot_exec', aliases: [], defaultModel: '' }, CopilotOptions, copilot),
+  execBackend({ name: 'cursor_exec', aliases: ['cursor', 'cursor_agent'], defaultModel: 'composer-2.5' }, CursorOptions, (s) => new CursorHarness(s), true),
+  chatBackend({ name: 'claude_chat', aliases: ['claude'], defaultModel: 'claude-sonnet-4-6' }, ClaudeOptions, claude),
+  chatBackend({ name: 'copilot_chat', aliases: ['copilot', 'copilot_cli', 'github_copilot'], defaultModel: '' }, CopilotOptions, copilot),
+  chatBackend({ name: 'codex', aliases: ['openai'], defaultModel: 'gpt-5.5' }, CodexOptions, codex),
 ];
 
-/** Registers the agent backends (the model stack imports this once the config knows their names). */
-export function registerAgentBackends(): void {
-  for (const spec of AGENT_BACKENDS) registerBackend(spec);
-}
+for (const spec of AGENT_BACKENDS) registerBackend(spec);

@@ -15,6 +15,7 @@ import { CliHarness, type HarnessSettings, type Invocation, type ModeRun } from 
 import { ClaudeCodeEvents } from './claude-code-events.ts';
 import type { AgentCli } from './failures.ts';
 import { cliHome } from './home.ts';
+import { AGENT_LAYOUTS } from './skill-install.ts';
 import type { EventReader } from './types.ts';
 import { writeInto } from './workspace.ts';
 
@@ -33,8 +34,9 @@ const EFFORTS: Record<string, string> = { minimal: 'low', low: 'low', medium: 'm
 export class ClaudeCodeHarness extends CliHarness {
   readonly name = 'claude-code';
   readonly cli = CLAUDE_CODE_CLI;
-  readonly layout = { skillsDir: '.claude/skills', instructionsFile: 'CLAUDE.md' };
+  readonly layout = AGENT_LAYOUTS['claude-code'];
   override readonly takesSystemPrompt = true;
+  override readonly reportsCost = true;
   private home?: string;
 
   constructor(

@@ -19,10 +19,13 @@ export interface CliChatOptions {
   model: string;
   timeoutMs?: number;
   price?: Price;
+  /** Whether each call's cost is known: reported by the CLI, or from `price` (unset: unknown). */
+  priced?: boolean;
 }
 
 export class CliChatModel implements ChatModel {
   readonly id: string;
+  readonly priced: boolean;
   readonly settings: Record<string, unknown>;
 
   constructor(
@@ -30,6 +33,7 @@ export class CliChatModel implements ChatModel {
     private readonly o: CliChatOptions,
   ) {
     this.id = `${o.backend}:${o.model || 'default'}`;
+    this.priced = o.priced ?? false;
     this.settings = { cli: harness.name };
   }
 

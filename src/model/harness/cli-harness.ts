@@ -60,6 +60,8 @@ export abstract class CliHarness implements AgentHarness {
   abstract readonly layout: SkillLayout;
   /** The CLI can replace its own system prompt (chat mode passes `system` apart). */
   readonly takesSystemPrompt: boolean = false;
+  /** The CLI reports what each run cost (Claude Code's `total_cost_usd`). */
+  readonly reportsCost: boolean = false;
   private binary?: string;
   private noted = false;
 

@@ -14,6 +14,7 @@ import { CliHarness, type HarnessSettings, type Invocation, type ModeRun } from 
 import { CodexEvents } from './codex-events.ts';
 import type { AgentCli } from './failures.ts';
 import { cliHome } from './home.ts';
+import { AGENT_LAYOUTS } from './skill-install.ts';
 import type { EventReader } from './types.ts';
 
 export const CODEX_CLI: AgentCli = {
@@ -56,7 +57,7 @@ export function codexNativeRoot(binary: string): string {
 export class CodexHarness extends CliHarness {
   readonly name = 'codex';
   readonly cli = CODEX_CLI;
-  readonly layout = { skillsDir: '.agents/skills', instructionsFile: 'AGENTS.md' };
+  readonly layout = AGENT_LAYOUTS.codex;
   private home?: string;
 
   constructor(

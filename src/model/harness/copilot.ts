@@ -15,6 +15,7 @@ import { CliHarness, type HarnessSettings, type Invocation, type ModeRun } from 
 import { CopilotEvents } from './copilot-events.ts';
 import type { AgentCli } from './failures.ts';
 import { cliHome } from './home.ts';
+import { AGENT_LAYOUTS } from './skill-install.ts';
 import type { EventReader } from './types.ts';
 
 export const COPILOT_CLI: AgentCli = {
@@ -37,7 +38,7 @@ export interface CopilotProvider {
 export class CopilotHarness extends CliHarness {
   readonly name = 'copilot';
   readonly cli = COPILOT_CLI;
-  readonly layout = { skillsDir: '.github/skills', instructionsFile: '.github/copilot-instructions.md' };
+  readonly layout = AGENT_LAYOUTS.copilot;
   private home?: string;
 
   constructor(

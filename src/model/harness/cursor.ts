@@ -9,6 +9,7 @@
 import { CliHarness, type HarnessSettings, type Invocation, type ModeRun } from './cli-harness.ts';
 import { CursorEvents } from './cursor-events.ts';
 import type { AgentCli } from './failures.ts';
+import { AGENT_LAYOUTS } from './skill-install.ts';
 import type { EventReader } from './types.ts';
 
 export const CURSOR_CLI: AgentCli = {
@@ -24,7 +25,7 @@ export const CURSOR_CLI: AgentCli = {
 export class CursorHarness extends CliHarness {
   readonly name = 'cursor';
   readonly cli = CURSOR_CLI;
-  readonly layout = { skillsDir: '.cursor/skills', instructionsFile: 'AGENTS.md' };
+  readonly layout = AGENT_LAYOUTS.cursor;
 
   constructor(settings: HarnessSettings) {
     super(settings);

@@ -26,6 +26,8 @@ export interface HarnessModelOptions {
   timeoutMs?: number;
   /** For the cost when the CLI reports none. */
   price?: Price;
+  /** Whether each call's cost is known: reported by the CLI, or from `price` (unset: unknown). */
+  priced?: boolean;
   /** Keep each workspace after the run (to look at what the agent saw). */
   keepWorkspace?: boolean;
 }
@@ -33,6 +35,7 @@ export interface HarnessModelOptions {
 export class HarnessChatModel implements ChatModel {
   readonly id: string;
   readonly agentic = true;
+  readonly priced: boolean;
   /** What shapes the answers beyond the request, for the response-cache key. */
   readonly settings: Record<string, unknown>;
 
@@ -41,6 +44,7 @@ export class HarnessChatModel implements ChatModel {
     private readonly o: HarnessModelOptions,
   ) {
     this.id = `${o.backend}:${o.model || 'default'}`;
+    this.priced = o.priced ?? false;
     this.settings = { agent: harness.name, skill_install: o.skillInstall, skill_name: o.skillName, skill_description: o.skillDescription };
   }
 

@@ -25,6 +25,14 @@ export interface InstalledSkill {
   promptText: string;
 }
 
+/** Where each agent reads skills in a project (its workspace), as its documentation gives them. */
+export const AGENT_LAYOUTS = {
+  codex: { skillsDir: '.agents/skills', instructionsFile: 'AGENTS.md' },
+  'claude-code': { skillsDir: '.claude/skills', instructionsFile: 'CLAUDE.md' },
+  copilot: { skillsDir: '.github/skills', instructionsFile: '.github/copilot-instructions.md' },
+  cursor: { skillsDir: '.cursor/skills', instructionsFile: 'AGENTS.md' },
+} as const satisfies Record<string, SkillLayout>;
+
 const FRONT_MATTER = /^---\r?\n[\s\S]*?\r?\n---\r?\n?/;
 
 /** The skill as a SKILL.md: its own front matter when it has one, else `name` and `description`. */

@@ -112,6 +112,7 @@ export class TrajectoryBrowser {
         ...kv('Feedback', r.feedback),
         ...kv('Error', r.error ? `${r.error.kind}: ${r.error.message}` : undefined),
       ),
+      renderTraces(r.traces),
       h('h3', 'Conversation'),
       t.conversationNote ? h('div.sub', t.conversationNote) : null,
       renderConversation(t.conversation),
@@ -149,6 +150,43 @@ function text(content) {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : p?.type === 'text' ? p.text : p?.type === 'image_url' ? '[image]' : JSON.stringify(p))).join('\n');
   return JSON.stringify(content, null, 2);
+}
+
+/**
+ * An agent target's traces (src/model/harness/trace.ts), one collapsible block per run: its
+ * summary says which agent, how many tool calls and whether any failed; open, each call with its
+ * input (failed ones marked, with what they said), the files it named and the errors it reported.
+ */
+export function renderTraces(traces) {
+  if (!Array.isArray(traces) || traces.length === 0) return null;
+  return h(
+    'div.traces',
+    traces.map((tr, i) => {
+      const steps = Array.isArray(tr?.steps) ? tr.steps : [];
+      const failed = steps.filter((s) => s && s.ok === false).length;
+      const files = Array.isArray(tr?.files) ? tr.files : [];
+      const errors = Array.isArray(tr?.errors) ? tr.errors : [];
+      const head = [
+        `Agent trace${traces.length > 1 ? ` ${i + 1} of ${traces.length}` : ''}: ${tr?.agent ?? 'agent'}`,
+        `${steps.length} tool call${steps.length === 1 ? '' : 's'}`,
+        failed ? `${failed} failed` : null,
+        errors.length ? `${errors.length} error${errors.length === 1 ? '' : 's'}` : null,
+        typeof tr?.durationMs === 'number' ? `${(tr.durationMs / 1000).toFixed(1)} s` : null,
+      ].filter(Boolean);
+      return h(
+        'details.trace',
+        { open: failed > 0 || errors.length > 0 },
+        h('summary', head.join(' · ')),
+        h(
+          'ol.trace-steps',
+          steps.map((s) => h('li', { class: s.ok === false ? 'failed' : undefined }, h('span.mono', s.tool ?? '?'), ' ', h('span.mono', s.input ?? ''), s.ok === false ? h('div.sub', `failed${s.output ? `: ${s.output}` : ''}`) : null)),
+        ),
+        files.length ? h('div', h('span.k', 'Files '), h('span.mono', files.join(', '))) : null,
+        errors.map((e) => h('div.err', e)),
+        h('div.sub', [tr?.model ? `model ${tr.model}` : null, tr?.sessionId ? `session ${tr.sessionId}` : null, tr?.exitCode !== undefined && tr?.exitCode !== null ? `exit code ${tr.exitCode}` : null].filter(Boolean).join(' · ')),
+      );
+    }),
+  );
 }
 
 /** The conversation entry shapes of the original (reference §3.1) and ours. */
