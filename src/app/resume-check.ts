@@ -5,7 +5,8 @@
  * concurrency.
  */
 import { redact } from '../config/redact.ts';
-import type { Config } from '../config/schema.ts';
+import { ConfigSchema, type Config } from '../config/schema.ts';
+import { getBackend } from '../model/registry.ts';
 
 /** Role settings that say how a model is reached, not which model it is. */
 const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'max_wait_s', 'price', 'options.latency_ms'];
@@ -31,11 +32,26 @@ function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {})
 }
 
 /**
+ * A stored config with the keys it lacks at their defaults: a run started by an earlier version,
+ * which had no such key, ran with what the default does (a key added later is off by default).
+ */
+function withDefaults(stored: unknown): unknown {
+  const parsed = ConfigSchema.safeParse(stored);
+  if (!parsed.success) return stored;
+  for (const role of ['target', 'optimizer'] as const) {
+    const rc = parsed.data.model[role];
+    const options = getBackend(rc.backend)?.optionsSchema?.safeParse(rc.options ?? {});
+    if (options?.success) rc.options = options.data as Record<string, unknown>;
+  }
+  return JSON.parse(JSON.stringify(parsed.data));
+}
+
+/**
  * The training settings that differ between a run's stored config (as `config.json` holds it,
  * secrets redacted) and `config`, as `key: before -> after` lines; empty when the run may resume.
  */
 export function trainingChanges(stored: unknown, config: Config, secretPaths: ReadonlySet<string>): string[] {
-  const before = flatten(stored);
+  const before = flatten(withDefaults(stored));
   const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))
