@@ -187,7 +187,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ledger: models.ledger,
       admission: models.admission,
       rollouts,
-      selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events),
+      selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events, settings.gate.repeats),
       opt,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,

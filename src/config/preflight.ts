@@ -29,6 +29,12 @@ function checkTrainingSettings(config: Config): void {
       `optimizer.min_learning_rate (${o.min_learning_rate}) is above optimizer.learning_rate (${o.learning_rate}): the ${o.lr_scheduler} schedule decays from learning_rate down to min_learning_rate, so it would never go below ${o.min_learning_rate} edits per step; set min_learning_rate to ${o.learning_rate} or less`,
     );
   }
+  const e = config.evaluation;
+  if (e.gate === 'paired' && e.use_semantic_density) {
+    throw new UserError(
+      'evaluation.gate is paired and evaluation.use_semantic_density is on: the paired gate tests per-item scores, and the density bonus is a score of the whole skill that no item has; turn one of them off',
+    );
+  }
 }
 
 /**

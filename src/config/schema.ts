@@ -163,6 +163,19 @@ export const EvaluationSchema = z
     gate_mixed_weight: z.number().min(0).max(1).default(0.5),
     /** Stop a gate evaluation as soon as its decision is certain (the decision is identical). */
     gate_early_stop: z.boolean().default(true),
+    /**
+     * `exact`: the candidate's selection score must beat the current one's (the original's rule).
+     * `paired`: a one-sided paired test on the same items must find the candidate better.
+     */
+    gate: z.enum(['exact', 'paired']).default('exact'),
+    /** Samples of each selection item per skill; their mean is the item's score (for a stochastic target). */
+    gate_repeats: z.number().int().positive().default(1),
+    /** The paired gate's significance level. */
+    gate_alpha: z.number().gt(0).max(0.5).default(0.05),
+    /** The paired gate's smallest mean improvement per item that is accepted. */
+    gate_min_delta: z.number().min(0).max(1).default(0),
+    /** When two skills' selection scores are within this much, the shorter (in tokens) is preferred; unset = off. */
+    prefer_shorter_within: z.number().min(0).max(1).optional(),
     use_semantic_density: z.boolean().default(false),
     semantic_density_weight: z.number().default(0.05),
     leading_words: z.union([z.array(z.string()), z.string()]).optional(),

@@ -14,6 +14,8 @@ import { persistState } from './checkpoint.ts';
 import { round, type RunContext, type TrainState } from './context.ts';
 import { computeScore } from './scoring/metrics.ts';
 import { applyDecision, decide } from './stages/gate.ts';
+import { lengthRule } from './stages/gate-evaluation.ts';
+import { lengthTable, scoreVsLength } from './length-report.ts';
 
 export interface Bucket {
   total: number;
@@ -72,9 +74,10 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
     finalSelection = sel.hard;
     finalSelectionSoft = sel.soft;
     if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
-      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote');
+      const length = lengthRule(ctx, state.current.skill, { current: state.current.skill, best: state.best.skill });
+      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote', { length });
       if (decision.newBest) {
-        events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} > ${state.best.score.toFixed(4)})`);
+        events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} vs ${state.best.score.toFixed(4)})`);
         state.best = applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep).best;
         persistState(ctx, state);
       }
@@ -147,6 +150,9 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
     unpriced_calls: totals.unpricedCalls,
   };
+  const lengths = scoreVsLength(ctx, state);
+  ctx.dir.writeJson(ctx.dir.path('score_vs_length.json'), lengths);
+  if (settings.gate.shorterWithin !== undefined) events.info(lengthTable(lengths));
   ctx.dir.writeJson(ctx.dir.summary, summary);
   persistState(ctx, state, 'finished');
   events.emit({

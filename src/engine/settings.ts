@@ -52,7 +52,19 @@ export interface TrainSettings {
   /** Largest skill allowed, in tokens (0 = none). */
   maxSkillTokens: number;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
-  gate: { on: boolean; earlyStop: boolean; scoring: GateScoring };
+  gate: {
+    on: boolean;
+    earlyStop: boolean;
+    scoring: GateScoring;
+    /** `exact`: beat the current score; `paired`: a paired test must find the candidate better. */
+    kind: 'exact' | 'paired';
+    /** Selection samples per item and skill. */
+    repeats: number;
+    alpha: number;
+    minDelta: number;
+    /** Prefer the shorter skill when scores are within this much (undefined: off). */
+    shorterWithin?: number;
+  };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
   budget: Config['budget'];
@@ -82,6 +94,11 @@ export function trainSettings(config: Config): TrainSettings {
           ? { weight: e.semantic_density_weight, words: typeof e.leading_words === 'string' ? e.leading_words.split(',').map((w) => w.trim()) : e.leading_words }
           : undefined,
       },
+      kind: e.gate,
+      repeats: e.gate_repeats,
+      alpha: e.gate_alpha,
+      minDelta: e.gate_min_delta,
+      shorterWithin: e.prefer_shorter_within,
     },
     epoch: {
       slowUpdate: o.use_slow_update,

@@ -73,6 +73,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     rollouts_saved: num,
     /** The evaluation stopped once a reject was certain; candidate_score is then the best it could have reached. */
     early_stopped: z.boolean().optional(),
+    /** The paired gate's test: mean effect per item, one-sided p-value. */
+    test: z.object({ method: z.string(), n: num, effect: num, p: num, alpha: num, passed: z.boolean() }).optional(),
   }),
   z.object({
     ...base,

@@ -29,6 +29,22 @@ export const GateStatsSchema = z
     early_stopped: z.boolean().optional(),
     /** Selection items that ended in infrastructure errors (left out of the score). */
     errors: z.number().optional(),
+    /** The paired gate's test (`evaluation.gate: paired`). */
+    test: z
+      .object({
+        kind: z.literal('paired'),
+        method: z.enum(['mcnemar_exact', 'paired_t', 'none']),
+        n: z.number(),
+        effect: z.number(),
+        p: z.number(),
+        alpha: z.number(),
+        min_delta: z.number(),
+        repeats: z.number(),
+        discordant: z.object({ current_only: z.number(), candidate_only: z.number() }).optional(),
+        passed: z.boolean(),
+        stopped_early: z.boolean(),
+      })
+      .optional(),
   })
   .loose();
 

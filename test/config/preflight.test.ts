@@ -21,6 +21,12 @@ describe('preflight: training settings refused or warned before any call', () =>
     assert.deepEqual(preflight(sim(['optimizer.learning_rate=0', 'optimizer.skill_update_mode=full_rewrite_minibatch']), sizes), []);
   });
 
+  it('the paired gate with the semantic-density bonus is refused (the bonus belongs to no item), each alone is fine', () => {
+    assert.throws(() => preflight(sim(['evaluation.gate=paired', 'evaluation.use_semantic_density=true']), sizes), (e: unknown) => e instanceof UserError && /evaluation\.gate is paired and evaluation\.use_semantic_density/.test(e.message));
+    assert.deepEqual(preflight(sim(['evaluation.gate=paired']), sizes), []);
+    assert.deepEqual(preflight(sim(['evaluation.use_semantic_density=true']), sizes), []);
+  });
+
   it('min_learning_rate above learning_rate is refused for the schedules that decay to it, with the value to use', () => {
     for (const s of ['cosine', 'linear']) {
       assert.throws(

@@ -1,6 +1,7 @@
 /** What the stages of one step share: the step's plan, skill, memory, files, record and stage events. */
 import type { Batch } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
+import type { SkillState } from '../stages/gate.ts';
 import { renderStepBuffer } from '../optimizer/step-buffer.ts';
 import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import { StageReporter } from './stage-reporter.ts';
@@ -13,6 +14,8 @@ export interface StepPlan {
   stepInEpoch: number;
   batches: Batch[];
   metaSkill: string;
+  /** The skill the step improves (a pool member); default: the current skill. */
+  parent?: SkillState;
 }
 
 /** The parts of the run a step uses. */
@@ -21,7 +24,8 @@ export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledg
 export class StepScope {
   readonly step: number;
   readonly epoch: number;
-  /** The current skill the step starts from. */
+  /** The skill the step starts from and the gate compares with: the current skill, or a pool member. */
+  readonly reference: SkillState;
   readonly skill: string;
   /** This epoch's earlier steps, as the analysts, the autonomous learning rate and the rewrite read them. */
   readonly memory: { entries: StepBufferEntry[]; text: string };
@@ -38,7 +42,8 @@ export class StepScope {
   ) {
     this.step = plan.step;
     this.epoch = plan.epoch;
-    this.skill = state.current.skill;
+    this.reference = plan.parent ?? state.current;
+    this.skill = this.reference.skill;
     this.memory = { entries: state.stepBuffer, text: renderStepBuffer(state.stepBuffer) };
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);
