@@ -153,6 +153,13 @@ export const OptimizerSchema = z
     skill_aware_consolidate_threshold: z.number().int().nonnegative().default(0),
     /** Largest skill, in tokens, that an update may produce (0 = no limit). */
     max_skill_tokens: z.number().int().nonnegative().default(0),
+    /**
+     * Candidates kept in a pool (the Pareto front over selection items), each step's parent
+     * picked from its front; 0 or 1 = one current skill, as the original.
+     */
+    pool_size: z.number().int().nonnegative().default(0),
+    /** With a pool: after an accepted step, also try the new candidate with another member's edits merged in. */
+    pool_merge: z.boolean().default(false),
   })
   .strict();
 

@@ -15,6 +15,7 @@ import type { Schedule } from './batches.ts';
 import type { LrScheduler } from './lr-schedulers.ts';
 import type { OptimizerContext } from './optimizer/ask.ts';
 import type { TrainSettings } from './settings.ts';
+import type { CandidatePool } from './pool/candidate-pool.ts';
 import type { SkillStates } from './stages/gate.ts';
 import type { Rollouts } from './stages/rollout.ts';
 import type { SelectionEvaluator } from './stages/selection-eval.ts';
@@ -69,6 +70,8 @@ export interface TrainState extends SkillStates {
   boundariesDone: number;
   stepBuffer: StepBufferEntry[];
   history: HistoryRecord[];
+  /** The candidate pool (`optimizer.pool_size`); undefined: one current skill. */
+  pool?: CandidatePool;
 }
 
 export const round = (x: number, digits: number) => Number(x.toFixed(digits));

@@ -65,6 +65,8 @@ export interface TrainSettings {
     /** Prefer the shorter skill when scores are within this much (undefined: off). */
     shorterWithin?: number;
   };
+  /** Candidates kept (the Pareto front over selection items); 0 = one current skill. */
+  pool: { size: number; merge: boolean };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
   budget: Config['budget'];
@@ -100,6 +102,7 @@ export function trainSettings(config: Config): TrainSettings {
       minDelta: e.gate_min_delta,
       shorterWithin: e.prefer_shorter_within,
     },
+    pool: { size: o.pool_size > 1 ? o.pool_size : 0, merge: o.pool_merge },
     epoch: {
       slowUpdate: o.use_slow_update,
       // As in the original, this switch gates the slow update even when the step gate is off.

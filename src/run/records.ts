@@ -130,6 +130,17 @@ export const StepRecordSchema = z
     /** After an early stop: the most the candidate could have scored. */
     candidate_gate_upper_bound: z.number().optional(),
     gate: GateStatsSchema.optional(),
+    /** With a candidate pool: the step's parent, the members after it, those dropped, and the merge tried. */
+    pool: z
+      .object({
+        parent: z.string(),
+        members: z.array(z.string()),
+        dropped: z.array(z.string()),
+        merge: z
+          .object({ parents: z.array(z.string()), action: z.string(), score: z.number().nullable().optional(), rollouts_used: z.number().optional() })
+          .optional(),
+      })
+      .optional(),
     n_execution_lapse_notes: z.number().optional(),
     n_appendix_notes_added: z.number().optional(),
     n_appendix_notes_total: z.number().optional(),
@@ -188,6 +199,8 @@ export const RuntimeStateSchema = z
     /** Wall time of the run in earlier processes, seconds. */
     elapsed_s: z.number().optional(),
     status: z.enum(['running', 'finished', 'failed', 'stopped']).optional(),
+    /** The candidate pool's members (`optimizer.pool_size`), by origin; their skills are in `pool/`. */
+    pool: z.array(z.string()).optional(),
   })
   .loose();
 export type RuntimeState = z.infer<typeof RuntimeStateSchema>;

@@ -6,7 +6,8 @@ import { renderStepBuffer } from '../optimizer/step-buffer.ts';
 import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import { StageReporter } from './stage-reporter.ts';
 import { StepFiles } from './step-files.ts';
-import { StepRecordBuilder } from './step-record.ts';
+import { StepRecordBuilder, type PoolMerge } from './step-record.ts';
+import type { Edit } from '../../skill/edits.ts';
 
 export interface StepPlan {
   epoch: number;
@@ -16,6 +17,8 @@ export interface StepPlan {
   metaSkill: string;
   /** The skill the step improves (a pool member); default: the current skill. */
   parent?: SkillState;
+  /** The pool members dropped before the step (for a skill the slow update made). */
+  poolDropped?: string[];
 }
 
 /** The parts of the run a step uses. */
@@ -34,6 +37,10 @@ export class StepScope {
   readonly record: StepRecordBuilder;
   /** The ledger's position at the start: what the step paid is counted from here. */
   readonly ledgerMark: number;
+  /** The edits of the update that applied (patch mode): what a pool merge can carry over. */
+  appliedEdits?: Edit[];
+  /** What the step did with the candidate pool, for its record. */
+  pool?: { parent: string; dropped: string[]; merge?: PoolMerge };
 
   constructor(
     readonly ctx: StepContext,
@@ -43,6 +50,7 @@ export class StepScope {
     this.step = plan.step;
     this.epoch = plan.epoch;
     this.reference = plan.parent ?? state.current;
+    if (plan.parent) this.pool = { parent: plan.parent.origin, dropped: plan.poolDropped ?? [] };
     this.skill = this.reference.skill;
     this.memory = { entries: state.stepBuffer, text: renderStepBuffer(state.stepBuffer) };
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);

@@ -23,6 +23,7 @@ import { editBudget } from '../stages/edit-budget.ts';
 import { applyDecision } from '../stages/gate.ts';
 import { gateCandidate } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
+import { appliedEdits, recordStepCandidate } from '../pool/pool-steps.ts';
 import { Reflector, type AnalystResult } from '../stages/reflect.ts';
 import { rankAndSelect } from '../stages/select.ts';
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
@@ -205,7 +206,10 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   s.stages.start('update', `mode=${settings.mode}`);
   const changes = changesOf(settings.mode, selected);
   let update: UpdateResult;
-  if (changes.mode === 'patch') update = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
+  if (changes.mode === 'patch') {
+    update = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
+    s.appliedEdits = appliedEdits(changes.items, update.reports ?? []);
+  }
   else if (changes.mode === 'rewrite_from_suggestions') {
     update = await rewriteFromSuggestions(opt, { skill: s.skill, suggestions: changes.items, stepBufferText: s.memory.text, maxTokens: settings.maxSkillTokens, ...settings.rewrite });
   } else update = takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
@@ -244,6 +248,7 @@ export async function evaluateStage(s: StepScope, state: TrainState, candidate: 
   const after = applyDecision(state, { skill: candidate, score: sel.gate, origin: `step_${pad4(s.step)}` }, decision, s.step);
   state.current = after.current;
   state.best = after.best;
+  if (state.pool) recordStepCandidate(s, state, candidate, { sel, decision, test });
   const used = sel.used + referenceRollouts;
   events.emit({
     type: 'gate_decision',
