@@ -178,6 +178,39 @@ export const HistoryRecordSchema = StepRecordSchema.partial()
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
 export const HistorySchema = z.array(HistoryRecordSchema);
 
+/** A candidate of a pool run (`pool/lineage.json`): where it came from and what the gate did with it. */
+export const LineageNodeSchema = z
+  .object({
+    /** The skill's origin: `initial_skill`, `step_0003`, `merge_0003`, `slow_update_epoch_02`, … */
+    id: z.string(),
+    /** One parent, two for a merge, none for the initial skill. */
+    parents: z.array(z.string()),
+    kind: z.enum(['initial', 'step', 'merge', 'slow_update']),
+    /** The step it was made in (a boundary's skill: the epoch's last step). */
+    step: z.number(),
+    /** What the gate did with it (`initial` for the initial skill). */
+    action: z.string(),
+    /** Selection score on the gate metric; null when the gate stopped early. */
+    score: z.number().nullable(),
+    tokens: z.number(),
+    skill_hash: z.string(),
+    /** The file holding the skill, in the run directory. */
+    skill_file: z.string(),
+    /** Per selection item, its score (members only; null: not scored). */
+    item_scores: z.array(z.number().nullable()).optional(),
+    /** The edits that made it from its first parent (patch mode): what a merge can carry over. */
+    edits: z.array(z.record(z.string(), z.unknown())).optional(),
+    /** The paired gate's test: effect per item and one-sided p-value. */
+    test: z.object({ effect: z.number(), p: z.number() }).optional(),
+    /** A member of the pool as of the last commit. */
+    in_pool: z.boolean(),
+    /** The step whose record lists it as dropped (one dropped for a slow update's skill: the step after the boundary). */
+    dropped_at: z.number().optional(),
+  });
+
+export const LineageFileSchema = z.object({ members: z.array(z.string()), nodes: z.array(LineageNodeSchema) }).loose();
+export type LineageFile = z.infer<typeof LineageFileSchema>;
+
 export const RuntimeStateSchema = z
   .object({
     last_completed_step: z.number().int().nonnegative(),

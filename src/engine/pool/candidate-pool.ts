@@ -5,7 +5,9 @@
  * candidate the run made (taken in or not) is a node of the lineage, with its parents, written to
  * `pool/lineage.json`; the members' skills are in `pool/<id>.md`.
  */
+import type { z } from 'zod';
 import { readJson } from '../../run/atomic.ts';
+import type { LineageNodeSchema } from '../../run/records.ts';
 import type { RunDir } from '../../run/layout.ts';
 import { skillHash } from '../../skill/document.ts';
 import type { Edit } from '../../skill/edits.ts';
@@ -13,35 +15,10 @@ import { seedFrom, unitHash } from '../../util/random.ts';
 import type { SkillState } from '../stages/gate.ts';
 import { pickFromFront, toDrop } from './front.ts';
 
-export type NodeKind = 'initial' | 'step' | 'merge' | 'slow_update';
+export type NodeKind = LineageNode['kind'];
 
-export interface LineageNode {
-  /** The skill's origin: `initial_skill`, `step_0003`, `merge_0003`, `slow_update_epoch_02`, … */
-  id: string;
-  /** Where it came from: one parent, two for a merge, none for the initial skill. */
-  parents: string[];
-  kind: NodeKind;
-  /** The step it was made in (a boundary's skill: the epoch's last step). */
-  step: number;
-  /** What the gate did with it (`initial` for the initial skill). */
-  action: string;
-  /** Selection score on the gate metric; null when the gate stopped early. */
-  score: number | null;
-  tokens: number;
-  skill_hash: string;
-  /** The file holding the skill, in the run directory. */
-  skill_file: string;
-  /** Per selection item, its score (members only; null: not scored). */
-  item_scores?: (number | null)[];
-  /** The edits that made it from its first parent (patch mode): what a merge can carry over. */
-  edits?: Edit[];
-  /** The paired gate's test: effect per item and one-sided p-value. */
-  test?: { effect: number; p: number };
-  /** A member of the pool as of the last commit. */
-  in_pool: boolean;
-  /** The step whose record lists it as dropped (one dropped for a slow update's skill: the step after the boundary). */
-  dropped_at?: number;
-}
+/** A node of the lineage; `edits` as the engine holds them. */
+export type LineageNode = Omit<z.infer<typeof LineageNodeSchema>, 'edits'> & { edits?: Edit[] };
 
 export interface PoolMember extends SkillState {
   /** Per selection item, its score on the gate metric. */

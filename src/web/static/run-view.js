@@ -4,6 +4,7 @@
 // tab); the configuration (config tab). Step records arrive incrementally while it runs.
 import { createChart, COLORS, stageColor } from './charts.js';
 import { EvalsPanel } from './evals-panel.js';
+import { LineagePanel } from './lineage-view.js';
 import { RunActions } from './run-actions.js';
 import { SkillsPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
@@ -37,6 +38,7 @@ const PAGE = 50;
 const TABS = [
   ['overview', 'Overview'],
   ['skills', 'Skills'],
+  ['candidates', 'Candidates'],
   ['evals', 'Evaluations'],
   ['config', 'Config'],
 ];
@@ -72,6 +74,7 @@ export class RunView {
     await this.actions.mount(actionsBox);
     if (this.tab === 'overview') this.renderOverview();
     else if (this.tab === 'skills') await new SkillsPanel(this.id, this.query).mount(this.body);
+    else if (this.tab === 'candidates') await new LineagePanel(this.id).mount(this.body);
     else if (this.tab === 'evals') await this.renderEvals();
     else if (this.tab === 'config') this.body.append(h('div.panel', h('pre', JSON.stringify(detail.config ?? { note: 'this run has no config.json' }, null, 2))));
   }
