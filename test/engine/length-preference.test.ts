@@ -7,15 +7,13 @@ import { describe, it } from 'node:test';
 import { beats, decide, gateBar, rejectIsCertain } from '../../src/engine/stages/gate.ts';
 import { gateCandidate } from '../../src/engine/stages/gate-evaluation.ts';
 import { Rng } from '../../src/util/random.ts';
-import { gateContext, STRONG } from '../helpers/gate.ts';
+import { gateContext, NEUTRAL as LONGER, STRONG } from '../helpers/gate.ts';
 import { readText, trainSim } from '../helpers/train.ts';
 import { countTokens } from '../../src/skill/document.ts';
 import { isAccepted } from '../../src/run/records.ts';
 import type { LengthPoint } from '../../src/engine/length-report.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-
-const LONGER = `${STRONG}\n- Be concise and professional.`;
 
 describe('the length preference', () => {
   it('within the tolerance the shorter skill wins; outside it the higher score does', () => {

@@ -13,14 +13,10 @@ import { readEvents } from '../../src/run/events.ts';
 import { StepRecordSchema } from '../../src/run/records.ts';
 import { Rng } from '../../src/util/random.ts';
 import { trainSim } from '../helpers/train.ts';
-import { gateContext, STRONG } from '../helpers/gate.ts';
+import { gateContext, HARMFUL, NEUTRAL, STRONG } from '../helpers/gate.ts';
 import path from 'node:path';
 
 const RULE: PairedRule = { alpha: 0.05, minDelta: 0, repeats: 1, binary: true };
-/** Breaks every measurement answer the strong skill gets right: a harmful edit. */
-const HARMFUL = `${STRONG}\n- Attach the unit directly to the number.`;
-/** Changes nothing the simulated target acts on (and the skill stays short enough to be read whole). */
-const NEUTRAL = `${STRONG}\n- Be concise and professional.`;
 
 /** How often each gate takes `candidate` over STRONG on a noisy target, over `seeds` seeds. */
 async function acceptances(candidate: string, seeds: number, evaluation: Record<string, unknown> = {}): Promise<{ exact: number; paired: number }> {

@@ -12,6 +12,10 @@ import { EventLog } from '../../src/run/events.ts';
 
 /** A skill stating every convention: the simulated target gets every solvable item right. */
 export const STRONG = CONVENTIONS.map((c) => `- ${c.rules[0]}`).join('\n');
+/** Breaks every measurement answer the strong skill gets right: a harmful edit. */
+export const HARMFUL = `${STRONG}\n- Attach the unit directly to the number.`;
+/** Changes nothing the simulated target acts on (and the skill stays short enough to be read whole). */
+export const NEUTRAL = `${STRONG}\n- Be concise and professional.`;
 
 /** The settings and selection evaluator of a gate on 30 selection items, the target's `noise` and run `seed` as given. */
 export async function gateContext(evaluation: Record<string, unknown>, noise = 0, seed = 42) {
