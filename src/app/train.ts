@@ -18,7 +18,7 @@ import { buildEnv } from './env.ts';
 import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
 import { FatalModelError, RunStop, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
-import { EventLog } from '../run/events.ts';
+import { EventLog, type RunEvent } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
@@ -57,6 +57,8 @@ export interface RunOptions {
   invocation?: Invocation;
   /** Called once every check has passed, just before the run starts (the CLI prints the full config). */
   onStart?: () => void;
+  /** Called with every event of the run as it is written to `events.jsonl`. */
+  onEvent?: (event: RunEvent) => void;
 }
 
 /**
@@ -121,7 +123,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
-  const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const detachConsole = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const detachCaller = opts.onEvent ? events.on(opts.onEvent) : () => {};
+  const detach = () => {
+    detachConsole();
+    detachCaller();
+  };
   let models: RoleModels | undefined;
   let interrupt: (() => void) | undefined;
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
