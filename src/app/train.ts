@@ -11,6 +11,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../config/load.ts';
 import { preflight } from '../config/preflight.ts';
+import { checkTransferTargets, transferHook } from './transfer.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
@@ -110,6 +111,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const say = (text: string) => opts.console !== false && process.stdout.write(`${text}\n`);
 
   // Checks that only read: nothing is written before they pass.
+  checkTransferTargets(opts.loaded);
   if (dir.exists()) {
     checkResumable(dir, config, secretPaths);
     const summary = finishedSummary(dir);
@@ -202,6 +204,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       clock,
       stop: opts.signal,
       recordedConfig: redact(config, secretPaths),
+      transfer: transferHook(opts.loaded, opts.configFile, dir, opts.environment),
     };
     opts.onStart?.();
     events.emit({

@@ -183,6 +183,11 @@ export const EvaluationSchema = z
     gate_min_delta: z.number().min(0).max(1).default(0),
     /** When two skills' selection scores are within this much, the shorter (in tokens) is preferred; unset = off. */
     prefer_shorter_within: z.number().min(0).max(1).optional(),
+    /**
+     * Other targets (`BACKEND:MODEL`, as `skillopt eval --target`) on which the final evaluation
+     * also scores the initial and best skills, into `summary.json`'s `transfer`.
+     */
+    transfer_targets: z.array(z.string()).default([]),
     use_semantic_density: z.boolean().default(false),
     semantic_density_weight: z.number().default(0.05),
     leading_words: z.union([z.array(z.string()), z.string()]).optional(),

@@ -15,6 +15,7 @@ import type { Schedule } from './batches.ts';
 import type { LrScheduler } from './lr-schedulers.ts';
 import type { OptimizerContext } from './optimizer/ask.ts';
 import type { TrainSettings } from './settings.ts';
+import type { Transfer } from '../run/records.ts';
 import type { CandidatePool } from './pool/candidate-pool.ts';
 import type { SkillStates } from './stages/gate.ts';
 import type { Rollouts } from './stages/rollout.ts';
@@ -44,6 +45,8 @@ export interface RunContext {
   stop?: AbortSignal;
   /** The config as `summary.json` records it (secrets redacted). */
   recordedConfig: unknown;
+  /** Scores the initial and best skill files on `evaluation.transfer_targets` (none: no transfer). */
+  transfer?: (skills: { initial: string; best: string }) => Promise<Transfer>;
 }
 
 /** The run's wall time: this process's, plus that of the earlier processes of a resumed run. */

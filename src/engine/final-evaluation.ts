@@ -7,7 +7,7 @@ import path from 'node:path';
 import { VERSION } from '../version.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { sumUsage } from '../model/ledger.ts';
-import type { Summary } from '../run/records.ts';
+import type { Summary, Transfer } from '../run/records.ts';
 import { skillHash } from '../skill/document.ts';
 import { isAccepted, isSkipped } from '../run/records.ts';
 import { persistState } from './checkpoint.ts';
@@ -44,7 +44,7 @@ export function buckets(items: Item[], trajectories: (Trajectory | undefined)[],
   return out;
 }
 
-type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig'>;
+type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig' | 'transfer'>;
 
 async function testSkill(ctx: FinalContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
   const dir = ctx.dir.path(dirName);
@@ -150,6 +150,15 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
     unpriced_calls: totals.unpricedCalls,
   };
+  if (ctx.transfer) {
+    const started = performance.now();
+    const targets = settings.transferTargets.join(', ');
+    events.emit({ type: 'stage_started', step: state.lastStep, epoch: settings.epochs, stage: 'transfer', detail: `initial and best skills on ${targets}` });
+    const transfer = await ctx.transfer({ initial: ctx.dir.skill(0), best: ctx.dir.bestSkill });
+    summary.transfer = transfer;
+    const line = (r: Transfer['rows'][number]) => `${r.target}: initial ${r.initial.hard.toFixed(4)} -> best ${r.best.hard.toFixed(4)} (diff ${r.hard.diff >= 0 ? '+' : ''}${r.hard.diff.toFixed(4)}, p ${r.hard.p ?? '-'})`;
+    events.emit({ type: 'stage_finished', step: state.lastStep, epoch: settings.epochs, stage: 'transfer', seconds: (performance.now() - started) / 1000, detail: transfer.rows.map(line).join('\n') });
+  }
   const lengths = scoreVsLength(ctx, state);
   ctx.dir.writeJson(ctx.dir.path('score_vs_length.json'), lengths);
   if (settings.gate.shorterWithin !== undefined) events.info(lengthTable(lengths));

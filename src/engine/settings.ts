@@ -69,6 +69,8 @@ export interface TrainSettings {
   pool: { size: number; merge: boolean };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
+  /** `evaluation.transfer_targets`: other targets the final evaluation scores the initial and best skills on. */
+  transferTargets: string[];
   budget: Config['budget'];
 }
 
@@ -113,6 +115,7 @@ export function trainSettings(config: Config): TrainSettings {
       topUpChunk: Math.max(1, config.env.workers),
     },
     evalTest: e.eval_test,
+    transferTargets: e.transfer_targets,
     budget: config.budget,
   };
 }

@@ -8,8 +8,8 @@ import { redactDeep } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from './atomic.ts';
 import { GATE_ACTIONS, STEP_ACTIONS } from './records.ts';
 
-/** The stages a run reports: the baseline, the six of a step (and a pool's merge), the slow update and the final evaluation. */
-export const STAGES = ['baseline', 'rollout', 'reflect', 'aggregate', 'select', 'update', 'evaluate', 'pool_merge', 'slow_update', 'final_evaluation'] as const;
+/** The stages a run reports: the baseline, the six of a step (and a pool's merge), the slow update, the final evaluation and the transfer check. */
+export const STAGES = ['baseline', 'rollout', 'reflect', 'aggregate', 'select', 'update', 'evaluate', 'pool_merge', 'slow_update', 'final_evaluation', 'transfer'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** What an epoch boundary did: the slow update's outcomes (a gate action among them), then the meta skill's. */

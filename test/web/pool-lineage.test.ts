@@ -1,6 +1,7 @@
 /**
- * The dashboard on a run with a candidate pool and the paired gate: the lineage API and its
- * tree, and a step's paired test (p-value, effect) and parent.
+ * The dashboard on a run with a candidate pool, the paired gate and a transfer target: the
+ * lineage API and its tree, a step's paired test (p-value, effect) and parent, and the
+ * transfer table.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -15,9 +16,9 @@ import { trainSim } from '../helpers/train.ts';
 import { BROWSER_SKIP, launchBrowser, watchedPage } from './browser.ts';
 import { FIXTURES } from './helpers.ts';
 
-const POOL = ['optimizer.pool_size=3', 'optimizer.pool_merge=true', 'optimizer.learning_rate=2', 'optimizer.min_learning_rate=1', 'train.seed=3', 'evaluation.gate=paired', 'evaluation.gate_alpha=0.2', 'train.num_epochs=2'];
+const POOL = ['optimizer.pool_size=3', 'optimizer.pool_merge=true', 'optimizer.learning_rate=2', 'optimizer.min_learning_rate=1', 'train.seed=3', 'evaluation.gate=paired', 'evaluation.gate_alpha=0.2', 'train.num_epochs=2', 'evaluation.transfer_targets=["sim:sim-2"]'];
 
-describe('the dashboard on a pool run with the paired gate', () => {
+describe('the dashboard on a pool run with the paired gate and transfer', () => {
   const root = tmpDir('skillopt-web-pool-');
   const out = path.join(root, 'pool');
   const run = '0/pool';
@@ -60,6 +61,13 @@ describe('the dashboard on a pool run with the paired gate', () => {
     assert.equal(skill.text, fs.readFileSync(path.join(out, 'pool', `${r.pool.parent}.md`), 'utf8'));
   });
 
+  it("gives the run's transfer table from summary.json", async () => {
+    const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    const detail = await get(`/api/run?run=${encodeURIComponent(run)}`);
+    assert.deepEqual(detail.transfer, summary.transfer);
+    assert.equal(detail.transfer.rows[0].target, 'sim:sim-2');
+  });
+
   describe('in a browser', () => {
     let dash: RunningDashboard;
     let browser: BrowserContext;
@@ -76,7 +84,7 @@ describe('the dashboard on a pool run with the paired gate', () => {
       await dash?.close();
     });
 
-    it('draws the candidates as a tree under their first parents, the members marked, and a step its p-value', { skip: BROWSER_SKIP }, async () => {
+    it('draws the candidates as a tree under their first parents, the members marked, the transfer table, and a step its p-value', { skip: BROWSER_SKIP }, async () => {
       await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}/candidates`);
       await page.waitForSelector('#lineage li.node');
       const drawn = await page.$$eval('#lineage li.node', (els) =>
@@ -89,6 +97,11 @@ describe('the dashboard on a pool run with the paired gate', () => {
         drawn.sort(),
         lineage.nodes.map((n) => [n.id, n.parents[0] ?? '', lineage.members.includes(n.id) ? '1' : '0']).sort(),
       );
+      await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}`);
+      await page.waitForSelector('#transfer tbody tr[data-target="sim:sim-2"]');
+      const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+      const cells = await page.$$eval('#transfer tbody tr td', (tds) => tds.map((td) => (td as unknown as { firstChild: { textContent: string } }).firstChild.textContent));
+      assert.deepEqual(cells.slice(1, 3), [summary.transfer.rows[0].initial.hard, summary.transfer.rows[0].best.hard].map((x: number) => `${(x * 100).toFixed(1)}%`));
       const tested = lineage.nodes.find((n) => n.kind === 'step' && n.test)!;
       await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}/step/${tested.step}`);
       await page.waitForSelector('#paired-test');
