@@ -10,6 +10,9 @@ function tooLarge(role: string, maxBytes: number, size: string): CallFailure {
   return new CallFailure(
     `model.${role}: the reply is larger than model.${role}.max_reply_bytes=${maxBytes} (${size}); the call is given up. Raise the limit if replies this long are expected`,
     'rejected',
+    undefined,
+    undefined,
+    `every reply is larger than the limit: raise model.${role}.max_reply_bytes if replies this long are expected, or check why the server sends them`,
   );
 }
 
