@@ -10,7 +10,7 @@
  * even a perfect score on every remaining item could not make the test pass, the candidate is
  * rejected there (an accepted candidate is always scored in full).
  */
-import { mcnemarGreater, pairedTest, type PairedTest } from '../../eval/stats.ts';
+import { mcnemarGreater, pairedTest, type PairedTest } from '../../util/stats.ts';
 import type { LengthRule } from './gate.ts';
 import { hardestFirst, type EvaluationPolicy } from './selection-eval.ts';
 

@@ -1,6 +1,6 @@
 /**
- * The statistics of `skillopt eval`: a 95% confidence interval for a mean score, and a paired
- * test of two skills on the same items. Distributions come from @stdlib; the formulas are named
+ * The statistics of `skillopt eval` and the paired gate: a 95% confidence interval for a mean
+ * score, and a paired test of two skills on the same items. Distributions come from @stdlib; the formulas are named
  * where they are used.
  */
 import ttest from '@stdlib/stats-ttest';

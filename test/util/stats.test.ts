@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mcnemarGreater, meanInterval, pairedTest, wilson } from '../../src/eval/stats.ts';
+import { mcnemarGreater, meanInterval, pairedTest, wilson } from '../../src/util/stats.ts';
 
 const close = (a: number, b: number, eps = 1e-3) => assert.ok(Math.abs(a - b) < eps, `${a} vs ${b}`);
 
