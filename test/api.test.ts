@@ -1,12 +1,12 @@
 /**
- * The library API, imported by the package's name (the package refers to itself through its
- * `exports`), as a program that depends on skillopt imports it.
+ * The library API from its entry point (`src/index.ts`; test/package.test.ts imports the packed
+ * package by its name).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { evaluate, loadConfig, readEvents, train, type RunEvent } from 'skillopt';
+import { evaluate, loadConfig, readEvents, train, type RunEvent } from '../src/index.ts';
 import { SIM_CONFIG } from './helpers/train.ts';
 import { tmpDir } from './helpers/tmp.ts';
 
