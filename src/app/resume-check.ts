@@ -18,7 +18,11 @@ const RESUMABLE_CHANGES: RegExp[] = [
   /^env\.workers$/,
   /^env\.out_root$/,
   /^gradient\.analyst_workers$/,
+  /^evaluation\.gate_overlap$/,
 ];
+
+/** Settings added since runs were first written, with the value that does what those runs did. */
+const ADDED_SINCE: Record<string, unknown> = { 'gradient.merge_strategy': 'staged' };
 
 export function isResumableChange(key: string): boolean {
   return RESUMABLE_CHANGES.some((r) => r.test(key));
@@ -52,6 +56,9 @@ function withDefaults(stored: unknown): unknown {
  */
 export function trainingChanges(stored: unknown, config: Config, secretPaths: ReadonlySet<string>): string[] {
   const before = flatten(withDefaults(stored));
+  // A key added since, absent from the stored config, counts at the value that does what the run did.
+  const storedKeys = flatten(stored);
+  for (const [k, v] of Object.entries(ADDED_SINCE)) if (!(k in storedKeys)) before[k] = v;
   const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))

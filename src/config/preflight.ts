@@ -34,6 +34,9 @@ function checkTrainingSettings(config: Config): void {
       "optimizer.pool_size and optimizer.use_skill_aware_reflection are both on: skill-aware reflection writes notes into the current skill outside the gate, so a pool member's per-item scores would no longer be its own; turn one of them off",
     );
   }
+  if (o.pool_size > 1 && config.evaluation.gate_overlap) {
+    throw new UserError("optimizer.pool_size and evaluation.gate_overlap are both on: the overlap starts the next step under the current skill, but a pool's next step improves a member drawn from its front; turn one of them off");
+  }
   if (o.pool_merge && o.pool_size <= 1) throw new UserError(`optimizer.pool_merge merges two pool members' edits: it needs optimizer.pool_size of 2 or more (it is ${o.pool_size})`);
   if (o.pool_merge && fullRewrite) throw new UserError('optimizer.pool_merge carries edits over from one pool member to another: the full-rewrite mode makes no edits; turn it off');
   if (o.pool_merge && !['patch', 'edits'].includes(o.skill_update_mode.trim().toLowerCase())) {

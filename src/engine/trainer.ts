@@ -120,8 +120,9 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = settings.accumulation;
+      const next = s + 1 < plan.stepsPerEpoch ? batches.slice((s + 1) * a, (s + 2) * a) : undefined;
       const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
-      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), metaSkill, parent: pool?.parent, poolDropped: pool?.dropped });
+      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill, parent: pool?.parent, poolDropped: pool?.dropped });
     }
     if (state.boundariesDone < epoch) {
       const stop = stopHere(ctx, state);

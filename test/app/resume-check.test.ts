@@ -1,4 +1,4 @@
-/** What a resume may change: a key a later version added is at its default in a run that never had it. */
+/** What a resume may change: a key a later version added counts at the value that does what the run did (its default, unless named otherwise). */
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -31,5 +31,26 @@ describe('resuming a run of an earlier version', () => {
     const { config, secretPaths } = loadConfig(SIM_CONFIG, { environment: {}, overrides: ['evaluation.gate=paired', 'model.target.options.noise=0.2'] });
     const changes = trainingChanges(storedBefore(before, NEW_KEYS), config, secretPaths);
     assert.deepEqual(changes.sort(), ['evaluation.gate: "exact" -> "paired"', 'model.target.options.noise: 0 -> 0.2']);
+  });
+});
+
+const configWith = (overrides: string[] = []) => loadConfig(SIM_CONFIG, { overrides, environment: {} }).config;
+
+/** The stored config of a run started before `gradient.merge_strategy` and `evaluation.gate_overlap` existed. */
+function storedBeforeMergeStrategy(): unknown {
+  const stored = JSON.parse(JSON.stringify(configWith())) as { gradient: Record<string, unknown>; evaluation: Record<string, unknown> };
+  delete stored.gradient.merge_strategy;
+  delete stored.evaluation.gate_overlap;
+  return stored;
+}
+
+describe('resuming a run started before a setting existed', () => {
+  it('counts the missing merge strategy as the staged one, which that run used', () => {
+    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(['gradient.merge_strategy=staged']), new Set()), []);
+    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(), new Set()), ['gradient.merge_strategy: "staged" -> "combined"']);
+  });
+
+  it('lets the gate overlap be switched on or off: it changes no decision', () => {
+    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(['gradient.merge_strategy=staged', 'evaluation.gate_overlap=true']), new Set()), []);
   });
 });

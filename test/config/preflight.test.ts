@@ -32,6 +32,7 @@ describe('preflight: training settings refused or warned before any call', () =>
     refused(['optimizer.pool_merge=true'], /optimizer\.pool_merge .* needs optimizer\.pool_size of 2 or more \(it is 0\)/);
     refused(['optimizer.pool_size=3', 'optimizer.pool_merge=true', 'optimizer.skill_update_mode=rewrite_from_suggestions'], /only the patch mode makes edits/);
     refused(['optimizer.pool_size=3', 'optimizer.use_skill_aware_reflection=true'], /optimizer\.pool_size and optimizer\.use_skill_aware_reflection are both on/);
+    refused(['optimizer.pool_size=3', 'evaluation.gate_overlap=true'], /optimizer\.pool_size and evaluation\.gate_overlap are both on/);
     assert.deepEqual(preflight(sim(['optimizer.pool_size=3', 'optimizer.pool_merge=true']), sizes), []);
   });
 

@@ -42,13 +42,18 @@ export async function gateCandidate(
   candidate: string,
   reference: SkillState,
   best: SkillState,
-  options: { rule: Extract<GateRule, 'gate' | 'force'>; dir?: string; step?: number },
+  options: { rule: Extract<GateRule, 'gate' | 'force'>; dir?: string; step?: number; onQueued?: () => void },
 ): Promise<GateOutcome> {
   const { gate } = ctx.settings;
   const length = lengthRule(ctx, candidate, { current: reference.skill, best: best.skill });
   const against = { current: reference.score, best: best.score };
   const vsReference = length && { within: length.within, candidate: length.candidate, other: length.current };
-  const score = (policy: EvaluationPolicy) => ctx.selection.score(candidate, { dir: options.dir, policy, step: options.step });
+  // `onQueued`: called once the candidate's rollouts are queued (what may overlap with them starts then).
+  const score = (policy: EvaluationPolicy) => {
+    const scoring = ctx.selection.score(candidate, { dir: options.dir, policy, step: options.step });
+    options.onQueued?.();
+    return scoring;
+  };
 
   if (options.rule === 'force' || gate.kind === 'exact') {
     let policy: EvaluationPolicy = FULL_EVALUATION;

@@ -14,6 +14,8 @@ export interface StepPlan {
   step: number;
   stepInEpoch: number;
   batches: Batch[];
+  /** The next step's batches when it follows in this epoch (no epoch boundary between). */
+  next?: Batch[];
   metaSkill: string;
   /** The skill the step improves (a pool member); default: the current skill. */
   parent?: SkillState;
