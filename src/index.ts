@@ -18,6 +18,7 @@ export { Ledger } from './model/ledger.ts';
 export type { Env, EnvFactory, Item, Splits, Trajectory, RolloutContext } from './envs/types.ts';
 export { registerEnv, getEnvFactory, envNames } from './envs/registry.ts';
 
+export { train, evaluate, type TrainOptions, type EvaluateOptions } from './api.ts';
 export { runTraining, type RunOptions } from './app/train.ts';
 export { runEvaluation, type EvalOptions } from './eval/evaluate.ts';
 export type { EvalSummary } from './eval/summary.ts';

@@ -136,6 +136,24 @@ describe('the packed package', () => {
     });
   });
 
+  it('trains and evaluates through the library API, imported by its name, with an event callback', () => {
+    const config = path.join(pkg, 'configs/sim/default.yaml');
+    const out = path.join(app, 'outputs', 'api');
+    writeFiles(app, {
+      'use-api.mjs': [
+        "import { train, evaluate } from 'skillopt';",
+        'const types = [];',
+        `const run = await train({ config: ${JSON.stringify(config)}, out: ${JSON.stringify(out)}, overrides: ['train.num_epochs=1'], onEvent: (e) => types.push(e.type) });`,
+        `const summary = await evaluate({ config: ${JSON.stringify(config)}, skills: [${JSON.stringify(path.join(pkg, 'configs/sim/seed_skill.md'))}, ${JSON.stringify(path.join(out, 'best_skill.md'))}], out: ${JSON.stringify(`${out}-eval`)} });`,
+        "console.log(JSON.stringify({ status: run.status, decisions: types.filter((t) => t === 'gate_decision').length, finished: types.at(-1), gain: summary.comparisons[0].hard.diff }));",
+        '',
+      ].join('\n'),
+    });
+    const r = JSON.parse(run(process.execPath, ['use-api.mjs'], app)) as { status: string; decisions: number; finished: string; gain: number };
+    assert.deepEqual([r.status, r.decisions, r.finished], ['finished', 3, 'run_finished']);
+    assert.ok(r.gain > 0, `the trained skill scores above the seed on test (${r.gain})`);
+  });
+
   it("gives a TypeScript project the library's types", () => {
     writeFiles(app, {
       'package.json': JSON.stringify({ type: 'module' }),

@@ -6,6 +6,7 @@
  */
 import { redact } from '../config/redact.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
+import { getBackend } from '../model/registry.ts';
 
 /** Role settings that say how a model is reached, not which model it is. */
 const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'max_wait_s', 'price', 'options.latency_ms'];
@@ -35,16 +36,31 @@ function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {})
 }
 
 /**
+ * A stored config with the keys it lacks at their defaults: a run started by an earlier version,
+ * which had no such key, ran with what the default does (a key added later is off by default).
+ */
+function withDefaults(stored: unknown): unknown {
+  const parsed = ConfigSchema.safeParse(stored);
+  if (!parsed.success) return stored;
+  for (const role of ['target', 'optimizer'] as const) {
+    const rc = parsed.data.model[role];
+    const options = getBackend(rc.backend)?.optionsSchema?.safeParse(rc.options ?? {});
+    if (options?.success) rc.options = options.data as Record<string, unknown>;
+  }
+  return JSON.parse(JSON.stringify(parsed.data));
+}
+
+/**
  * The training settings that differ between a run's stored config (as `config.json` holds it,
  * secrets redacted) and `config`, as `key: before -> after` lines; empty when the run may resume.
  */
 export function trainingChanges(stored: unknown, config: Config, secretPaths: ReadonlySet<string>): string[] {
-  const before = { ...ADDED_SINCE, ...flatten(stored) };
+  const before = flatten(withDefaults(stored));
+  // A key added since, absent from the stored config, counts at the value that does what the run did.
+  const storedKeys = flatten(stored);
+  for (const [k, v] of Object.entries(ADDED_SINCE)) if (!(k in storedKeys)) before[k] = v;
   const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
-  // A setting added since the run started is no change while it keeps its default.
-  const defaults = flatten(ConfigSchema.parse({}));
-  const added = (k: string) => !(k in before) && k in defaults && JSON.stringify(now[k]) === JSON.stringify(defaults[k]);
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
-    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k) && !added(k))
+    .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))
     .map((k) => `${k}: ${JSON.stringify(before[k])} -> ${JSON.stringify(now[k])}`);
 }

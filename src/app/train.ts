@@ -11,6 +11,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../config/load.ts';
 import { preflight } from '../config/preflight.ts';
+import { checkTransferTargets, transferHook } from './transfer.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
@@ -18,7 +19,7 @@ import { buildEnv } from './env.ts';
 import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
 import { FatalModelError, RunStop, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
-import { EventLog } from '../run/events.ts';
+import { EventLog, type RunEvent } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
@@ -57,6 +58,8 @@ export interface RunOptions {
   invocation?: Invocation;
   /** Called once every check has passed, just before the run starts (the CLI prints the full config). */
   onStart?: () => void;
+  /** Called with every event of the run as it is written to `events.jsonl`. */
+  onEvent?: (event: RunEvent) => void;
 }
 
 /**
@@ -98,6 +101,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const say = (text: string) => opts.console !== false && process.stdout.write(`${text}\n`);
 
   // Checks that only read: nothing is written before they pass.
+  checkTransferTargets(opts.loaded);
   if (dir.exists()) {
     checkResumable(dir, config, secretPaths);
     const summary = finishedSummary(dir);
@@ -111,7 +115,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
-  const detach = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const detachConsole = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const detachCaller = opts.onEvent ? events.on(opts.onEvent) : () => {};
+  const detach = () => {
+    detachConsole();
+    detachCaller();
+  };
   let models: RoleModels | undefined;
   let interrupt: (() => void) | undefined;
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
@@ -177,7 +186,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ledger: models.ledger,
       admission: models.admission,
       rollouts,
-      selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events),
+      selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events, settings.gate.repeats),
       opt,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,
@@ -185,6 +194,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       clock,
       stop: opts.signal,
       recordedConfig: redact(config, secretPaths),
+      transfer: transferHook(opts.loaded, opts.configFile, dir, opts.environment),
     };
     opts.onStart?.();
     events.emit({

@@ -29,6 +29,25 @@ function checkTrainingSettings(config: Config): void {
       `optimizer.min_learning_rate (${o.min_learning_rate}) is above optimizer.learning_rate (${o.learning_rate}): the ${o.lr_scheduler} schedule decays from learning_rate down to min_learning_rate, so it would never go below ${o.min_learning_rate} edits per step; set min_learning_rate to ${o.learning_rate} or less`,
     );
   }
+  if (o.pool_size > 1 && o.use_skill_aware_reflection) {
+    throw new UserError(
+      "optimizer.pool_size and optimizer.use_skill_aware_reflection are both on: skill-aware reflection writes notes into the current skill outside the gate, so a pool member's per-item scores would no longer be its own; turn one of them off",
+    );
+  }
+  if (o.pool_size > 1 && config.evaluation.gate_overlap) {
+    throw new UserError("optimizer.pool_size and evaluation.gate_overlap are both on: the overlap starts the next step under the current skill, but a pool's next step improves a member drawn from its front; turn one of them off");
+  }
+  if (o.pool_merge && o.pool_size <= 1) throw new UserError(`optimizer.pool_merge merges two pool members' edits: it needs optimizer.pool_size of 2 or more (it is ${o.pool_size})`);
+  if (o.pool_merge && fullRewrite) throw new UserError('optimizer.pool_merge carries edits over from one pool member to another: the full-rewrite mode makes no edits; turn it off');
+  if (o.pool_merge && !['patch', 'edits'].includes(o.skill_update_mode.trim().toLowerCase())) {
+    throw new UserError(`optimizer.pool_merge carries edits over from one pool member to another: only the patch mode makes edits (optimizer.skill_update_mode is ${o.skill_update_mode})`);
+  }
+  const e = config.evaluation;
+  if (e.gate === 'paired' && e.use_semantic_density) {
+    throw new UserError(
+      'evaluation.gate is paired and evaluation.use_semantic_density is on: the paired gate tests per-item scores, and the density bonus is a score of the whole skill that no item has; turn one of them off',
+    );
+  }
 }
 
 /**

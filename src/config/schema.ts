@@ -160,6 +160,13 @@ export const OptimizerSchema = z
     skill_aware_consolidate_threshold: z.number().int().nonnegative().default(0),
     /** Largest skill, in tokens, that an update may produce (0 = no limit). */
     max_skill_tokens: z.number().int().nonnegative().default(0),
+    /**
+     * Candidates kept in a pool (the Pareto front over selection items), each step's parent
+     * picked from its front; 0 or 1 = one current skill, as the original.
+     */
+    pool_size: z.number().int().nonnegative().default(0),
+    /** With a pool: after an accepted step, also try the new candidate with another member's edits merged in. */
+    pool_merge: z.boolean().default(false),
   })
   .strict();
 
@@ -170,6 +177,24 @@ export const EvaluationSchema = z
     gate_mixed_weight: z.number().min(0).max(1).default(0.5),
     /** Stop a gate evaluation as soon as its decision is certain (the decision is identical). */
     gate_early_stop: z.boolean().default(true),
+    /**
+     * `exact`: the candidate's selection score must beat the current one's (the original's rule).
+     * `paired`: a one-sided paired test on the same items must find the candidate better.
+     */
+    gate: z.enum(['exact', 'paired']).default('exact'),
+    /** Samples of each selection item per skill; their mean is the item's score (for a stochastic target). */
+    gate_repeats: z.number().int().positive().default(1),
+    /** The paired gate's significance level. */
+    gate_alpha: z.number().gt(0).max(0.5).default(0.05),
+    /** The paired gate's smallest mean improvement per item that is accepted. */
+    gate_min_delta: z.number().min(0).max(1).default(0),
+    /** When two skills' selection scores are within this much, the shorter (in tokens) is preferred; unset = off. */
+    prefer_shorter_within: z.number().min(0).max(1).optional(),
+    /**
+     * Other targets (`BACKEND:MODEL`, as `skillopt eval --target`) on which the final evaluation
+     * also scores the initial and best skills, into `summary.json`'s `transfer`.
+     */
+    transfer_targets: z.array(z.string()).default([]),
     /**
      * While the gate scores a candidate, start the next step's training rollouts under the skill
      * the gate is guessed to keep; a right guess shortens the step, a wrong one wastes those calls.

@@ -11,6 +11,7 @@ import { pad4 } from '../run/layout.ts';
 import { isSkipped, type HistoryRecord, type RuntimeState } from '../run/records.ts';
 import type { StepBufferEntry } from '../protocol/optimizer.ts';
 import { round, type RunContext, type TrainState } from './context.ts';
+import { CandidatePool } from './pool/candidate-pool.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
@@ -22,6 +23,7 @@ export function persistState(ctx: Pick<RunContext, 'dir' | 'clock'>, state: Trai
   dir.writeText(currentPath, state.current.skill);
   dir.writeText(dir.bestSkill, state.best.skill);
   dir.writeJson(dir.history, state.history);
+  state.pool?.save(dir);
   const runtime: RuntimeState & Record<string, unknown> = {
     last_completed_step: state.lastStep,
     baseline_score: state.baselineScore,
@@ -37,6 +39,7 @@ export function persistState(ctx: Pick<RunContext, 'dir' | 'clock'>, state: Trai
     epoch_boundaries_done: state.boundariesDone,
     elapsed_s: round(ctx.clock.elapsedSeconds(), 1),
     status,
+    ...(state.pool ? { pool: state.pool.members.map((m) => m.origin) } : {}),
   };
   dir.writeJson(dir.runtimeState, runtime);
 }
@@ -50,6 +53,7 @@ export interface Resumed {
   boundariesDone: number;
   history: HistoryRecord[];
   elapsed: number;
+  pool?: CandidatePool;
 }
 
 /**
@@ -57,7 +61,7 @@ export interface Resumed {
  * the run directory itself (the paths in the state may name where the run was before it was
  * moved). A state that had to be rebuilt is announced.
  */
-export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'skillInit'>): Promise<Resumed | undefined> {
+export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'skillInit' | 'settings'>): Promise<Resumed | undefined> {
   const { dir } = ctx;
   const problem = dir.runtimeStateProblem();
   const runtime = dir.readRuntimeState();
@@ -81,6 +85,7 @@ export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | '
     boundariesDone: runtime.epoch_boundaries_done ?? 0,
     history,
     elapsed: runtime.elapsed_s ?? 0,
+    ...(ctx.settings.pool.size ? { pool: CandidatePool.load(dir, ctx.settings.pool.size, runtime.pool, last) } : {}),
   };
 }
 

@@ -15,6 +15,8 @@ import type { Schedule } from './batches.ts';
 import type { LrScheduler } from './lr-schedulers.ts';
 import type { OptimizerContext } from './optimizer/ask.ts';
 import type { TrainSettings } from './settings.ts';
+import type { Transfer } from '../run/records.ts';
+import type { CandidatePool } from './pool/candidate-pool.ts';
 import type { SkillStates } from './stages/gate.ts';
 import type { Rollouts } from './stages/rollout.ts';
 import type { SelectionEvaluator } from './stages/selection-eval.ts';
@@ -43,6 +45,8 @@ export interface RunContext {
   stop?: AbortSignal;
   /** The config as `summary.json` records it (secrets redacted). */
   recordedConfig: unknown;
+  /** Scores the initial and best skill files on `evaluation.transfer_targets` (none: no transfer). */
+  transfer?: (skills: { initial: string; best: string }) => Promise<Transfer>;
 }
 
 /** The run's wall time: this process's, plus that of the earlier processes of a resumed run. */
@@ -69,6 +73,8 @@ export interface TrainState extends SkillStates {
   boundariesDone: number;
   stepBuffer: StepBufferEntry[];
   history: HistoryRecord[];
+  /** The candidate pool (`optimizer.pool_size`); undefined: one current skill. */
+  pool?: CandidatePool;
 }
 
 export const round = (x: number, digits: number) => Number(x.toFixed(digits));

@@ -7,13 +7,15 @@ import path from 'node:path';
 import { VERSION } from '../version.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { sumUsage } from '../model/ledger.ts';
-import type { Summary } from '../run/records.ts';
+import type { Summary, Transfer } from '../run/records.ts';
 import { skillHash } from '../skill/document.ts';
 import { isAccepted, isSkipped } from '../run/records.ts';
 import { persistState } from './checkpoint.ts';
 import { round, type RunContext, type TrainState } from './context.ts';
 import { computeScore } from './scoring/metrics.ts';
 import { applyDecision, decide } from './stages/gate.ts';
+import { lengthRule } from './stages/gate-evaluation.ts';
+import { lengthTable, scoreVsLength } from './length-report.ts';
 
 export interface Bucket {
   total: number;
@@ -42,7 +44,7 @@ export function buckets(items: Item[], trajectories: (Trajectory | undefined)[],
   return out;
 }
 
-type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig'>;
+type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig' | 'transfer'>;
 
 async function testSkill(ctx: FinalContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
   const dir = ctx.dir.path(dirName);
@@ -72,9 +74,10 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
     finalSelection = sel.hard;
     finalSelectionSoft = sel.soft;
     if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
-      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote');
+      const length = lengthRule(ctx, state.current.skill, { current: state.current.skill, best: state.best.skill });
+      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote', { length });
       if (decision.newBest) {
-        events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} > ${state.best.score.toFixed(4)})`);
+        events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} vs ${state.best.score.toFixed(4)})`);
         state.best = applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep).best;
         persistState(ctx, state);
       }
@@ -147,6 +150,18 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
     unpriced_calls: totals.unpricedCalls,
   };
+  if (ctx.transfer) {
+    const started = performance.now();
+    const targets = settings.transferTargets.join(', ');
+    events.emit({ type: 'stage_started', step: state.lastStep, epoch: settings.epochs, stage: 'transfer', detail: `initial and best skills on ${targets}` });
+    const transfer = await ctx.transfer({ initial: ctx.dir.skill(0), best: ctx.dir.bestSkill });
+    summary.transfer = transfer;
+    const line = (r: Transfer['rows'][number]) => `${r.target}: initial ${r.initial.hard.toFixed(4)} -> best ${r.best.hard.toFixed(4)} (diff ${r.hard.diff >= 0 ? '+' : ''}${r.hard.diff.toFixed(4)}, p ${r.hard.p ?? '-'})`;
+    events.emit({ type: 'stage_finished', step: state.lastStep, epoch: settings.epochs, stage: 'transfer', seconds: (performance.now() - started) / 1000, detail: transfer.rows.map(line).join('\n') });
+  }
+  const lengths = scoreVsLength(ctx, state);
+  ctx.dir.writeJson(ctx.dir.path('score_vs_length.json'), lengths);
+  if (settings.gate.shorterWithin !== undefined) events.info(lengthTable(lengths));
   ctx.dir.writeJson(ctx.dir.summary, summary);
   persistState(ctx, state, 'finished');
   events.emit({

@@ -55,9 +55,27 @@ export interface TrainSettings {
   /** Largest skill allowed, in tokens (0 = none). */
   maxSkillTokens: number;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
-  gate: { on: boolean; earlyStop: boolean; overlap: boolean; scoring: GateScoring };
+  gate: {
+    on: boolean;
+    earlyStop: boolean;
+    /** Start the next step's rollouts while the gate scores (`evaluation.gate_overlap`). */
+    overlap: boolean;
+    scoring: GateScoring;
+    /** `exact`: beat the current score; `paired`: a paired test must find the candidate better. */
+    kind: 'exact' | 'paired';
+    /** Selection samples per item and skill. */
+    repeats: number;
+    alpha: number;
+    minDelta: number;
+    /** Prefer the shorter skill when scores are within this much (undefined: off). */
+    shorterWithin?: number;
+  };
+  /** Candidates kept (the Pareto front over selection items); 0 = one current skill. */
+  pool: { size: number; merge: boolean };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
+  /** `evaluation.transfer_targets`: other targets the final evaluation scores the initial and best skills on. */
+  transferTargets: string[];
   budget: Config['budget'];
 }
 
@@ -93,7 +111,13 @@ export function trainSettings(config: Config): TrainSettings {
           ? { weight: e.semantic_density_weight, words: typeof e.leading_words === 'string' ? e.leading_words.split(',').map((w) => w.trim()) : e.leading_words }
           : undefined,
       },
+      kind: e.gate,
+      repeats: e.gate_repeats,
+      alpha: e.gate_alpha,
+      minDelta: e.gate_min_delta,
+      shorterWithin: e.prefer_shorter_within,
     },
+    pool: { size: o.pool_size > 1 ? o.pool_size : 0, merge: o.pool_merge },
     epoch: {
       slowUpdate: o.use_slow_update,
       // As in the original, this switch gates the slow update even when the step gate is off.
@@ -104,6 +128,7 @@ export function trainSettings(config: Config): TrainSettings {
       topUpChunk: Math.max(1, config.env.workers),
     },
     evalTest: e.eval_test,
+    transferTargets: e.transfer_targets,
     budget: config.budget,
   };
 }

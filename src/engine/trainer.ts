@@ -14,6 +14,7 @@ import { activeMetaSkill } from './epoch/meta-skill.ts';
 import { finalEvaluation } from './final-evaluation.ts';
 import { buildScheduler } from './lr-schedulers.ts';
 import { trainStep } from './step/train-step.ts';
+import { poolParent, startPool } from './pool/pool-steps.ts';
 import { budgetStop } from './budget-limits.ts';
 
 export type TrainOutcome =
@@ -53,15 +54,17 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${settings.gate.scoring.metric}]=${base.gate.toFixed(4)}`,
   });
   const skill = settings.skillAware.on ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
+  const current = { skill, score: base.gate, origin: 'initial_skill' };
   const state: TrainState = {
     lastStep: 0,
     baselineScore: base.gate,
-    current: { skill, score: base.gate, origin: 'initial_skill' },
-    best: { skill, score: base.gate, step: 0, origin: 'initial_skill' },
+    current,
+    best: { ...current, step: 0 },
     scheduler,
     boundariesDone: 0,
     stepBuffer: [],
     history: [],
+    ...(settings.pool.size ? { pool: startPool(settings.pool.size, { ...current, values: base.itemValues }, base) } : {}),
   };
   persistState(ctx, state);
   return state;
@@ -118,7 +121,8 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = settings.accumulation;
       const next = s + 1 < plan.stepsPerEpoch ? batches.slice((s + 1) * a, (s + 2) * a) : undefined;
-      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill });
+      const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
+      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill, parent: pool?.parent, poolDropped: pool?.dropped });
     }
     if (state.boundariesDone < epoch) {
       const stop = stopHere(ctx, state);

@@ -16,7 +16,7 @@ import { UserError } from '../errors.ts';
 import { canonicalSplit } from '../envs/data/splits.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { evalMarkdown } from './report.ts';
-import { meanInterval, pairedTest, type Interval, type PairedTest } from './stats.ts';
+import { meanInterval, pairedTest, type Interval, type PairedTest } from '../util/stats.ts';
 import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
 import { ModelStack } from '../model/stack.ts';

@@ -8,8 +8,8 @@ import { redactDeep } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from './atomic.ts';
 import { GATE_ACTIONS, STEP_ACTIONS } from './records.ts';
 
-/** The stages a run reports: the baseline, the six of a step, the slow update and the final evaluation. */
-export const STAGES = ['baseline', 'rollout', 'reflect', 'aggregate', 'select', 'update', 'evaluate', 'slow_update', 'final_evaluation'] as const;
+/** The stages a run reports: the baseline, the six of a step (and a pool's merge), the slow update, the final evaluation and the transfer check. */
+export const STAGES = ['baseline', 'rollout', 'reflect', 'aggregate', 'select', 'update', 'evaluate', 'pool_merge', 'slow_update', 'final_evaluation', 'transfer'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** What an epoch boundary did: the slow update's outcomes (a gate action among them), then the meta skill's. */
@@ -73,6 +73,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     rollouts_saved: num,
     /** The evaluation stopped once a reject was certain; candidate_score is then the best it could have reached. */
     early_stopped: z.boolean().optional(),
+    /** The paired gate's test: mean effect per item, one-sided p-value. */
+    test: z.object({ method: z.string(), n: num, effect: num, p: num, alpha: num, passed: z.boolean() }).optional(),
   }),
   z.object({
     ...base,

@@ -29,6 +29,22 @@ export const GateStatsSchema = z
     early_stopped: z.boolean().optional(),
     /** Selection items that ended in infrastructure errors (left out of the score). */
     errors: z.number().optional(),
+    /** The paired gate's test (`evaluation.gate: paired`). */
+    test: z
+      .object({
+        kind: z.literal('paired'),
+        method: z.enum(['mcnemar_exact', 'paired_t', 'none']),
+        n: z.number(),
+        effect: z.number(),
+        p: z.number(),
+        alpha: z.number(),
+        min_delta: z.number(),
+        repeats: z.number(),
+        discordant: z.object({ current_only: z.number(), candidate_only: z.number() }).optional(),
+        passed: z.boolean(),
+        stopped_early: z.boolean(),
+      })
+      .optional(),
   })
   .loose();
 
@@ -114,6 +130,17 @@ export const StepRecordSchema = z
     /** After an early stop: the most the candidate could have scored. */
     candidate_gate_upper_bound: z.number().optional(),
     gate: GateStatsSchema.optional(),
+    /** With a candidate pool: the step's parent, the members after it, those dropped, and the merge tried. */
+    pool: z
+      .object({
+        parent: z.string(),
+        members: z.array(z.string()),
+        dropped: z.array(z.string()),
+        merge: z
+          .object({ parents: z.array(z.string()), action: z.string(), score: z.number().nullable().optional(), rollouts_used: z.number().optional() })
+          .optional(),
+      })
+      .optional(),
     n_execution_lapse_notes: z.number().optional(),
     n_appendix_notes_added: z.number().optional(),
     n_appendix_notes_total: z.number().optional(),
@@ -151,6 +178,67 @@ export const HistoryRecordSchema = StepRecordSchema.partial()
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
 export const HistorySchema = z.array(HistoryRecordSchema);
 
+/** A candidate of a pool run (`pool/lineage.json`): where it came from and what the gate did with it. */
+export const LineageNodeSchema = z
+  .object({
+    /** The skill's origin: `initial_skill`, `step_0003`, `merge_0003`, `slow_update_epoch_02`, … */
+    id: z.string(),
+    /** One parent, two for a merge, none for the initial skill. */
+    parents: z.array(z.string()),
+    kind: z.enum(['initial', 'step', 'merge', 'slow_update']),
+    /** The step it was made in (a boundary's skill: the epoch's last step). */
+    step: z.number(),
+    /** What the gate did with it (`initial` for the initial skill). */
+    action: z.string(),
+    /** Selection score on the gate metric; null when the gate stopped early. */
+    score: z.number().nullable(),
+    tokens: z.number(),
+    skill_hash: z.string(),
+    /** The file holding the skill, in the run directory. */
+    skill_file: z.string(),
+    /** Per selection item, its score (members only; null: not scored). */
+    item_scores: z.array(z.number().nullable()).optional(),
+    /** The edits that made it from its first parent (patch mode): what a merge can carry over. */
+    edits: z.array(z.record(z.string(), z.unknown())).optional(),
+    /** The paired gate's test: effect per item and one-sided p-value. */
+    test: z.object({ effect: z.number(), p: z.number() }).optional(),
+    /** A member of the pool as of the last commit. */
+    in_pool: z.boolean(),
+    /** The step whose record lists it as dropped (one dropped for a slow update's skill: the step after the boundary). */
+    dropped_at: z.number().optional(),
+  });
+
+export const LineageFileSchema = z.object({ members: z.array(z.string()), nodes: z.array(LineageNodeSchema) }).loose();
+export type LineageFile = z.infer<typeof LineageFileSchema>;
+
+const PairedTestSchema = z.object({
+  n: z.number(),
+  diff: z.number(),
+  ci: z.tuple([z.number(), z.number()]).optional(),
+  p: z.number().nullable(),
+  method: z.enum(['mcnemar_exact', 'paired_t', 'none']),
+  discordant: z.object({ baseline_only: z.number(), candidate_only: z.number() }).optional(),
+});
+
+/** `summary.json`'s `transfer`: the initial and best skills on each of `evaluation.transfer_targets`, as `skillopt eval` scores them. */
+export const TransferSchema = z.object({
+  split: z.string(),
+  n_items: z.number(),
+  /** Where the rollouts, `eval_summary.json` and the calls are, in the run directory. */
+  dir: z.string(),
+  rows: z.array(
+    z.object({
+      target: z.string(),
+      initial: z.object({ hard: z.number(), soft: z.number(), hard_ci95: z.tuple([z.number(), z.number()]).optional(), n: z.number() }),
+      best: z.object({ hard: z.number(), soft: z.number(), hard_ci95: z.tuple([z.number(), z.number()]).optional(), n: z.number() }),
+      /** The best skill against the initial one on the same items. */
+      hard: PairedTestSchema,
+      soft: PairedTestSchema,
+    }),
+  ),
+});
+export type Transfer = z.infer<typeof TransferSchema>;
+
 export const RuntimeStateSchema = z
   .object({
     last_completed_step: z.number().int().nonnegative(),
@@ -172,6 +260,8 @@ export const RuntimeStateSchema = z
     /** Wall time of the run in earlier processes, seconds. */
     elapsed_s: z.number().optional(),
     status: z.enum(['running', 'finished', 'failed', 'stopped']).optional(),
+    /** The candidate pool's members (`optimizer.pool_size`), by origin; their skills are in `pool/`. */
+    pool: z.array(z.string()).optional(),
   })
   .loose();
 export type RuntimeState = z.infer<typeof RuntimeStateSchema>;
@@ -192,6 +282,7 @@ export const SummarySchema = z
     final_test_hard: z.number().nullable().optional(),
     total_wall_time_s: z.number().optional(),
     token_summary: z.record(z.string(), StageUsageSchema).optional(),
+    transfer: TransferSchema.optional(),
   })
   .loose();
 export type Summary = z.infer<typeof SummarySchema>;

@@ -99,6 +99,12 @@ export function formatEvent(event: RunEvent): string | undefined {
       const against = event.action === 'accept_new_best' ? `prev best ${f4(event.best_score)}` : `current=${f4(event.current_score)}`;
       const saved = `selection rollouts used=${event.rollouts_used} saved=${event.rollouts_saved}${event.early_stopped ? ', stopped early: at most this score' : ''}`;
       if (event.action === 'force_accept') return `    [6/6 EVALUATE] ${verdict[event.action]} ${event.metric}=${f4(event.candidate_score)}  (${saved})`;
+      if (event.test) {
+        const t = event.test;
+        const evidence = `paired ${t.method}: effect ${t.effect >= 0 ? '+' : ''}${t.effect.toFixed(4)} per item, p=${t.p.toPrecision(3)} ${t.p <= t.alpha ? '<=' : '>'} alpha=${t.alpha}, n=${t.n}`;
+        const scored = event.early_stopped ? `at most ${f4(event.candidate_score)}, stopped once the test could no longer pass` : f4(event.candidate_score);
+        return `    [6/6 EVALUATE] ${verdict[event.action] ?? event.action} ${event.metric}=${scored} vs current=${f4(event.current_score)}: ${evidence}  (selection rollouts used=${event.rollouts_used} saved=${event.rollouts_saved})`;
+      }
       return `    [6/6 EVALUATE] ${verdict[event.action] ?? event.action} ${event.metric}=${f4(event.candidate_score)} ${cmp} ${against}  (${saved})`;
     }
     case 'step_finished': {

@@ -13,6 +13,7 @@ import { ConfigRoots } from './actions/config-roots.ts';
 import { Jobs } from './actions/jobs.ts';
 import type { PreflightOptions } from './actions/preflight.ts';
 import { mountActions } from './actions/routes.ts';
+import { readLineage } from './lineage.ts';
 import { DiffPool } from './diff-pool.ts';
 import { listEvals } from './evals.ts';
 import { readTextCapped } from './file-cache.ts';
@@ -163,14 +164,14 @@ export function createDashboardApp(options: DashboardAppOptions) {
 
   app.get('/api/skill', (c) => {
     const ref = c.req.query('ref');
-    if (!ref) throw new HttpError(400, 'the ref parameter is missing (best, v:N, cand:N or slow:E)');
+    if (!ref) throw new HttpError(400, 'the ref parameter is missing (best, v:N, cand:N, slow:E or pool:ORIGIN)');
     return c.json(readSkill(runOf(c).run, ref));
   });
 
   app.get('/api/diff', async (c) => {
     const a = c.req.query('a');
     const b = c.req.query('b');
-    if (!a || !b) throw new HttpError(400, 'the a and b parameters name the two skills to compare (best, v:N, cand:N or slow:E)');
+    if (!a || !b) throw new HttpError(400, 'the a and b parameters name the two skills to compare (best, v:N, cand:N, slow:E or pool:ORIGIN)');
     const context = intParam(c, 'context') ?? 3;
     return c.json(await diffSkills(runOf(c).run, diffs, a, b, Math.min(context, 100000), c.req.raw.signal));
   });
@@ -211,6 +212,8 @@ export function createDashboardApp(options: DashboardAppOptions) {
   });
 
   app.get('/api/evals', (c) => c.json({ evals: listEvals(runOf(c).run) }));
+
+  app.get('/api/lineage', (c) => c.json(readLineage(runOf(c).run)));
 
   if (options.actions && jobs) {
     mountActions(app, { access: options.actions.access, configs: new ConfigRoots(options.actions.configRoots), jobs, roots, readerFor, preflight: options.actions.preflight });

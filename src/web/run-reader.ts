@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { RunDir } from '../run/layout.ts';
-import { HistoryRecordSchema, RuntimeStateSchema, SummarySchema, type HistoryRecord } from '../run/records.ts';
+import { HistoryRecordSchema, RuntimeStateSchema, SummarySchema, type HistoryRecord, type Transfer } from '../run/records.ts';
 import { CachedJson, JsonlTail } from './file-cache.ts';
 import { isFileInside } from './safe-path.ts';
 import { baselineFromRollouts, describeConfig, readEpochs, readTests, stageUsageFromFiles, sumStages, type EpochInfo, type TestRow } from './run-files.ts';
@@ -110,6 +110,8 @@ export interface RunDetail extends RunOverview {
   tests: TestRow[];
   usageByStage: Record<string, UsageTotals>;
   logs: { time: string; level: string; message: string }[];
+  /** `evaluation.transfer_targets`: the initial and best skills on each other target. */
+  transfer?: Transfer;
 }
 
 function mtime(file: string): number {
@@ -307,6 +309,7 @@ export class RunReader {
       tests: readTests(this.run, overview.problems),
       usageByStage: this.hasLedger() ? this.callFold.byPurpose : stageUsageFromFiles(summary?.token_summary, records),
       logs: this.eventFold.logs.slice(-30),
+      ...(summary?.transfer ? { transfer: summary.transfer } : {}),
     };
   }
 

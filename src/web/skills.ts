@@ -27,7 +27,9 @@ export function skillFile(run: RunDir, ref: string): string {
   if ((m = /^v:(\d{1,6})$/.exec(ref))) return run.skill(Number(m[1]));
   if ((m = /^cand:(\d{1,6})$/.exec(ref))) return run.step(Number(m[1]), 'candidate_skill.md');
   if ((m = /^slow:(\d{1,3})$/.exec(ref))) return run.slowUpdate(Number(m[1]), 'candidate_skill.md');
-  throw new HttpError(400, `not a skill reference: ${ref} (expected best, v:N, cand:N or slow:E)`);
+  // A candidate pool's member, by origin (pool/<origin>.md).
+  if ((m = /^pool:([a-z0-9_]{1,80})$/.exec(ref))) return run.path('pool', `${m[1]}.md`);
+  throw new HttpError(400, `not a skill reference: ${ref} (expected best, v:N, cand:N, slow:E or pool:ORIGIN)`);
 }
 
 export function readSkill(run: RunDir, ref: string, maxBytes = MAX_SKILL_BYTES): { ref: string; text: string; truncated: boolean; size: number } {

@@ -65,6 +65,10 @@ export interface StepView {
     best?: number | null;
     used?: number;
     saved?: number;
+    /** The paired gate's test (`evaluation.gate: paired`). */
+    test?: NonNullable<NonNullable<HistoryRecord['gate']>['test']>;
+    /** With a candidate pool: the member the step improved, and the merge tried after it. */
+    pool?: HistoryRecord['pool'];
   };
   reasoning?: string;
   edits: EditView[];
@@ -158,7 +162,8 @@ export function stepView(reader: RunReader, step: number): StepView {
     .history()
     .records.filter((r) => r.step < step)
     .at(-1);
-  const base = currentBefore(run, step);
+  // With a candidate pool the step improved a member, not necessarily the current skill.
+  const base = record?.pool ? `pool:${record.pool.parent}` : currentBefore(run, step);
   return {
     step,
     record,
@@ -176,6 +181,8 @@ export function stepView(reader: RunReader, step: number): StepView {
           best: record.best_score,
           used: record.gate?.rollouts_used,
           saved: record.gate?.rollouts_saved,
+          test: record.gate?.test,
+          pool: record.pool,
         }
       : undefined,
     reasoning: ranked.reasoning ?? merged.reasoning,

@@ -21,6 +21,21 @@ describe('preflight: training settings refused or warned before any call', () =>
     assert.deepEqual(preflight(sim(['optimizer.learning_rate=0', 'optimizer.skill_update_mode=full_rewrite_minibatch']), sizes), []);
   });
 
+  it('the paired gate with the semantic-density bonus is refused (the bonus belongs to no item), each alone is fine', () => {
+    assert.throws(() => preflight(sim(['evaluation.gate=paired', 'evaluation.use_semantic_density=true']), sizes), (e: unknown) => e instanceof UserError && /evaluation\.gate is paired and evaluation\.use_semantic_density/.test(e.message));
+    assert.deepEqual(preflight(sim(['evaluation.gate=paired']), sizes), []);
+    assert.deepEqual(preflight(sim(['evaluation.use_semantic_density=true']), sizes), []);
+  });
+
+  it('a pool merge without a pool, or outside patch mode, and a pool with skill-aware reflection are refused', () => {
+    const refused = (o: string[], re: RegExp) => assert.throws(() => preflight(sim(o), sizes), (e: unknown) => e instanceof UserError && re.test(e.message));
+    refused(['optimizer.pool_merge=true'], /optimizer\.pool_merge .* needs optimizer\.pool_size of 2 or more \(it is 0\)/);
+    refused(['optimizer.pool_size=3', 'optimizer.pool_merge=true', 'optimizer.skill_update_mode=rewrite_from_suggestions'], /only the patch mode makes edits/);
+    refused(['optimizer.pool_size=3', 'optimizer.use_skill_aware_reflection=true'], /optimizer\.pool_size and optimizer\.use_skill_aware_reflection are both on/);
+    refused(['optimizer.pool_size=3', 'evaluation.gate_overlap=true'], /optimizer\.pool_size and evaluation\.gate_overlap are both on/);
+    assert.deepEqual(preflight(sim(['optimizer.pool_size=3', 'optimizer.pool_merge=true']), sizes), []);
+  });
+
   it('min_learning_rate above learning_rate is refused for the schedules that decay to it, with the value to use', () => {
     for (const s of ['cosine', 'linear']) {
       assert.throws(

@@ -12,8 +12,8 @@ import { countTokens, skillHash } from '../../skill/document.ts';
 import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../../skill/regions.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
 import { round, type RunContext, type TrainState } from '../context.ts';
-import { applyDecision, decide, type SkillStates } from '../stages/gate.ts';
-import { EarlyStop, FULL_EVALUATION } from '../stages/selection-eval.ts';
+import { applyDecision, type SkillStates } from '../stages/gate.ts';
+import { gateCandidate } from '../stages/gate-evaluation.ts';
 import { countCategories } from './comparison-pairs.ts';
 import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
 import { writeEpochNote } from './note-writer.ts';
@@ -78,9 +78,7 @@ export async function slowUpdate(ctx: SlowUpdateContext, state: TrainState, epoc
   // Gated, the guidance must beat the current skill; in force mode it always goes in, and its
   // score is measured rather than assumed.
   const gated = ctx.settings.epoch.slowUpdateGated;
-  const policy = gated && ctx.settings.gate.earlyStop ? new EarlyStop(state.current.score, state.current.skill) : FULL_EVALUATION;
-  const sel = await ctx.selection.score(candidate, { dir: path.join(base, 'selection_eval'), policy });
-  const decision = decide(sel.complete ? sel.gate : undefined, { current: state.current.score, best: state.best.score }, gated ? 'gate' : 'force');
+  const { sel, decision, test } = await gateCandidate(ctx, candidate, state.current, state.best, { rule: gated ? 'gate' : 'force', dir: path.join(base, 'selection_eval') });
   const after = applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, state.lastStep);
   write({
     action: decision.action,
@@ -93,6 +91,7 @@ export async function slowUpdate(ctx: SlowUpdateContext, state: TrainState, epoc
     selection_soft: sel.soft,
     selection_gate_score: sel.gate,
     selection_rollouts_used: sel.used,
+    ...(test ? { gate_test: test } : {}),
     state_after: { current: after.current, best: after.best },
     detail: `regressed=${counts.regressed} improved=${counts.improved} selection=${sel.gate.toFixed(4)}`,
   });

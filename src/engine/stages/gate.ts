@@ -41,16 +41,52 @@ export interface GateDecision {
 }
 
 /**
+ * The length preference (`evaluation.prefer_shorter_within`): when two skills' scores are
+ * within `within`, the shorter (in tokens) wins. `candidate` and `other` are their lengths.
+ */
+export interface LengthRule {
+  within: number;
+  candidate: number;
+  other: number;
+}
+
+/**
+ * Whether a score beats another: strictly higher, or, with the length preference, the shorter
+ * skill within the tolerance (a shorter candidate may be up to `within` lower; a longer one must
+ * be more than `within` higher).
+ */
+export function beats(score: number, other: number, length?: LengthRule): boolean {
+  if (!length || length.candidate === length.other) return score > other;
+  return length.candidate < length.other ? score >= other - length.within : score > other + length.within;
+}
+
+/** The bar an early-stopping evaluation needs the candidate to pass, and whether reaching it exactly loses. */
+export function gateBar(current: number, length?: LengthRule): { bar: number; tieLoses: boolean } {
+  if (!length || length.candidate === length.other) return { bar: current, tieLoses: true };
+  return length.candidate < length.other ? { bar: current - length.within, tieLoses: false } : { bar: current + length.within, tieLoses: true };
+}
+
+export interface DecideOptions {
+  /** The length preference against the current and the best skill (token counts). */
+  length?: { within: number; candidate: number; current: number; best: number };
+  /** The paired gate's verdict, which replaces the comparison with the current skill. */
+  passed?: boolean;
+}
+
+/**
  * `score` is undefined when the evaluation stopped early: a reject was then certain.
  * `against` is the current and the best skill's scores.
  */
-export function decide(score: number | undefined, against: { current: number; best: number }, rule: GateRule): GateDecision {
+export function decide(score: number | undefined, against: { current: number; best: number }, rule: GateRule, options: DecideOptions = {}): GateDecision {
   const reject: GateDecision = { action: 'reject', replacesCurrent: false, newBest: false };
   if (score === undefined) return reject;
-  if (rule === 'force') return { action: 'force_accept', replacesCurrent: true, newBest: score > against.best };
-  if (rule === 'promote') return score > against.best ? { action: 'accept_new_best', replacesCurrent: false, newBest: true } : reject;
-  if (score <= against.current) return reject;
-  return score > against.best ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false };
+  const { length } = options;
+  const vs = (other: number): LengthRule | undefined => length && { within: length.within, candidate: length.candidate, other };
+  const newBest = beats(score, against.best, vs(length?.best ?? 0));
+  if (rule === 'force') return { action: 'force_accept', replacesCurrent: true, newBest };
+  if (rule === 'promote') return newBest ? { action: 'accept_new_best', replacesCurrent: false, newBest: true } : reject;
+  if (!(options.passed ?? beats(score, against.current, vs(length?.current ?? 0)))) return reject;
+  return newBest ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false };
 }
 
 /** The current and best skills after `decision` on `candidate` (scored `candidate.score`) at `step`. */
@@ -65,11 +101,12 @@ export function applyDecision(states: SkillStates, candidate: SkillState, decisi
  * Whether a reject is already certain: `sum` of the item metrics of `scored` items, `remaining`
  * items not yet known, `bonus` a constant added to the mean (semantic density). Items that end
  * in infrastructure errors drop out of the mean, which cannot raise the best case above a
- * perfect remainder, so the bound holds.
+ * perfect remainder, so the bound holds. `tieLoses`: a candidate that can at most reach the bar
+ * is rejected (the strict gate); false: only one that cannot reach it.
  */
-export function rejectIsCertain(sum: number, scored: number, remaining: number, bar: number, bonus = 0): boolean {
+export function rejectIsCertain(sum: number, scored: number, remaining: number, bar: number, bonus = 0, tieLoses = true): boolean {
   const total = scored + remaining;
   if (total === 0) return false;
   const best = (sum + remaining) / total + bonus;
-  return best <= bar;
+  return tieLoses ? best <= bar : best < bar;
 }

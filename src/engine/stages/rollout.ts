@@ -29,6 +29,8 @@ export interface RolloutJob {
   cache: ScoreCache;
   seed: number;
   sample?: number;
+  /** The sample of each item (repeated samples of one item are several entries); overrides `sample`. */
+  samples?: readonly number[];
   /** A training step's rollout: the env may give the target feedback it does not get in evaluation. */
   training?: boolean;
   /** Where to write `results.jsonl` and `predictions/<id>/conversation.json`. */
@@ -69,9 +71,9 @@ export class Rollouts {
     return rollout({ ...this.services, seed: this.seed, ...options, skill, items });
   }
 
-  /** The finished rollout of `skill` on `item` at the run's seed, when the score cache has it. */
-  cached(skillHashValue: string, item: Item): Trajectory | undefined {
-    return this.services.cache.get(skillHashValue, item.id, this.services.target.id, 0, this.seed);
+  /** The finished rollout of `skill` on `item` (its `sample`) at the run's seed, when the score cache has it. */
+  cached(skillHashValue: string, item: Item, sample = 0): Trajectory | undefined {
+    return this.services.cache.get(skillHashValue, item.id, this.services.target.id, sample, this.seed);
   }
 }
 
@@ -87,7 +89,7 @@ function itemError(item: Item, err: unknown): Trajectory | undefined {
 
 export async function rollout(job: RolloutJob): Promise<RolloutResult> {
   const hash = skillHash(job.skill);
-  const sample = job.sample ?? 0;
+  const sampleOf = (index: number) => job.samples?.[index] ?? job.sample ?? 0;
   const order = job.order ?? job.items.map((_, i) => i);
   const trajectories: (Trajectory | undefined)[] = new Array(job.items.length).fill(undefined);
   let ran = 0;
@@ -107,7 +109,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
   for (const index of order) {
     const item = job.items[index];
     if (!item) throw new Error(`rollout order names item ${index}, of ${job.items.length}`);
-    const hit = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
+    const hit = job.cache.get(hash, item.id, job.target.id, sampleOf(index), job.seed);
     if (hit) {
       cached++;
       finish(index, hit);
@@ -124,6 +126,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
           return;
         }
         let t: Trajectory;
+        const sample = sampleOf(index);
         try {
           const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
             job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, training: job.training, signal: job.signal }),
@@ -144,7 +147,7 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
     ),
   );
   if (fatal) throw fatal.error;
-  if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, sample);
+  if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, job.items.map((_, i) => sampleOf(i)));
   return { trajectories, ran, cached };
 }
 
@@ -154,10 +157,11 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
  * directory rather than one per item (the original writes `predictions/<id>/conversation.json`,
  * which costs a directory and a file per rollout).
  */
-export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefined)[], hash: string, target: string, sample: number): void {
+export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefined)[], hash: string, target: string, samples: number | readonly number[]): void {
   const lines: string[] = [];
-  for (const t of trajectories) {
+  for (const [i, t] of trajectories.entries()) {
     if (!t) continue;
+    const sample = typeof samples === 'number' ? samples : (samples[i] ?? 0);
     lines.push(
       JSON.stringify({
         id: t.id,

@@ -3,7 +3,9 @@
  * cache when this skill was already run on it. How far the evaluation goes is a policy passed
  * to it: `FULL_EVALUATION` runs every item; `EarlyStop` runs the items hardest first (those the
  * current skill failed) and stops as soon as the candidate cannot beat the bar, which gives the
- * decision a full evaluation would give. Another policy (a statistical gate) fits beside them.
+ * decision a full evaluation would give; `PairedGate` (paired-gate.ts) stops once a paired test
+ * can no longer find the candidate better. With `repeats` > 1 every item is sampled that many
+ * times per skill and its score is the mean of its samples (a stochastic target).
  */
 import type { Item, Trajectory } from '../../envs/types.ts';
 import type { EventLog } from '../../run/events.ts';
@@ -21,9 +23,10 @@ export interface EvaluationPolicy {
   order(count: number, cachedMetric: (skill: string, i: number) => number | undefined): number[];
   /**
    * Whether the decision is already certain: `sum` of the metrics of the `scored` items taken in
-   * order, `remaining` items not yet known, `bonus` added to the mean.
+   * order, `remaining` items not yet known, `bonus` added to the mean; `known` is the metric of
+   * each item taken so far, in order (undefined: an item that only ended in errors).
    */
-  decided(sum: number, scored: number, remaining: number, bonus: number): boolean;
+  decided(sum: number, scored: number, remaining: number, bonus: number, known: readonly (number | undefined)[]): boolean;
 }
 
 const inOrder = (count: number) => Array.from({ length: count }, (_, i) => i);
@@ -31,31 +34,41 @@ const inOrder = (count: number) => Array.from({ length: count }, (_, i) => i);
 /** Every item, in split order. */
 export const FULL_EVALUATION: EvaluationPolicy = { order: inOrder, decided: () => false };
 
+/** Items the current skill failed first (unknown ones last), in split order among equals. */
+export function hardestFirst(count: number, value: (i: number) => number | undefined): number[] {
+  const v = (i: number) => value(i) ?? 1;
+  return inOrder(count).sort((a, b) => v(a) - v(b) || a - b);
+}
+
 /** Stops once the candidate cannot beat `bar` (the current skill's score), trying the current skill's failures first. */
 export class EarlyStop implements EvaluationPolicy {
   constructor(
     private readonly bar: number,
     /** The current skill, whose cached results set the order. */
     private readonly currentSkill: string,
+    /** Whether a candidate that can at most reach the bar is rejected (ties lose); false: only below it. */
+    private readonly tieLoses = true,
   ) {}
 
   order(count: number, cachedMetric: (skill: string, i: number) => number | undefined): number[] {
-    const value = (i: number) => cachedMetric(this.currentSkill, i) ?? 1;
-    return inOrder(count).sort((a, b) => value(a) - value(b) || a - b);
+    return hardestFirst(count, (i) => cachedMetric(this.currentSkill, i));
   }
 
   decided(sum: number, scored: number, remaining: number, bonus: number): boolean {
-    return rejectIsCertain(sum, scored, remaining, this.bar, bonus);
+    return rejectIsCertain(sum, scored, remaining, this.bar, bonus, this.tieLoses);
   }
 }
 
 export interface SelectionScore {
+  /** Every sample's trajectory: item i's sample r at `r * items + i` (undefined: never run). */
   trajectories: (Trajectory | undefined)[];
   /** Means over the scored items (null when stopped early). */
   hard: number | null;
   soft: number | null;
   /** The gate score; for an early stop, the best score the candidate could still have reached. */
   gate: number;
+  /** Each item's score on the gate metric (the mean of its samples); undefined when not scored. */
+  itemValues: (number | undefined)[];
   complete: boolean;
   /** Rollouts run now, and rollouts not needed (cached or skipped). */
   used: number;
@@ -67,6 +80,14 @@ export interface SelectionScore {
 /** Share of selection items that may end in infrastructure errors before the evaluation is refused. */
 export const MAX_ERROR_SHARE = 0.1;
 
+/** One item's samples as one result: the mean of the scored samples; an error when none was scored. */
+function combineSamples(samples: (Trajectory | undefined)[]): Trajectory | undefined {
+  if (samples.length === 1 || samples.some((t) => t === undefined)) return samples.length === 1 ? samples[0] : undefined;
+  const ok = (samples as Trajectory[]).filter((t) => !t.error);
+  if (ok.length === 0) return samples[0];
+  return { ...ok[0]!, hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length, soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length };
+}
+
 export class SelectionEvaluator {
   constructor(
     private readonly rollouts: Rollouts,
@@ -74,78 +95,107 @@ export class SelectionEvaluator {
     readonly items: Item[],
     private readonly scoring: GateScoring,
     private readonly events: EventLog,
+    /** Samples of each item per skill (`evaluation.gate_repeats`). */
+    readonly repeats = 1,
   ) {}
 
-  /** Runs the items that ended in infrastructure errors once more (errors are never cached). */
-  private async retryErrors(skill: string, trajectories: (Trajectory | undefined)[]): Promise<void> {
-    const failed = this.items.flatMap((item, index) => (trajectories[index]?.error ? [{ item, index }] : []));
+  /** Sample r of item i, as one entry of the evaluation's rollouts. */
+  private entry(i: number, r: number): number {
+    return r * this.items.length + i;
+  }
+
+  /** The items and samples of the entries, for one rollout job (undefined samples: all 0). */
+  private entries(): { items: Item[]; samples?: number[] } {
+    if (this.repeats === 1) return { items: this.items };
+    const all = Array.from({ length: this.repeats }, (_, r) => r);
+    return { items: all.flatMap(() => this.items), samples: all.flatMap((r) => this.items.map(() => r)) };
+  }
+
+  /** Runs the entries that ended in infrastructure errors once more (errors are never cached). */
+  private async retryErrors(skill: string, trajectories: (Trajectory | undefined)[], entries: { items: Item[]; samples?: number[] }): Promise<void> {
+    const failed = entries.items.flatMap((item, index) => (trajectories[index]?.error ? [{ item, index }] : []));
     if (failed.length === 0) return;
-    const again = await this.rollouts.run(skill, failed.map((f) => f.item));
+    const samples = entries.samples && failed.map((f) => entries.samples![f.index]!);
+    const again = await this.rollouts.run(skill, failed.map((f) => f.item), samples ? { samples } : {});
     failed.forEach(({ index }, k) => {
       const t = again.trajectories[k];
       if (t && !t.error) trajectories[index] = t;
     });
   }
 
+  /** Item i's result from all its samples (undefined while one is unknown). */
+  private itemResult(perSample: (Trajectory | undefined)[], i: number): Trajectory | undefined {
+    return combineSamples(Array.from({ length: this.repeats }, (_, r) => perSample[this.entry(i, r)]));
+  }
+
   /** `policy`: how far to go (default: every item); `dir` gets the results; `step`: report progress as that step's. */
   async score(skill: string, options: { dir?: string; policy?: EvaluationPolicy; step?: number } = {}): Promise<SelectionScore> {
-    const { items, scoring: s } = this;
+    const { items, scoring: s, repeats } = this;
     const policy = options.policy ?? FULL_EVALUATION;
     const bonus = gateBonus(skill, s);
     const hashes = new Map<string, string>();
+    const metricOf = (t: Trajectory | undefined) => (t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : undefined);
     const sequence = policy.order(items.length, (other, i) => {
       const hash = hashes.get(other) ?? skillHash(other);
       hashes.set(other, hash);
       const item = items[i];
-      const t = item && this.rollouts.cached(hash, item);
-      return t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : undefined;
+      return item && metricOf(combineSamples(Array.from({ length: repeats }, (_, r) => this.rollouts.cached(hash, item, r))));
     });
+    const entries = this.entries();
     // The stop is decided on the longest run of finished items in `sequence`, never on which items
     // happen to finish first, so that where it stops (and the bound it reports) is reproducible.
-    const known: (Trajectory | undefined)[] = new Array(items.length).fill(undefined);
+    const perSample: (Trajectory | undefined)[] = new Array(entries.items.length).fill(undefined);
+    const known: (number | undefined)[] = [];
     let prefix = 0;
     let sum = 0;
     let scored = 0;
-    const certain = () => policy.decided(sum, scored, items.length - prefix, bonus);
-    const result = await this.rollouts.run(skill, items, {
-      order: sequence,
+    const certain = () => policy.decided(sum, scored, items.length - prefix, bonus, known);
+    const result = await this.rollouts.run(skill, entries.items, {
+      order: sequence.flatMap((i) => Array.from({ length: repeats }, (_, r) => this.entry(i, r))),
+      ...(entries.samples ? { samples: entries.samples } : {}),
       onResult: (t, index) => {
-        known[index] = t;
-        while (prefix < sequence.length && known[sequence[prefix]!] && !certain()) {
-          const next = known[sequence[prefix]!]!;
+        perSample[index] = t;
+        let next: Trajectory | undefined;
+        while (prefix < sequence.length && (next = this.itemResult(perSample, sequence[prefix]!)) && !certain()) {
           prefix++;
-          if (next.error) continue;
+          const value = metricOf(next);
+          known.push(value);
+          if (value === undefined) continue;
           scored++;
-          sum += itemMetric(next.hard, next.soft, s.metric, s.mixedWeight);
+          sum += value;
         }
       },
       stop: certain,
       onProgress: options.step === undefined ? undefined : (done, total) => this.events.emit({ type: 'stage_progress', step: options.step!, stage: 'evaluate', done, total }),
     });
     const complete = prefix === items.length;
-    if (complete) await this.retryErrors(skill, result.trajectories);
-    if (options.dir) writeRolloutDir(options.dir, result.trajectories, skillHash(skill), this.rollouts.targetId, 0);
+    if (complete) await this.retryErrors(skill, result.trajectories, entries);
+    if (options.dir) writeRolloutDir(options.dir, result.trajectories, skillHash(skill), this.rollouts.targetId, entries.samples ?? 0);
     const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
-    const score = computeScore(finished);
-    if (score.errors > MAX_ERROR_SHARE * items.length) {
+    const sampleScore = computeScore(finished);
+    if (sampleScore.errors > MAX_ERROR_SHARE * entries.items.length) {
       const first = finished.find((t) => t.error)!.error!;
       throw new Error(
-        `the selection evaluation failed on ${score.errors} of ${items.length} items (${first.kind}: ${first.message}); ` +
+        `the selection evaluation failed on ${sampleScore.errors} of ${entries.items.length} ${repeats > 1 ? 'samples' : 'items'} (${first.kind}: ${first.message}); ` +
           'a score over the rest would not be trustworthy. Check the target model and its endpoint, then resume the run',
       );
     }
+    const perItem = repeats === 1 ? result.trajectories : items.map((_, i) => this.itemResult(result.trajectories, i));
+    const itemsDone = perItem.filter((t): t is Trajectory => t !== undefined);
+    const score = repeats === 1 ? sampleScore : computeScore(itemsDone);
     const remaining = items.length - prefix;
-    const gate = complete ? gateScore(finished, skill, s) : (sum + remaining) / (scored + remaining) + bonus;
+    const gate = complete ? gateScore(itemsDone, skill, s) : (sum + remaining) / (scored + remaining) + bonus;
     return {
       trajectories: result.trajectories,
       hard: complete ? score.hard : null,
       soft: complete ? score.soft : null,
       gate,
+      itemValues: perItem.map(metricOf),
       complete,
       used: result.ran,
-      saved: items.length - result.ran,
+      saved: entries.items.length - result.ran,
       cacheHits: result.cached,
-      errors: score.errors,
+      errors: sampleScore.errors,
     };
   }
 }

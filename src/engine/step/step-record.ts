@@ -32,6 +32,9 @@ export interface GatePart {
   gate: NonNullable<StepRecord['gate']>;
 }
 
+export type PoolPart = NonNullable<StepRecord['pool']>;
+export type PoolMerge = NonNullable<PoolPart['merge']>;
+
 export type AppendixPart = Part<'n_execution_lapse_notes' | 'n_appendix_notes_added' | 'n_appendix_notes_total' | 'n_appendix_notes_consolidated'>;
 
 export class StepRecordBuilder {
@@ -41,6 +44,7 @@ export class StepRecordBuilder {
   private updatePart?: UpdatePart;
   private gatePart?: GatePart;
   private appendixPart: AppendixPart = {};
+  private poolPart?: PoolPart;
 
   constructor(private readonly position: Part<'step' | 'epoch' | 'step_in_epoch'>) {}
 
@@ -63,6 +67,10 @@ export class StepRecordBuilder {
 
   gate(part: GatePart): void {
     this.gatePart = part;
+  }
+
+  pool(part: PoolPart): void {
+    this.poolPart = part;
   }
 
   appendix(part: AppendixPart): void {
@@ -107,6 +115,7 @@ export class StepRecordBuilder {
       candidate_gate_score: g?.candidate_gate_score,
       candidate_gate_upper_bound: g?.candidate_gate_upper_bound,
       gate: g?.gate,
+      pool: this.poolPart,
       // In the order the notes were counted: a consolidation after them updates their total in place.
       ...this.appendixPart,
       current_score: states.current.score,

@@ -1,11 +1,13 @@
 /** What the stages of one step share: the step's plan, skill, memory, files, record and stage events. */
 import type { Batch } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
+import type { SkillState } from '../stages/gate.ts';
 import { renderStepBuffer } from '../optimizer/step-buffer.ts';
 import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import { StageReporter } from './stage-reporter.ts';
 import { StepFiles } from './step-files.ts';
-import { StepRecordBuilder } from './step-record.ts';
+import { StepRecordBuilder, type PoolMerge } from './step-record.ts';
+import type { Edit } from '../../skill/edits.ts';
 
 export interface StepPlan {
   epoch: number;
@@ -15,6 +17,10 @@ export interface StepPlan {
   /** The next step's batches when it follows in this epoch (no epoch boundary between). */
   next?: Batch[];
   metaSkill: string;
+  /** The skill the step improves (a pool member); default: the current skill. */
+  parent?: SkillState;
+  /** The pool members dropped before the step (for a skill the slow update made). */
+  poolDropped?: string[];
 }
 
 /** The parts of the run a step uses. */
@@ -23,7 +29,8 @@ export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledg
 export class StepScope {
   readonly step: number;
   readonly epoch: number;
-  /** The current skill the step starts from. */
+  /** The skill the step starts from and the gate compares with: the current skill, or a pool member. */
+  readonly reference: SkillState;
   readonly skill: string;
   /** This epoch's earlier steps, as the analysts, the autonomous learning rate and the rewrite read them. */
   readonly memory: { entries: StepBufferEntry[]; text: string };
@@ -32,6 +39,10 @@ export class StepScope {
   readonly record: StepRecordBuilder;
   /** The ledger's position at the start: what the step paid is counted from here. */
   readonly ledgerMark: number;
+  /** The edits of the update that applied (patch mode): what a pool merge can carry over. */
+  appliedEdits?: Edit[];
+  /** What the step did with the candidate pool, for its record. */
+  pool?: { parent: string; dropped: string[]; merge?: PoolMerge };
 
   constructor(
     readonly ctx: StepContext,
@@ -40,7 +51,9 @@ export class StepScope {
   ) {
     this.step = plan.step;
     this.epoch = plan.epoch;
-    this.skill = state.current.skill;
+    this.reference = plan.parent ?? state.current;
+    if (plan.parent) this.pool = { parent: plan.parent.origin, dropped: plan.poolDropped ?? [] };
+    this.skill = this.reference.skill;
     this.memory = { entries: state.stepBuffer, text: renderStepBuffer(state.stepBuffer) };
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);

@@ -18,10 +18,12 @@ import { stepEntry } from '../optimizer/step-buffer.ts';
 import { computeScore, type Score } from '../scoring/metrics.ts';
 import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
 import type { EditBudget } from '../stages/edit-budget.ts';
-import { applyDecision, decide } from '../stages/gate.ts';
+import { applyDecision } from '../stages/gate.ts';
+import { gateCandidate } from '../stages/gate-evaluation.ts';
+import type { GateTest } from '../stages/paired-gate.ts';
+import { appliedEdits, recordStepCandidate } from '../pool/pool-steps.ts';
 import { Reflector, type AnalystResult } from '../stages/reflect.ts';
 import { rankAndSelect } from '../stages/select.ts';
-import { EarlyStop, FULL_EVALUATION } from '../stages/selection-eval.ts';
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
 import type { StepScope } from './step-scope.ts';
 
@@ -221,7 +223,10 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   s.stages.start('update', `mode=${settings.mode}`);
   const changes = changesOf(settings.mode, selected);
   let update: UpdateResult;
-  if (changes.mode === 'patch') update = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
+  if (changes.mode === 'patch') {
+    update = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
+    s.appliedEdits = appliedEdits(changes.items, update.reports ?? []);
+  }
   else if (changes.mode === 'rewrite_from_suggestions') {
     update = await rewriteFromSuggestions(opt, { skill: s.skill, suggestions: changes.items, stepBufferText: s.memory.text, maxTokens: settings.maxSkillTokens, ...settings.rewrite });
   } else update = takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
@@ -262,15 +267,18 @@ export async function evaluateStage(
   const { settings, selection, events } = s.ctx;
   const { gate } = settings;
   s.stages.start('evaluate', `selection items=${selection.items.length}`);
-  const before = { current: state.current.score, best: state.best.score };
-  const policy = gate.on && gate.earlyStop ? new EarlyStop(before.current, s.skill) : FULL_EVALUATION;
-  const scoring = selection.score(candidate, { dir: path.join(s.files.root, 'selection_eval'), policy, step: s.step });
-  onGateQueued?.();
-  const sel = await scoring;
-  const decision = decide(sel.complete ? sel.gate : undefined, before, gate.on ? 'gate' : 'force');
+  const before = { current: s.reference.score, best: state.best.score };
+  const { sel, decision, test, referenceRollouts } = await gateCandidate(s.ctx, candidate, s.reference, state.best, {
+    rule: gate.on ? 'gate' : 'force',
+    dir: path.join(s.files.root, 'selection_eval'),
+    step: s.step,
+    onQueued: onGateQueued,
+  });
   const after = applyDecision(state, { skill: candidate, score: sel.gate, origin: `step_${pad4(s.step)}` }, decision, s.step);
   state.current = after.current;
   state.best = after.best;
+  if (state.pool) recordStepCandidate(s, state, candidate, { sel, decision, test });
+  const used = sel.used + referenceRollouts;
   events.emit({
     type: 'gate_decision',
     step: s.step,
@@ -280,12 +288,14 @@ export async function evaluateStage(
     candidate_score: sel.gate,
     current_score: before.current,
     best_score: before.best,
-    rollouts_used: sel.used,
+    rollouts_used: used,
     rollouts_saved: sel.saved,
     early_stopped: !sel.complete,
+    ...(test ? { test: { method: test.method, n: test.n, effect: test.effect, p: test.p, alpha: test.alpha, passed: test.passed } } : {}),
   });
-  const scored = sel.complete ? sel.gate.toFixed(4) : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length})`;
-  s.stages.finish('evaluate', `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}`);
+  const scored = sel.complete ? sel.gate.toFixed(4) : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length * selection.repeats})`;
+  const tested = test ? ` (paired ${test.method}: effect ${test.effect >= 0 ? '+' : ''}${test.effect.toFixed(4)}, p=${test.p.toPrecision(3)}, n=${test.n})` : '';
+  s.stages.finish('evaluate', `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`);
   s.record.gate({
     selection_hard: sel.hard,
     selection_soft: sel.soft,
@@ -293,7 +303,7 @@ export async function evaluateStage(
     // After an early stop only a bound is known: the score the candidate could at most have had.
     candidate_gate_score: sel.complete ? sel.gate : null,
     candidate_gate_upper_bound: sel.complete ? undefined : sel.gate,
-    gate: { rollouts_used: sel.used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors },
+    gate: { rollouts_used: used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors, ...(test ? { test: roundTest(test) } : {}) },
   });
   const entry = stepEntry({
     step: s.step,
@@ -306,3 +316,5 @@ export async function evaluateStage(
   s.files.write('trajectory_digest.json', entry);
   return decision.action;
 }
+
+const roundTest = (t: GateTest): GateTest => ({ ...t, effect: round(t.effect, 6), p: round(t.p, 6) });

@@ -9,7 +9,8 @@
  * Reflection starts while rollouts are still running, and merging while analysts still are.
  * The step ends with one commit of the trainer's state, whatever it did.
  */
-import type { StepAction } from '../../run/records.ts';
+import { isAccepted, type StepAction } from '../../run/records.ts';
+import { mergeStage } from '../pool/pool-steps.ts';
 import { persistState } from '../checkpoint.ts';
 import { round, type TrainState } from '../context.ts';
 import { flushAppendixNotes, maybeConsolidate } from '../optimizer/appendix.ts';
@@ -35,6 +36,7 @@ export async function trainStep(ctx: StepContext, state: TrainState, plan: StepP
     const selected = await selectStage(s, budget, merged, rolled); //          ④
     const candidate = await updateStage(s, selected); //                    ⑤
     action = candidate === undefined ? 'skip_no_rewrite' : await evaluateStage(s, state, candidate, selected, rolled, reflected, () => ahead?.gateQueued(candidate)); // ⑥
+    if (state.pool && s.ctx.settings.pool.merge && isAccepted(action)) await mergeStage(s, state); //  (a pool's merge)
   }
   await commit(s, state, action, reflected.notes);
   ahead?.settle(state.current.skill);
@@ -48,6 +50,7 @@ async function commit(s: StepScope, state: TrainState, action: StepAction, notes
     s.record.appendix(flushAppendixNotes(ctx, state, notes, s.files.root));
     s.record.appendix(await maybeConsolidate(ctx.opt, skillAware.consolidateThreshold, state));
   }
+  if (state.pool) s.record.pool({ parent: s.reference.origin, members: state.pool.members.map((m) => m.origin), dropped: s.pool?.dropped ?? [], ...(s.pool?.merge ? { merge: s.pool.merge } : {}) });
   const record = s.record.build(action, state, ctx.ledger.byPurpose(s.ledgerMark));
   // Wall-clock figures go to the step record only, so that history.json is reproducible.
   const wall = s.stages.wallTime();

@@ -28,6 +28,11 @@ export const SimOptionsSchema = z
     vague: z.number().min(0).max(1).default(DEFAULT_TRAITS.vague),
     /** Chance that an analyst sees a harmful directive as the cause of failures. */
     blame: z.number().min(0).max(1).default(DEFAULT_TRAITS.blame),
+    /**
+     * A stochastic target: the chance, per sample, that it slips on each convention (applies one
+     * the skill does not state, or overlooks one it does). 0 = deterministic.
+     */
+    noise: z.number().min(0).max(1).default(0),
   })
   .strict();
 
@@ -59,6 +64,8 @@ export class SimModel implements ChatModel {
     private readonly seed: number,
     private readonly latencyMs: number,
     private readonly traits: OptimizerTraits,
+    /** The target's slip chance per convention and sample (`noise`). */
+    private readonly noise = 0,
   ) {
     this.id = `sim:${model}`;
   }
@@ -74,7 +81,7 @@ export class SimModel implements ChatModel {
       const system = req.system ?? '';
       const start = system.indexOf(APPENDIX_START);
       const reminders = start >= 0 ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions : undefined;
-      text = `<answer>${answer(task.task, system, { tokens: memoTokens(system), skillKey: system, sample: req.sample, reminders })}</answer>`;
+      text = `<answer>${answer(task.task, system, { tokens: memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed })}</answer>`;
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
@@ -101,6 +108,6 @@ registerBackend({
   optionsSchema: SimOptionsSchema,
   create(role, ctx: BackendContext) {
     const o = SimOptionsSchema.parse(role.options);
-    return new SimModel(role.model || 'sim-1', ctx.seed, o.latency_ms, { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame });
+    return new SimModel(role.model || 'sim-1', ctx.seed, o.latency_ms, { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame }, o.noise);
   },
 });

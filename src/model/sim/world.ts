@@ -297,18 +297,32 @@ export function overlookChance(tokens: number, freeTokens = 200, slope = 1 / 700
   return Math.min(0.5, Math.max(0, (tokens - freeTokens) * slope));
 }
 
-/** The simulated target's answer to a task under a skill. */
+/**
+ * The simulated target's answer to a task under a skill. With `noise` > 0 the target is
+ * stochastic: on each sample (and run seed), each convention slips with that chance, applied
+ * though the skill does not state it or overlooked though it does, so the same skill scores
+ * differently from one sample to the next.
+ */
 export function answer(
   task: Pick<SimTask, 'id' | 'fact'>,
   skill: string,
-  opts: { tokens: number; skillKey: string; sample?: number; reminders?: Set<string> },
+  opts: { tokens: number; skillKey: string; sample?: number; reminders?: Set<string>; noise?: number; seed?: number },
 ): string {
   const stated = recognise(skill);
   const p = overlookChance(opts.tokens);
+  const sample = opts.sample ?? 0;
   const conventions = new Set<string>();
   for (const c of stated.conventions) {
     const chance = opts.reminders?.has(c) ? p / 2 : p;
-    if (unitHash('overlook', task.id, c, opts.skillKey, opts.sample ?? 0) >= chance) conventions.add(c);
+    if (unitHash('overlook', task.id, c, opts.skillKey, sample) >= chance) conventions.add(c);
+  }
+  const noise = opts.noise ?? 0;
+  if (noise > 0) {
+    for (const c of CONVENTIONS) {
+      if (unitHash('slip', task.id, c.id, opts.skillKey, sample, opts.seed ?? 0) >= noise) continue;
+      if (conventions.has(c.id)) conventions.delete(c.id);
+      else conventions.add(c.id);
+    }
   }
   return render(task.fact, { conventions, harmful: stated.harmful });
 }

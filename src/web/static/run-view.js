@@ -4,6 +4,7 @@
 // tab); the configuration (config tab). Step records arrive incrementally while it runs.
 import { createChart, COLORS, stageColor } from './charts.js';
 import { EvalsPanel } from './evals-panel.js';
+import { LineagePanel } from './lineage-view.js';
 import { RunActions } from './run-actions.js';
 import { SkillsPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
@@ -37,6 +38,7 @@ const PAGE = 50;
 const TABS = [
   ['overview', 'Overview'],
   ['skills', 'Skills'],
+  ['candidates', 'Candidates'],
   ['evals', 'Evaluations'],
   ['config', 'Config'],
 ];
@@ -72,6 +74,7 @@ export class RunView {
     await this.actions.mount(actionsBox);
     if (this.tab === 'overview') this.renderOverview();
     else if (this.tab === 'skills') await new SkillsPanel(this.id, this.query).mount(this.body);
+    else if (this.tab === 'candidates') await new LineagePanel(this.id).mount(this.body);
     else if (this.tab === 'evals') await this.renderEvals();
     else if (this.tab === 'config') this.body.append(h('div.panel', h('pre', JSON.stringify(detail.config ?? { note: 'this run has no config.json' }, null, 2))));
   }
@@ -284,6 +287,34 @@ export class RunView {
     );
   }
 
+  /** The initial and best skills on other targets (evaluation.transfer_targets), as skillopt eval reports them. */
+  transferTable(t) {
+    const ci = (c) => (c.hard_ci95 ? h('div.sub', `${pct(c.hard_ci95[0])}–${pct(c.hard_ci95[1])}`) : null);
+    const diff = (d) => `${d.diff >= 0 ? '+' : ''}${(d.diff * 100).toFixed(1)}`;
+    return h(
+      'div.panel',
+      h('h3', `Transfer (${t.split} split, ${t.n_items} items)`),
+      h(
+        'table#transfer',
+        h('thead', h('tr', h('th', 'Target'), h('th.num', 'Initial skill'), h('th.num', 'Best skill'), h('th.num', 'Best − initial'), h('th.num', 'p'))),
+        h(
+          'tbody',
+          t.rows.map((r) =>
+            h(
+              'tr',
+              { dataset: { target: r.target } },
+              h('td', r.target),
+              h('td.num', pct(r.initial.hard), ci(r.initial)),
+              h('td.num', pct(r.best.hard), ci(r.best)),
+              h('td.num', diff(r.hard), r.hard.ci ? h('div.sub', `${diff({ diff: r.hard.ci[0] })}…${diff({ diff: r.hard.ci[1] })}`) : null),
+              h('td.num', r.hard.p === null ? '—' : r.hard.p < 0.001 ? r.hard.p.toExponential(1) : r.hard.p.toFixed(3), h('div.sub', r.hard.method.replace('_', ' '))),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
   renderTables() {
     const d = this.detail;
     const parts = [];
@@ -314,6 +345,7 @@ export class RunView {
         ),
       );
     }
+    if (d.transfer) parts.push(this.transferTable(d.transfer));
     if (d.epochs.length) {
       const excerpt = (o, key) => (typeof o?.[key] === 'string' ? h('div.sub', { title: o[key] }, o[key].length > 160 ? `${o[key].slice(0, 160)}…` : o[key]) : null);
       parts.push(

@@ -33,9 +33,11 @@ export class StepView {
       ...view.problems.map((p) => h('div.callout', p)),
       this.summary(view),
       this.gate(view),
+      this.pairedTest(view),
+      this.poolLine(view),
       this.edits(view),
     );
-    const diffBox = h('div.panel#diff', h('h3', 'Candidate against the current skill'));
+    const diffBox = h('div.panel#diff', h('h3', view.gate?.pool ? `Candidate against its parent, ${view.gate.pool.parent}` : 'Candidate against the current skill'));
     el.append(diffBox);
     if (view.diff) await new DiffPanel(this.runId, skills.versions, view.diff.a, view.diff.b).mount(diffBox);
     else diffBox.append(h('div.sub', view.record?.action?.startsWith('skip') ? 'this step was skipped: no candidate skill' : 'no candidate skill saved for this step'));
@@ -107,6 +109,30 @@ export class StepView {
       return h('div.callout.ok', h('strong', g.action === 'accept_new_best' ? 'Accepted, new best: ' : 'Accepted: '), `the candidate scored ${score(g.candidate)}${metric} on the selection split, above ${against}.`);
     }
     return h('div.callout.warn', h('strong', 'Skipped: '), g.action === 'skip_no_patches' ? 'reflection proposed no patches; the skill is unchanged.' : 'no rewrite was produced; the skill is unchanged.');
+  }
+
+  /** The paired gate's verdict: effect per item and one-sided p-value against alpha. */
+  pairedTest(view) {
+    const t = view.gate?.test;
+    if (!t) return null;
+    const sign = t.effect >= 0 ? '+' : '';
+    const method = { mcnemar_exact: "McNemar's exact test", paired_t: 'paired t-test', none: 'no paired items' }[t.method] ?? t.method;
+    const discordant = t.discordant ? ` · discordant: ${t.discordant.candidate_only} for the candidate, ${t.discordant.current_only} against` : '';
+    return h(
+      'div.panel#paired-test',
+      { dataset: { p: String(t.p), effect: String(t.effect), passed: t.passed ? '1' : '0' } },
+      h('strong', `Paired gate: ${t.passed ? 'passed' : 'not passed'}. `),
+      `effect ${sign}${t.effect.toFixed(3)} per item, p = ${t.p < 0.001 ? t.p.toExponential(1) : t.p.toFixed(3)} (one-sided, α ${t.alpha}${t.min_delta ? `, minimum effect ${t.min_delta}` : ''})`,
+      h('div.sub', `${method} on ${t.n} item(s)${t.repeats > 1 ? `, ${t.repeats} samples each` : ''}${discordant}${t.stopped_early ? ' · stopped early: the test could no longer pass' : ''}`),
+    );
+  }
+
+  /** With a candidate pool: the member this step improved, and the merge tried after it. */
+  poolLine(view) {
+    const p = view.gate?.pool;
+    if (!p) return null;
+    const merge = p.merge ? ` · merge of ${p.merge.parents.join(' + ')}: ${p.merge.action.replace(/_/g, ' ')}` : '';
+    return h('div.panel.sub#pool-step', `Pool: improved ${p.parent}; members after the step: ${p.members.join(', ')}${p.dropped.length ? ` · dropped ${p.dropped.join(', ')}` : ''}${merge}`);
   }
 
   edits(view) {

@@ -1,6 +1,6 @@
 /**
- * The statistics of `skillopt eval`: a 95% confidence interval for a mean score, and a paired
- * test of two skills on the same items. Distributions come from @stdlib; the formulas are named
+ * The statistics of `skillopt eval` and the paired gate: a 95% confidence interval for a mean
+ * score, and a paired test of two skills on the same items. Distributions come from @stdlib; the formulas are named
  * where they are used.
  */
 import ttest from '@stdlib/stats-ttest';
@@ -50,7 +50,7 @@ export interface PairedTest {
   diff: number;
   /** 95% interval of the mean difference (paired t); undefined for fewer than two pairs. */
   ci?: [number, number];
-  /** Two-sided p-value; null when it cannot be computed (no variation in the differences). */
+  /** The p-value (two-sided unless asked otherwise); null when it cannot be computed (no variation in the differences). */
   p: number | null;
   method: 'mcnemar_exact' | 'paired_t' | 'none';
   /** For McNemar: items only the baseline passed, and only the candidate passed. */
@@ -58,11 +58,23 @@ export interface PairedTest {
 }
 
 /**
- * Paired comparison of a candidate with a baseline on the same items. With 0/1 scores on both
- * sides: McNemar's exact test (two-sided binomial test on the discordant pairs, p = 0.5);
- * otherwise the paired t-test on the differences.
+ * One-sided p-value of McNemar's exact test that the candidate is better: the chance of at least
+ * `candidateOnly` wins among the discordant pairs when either side wins each with p = 0.5.
  */
-export function pairedTest(baseline: readonly number[], candidate: readonly number[]): PairedTest {
+export function mcnemarGreater(baselineOnly: number, candidateOnly: number): number {
+  const n = baselineOnly + candidateOnly;
+  if (n === 0 || candidateOnly === 0) return 1;
+  return Math.min(1, 1 - binomialCdf(candidateOnly - 1, n, 0.5));
+}
+
+/**
+ * Paired comparison of a candidate with a baseline on the same items. With 0/1 scores on both
+ * sides: McNemar's exact test (binomial test on the discordant pairs, p = 0.5); otherwise the
+ * paired t-test on the differences. `alternative: 'greater'` tests that the candidate is better
+ * (one-sided), as the training gate asks; the default is two-sided.
+ */
+export function pairedTest(baseline: readonly number[], candidate: readonly number[], options: { alternative?: 'two-sided' | 'greater' } = {}): PairedTest {
+  const greater = options.alternative === 'greater';
   if (baseline.length !== candidate.length) throw new Error('paired test: the two lists must have the same length');
   const n = baseline.length;
   if (n === 0) return { n, diff: 0, p: null, method: 'none' };
@@ -73,9 +85,9 @@ export function pairedTest(baseline: readonly number[], candidate: readonly numb
   if (isBinary(baseline) && isBinary(candidate)) {
     const b = baseline.filter((v, i) => v === 1 && candidate[i] === 0).length;
     const c = baseline.filter((v, i) => v === 0 && candidate[i] === 1).length;
-    const p = b + c === 0 ? 1 : Math.min(1, 2 * binomialCdf(Math.min(b, c), b + c, 0.5));
+    const p = greater ? mcnemarGreater(b, c) : b + c === 0 ? 1 : Math.min(1, 2 * binomialCdf(Math.min(b, c), b + c, 0.5));
     return { n, diff, ...(ci ? { ci } : {}), p, method: 'mcnemar_exact', discordant: { baseline_only: b, candidate_only: c } };
   }
   if (n < 2 || constant) return { n, diff, ...(ci ? { ci } : {}), p: n >= 2 && diff === 0 ? 1 : null, method: 'paired_t' };
-  return { n, diff, ci, p: ttest([...candidate], [...baseline], { alpha: 0.05 }).pValue, method: 'paired_t' };
+  return { n, diff, ci, p: ttest([...candidate], [...baseline], { alpha: 0.05, ...(greater ? { alternative: 'greater' as const } : {}) }).pValue, method: 'paired_t' };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { meanInterval, pairedTest, wilson } from '../../src/eval/stats.ts';
+import { mcnemarGreater, meanInterval, pairedTest, wilson } from '../../src/util/stats.ts';
 
 const close = (a: number, b: number, eps = 1e-3) => assert.ok(Math.abs(a - b) < eps, `${a} vs ${b}`);
 
@@ -46,5 +46,17 @@ describe('paired test', () => {
     assert.equal(pairedTest([0.2, 0.3], [0.4, 0.5]).p, null, 'constant differences: no p-value');
     assert.equal(pairedTest([], []).method, 'none');
     assert.throws(() => pairedTest([1], [1, 0]), /same length/);
+  });
+  it('one-sided, that the candidate is better (the training gate): half the two-sided p in its favour, near 1 against it', () => {
+    const base = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1];
+    const cand = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+    // P(X >= 9) for X ~ Binomial(10, 1/2) = 11/1024.
+    close(pairedTest(base, cand, { alternative: 'greater' }).p!, 11 / 1024, 1e-12);
+    close(pairedTest(cand, base, { alternative: 'greater' }).p!, 1 - 1 / 1024, 1e-12);
+    assert.equal(mcnemarGreater(3, 0), 1);
+    assert.equal(mcnemarGreater(0, 0), 1);
+    close(mcnemarGreater(0, 5), 1 / 32, 1e-12);
+    close(pairedTest([0.4, 0.4, 0.4], [0.5, 0.6, 0.7], { alternative: 'greater' }).p!, 0.0742 / 2);
+    assert.ok(pairedTest([0.5, 0.6, 0.7], [0.4, 0.4, 0.4], { alternative: 'greater' }).p! > 0.95);
   });
 });

@@ -1,0 +1,164 @@
+/**
+ * What a step does with the candidate pool: the pool starts with the initial skill; before each
+ * step the current skill joins it if it is new (a slow update made it) and the step's parent is
+ * drawn from the front; the gate's candidate is recorded, and joins when accepted. With
+ * `optimizer.pool_merge`, an accepted candidate is then tried with the edits of another member
+ * that branched off from a common ancestor (patch mode).
+ */
+import path from 'node:path';
+import { pad4 } from '../../run/layout.ts';
+import { countTokens, skillHash } from '../../skill/document.ts';
+import type { Edit, EditReport } from '../../skill/edits.ts';
+import { round, type RunContext, type TrainState } from '../context.ts';
+import { applyDecision, type GateDecision } from '../stages/gate.ts';
+import { gateCandidate } from '../stages/gate-evaluation.ts';
+import type { GateTest } from '../stages/paired-gate.ts';
+import type { SelectionScore } from '../stages/selection-eval.ts';
+import { applyPatch } from '../stages/update.ts';
+import type { StepScope } from '../step/step-scope.ts';
+import { CandidatePool, memberFile, type LineageNode, type NodeKind, type PoolMember } from './candidate-pool.ts';
+
+const itemScores = (values: readonly (number | undefined)[]) => values.map((v) => (v === undefined ? null : round(v, 6)));
+
+/** A lineage node for a candidate the gate has decided on. */
+function nodeOf(args: { id: string; parents: string[]; kind: NodeKind; step: number; skill: string; action: string; sel?: SelectionScore; score?: number; test?: GateTest; edits?: Edit[]; member: boolean; file: string }): LineageNode {
+  const complete = args.sel ? args.sel.complete : true;
+  return {
+    id: args.id,
+    parents: args.parents,
+    kind: args.kind,
+    step: args.step,
+    action: args.action,
+    score: complete ? (args.sel?.gate ?? args.score ?? null) : null,
+    tokens: countTokens(args.skill),
+    skill_hash: skillHash(args.skill),
+    skill_file: args.member ? memberFile(args.id) : args.file,
+    ...(args.member && args.sel ? { item_scores: itemScores(args.sel.itemValues) } : {}),
+    ...(args.edits ? { edits: args.edits } : {}),
+    ...(args.test ? { test: { effect: round(args.test.effect, 6), p: round(args.test.p, 6) } } : {}),
+    in_pool: args.member,
+  };
+}
+
+/** The edits of a patch that applied, in order. */
+export function appliedEdits(edits: Edit[], reports: EditReport[]): Edit[] {
+  return reports.filter((r) => r.status.startsWith('applied')).map((r) => edits[r.index - 1]!);
+}
+
+const keep = (state: TrainState) => [state.current.origin, state.best.origin];
+
+/** The pool of a new run: the initial skill, scored in full on selection. */
+export function startPool(size: number, initial: PoolMember, sel: SelectionScore): CandidatePool {
+  const pool = new CandidatePool(size, [], []);
+  pool.add(nodeOf({ id: initial.origin, parents: [], kind: 'initial', step: 0, skill: initial.skill, action: 'initial', sel, member: true, file: '' }), initial, [initial.origin], 0);
+  return pool;
+}
+
+/**
+ * The parent of `step`: the current skill joins the pool first when it is new (a slow update
+ * changed it); the members that dropped out for it are returned for the step's record.
+ */
+export async function poolParent(ctx: Pick<RunContext, 'selection' | 'settings'>, state: TrainState, step: number): Promise<{ parent: PoolMember; dropped: string[] }> {
+  const pool = state.pool!;
+  let dropped: string[] = [];
+  if (!pool.memberWith(state.current.skill)) {
+    const sel = await ctx.selection.score(state.current.skill);
+    const parent = pool.members.at(-1)?.origin;
+    const member: PoolMember = { ...state.current, values: sel.itemValues };
+    dropped = pool.add(
+      nodeOf({ id: state.current.origin, parents: parent ? [parent] : [], kind: 'slow_update', step: state.lastStep, skill: state.current.skill, action: 'force_accept', score: state.current.score, sel, member: true, file: '' }),
+      member,
+      keep(state),
+      step,
+    );
+  }
+  return { parent: pool.pick(ctx.settings.seed, step), dropped };
+}
+
+/** Records the step's candidate in the lineage; an accepted one joins the pool (the state already holds the gate's decision). */
+export function recordStepCandidate(s: StepScope, state: TrainState, candidate: string, gate: { sel: SelectionScore; decision: GateDecision; test?: GateTest }): void {
+  const id = `step_${pad4(s.step)}`;
+  const member = gate.decision.replacesCurrent && gate.sel.complete ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues } : undefined;
+  const node = nodeOf({
+    id,
+    parents: [s.reference.origin],
+    kind: 'step',
+    step: s.step,
+    skill: candidate,
+    action: gate.decision.action,
+    sel: gate.sel,
+    test: gate.test,
+    edits: s.appliedEdits,
+    member: member !== undefined,
+    file: path.relative(s.ctx.dir.root, path.join(s.files.root, 'candidate_skill.md')),
+  });
+  s.pool = { parent: s.reference.origin, dropped: [...(s.pool?.dropped ?? []), ...state.pool!.add(node, member, keep(state), s.step)] };
+}
+
+/**
+ * A merge partner for `id`: a member that branched off `id`'s line at a common ancestor, whose
+ * own line since then is made of edits, not tried with `id` before; the highest-scoring one.
+ */
+function mergePartner(pool: CandidatePool, id: string): { partner: PoolMember; ancestor: string; edits: Edit[] } | undefined {
+  const mine = pool.line(id);
+  const tried = new Set(pool.nodes.filter((n) => n.kind === 'merge' && n.parents.includes(id)).flatMap((n) => n.parents));
+  let found: { partner: PoolMember; ancestor: string; edits: Edit[] } | undefined;
+  for (const m of pool.members) {
+    if (m.origin === id || tried.has(m.origin)) continue;
+    const theirs = pool.line(m.origin);
+    const at = theirs.findIndex((n) => mine.includes(n));
+    // No common ancestor, or one is the other's ancestor: nothing to merge.
+    if (at <= 0 || theirs[at] === id) continue;
+    const since = theirs.slice(0, at).reverse().map((n) => pool.node(n)!);
+    if (since.some((n) => !n.edits?.length)) continue;
+    if (!found || m.score > found.partner.score) found = { partner: m, ancestor: theirs[at]!, edits: since.flatMap((n) => n.edits!) };
+  }
+  return found;
+}
+
+/** ⑦ With a pool and `optimizer.pool_merge`: the new candidate with another member's edits, gated against it. */
+export async function mergeStage(s: StepScope, state: TrainState): Promise<void> {
+  const { settings, dir } = s.ctx;
+  const pool = state.pool!;
+  const base = pool.member(`step_${pad4(s.step)}`);
+  const plan = base && mergePartner(pool, base.origin);
+  if (!base || !plan) return;
+  const id = `merge_${pad4(s.step)}`;
+  const root = path.join(s.files.root, 'merge');
+  s.stages.start('pool_merge', `${base.origin} with the ${plan.edits.length} edit(s) of ${plan.partner.origin} since ${plan.ancestor}`);
+  const { candidate, reports } = applyPatch(base.skill, plan.edits, settings.maxSkillTokens);
+  const applied = appliedEdits(plan.edits, reports ?? []);
+  if (candidate === undefined || applied.length === 0 || candidate === base.skill) {
+    s.stages.finish('pool_merge', `nothing to merge: none of ${plan.partner.origin}'s edits applies to ${base.origin}`);
+    pool.add(nodeOf({ id, parents: [base.origin, plan.partner.origin], kind: 'merge', step: s.step, skill: base.skill, action: 'skip_no_patches', member: false, file: '' }), undefined, keep(state), s.step);
+    s.pool = { ...s.pool!, merge: { parents: [base.origin, plan.partner.origin], action: 'skip_no_patches' } };
+    return;
+  }
+  dir.writeText(path.join(root, 'candidate_skill.md'), candidate);
+  dir.writeArtifact(path.join(root, 'edit_apply_report.json'), reports);
+  const gate = await gateCandidate(s.ctx, candidate, base, state.best, { rule: 'gate', dir: path.join(root, 'selection_eval'), step: s.step });
+  const after = applyDecision(state, { skill: candidate, score: gate.sel.gate, origin: id }, gate.decision, s.step);
+  state.current = after.current;
+  state.best = after.best;
+  const member = gate.decision.replacesCurrent && gate.sel.complete ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues } : undefined;
+  const node = nodeOf({
+    id,
+    parents: [base.origin, plan.partner.origin],
+    kind: 'merge',
+    step: s.step,
+    skill: candidate,
+    action: gate.decision.action,
+    sel: gate.sel,
+    test: gate.test,
+    edits: applied,
+    member: member !== undefined,
+    file: path.relative(dir.root, path.join(root, 'candidate_skill.md')),
+  });
+  const dropped = pool.add(node, member, keep(state), s.step);
+  s.pool = {
+    ...s.pool!,
+    dropped: [...s.pool!.dropped, ...dropped],
+    merge: { parents: [base.origin, plan.partner.origin], action: gate.decision.action, score: gate.sel.complete ? gate.sel.gate : null, rollouts_used: gate.sel.used + gate.referenceRollouts },
+  };
+  s.stages.finish('pool_merge', `${gate.decision.action}: merged ${gate.sel.complete ? gate.sel.gate.toFixed(4) : `at most ${gate.sel.gate.toFixed(4)}`} vs ${base.origin} ${base.score.toFixed(4)}`);
+}
