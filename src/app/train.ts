@@ -35,6 +35,7 @@ import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
+import { RemoteRollouts, runSpecOf } from '../queue/remote-env.ts';
 
 export interface RunOptions {
   loaded: LoadedConfig;
@@ -128,6 +129,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let closeScores = () => {};
+  let closeRemote: () => Promise<void> | undefined = () => undefined;
   let started = false;
   let discard = false;
   try {
@@ -168,7 +170,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     });
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
-    const rollouts = new Rollouts({ env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
+    // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
+    const remote = config.run.queue ? new RemoteRollouts({ url: config.run.queue, runRoot: path.resolve(dir.root), spec: runSpecOf(opts.loaded), ledger: models.ledger, admission: models.admission }) : undefined;
+    closeRemote = () => remote?.close();
+    const rollouts = new Rollouts({ env: remote ? remote.wrap(env) : env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
     const opt: OptimizerContext = {
       optimizer: models.optimizer,
       mode: settings.mode,
@@ -259,6 +264,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     throw err;
   } finally {
     if (interrupt) opts.signal?.removeEventListener('abort', interrupt);
+    await closeRemote();
     detach();
     closeScores();
     models?.ledger.close();

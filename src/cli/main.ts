@@ -10,6 +10,7 @@ import { registerEval } from './eval.ts';
 import { registerUi } from './ui.ts';
 import { registerData } from './data.ts';
 import { registerSleep } from './sleep.ts';
+import { registerWorker } from './worker.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerUi(program);
   registerData(program);
   registerSleep(program);
+  registerWorker(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
