@@ -16,7 +16,10 @@ import { BIN, ROOT } from '../helpers/cli.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { SIM_CONFIG, historyOf, readText, trainSim, type SimRun } from '../helpers/train.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { runEvaluation } from '../../src/eval/evaluate.ts';
 import { KEY_PREFIX, QUEUE_NAME } from '../../src/queue/jobs.ts';
+import { queueRunId } from '../../src/queue/remote-env.ts';
 
 // Small and quick; on the workers the target takes a while per call, so that a worker dies with jobs in hand.
 const SMALL = ['train.num_epochs=1', 'env.n_train=40', 'env.n_val=20', 'env.n_test=20'];
@@ -93,6 +96,21 @@ describe('rollouts on workers', () => {
     assert.equal(readText(path.join(remote.out, 'best_skill.md')), readText(path.join(local.out, 'best_skill.md')));
     // The workers' calls are in the run's ledger, each once, as the local run's are.
     assert.equal(paidRollouts(remote.out), paidRollouts(local.out));
+  });
+
+  it('skillopt eval runs its rollouts on the workers, with the same scores', async () => {
+    const evaluate = (overrides: string[], outRoot: string) =>
+      runEvaluation({ loaded: loadConfig(SIM_CONFIG, { overrides: [...SMALL, ...overrides], environment: {} }), outRoot, configFile: SIM_CONFIG, skillFiles: [path.join(local.out, 'best_skill.md')], split: 'test', out: null });
+    const dir = tmpDir('skillopt-queue-eval-');
+    const here = await evaluate([], path.join(dir, 'here'));
+    const there = await evaluate([`run.queue=${redis.url}`], path.join(dir, 'there'));
+    assert.deepEqual(
+      there.cells.map((c) => [c.n_items, c.hard, c.soft, c.errors]),
+      here.cells.map((c) => [c.n_items, c.hard, c.soft, c.errors]),
+    );
+    assert.equal(paidRollouts(path.join(dir, 'there')), here.cells[0]!.n_items);
+    const run = queueRunId(path.join(dir, 'there'));
+    assert.equal((await queue.getCompleted(0, -1)).filter((j) => (j.data as { run: string }).run === run).length, here.cells[0]!.n_items, 'each rollout was a job');
   });
 
   it('a trainer killed mid-run resumes with the queue as it finds it', async () => {
