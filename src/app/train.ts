@@ -173,6 +173,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
     const remote = config.run.queue ? new RemoteRollouts({ url: config.run.queue, runRoot: path.resolve(dir.root), spec: runSpecOf(opts.loaded), ledger: models.ledger, admission: models.admission }) : undefined;
     closeRemote = () => remote?.close();
+    await remote?.connect();
     const rollouts = new Rollouts({ env: remote ? remote.wrap(env) : env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
     const opt: OptimizerContext = {
       optimizer: models.optimizer,

@@ -20,7 +20,7 @@ export function registerWorker(program: Command): void {
       const { RolloutWorker } = await import('../queue/worker.ts');
       const say = (line: string) => process.stdout.write(`${line}\n`);
       const worker = new RolloutWorker({ url: opts.redis, concurrency, name: opts.name, lockMs: lockSeconds * 1000, environment, log: say });
-      await worker.ready();
+      await worker.start();
       say(`skillopt worker: taking rollout jobs from ${opts.redis.replace(/\/\/[^@/]*@/, '//***@')} (${concurrency} at once); Ctrl-C stops after the rollouts in flight`);
       await new Promise<void>((resolve) => {
         const stop = () => {

@@ -176,6 +176,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   // With `run.queue`, rollouts run on `skillopt worker` processes.
   const remote = config.run.queue ? new RemoteRollouts({ url: config.run.queue, runRoot: out, spec: runSpecOf(opts.loaded), ledger: stack.ledger, admission: stack.admission }) : undefined;
   try {
+    await remote?.connect();
     return await evaluateAll({ opts, env: remote ? remote.wrap(env) : env, items, skills, repeats, out, stack, cache, say });
   } finally {
     await remote?.close();

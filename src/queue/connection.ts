@@ -16,5 +16,8 @@ export function redisConnection(url: string, where: string): ConnectionOptions {
 /** A client for the run specs, the skills and the shared pace. */
 export function openRedis(url: string, where: string): Redis {
   checkUrl(url, where);
-  return new Redis(url, { maxRetriesPerRequest: 3, lazyConnect: false });
+  const redis = new Redis(url, { maxRetriesPerRequest: 3 });
+  // A lost connection shows in the commands that fail; ioredis would also print each retry.
+  redis.on('error', () => {});
+  return redis;
 }

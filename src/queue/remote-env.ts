@@ -9,7 +9,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
-import { redact } from '../config/redact.ts';
+import { redact, redactText } from '../config/redact.ts';
 import { createHash } from 'node:crypto';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { UserError } from '../errors.ts';
@@ -41,24 +41,43 @@ export function queueRunId(runRoot: string): string {
 }
 
 export class RemoteRollouts {
-  private readonly queue: Queue<RolloutJobData>;
-  private readonly events: QueueEvents;
+  private queue!: Queue<RolloutJobData>;
+  private events!: QueueEvents;
   private readonly run: string;
   private readonly redis: Redis;
   private readonly stored = new Map<string, Promise<unknown>>();
   private ready: Promise<void> | undefined;
+  private connected = false;
   /** Jobs this trainer waits on: removed from the queue when the run stops before a worker takes them. */
   private readonly waiting = new Map<string, { resolve: (value: unknown) => void; reject: (err: unknown) => void }>();
 
   constructor(private readonly o: RemoteEnvOptions) {
-    const connection = redisConnection(o.url, 'run.queue');
-    this.queue = new Queue<RolloutJobData>(QUEUE_NAME, { connection, prefix: KEY_PREFIX });
-    this.events = new QueueEvents(QUEUE_NAME, { connection, prefix: KEY_PREFIX });
     this.run = queueRunId(o.runRoot);
     this.redis = openRedis(o.url, 'run.queue');
-    this.events.on('completed', ({ jobId, returnvalue }) => this.waiting.get(jobId)?.resolve(returnvalue));
-    this.events.on('failed', ({ jobId, failedReason }) => this.waiting.get(jobId)?.reject(new Error(failedReason)));
     o.admission.signal.addEventListener('abort', () => void this.withdraw(), { once: true });
+  }
+
+  /**
+   * Checks that Redis answers and publishes the run's spec, then opens the queue; a Redis that
+   * cannot be reached is a clear error before anything is sent (BullMQ itself would wait for it).
+   */
+  connect(): Promise<void> {
+    this.ready ??= (async () => {
+      const spec: RunSpec = { version: VERSION, ...this.o.spec };
+      try {
+        await this.redis.set(runSpecKey(this.run), JSON.stringify(spec), 'EX', KEEP_SECONDS);
+      } catch (err) {
+        throw new UserError(`run.queue: cannot use Redis at ${redactText(this.o.url)} (is redis-server running there, and reachable from here?): ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const connection = redisConnection(this.o.url, 'run.queue');
+      this.queue = new Queue<RolloutJobData>(QUEUE_NAME, { connection, prefix: KEY_PREFIX });
+      this.events = new QueueEvents(QUEUE_NAME, { connection, prefix: KEY_PREFIX });
+      this.connected = true;
+      this.events.on('completed', ({ jobId, returnvalue }) => this.waiting.get(jobId)?.resolve(returnvalue));
+      this.events.on('failed', ({ jobId, failedReason }) => this.waiting.get(jobId)?.reject(new Error(failedReason)));
+      await this.events.waitUntilReady();
+    })();
+    return this.ready;
   }
 
   /** `env` with its rollouts sent to the workers (everything else as it was). */
@@ -73,18 +92,6 @@ export class RemoteRollouts {
     };
   }
 
-  /** Publishes the run's spec; refuses to start when Redis cannot be reached. */
-  private start(): Promise<void> {
-    this.ready ??= (async () => {
-      const spec: RunSpec = { version: VERSION, ...this.o.spec };
-      await this.redis.set(runSpecKey(this.run), JSON.stringify(spec), 'EX', KEEP_SECONDS);
-      await this.events.waitUntilReady();
-    })().catch((err) => {
-      throw new UserError(`run.queue: cannot use Redis at ${this.o.url}: ${err instanceof Error ? err.message : String(err)}`);
-    });
-    return this.ready;
-  }
-
   private storeSkill(hash: string, skill: string): Promise<unknown> {
     let stored = this.stored.get(hash);
     if (!stored) {
@@ -95,7 +102,7 @@ export class RemoteRollouts {
   }
 
   async rollout(item: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
-    await this.start();
+    await this.connect();
     const hash = skillHash(skill);
     await this.storeSkill(hash, skill);
     const data: RolloutJobData = { run: this.run, skill: hash, item: item.id, target: ctx.target.id, seed: ctx.seed, sample: ctx.sample ?? 0, training: ctx.training ?? false };
@@ -159,8 +166,10 @@ export class RemoteRollouts {
   }
 
   async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
+    if (this.connected) {
+      await this.events.close();
+      await this.queue.close();
+    }
     this.redis.disconnect();
   }
 }

@@ -11,7 +11,7 @@ import { Worker, type Job } from 'bullmq';
 import type { LoadedConfig } from '../config/load.ts';
 import { redactText } from '../config/redact.ts';
 import { ConfigSchema } from '../config/schema.ts';
-import { errorMessage } from '../errors.ts';
+import { UserError, errorMessage } from '../errors.ts';
 import { buildEnv } from '../app/env.ts';
 import type { Env, Item } from '../envs/types.ts';
 import { itemError } from '../engine/stages/rollout.ts';
@@ -60,7 +60,7 @@ class JobCalls extends Ledger {
 }
 
 export class RolloutWorker {
-  private readonly worker: Worker<RolloutJobData, RolloutOutcome>;
+  private worker: Worker<RolloutJobData, RolloutOutcome> | undefined;
   private readonly runs = new Map<string, Promise<RunServices>>();
   private readonly name: string;
   private readonly log: (line: string) => void;
@@ -70,11 +70,21 @@ export class RolloutWorker {
     this.name = o.name ?? `${os.hostname()}:${process.pid}`;
     this.log = o.log ?? (() => {});
     this.redis = openRedis(o.url, '--redis');
-    const lockDuration = o.lockMs ?? 30_000;
+  }
+
+  /** Checks that Redis answers, then takes jobs; resolves once it does. */
+  async start(): Promise<void> {
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      this.redis.disconnect();
+      throw new UserError(`--redis: cannot use Redis at ${redactText(this.o.url)} (is redis-server running there, and reachable from here?): ${errorMessage(err)}`);
+    }
+    const lockDuration = this.o.lockMs ?? 30_000;
     this.worker = new Worker<RolloutJobData, RolloutOutcome>(QUEUE_NAME, (job) => this.process(job), {
-      connection: redisConnection(o.url, '--redis'),
+      connection: redisConnection(this.o.url, '--redis'),
       prefix: KEY_PREFIX,
-      concurrency: o.concurrency,
+      concurrency: this.o.concurrency,
       name: this.name,
       lockDuration,
       stalledInterval: Math.max(500, Math.round(lockDuration / 2)),
@@ -82,15 +92,12 @@ export class RolloutWorker {
       maxStalledCount: 1,
     });
     this.worker.on('error', (err) => this.log(`worker: ${errorMessage(err)}`));
-  }
-
-  /** Resolves once connected to Redis and taking jobs. */
-  async ready(): Promise<void> {
     await this.worker.waitUntilReady();
   }
 
+  /** Stops taking jobs; resolves once the rollouts in flight are done and sent back. */
   async close(): Promise<void> {
-    await this.worker.close();
+    await this.worker?.close();
     this.redis.disconnect();
     for (const run of this.runs.values()) (await run.catch(() => undefined))?.stack.close();
   }

@@ -4,7 +4,11 @@ import { describe, it } from 'node:test';
 import { trainingChanges } from '../../src/app/resume-check.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { rejects } from '../config/rejects.ts';
-import { SIM_CONFIG } from '../helpers/train.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../../src/errors.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+import { SIM_CONFIG, trainSim } from '../helpers/train.ts';
 
 describe('config: run.queue', () => {
   it('takes a Redis URL, and is empty by default (rollouts in this process)', () => {
@@ -23,5 +27,14 @@ describe('config: run.queue', () => {
     delete stored.run;
     const { config: now } = loadConfig(SIM_CONFIG, { environment: {}, overrides: ['run.queue=redis://10.0.0.5:6379'] });
     assert.deepEqual(trainingChanges(stored, now, secretPaths), []);
+  });
+});
+
+describe('a Redis that cannot be reached', () => {
+  it('stops the run before anything is sent or written, naming the URL', async () => {
+    const out = path.join(tmpDir('skillopt-queue-'), 'run');
+    // Port 1 on loopback: nothing listens there.
+    await assert.rejects(trainSim(['run.queue=redis://127.0.0.1:1'], out), (err) => err instanceof UserError && /run\.queue: cannot use Redis at redis:\/\/127\.0\.0\.1:1/.test(err.message));
+    assert.ok(!fs.existsSync(out), 'no run directory is left');
   });
 });
