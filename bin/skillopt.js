@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx: no build step.
-import { register } from 'tsx/esm/api';
+import path from 'node:path';
+import { entryOf } from './entry.js';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const entry = entryOf(path.resolve(import.meta.dirname, '..'));
+if (!entry.compiled) (await import('tsx/esm/api')).register();
+const { main } = await import(entry.url);
 process.exitCode = await main(process.argv);

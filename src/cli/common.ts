@@ -1,9 +1,9 @@
-/** What the commands share: config options and loading. */
+/**
+ * What the commands share: config options. Light to import (`--help` loads it); loading a
+ * config is in `load-config.ts`, which the actions import when they run.
+ */
 import { Option, type Command } from 'commander';
-import { stringify } from 'yaml';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { COMMON_FLAGS, flagValue, ORIGINAL_FLAGS } from '../config/original-flags.ts';
-import { redact } from '../config/redact.ts';
 
 /** `--cfg-options a=1 b=2` and `--set a=1` collect into one list, in order. */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -51,15 +51,4 @@ export function addConfigOptions(cmd: Command): Command {
 export function originalFlagsOf(opts: object): [string, string][] {
   const given = opts as Record<string, unknown>;
   return ORIGINAL_FLAGS.filter((f) => typeof given[f] === 'string').map((f) => [f, flagValue(f, given[f] as string)]);
-}
-
-export function loadFromOptions(opts: ConfigOptions, extra: string[] = []): LoadedConfig {
-  const loaded = loadConfig(opts.config, { overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...extra], flags: originalFlagsOf(opts) });
-  for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
-  return loaded;
-}
-
-/** The resolved config as YAML, secrets redacted. */
-export function renderConfig(loaded: LoadedConfig): string {
-  return stringify(redact(loaded.config, loaded.secretPaths));
 }

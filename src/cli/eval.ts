@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { addConfigOptions, collect, loadFromOptions, type ConfigOptions } from './common.ts';
+import { addConfigOptions, collect, type ConfigOptions } from './common.ts';
 
 interface EvalFlags extends ConfigOptions {
   skill: string[];
@@ -22,6 +22,7 @@ export function registerEval(program: Command): void {
       .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
       .option('-o, --out <dir>', 'output directory (default: outputs/eval_<env>_<target model>_<timestamp>)'),
   ).action(async (opts: EvalFlags) => {
+    const { loadFromOptions } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
     const model = (opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model || 'target').replace(/[^A-Za-z0-9_.-]+/g, '_');

@@ -1,6 +1,5 @@
 /** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input, 130 stopped by Ctrl-C. */
 import { Command, CommanderError } from 'commander';
-import '../builtins.ts';
 import { redactText } from '../config/redact.ts';
 import { Interrupted, UserError, errorMessage } from '../errors.ts';
 import { FatalModelError } from '../model/types.ts';
@@ -21,7 +20,11 @@ export function buildProgram(): Command {
     .description('Train an agent skill document like a neural network, without touching model weights.')
     .version(VERSION, '-V, --version')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // The built-in envs, backends and materializers, loaded only when a command runs (not for --help or --version).
+    .hook('preAction', async () => {
+      await import('../builtins.ts');
+    });
   registerTrain(program);
   registerEval(program);
   registerUi(program);

@@ -3,9 +3,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import { Interrupted, UserError } from '../errors.ts';
-import { runsOfConfig } from '../run/find-run.ts';
 import { programName } from '../run/resume-command.ts';
-import { addConfigOptions, loadFromOptions, originalFlagsOf, renderConfig, type ConfigOptions } from './common.ts';
+import { addConfigOptions, originalFlagsOf, type ConfigOptions } from './common.ts';
 
 interface TrainOptions extends ConfigOptions {
   out?: string;
@@ -39,7 +38,7 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
   }
   if (!opts.resume) return path.resolve(fixed || defaultOutRoot(loaded.config.env.name));
   if (fixed) return holdsRun(path.resolve(fixed), '--resume');
-  const { trainingChanges } = await import('../app/resume-check.ts');
+  const [{ trainingChanges }, { runsOfConfig }] = await Promise.all([import('../app/resume-check.ts'), import('../run/find-run.ts')]);
   const root = path.resolve(path.dirname(defaultOutRoot(loaded.config.env.name)));
   const runs = runsOfConfig(root, loaded.files.at(-1)!);
   const unfinished = runs.filter((r) => !r.finished);
@@ -83,6 +82,7 @@ export function registerTrain(program: Command): void {
       .option('-v, --verbose', 'print the full resolved config before training')
       .option('--dry-run', 'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)'),
   ).action(async (opts: TrainOptions) => {
+    const { loadFromOptions, renderConfig } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
       const { planInputFor, planRun, formatPlan } = await import('../app/plan.ts');

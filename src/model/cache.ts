@@ -14,7 +14,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import { requestKey } from './request-key.ts';
 import { validReply } from './structured.ts';
 import { FatalModelError, type ChatModel, type ChatRequest, type ChatResponse, type Message, type ToolCall, type Usage } from './types.ts';
@@ -51,39 +52,66 @@ export class ResponseCache {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string], { response: string }>;
   private readonly putStmt: Database.Statement<[string, string, string, string]>;
+  private readonly putMany: (rows: [string, string, string, string][]) => void;
+  /** Answers queued by `store`, by key, written together at the end of the event loop's turn. */
+  private readonly pending = new Map<string, [string, string, string, string]>();
+  private flushScheduled = false;
+  private onFailure: ((reason: string) => void) | undefined;
   private writesPausedUntil = 0;
 
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    // Loaded when a cache is opened: a run that caches nothing (the simulator) does not load SQLite.
+    const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+    this.db = new Sqlite(file, { timeout: BUSY_TIMEOUT_MS });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)');
     this.getStmt = this.db.prepare('SELECT response FROM responses WHERE key = ?');
     this.putStmt = this.db.prepare('INSERT OR REPLACE INTO responses (key, model, created, response) VALUES (?, ?, ?, ?)');
+    this.putMany = this.db.transaction((rows: [string, string, string, string][]) => {
+      for (const row of rows) this.putStmt.run(...row);
+    });
   }
 
   get(key: string): Stored | undefined {
+    const queued = this.pending.get(key)?.[3];
+    if (queued !== undefined) return JSON.parse(queued) as Stored;
     const row = this.getStmt.get(key);
     return row ? (JSON.parse(row.response) as Stored) : undefined;
   }
 
+  /** Writes an answer now, in a transaction of its own. */
   put(key: string, model: string, value: Stored): void {
     this.putStmt.run(key, model, new Date().toISOString(), JSON.stringify(value));
   }
 
   /**
-   * Stores an answer if the cache can take it now. Returns why it could not, the first time
-   * (later writes are skipped without a word while the cache rests).
+   * Queues an answer: those queued in one turn of the event loop are written in one transaction
+   * (one commit instead of one per answer). When the cache cannot take them (another process
+   * holds its write lock), `failed` hears why, and later answers are dropped without a word
+   * while the cache rests.
    */
-  tryPut(key: string, model: string, value: Stored): string | undefined {
-    if (Date.now() < this.writesPausedUntil) return undefined;
+  store(key: string, model: string, value: Stored, failed: (reason: string) => void): void {
+    if (Date.now() < this.writesPausedUntil) return;
+    this.pending.set(key, [key, model, new Date().toISOString(), JSON.stringify(value)]);
+    this.onFailure = failed;
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Writes the queued answers. */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.size === 0 || !this.db.open) return;
+    const rows = [...this.pending.values()];
+    this.pending.clear();
     try {
-      this.put(key, model, value);
-      return undefined;
+      this.putMany(rows);
     } catch (err) {
       this.writesPausedUntil = Date.now() + WRITE_PAUSE_MS;
-      return (err as Error).message;
+      this.onFailure?.((err as Error).message);
     }
   }
 
@@ -92,9 +120,12 @@ export class ResponseCache {
   }
 
   close(): void {
+    this.flush();
     this.db.close();
   }
 }
+
+const isLocalImage = (p: { type: string; image?: string }) => p.type === 'image' && !/^(data:|https?:)/i.test(p.image ?? '');
 
 /** Local image files enter the key by content, so a changed file is a different request. */
 function withImageDigests(messages: Message[]): unknown[] {
@@ -103,7 +134,7 @@ function withImageDigests(messages: Message[]): unknown[] {
     return {
       ...m,
       content: m.content.map((p) => {
-        if (p.type !== 'image' || /^(data:|https?:)/i.test(p.image)) return p;
+        if (p.type !== 'image' || !isLocalImage(p)) return p;
         const file = p.image.startsWith('file://') ? new URL(p.image).pathname : p.image;
         try {
           return { ...p, sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex') };
@@ -117,7 +148,8 @@ function withImageDigests(messages: Message[]): unknown[] {
 
 /** The cache key of a request to a model whose fixed settings are `identity`. */
 export function cacheKey(modelId: string, req: ChatRequest, identity: Record<string, unknown>): string {
-  return requestKey(modelId, { ...req, messages: withImageDigests(req.messages) as Message[] }, { settings: identity });
+  const localImages = req.messages.some((m) => m.role === 'user' && typeof m.content !== 'string' && m.content.some(isLocalImage));
+  return requestKey(modelId, localImages ? { ...req, messages: withImageDigests(req.messages) as Message[] } : req, { settings: identity });
 }
 
 export class CachedModel implements ChatModel {
@@ -170,8 +202,9 @@ export class CachedModel implements ChatModel {
       this.inFlight.delete(key);
     }
     if (this.mode === 'read_write') {
-      const failed = this.cache.tryPut(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage });
-      if (failed) this.warn(`the response cache (${this.cache.file}) could not store an answer (${failed}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`);
+      this.cache.store(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage }, (reason) =>
+        this.warn(`the response cache (${this.cache.file}) could not store an answer (${reason}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`),
+      );
     }
     return res;
   }

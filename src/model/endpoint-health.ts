@@ -53,7 +53,7 @@ export class EndpointHealth {
     this.settled = true;
     if (!this.ends.every((e) => e === this.ends[0]) || this.ends[0] === 'ok') return undefined;
     const where = this.url ? ` to ${this.url}` : '';
-    const check = CHECK[failure.kind] ?? 'check the endpoint and the model settings';
+    const check = failure.advice ?? CHECK[failure.kind] ?? 'check the endpoint and the model settings';
     return new FatalModelError(
       `${this.label} (${this.model}): the first ${BROKEN_AFTER} calls${where} all failed the same way and none has succeeded, so the role's configuration is wrong rather than the calls unlucky (last: ${failure.message}). ` +
         `${check} (${this.label}.base_url and its settings); then run the same command to resume`,

@@ -37,6 +37,8 @@ export class CallFailure extends Error {
     readonly status?: number,
     /** The wait the server asked for (retry-after and its relatives), in ms. */
     readonly retryAfterMs?: number,
+    /** What to check when every call fails this way, when the kind alone would point elsewhere. */
+    readonly advice?: string,
   ) {
     super(message);
   }

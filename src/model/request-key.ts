@@ -18,10 +18,14 @@ function jsonSchemaOf(schema: NonNullable<ChatRequest['schema']>): unknown {
   return js;
 }
 
-export function requestKey(modelId: string, req: ChatRequest, extra: Record<string, unknown> = {}): string {
+/** The identity of each request as JSON, made once: the run's record and the response cache both key on it. */
+const serialized = new WeakMap<ChatRequest, { modelId: string; json: string }>();
+
+function identityJson(modelId: string, req: ChatRequest): string {
+  const known = serialized.get(req);
+  if (known?.modelId === modelId) return known.json;
   const identity = {
     model: modelId,
-    ...extra,
     system: req.system ?? '',
     messages: req.messages,
     schema: req.schema ? jsonSchemaOf(req.schema) : null,
@@ -36,5 +40,21 @@ export function requestKey(modelId: string, req: ChatRequest, extra: Record<stri
     ...(req.skill !== undefined ? { skill: req.skill } : {}),
     ...(req.workspaceFiles?.length ? { workspaceFiles: req.workspaceFiles } : {}),
   };
-  return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+  const json = JSON.stringify(identity);
+  serialized.set(req, { modelId, json });
+  return json;
+}
+
+/**
+ * The key of a request: SHA-256 of its identity as JSON, `extra` placed right after the model.
+ * The request is serialized once however many keys are made of it.
+ */
+export function requestKey(modelId: string, req: ChatRequest, extra: Record<string, unknown> = {}): string {
+  let json = identityJson(modelId, req);
+  const more = JSON.stringify(extra).slice(1, -1);
+  if (more) {
+    const head = `{"model":${JSON.stringify(modelId)}`;
+    json = `${head},${more}${json.slice(head.length)}`;
+  }
+  return createHash('sha256').update(json).digest('hex');
 }

@@ -10,6 +10,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { scrubSecrets } from '../config/redact.ts';
 import { writeFileAtomic } from './atomic.ts';
 
 /** Strings at least this long go to blobs; shorter ones stay in the line. */
@@ -37,8 +38,12 @@ export class BlobStore {
     return path.join(this.dir, hash);
   }
 
-  /** Stores `text` (once) and returns its hash. The blob is on disk before the caller refers to it. */
-  put(text: string): string {
+  /**
+   * Stores `text` (once) and returns its hash. The blob is on disk before the caller refers to it.
+   * A key in use is scrubbed before hashing, so the name matches what is on disk.
+   */
+  put(raw: string): string {
+    const text = scrubSecrets(raw);
     const hash = crypto.createHash('sha256').update(text).digest('hex');
     if (this.written.has(hash)) return hash;
     if (!fs.existsSync(this.file(hash))) writeFileAtomic(this.file(hash), text);

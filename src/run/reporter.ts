@@ -4,7 +4,8 @@
  * bar; elsewhere only plain lines are printed.
  */
 import path from 'node:path';
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgress from 'cli-progress';
 import { count } from '../util/plural.ts';
 import type { EventLog, RunEvent } from './events.ts';
 
@@ -156,9 +157,11 @@ export function attachConsoleReporter(log: EventLog, out: Output = process.stdou
       const key = `${event.step}:${event.stage}`;
       if (key !== barKey) {
         stopBar();
-        bar = new cliProgress.SingleBar(
+        // Loaded with the first bar: a run not on a terminal has none.
+        const progress = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
+        bar = new progress.SingleBar(
           { format: `      ${event.stage} [{bar}] {value}/{total}`, stream: out as NodeJS.WritableStream, clearOnComplete: true, hideCursor: false },
-          cliProgress.Presets.shades_classic,
+          progress.Presets.shades_classic,
         );
         bar.start(event.total, event.done);
         barKey = key;

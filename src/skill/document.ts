@@ -1,9 +1,14 @@
 /** A skill document: loading, hashing, token counting and diffs. */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { createTwoFilesPatch } from 'diff';
-import { countTokens as countBpe } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
 import { UserError } from '../errors.ts';
+
+// Loaded on first use: the tokenizer's tables take about 60 MB and a third of a second, which a
+// command that counts no tokens (or has not yet) should not pay.
+const require = createRequire(import.meta.url);
+let bpe: typeof import('gpt-tokenizer') | undefined;
+let diff: typeof import('diff') | undefined;
 
 /**
  * Reads the initial skill. An empty path or a missing file is an error unless `startBlank`
@@ -34,10 +39,13 @@ export function skillHash(content: string): string {
 
 /** Tokens of the text (o200k_base, the encoding of current OpenAI models). */
 export function countTokens(text: string): number {
-  return text ? countBpe(text) : 0;
+  if (!text) return 0;
+  bpe ??= require('gpt-tokenizer') as typeof import('gpt-tokenizer');
+  return bpe.countTokens(text);
 }
 
 /** A unified diff between two versions of a skill. */
 export function unifiedDiff(before: string, after: string, labels: { before?: string; after?: string } = {}, context = 3): string {
-  return createTwoFilesPatch(labels.before ?? 'before', labels.after ?? 'after', before, after, undefined, undefined, { context });
+  diff ??= require('diff') as typeof import('diff');
+  return diff.createTwoFilesPatch(labels.before ?? 'before', labels.after ?? 'after', before, after, undefined, undefined, { context });
 }

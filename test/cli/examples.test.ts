@@ -11,7 +11,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { Command } from 'commander';
 import { loadConfig } from '../../src/config/load.ts';
-import { CFG_OPTIONS_EXAMPLE, loadFromOptions, type ConfigOptions } from '../../src/cli/common.ts';
+import { CFG_OPTIONS_EXAMPLE, type ConfigOptions } from '../../src/cli/common.ts';
+import { loadFromOptions } from '../../src/cli/load-config.ts';
 import { buildProgram } from '../../src/cli/main.ts';
 import { ROOT } from '../helpers/cli.ts';
 

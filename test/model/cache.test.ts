@@ -6,13 +6,28 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import Database from 'better-sqlite3';
-import { ResponseCache } from '../../src/model/cache.ts';
+import { cacheKey, ResponseCache } from '../../src/model/cache.ts';
+import { requestKey } from '../../src/model/request-key.ts';
 import { buildRoleModels, type ModelEvent } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { fakeProviderFetch, type InProcessFake } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
+
+/** Commits in a SQLite write-ahead log: frames whose header holds the database size after the commit (non-zero). */
+function walCommits(db: string): number {
+  let wal: Buffer;
+  try {
+    wal = fs.readFileSync(`${db}-wal`);
+  } catch {
+    return 0;
+  }
+  const pageSize = wal.readUInt32BE(8);
+  let commits = 0;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) if (wal.readUInt32BE(at + 4) !== 0) commits++;
+  return commits;
+}
 
 const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: text }], ...extra });
 
@@ -39,12 +54,12 @@ describe('the response cache', () => {
     assert.equal(second.text, first.text);
     assert.equal(second.from, 'cache');
     assert.deepEqual(second.usage, first.usage);
+    a.close();
     const b = await models('read_write');
     assert.equal((await b.target.complete(ask('same'))).from, 'cache');
     assert.equal(fake.requests.length, n);
     assert.equal(b.ledger.totals().calls, 0);
     assert.equal(b.ledger.all()[0]!.cost_usd, 0);
-    a.close();
     b.close();
   });
 
@@ -195,6 +210,8 @@ describe('the response cache', () => {
       // The paid reply is in the run's journal, to be replayed on resume.
       const line = fs.readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.key === call!.key);
       assert.equal(line?.response?.text, res.text);
+      // Answers are written at the end of the event loop's turn: the turn queued after the call's has seen the write fail.
+      await new Promise((resolve) => setImmediate(resolve));
       const warning = events.find((e) => e.type === 'log' && e.level === 'warn');
       assert.match(warning && 'message' in warning ? warning.message : '', /response cache .*locked\.sqlite.* could not store/);
     } finally {
@@ -202,6 +219,37 @@ describe('the response cache', () => {
       other.close();
       m.close();
     }
+  });
+
+  it('answers that arrive together are written in one transaction, and read back before it is written', async () => {
+    const file = path.join(dir, 'batched.sqlite');
+    const m = await models('read_write', {}, file);
+    const asks = Array.from({ length: 20 }, (_, i) => ask(`batched ${i}`));
+    const before = walCommits(file);
+    await Promise.all(asks.map((a) => m.target.complete(a)));
+    // Asked again at once, before the write: the queued answers are served.
+    const again = await Promise.all(asks.map((a) => m.target.complete(a)));
+    assert.deepEqual(new Set(again.map((r) => r.from)), new Set(['cache']));
+    await new Promise((resolve) => setImmediate(resolve));
+    const commits = walCommits(file) - before;
+    m.close();
+    assert.ok(commits >= 1 && commits <= 2, `${commits} commits for 20 answers`);
+    const cache = new ResponseCache(file);
+    assert.equal(cache.count(), 20);
+    cache.close();
+  });
+
+  it("serializes a request once for the run's record and the cache, under the same keys as when each serialized it", async () => {
+    const m = await models('read_write', {}, path.join(dir, 'once.sqlite'), undefined, path.join(dir, 'once-calls.jsonl'));
+    let serialized = 0;
+    const message = { role: 'user' as const, content: 'counted', toJSON: () => (serialized++, { role: 'user', content: 'counted' }) };
+    await m.target.complete(ask('', { messages: [message] }));
+    m.close();
+    assert.equal(serialized, 1);
+    // The keys of caches and calls.jsonl files written before (when each key serialized the request itself).
+    const req = ask('keys', { system: 'be brief', sample: 2 });
+    assert.equal(requestKey('compat:m', req), 'b2018a3d7485744161daf871a851ca453e5bd6282330e3b0495311f90ed18a94');
+    assert.equal(cacheKey('compat:m', req, { backend: 'openai_compatible', temperature: 0.3 }), 'c55e860b3afffc0d9a2b01134e6564bab0d491b34a73117e55ea592ae4f92081');
   });
 
   it('two processes write the same cache at once without losing an entry', async () => {

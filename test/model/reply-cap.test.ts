@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildRoleModels } from '../../src/model/stack.ts';
-import { InfraError } from '../../src/model/types.ts';
+import { FatalModelError, InfraError } from '../../src/model/types.ts';
 import { jsonLines } from '../../src/run/atomic.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
@@ -54,6 +54,21 @@ describe('the reply size limit (model.<role>.max_reply_bytes)', () => {
       assert.equal(lines.filter((l) => !l.error).length, 1);
     });
   }
+
+  it('a role whose every reply is over the limit stops the run with advice about the limit, not about the context size', async () => {
+    const target = { ...roles.openai_compatible(fake.url), max_reply_bytes: MB, max_retries: 0 };
+    const { config } = configWith({ model: { target, optimizer: target }, cache: { mode: 'off' } });
+    const models = await buildRoleModels(config, { environment: {} });
+    const ask = () => models.target.complete({ purpose: 'rollout', messages: [{ role: 'user', content: 'a big one' }] });
+    for (let i = 0; i < 4; i++) await assert.rejects(ask(), InfraError);
+    await assert.rejects(ask(), (e: unknown) => {
+      assert.ok(e instanceof FatalModelError, String(e));
+      assert.match(e.message, /every reply is larger than the limit: raise model\.target\.max_reply_bytes/);
+      assert.doesNotMatch(e.message, /context size/);
+      return true;
+    });
+    models.close();
+  });
 
   it('the fake server sends the chunked reply without a length, so the limit is checked as bytes arrive', async () => {
     const r = await fetch(`${fake.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'chunked' }] }) });

@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { type ParseError, parse as parseJsonc, printParseErrorCode, visit } from 'jsonc-parser';
 import { DataError, type Location } from './errors.ts';
 
@@ -100,8 +99,9 @@ function readJson(file: string): RawRecord[] {
   return list.map((v, i) => asRecord(v, { file, line: lines[i], index: i + 1, unit: 'item' }));
 }
 
-function readCsv(file: string, delimiter: string): RawRecord[] {
+async function readCsv(file: string, delimiter: string): Promise<RawRecord[]> {
   const text = readText(file);
+  const { parse: parseCsv } = await import('csv-parse/sync');
   let rows: { record: Fields; info: { lines: number } }[];
   try {
     rows = parseCsv(text, { columns: true, bom: true, skip_empty_lines: true, info: true, delimiter, relax_quotes: false }) as typeof rows;

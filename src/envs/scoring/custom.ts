@@ -28,12 +28,32 @@ const ResultSchema = z.object({
 
 type CustomFn = (prediction: string, item: Item) => unknown;
 
+let typescript: Promise<void> | undefined;
+
+/**
+ * Imports the scorer's module. The compiled package runs on plain node, which does not read
+ * TypeScript: for a scorer written in it, tsx's loaders are registered first, as `node --import
+ * tsx` does (in the sources, they already run). A file outside an ES-module package is CommonJS
+ * (compiled from its `export`s): its exports are those of the module it was written as.
+ */
+async function importScorer(file: string): Promise<Record<string, unknown>> {
+  if (/\.[cm]?tsx?$/i.test(file) && import.meta.url.endsWith('.js')) {
+    await (typescript ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
+      esm.register();
+      cjs.register();
+    }));
+  }
+  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const cjs = mod.default as Record<string, unknown> | undefined;
+  return cjs && typeof cjs === 'object' && cjs.__esModule ? cjs : mod;
+}
+
 /** `file` is `config.module` made absolute. */
 export async function customScorer(config: z.infer<typeof CustomScorerSchema>, file: string): Promise<Scorer> {
   if (!fs.existsSync(file)) throw new ConfigError(`env.scorer.module: file not found: ${file}`, undefined, 'env.scorer.module');
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    mod = await importScorer(file);
   } catch (err) {
     throw new ConfigError(`env.scorer.module: cannot load ${file}: ${(err as Error).message}`, undefined, 'env.scorer.module');
   }

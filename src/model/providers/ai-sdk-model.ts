@@ -33,7 +33,8 @@ export interface AiSdkModelOptions {
   endpoint: string;
   /** The base URL, for messages about a server that cannot be reached. */
   url: string;
-  sdk: LanguageModelV3;
+  /** The SDK's model, made on the first call: the provider's package loads only when a call is made. */
+  sdk: () => Promise<LanguageModelV3>;
   price: Price | undefined;
   /** Output cap of the role, used when the request sets none. */
   maxOutputTokens?: number;
@@ -57,6 +58,7 @@ export class AiSdkChatModel implements ChatModel {
   readonly settings: Record<string, unknown>;
   readonly url: string;
   readonly priced: boolean;
+  private sdk: Promise<LanguageModelV3> | undefined;
 
   constructor(private readonly o: AiSdkModelOptions) {
     this.id = `${o.backend}:${o.model}`;
@@ -78,9 +80,10 @@ export class AiSdkChatModel implements ChatModel {
       ...(shape.providerOptions ? { providerOptions: shape.providerOptions } : {}),
       ...(req.signal ? { abortSignal: req.signal } : {}),
     };
+    const sdk = await (this.sdk ??= this.o.sdk());
     let result;
     try {
-      result = await this.o.sdk.doGenerate(options);
+      result = await sdk.doGenerate(options);
     } catch (err) {
       throw classifyFailure(err, this.id) ?? err;
     }

@@ -3,7 +3,6 @@
  * field, `max_tokens` is always sent (the API requires it), and extended thinking is on when
  * `options.thinking_budget` is set and the model has it. (The original's `claude_chat` is the Claude Code CLI, not this API.)
  */
-import { createAnthropic } from '@ai-sdk/anthropic';
 import { z } from 'zod';
 import { capabilitiesOf } from '../capabilities.ts';
 import { priceOf } from '../prices.ts';
@@ -30,11 +29,7 @@ registerBackend({
   create(rc, ctx) {
     const o = parseOptions(AnthropicOptionsSchema, rc, ctx, 'anthropic');
     const endpoint = baseUrl(rc, ctx, ['ANTHROPIC_BASE_URL'], 'https://api.anthropic.com/v1', 'Anthropic');
-    const anthropic = createAnthropic({
-      baseURL: endpoint,
-      apiKey: apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic'),
-      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
-    });
+    const key = apiKey(rc, ctx, ['ANTHROPIC_API_KEY'], true, 'Anthropic');
     // Extended thinking only for the models that have it (capabilities.ts); said once when left out.
     let thinking = o.thinking_budget > 0;
     if (thinking && !capabilitiesOf(rc.model, rc.capabilities).thinking) {
@@ -44,7 +39,7 @@ registerBackend({
     return new AiSdkChatModel({
       backend: 'anthropic',
       model: rc.model,
-      sdk: anthropic.messages(rc.model),
+      sdk: async () => (await import('@ai-sdk/anthropic')).createAnthropic({ baseURL: endpoint, apiKey: key, fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch) }).messages(rc.model),
       endpoint,
       url: endpoint,
       price: priceOf(rc.model, rc.price),

@@ -4,7 +4,6 @@
  * sent as `chat_template_kwargs`) and `minimax_chat` (MiniMax's regional endpoints and its
  * `thinking` field). Reasoning effort is not sent: these servers do not share one spelling.
  */
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { JSONObject } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { RoleConfig } from '../../config/schema.ts';
@@ -51,7 +50,7 @@ interface Flavour {
 }
 
 function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
-  const provider = createOpenAICompatible({
+  const settings = {
     name: 'compat',
     baseURL: f.baseUrl,
     ...(f.key ? { apiKey: f.key } : {}),
@@ -64,12 +63,12 @@ function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
           return max_tokens === undefined ? rest : { ...rest, max_completion_tokens: max_tokens };
         }
       : undefined,
-  });
+  };
   const extra = { ...(f.options.extra_body as JSONObject), ...f.body };
   return new AiSdkChatModel({
     backend: f.backend,
     model: rc.model,
-    sdk: provider.chatModel(rc.model),
+    sdk: async () => (await import('@ai-sdk/openai-compatible')).createOpenAICompatible(settings).chatModel(rc.model),
     endpoint: f.baseUrl,
     url: f.baseUrl,
     price: priceOf(rc.model, rc.price),

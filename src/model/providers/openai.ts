@@ -5,8 +5,6 @@
  * reject the pair).
  */
 import { spawn } from 'node:child_process';
-import { createAzure } from '@ai-sdk/azure';
-import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { registerSecret } from '../../config/redact.ts';
@@ -68,7 +66,8 @@ function azureCliToken(scope: string): () => Promise<string> {
   };
 }
 
-function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenAIOptionsSchema>, useResponses: boolean): { sdk: LanguageModelV3; endpoint: string } {
+/** The SDK's model (its package loaded on the first call) and the endpoint. */
+function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenAIOptionsSchema>, useResponses: boolean): { sdk: () => Promise<LanguageModelV3>; endpoint: string } {
   const endpoint = baseUrl(rc, ctx, ['AZURE_OPENAI_ENDPOINT'], undefined, 'Azure OpenAI');
   const apiVersion = o.api_version || fromEnvironment(ctx, ['AZURE_OPENAI_API_VERSION'])?.value || '2024-12-01-preview';
   const versionless = apiVersion === 'v1';
@@ -84,20 +83,27 @@ function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenA
     if (!token) throw new FatalModelError(`model.${ctx.role}: the Entra token is missing: set the environment variable ${o.token_env}, or set AZURE_OPENAI_API_KEY`);
     tokenProvider = async () => token;
   } else tokenProvider = azureCliToken(o.ad_scope);
-  const azure = createAzure({
-    baseURL: base,
-    apiVersion,
-    useDeploymentBasedUrls: !versionless,
-    ...(key ? { apiKey: key } : { tokenProvider: tokenProvider! }),
-    fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
-  });
-  return { sdk: useResponses ? azure.responses(rc.model) : azure.chat(rc.model), endpoint: `${base}?api-version=${apiVersion}` };
+  const sdk = async () => {
+    const azure = (await import('@ai-sdk/azure')).createAzure({
+      baseURL: base,
+      apiVersion,
+      useDeploymentBasedUrls: !versionless,
+      ...(key ? { apiKey: key } : { tokenProvider: tokenProvider! }),
+      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
+    });
+    return useResponses ? azure.responses(rc.model) : azure.chat(rc.model);
+  };
+  return { sdk, endpoint: `${base}?api-version=${apiVersion}` };
 }
 
-function openaiModel(rc: RoleConfig, ctx: BackendContext, useResponses: boolean): { sdk: LanguageModelV3; endpoint: string } {
+function openaiModel(rc: RoleConfig, ctx: BackendContext, useResponses: boolean): { sdk: () => Promise<LanguageModelV3>; endpoint: string } {
   const endpoint = baseUrl(rc, ctx, ['OPENAI_BASE_URL'], 'https://api.openai.com/v1', 'OpenAI');
-  const openai = createOpenAI({ baseURL: endpoint, apiKey: apiKey(rc, ctx, ['OPENAI_API_KEY'], true, 'OpenAI'), fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch) });
-  return { sdk: useResponses ? openai.responses(rc.model) : openai.chat(rc.model), endpoint };
+  const key = apiKey(rc, ctx, ['OPENAI_API_KEY'], true, 'OpenAI');
+  const sdk = async () => {
+    const openai = (await import('@ai-sdk/openai')).createOpenAI({ baseURL: endpoint, apiKey: key, fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch) });
+    return useResponses ? openai.responses(rc.model) : openai.chat(rc.model);
+  };
+  return { sdk, endpoint };
 }
 
 registerBackend({

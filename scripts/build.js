@@ -1,0 +1,30 @@
+// The build: the TypeScript of src/ compiled to JavaScript in dist/ (same layout, so paths
+// relative to a module stay valid), with declarations for the library, and the files that are
+// not TypeScript (the dashboard's static files, worker and Python scripts) copied beside it.
+// Types are checked by `npm run typecheck`, not here. The stamp is written last.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { BUILD_STAMP } from '../bin/entry.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+const src = path.join(root, 'src');
+const dist = path.join(root, 'dist');
+const started = new Date();
+
+fs.rmSync(dist, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--noCheck'], { stdio: 'inherit' });
+
+for (const file of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
+  if (!file.isFile() || file.name.endsWith('.ts')) continue;
+  const from = path.join(file.parentPath ?? file.path, file.name);
+  const to = path.join(dist, path.relative(src, from));
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  fs.copyFileSync(from, to);
+}
+
+const stamp = path.join(root, BUILD_STAMP);
+fs.writeFileSync(stamp, `${started.toISOString()}\n`);
+fs.utimesSync(stamp, started, started);
