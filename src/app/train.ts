@@ -33,9 +33,9 @@ import { firstN, schedule } from '../engine/batches.ts';
 import { budgetStop, unpricedBudget } from '../engine/budget-limits.ts';
 import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
+import { remoteRollouts } from './remote.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
-import { RemoteRollouts, runSpecOf } from '../queue/remote-env.ts';
 
 export interface RunOptions {
   loaded: LoadedConfig;
@@ -171,7 +171,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
     // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
-    const remote = config.run.queue ? new RemoteRollouts({ url: config.run.queue, runRoot: path.resolve(dir.root), spec: runSpecOf(opts.loaded), ledger: models.ledger, admission: models.admission }) : undefined;
+    const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: path.resolve(dir.root), loaded: opts.loaded, ledger: models.ledger, admission: models.admission }) : undefined;
     closeRemote = () => remote?.close();
     await remote?.connect();
     const rollouts = new Rollouts({ env: remote ? remote.wrap(env) : env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);

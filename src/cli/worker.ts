@@ -1,6 +1,5 @@
 import os from 'node:os';
 import type { Command } from 'commander';
-import { loadEnvironment } from '../config/load.ts';
 import { UserError } from '../errors.ts';
 
 export function registerWorker(program: Command): void {
@@ -16,8 +15,8 @@ export function registerWorker(program: Command): void {
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError(`--concurrency must be a positive integer, not ${JSON.stringify(opts.concurrency)}`);
       const lockSeconds = Number(opts.lockSeconds);
       if (!(lockSeconds > 0)) throw new UserError(`--lock-seconds must be a positive number, not ${JSON.stringify(opts.lockSeconds)}`);
+      const [{ loadEnvironment }, { RolloutWorker }] = await Promise.all([import('../config/load.ts'), import('../queue/worker.ts')]);
       const environment = loadEnvironment();
-      const { RolloutWorker } = await import('../queue/worker.ts');
       const say = (line: string) => process.stdout.write(`${line}\n`);
       const worker = new RolloutWorker({ url: opts.redis, concurrency, name: opts.name, lockMs: lockSeconds * 1000, environment, log: say });
       await worker.start();

@@ -29,7 +29,7 @@ import { didYouMean } from '../util/suggest.ts';
 import { firstN } from '../engine/batches.ts';
 import { rollout } from '../engine/stages/rollout.ts';
 import { buildEnv } from '../app/env.ts';
-import { RemoteRollouts, runSpecOf } from '../queue/remote-env.ts';
+import { remoteRollouts } from '../app/remote.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 
 export interface EvalOptions {
@@ -174,7 +174,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   });
   const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
   // With `run.queue`, rollouts run on `skillopt worker` processes.
-  const remote = config.run.queue ? new RemoteRollouts({ url: config.run.queue, runRoot: out, spec: runSpecOf(opts.loaded), ledger: stack.ledger, admission: stack.admission }) : undefined;
+  const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: out, loaded: opts.loaded, ledger: stack.ledger, admission: stack.admission }) : undefined;
   try {
     await remote?.connect();
     return await evaluateAll({ opts, env: remote ? remote.wrap(env) : env, items, skills, repeats, out, stack, cache, say });
