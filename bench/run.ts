@@ -1,13 +1,16 @@
 /**
  * Engine benchmark: trains the sim with a latency injected into every model call (target and
- * optimizer with their own latency and concurrency) and prints, per step and in total, the wall
- * time, the floor (the critical path of dependent calls given the concurrency limits), their
- * ratio, calls per stage, selection rollouts saved by the gate, and CPU time per model call.
+ * optimizer with their own latency and concurrency), in several shapes, and prints for each its
+ * mean step wall time beside two critical-path floors computed from the same latencies and
+ * counts (`bench/floors.ts`): this engine's, and the original's stage order (stages one after
+ * another, its three merge phases, its ranking, the whole selection split every step). The
+ * original itself does not run here; its floor is what its stage order costs at best, so the
+ * ratio to it is a bound on what the original could reach, not a measurement of it.
  *
- *   npm run bench [-- --target-ms 40 --optimizer-ms 120 --workers 8 --analysts 4 --epochs 2]
+ * Then the goals (mean step over the original's floor), what the gate overlap wasted, CPU per
+ * model call, and a paired comparison of the test score of the two merge strategies over seeds.
  *
- * The sim's own answers cost CPU too; they are measured apart and subtracted, so the last line
- * is the orchestration's own cost per call.
+ *   npm run bench [-- --target-ms 200 --optimizer-ms 800 --analysts 16 --seeds 6 --only small]
  */
 import '../src/builtins.ts';
 import fs from 'node:fs';
@@ -18,120 +21,169 @@ import { loadConfig } from '../src/config/load.ts';
 import { runTraining } from '../src/app/train.ts';
 import { SimEnv } from '../src/envs/sim/env.ts';
 import { SimModel } from '../src/model/sim/backend.ts';
+import { readEvents } from '../src/run/events.ts';
 import type { HistoryRecord } from '../src/run/records.ts';
+import { originalFloor, ourFloor, type StepShape } from './floors.ts';
 
 const { values: args } = parseArgs({
   options: {
-    'target-ms': { type: 'string', default: '40' },
-    'optimizer-ms': { type: 'string', default: '120' },
-    workers: { type: 'string', default: '8' },
-    analysts: { type: 'string', default: '4' },
-    epochs: { type: 'string', default: '2' },
+    'target-ms': { type: 'string', default: '200' },
+    'optimizer-ms': { type: 'string', default: '800' },
+    analysts: { type: 'string', default: '16' },
+    seeds: { type: 'string', default: '6' },
+    /** Run only the scenarios whose name starts with this. */
+    only: { type: 'string', default: '' },
   },
 });
-const Lt = Number(args['target-ms']) / 1000;
-const Lo = Number(args['optimizer-ms']) / 1000;
-const ct = Number(args.workers);
-const co = Number(args.analysts);
+const targetS = Number(args['target-ms']) / 1000;
+const optimizerS = Number(args['optimizer-ms']) / 1000;
+const analysts = Number(args.analysts);
 const config = path.resolve(import.meta.dirname, '../configs/sim/default.yaml');
-const out = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-'));
 
-const overrides = [
-  `model.target.options.latency_ms=${Lt * 1000}`,
-  `model.optimizer.options.latency_ms=${Lo * 1000}`,
-  `env.workers=${ct}`,
-  `model.target.concurrency=${ct}`,
-  `gradient.analyst_workers=${co}`,
-  `model.optimizer.concurrency=${co}`,
-  `train.num_epochs=${args.epochs}`,
+interface Scenario {
+  name: string;
+  batch: number;
+  selection: number;
+  workers: number;
+  train: number;
+  epochs: number;
+  overlap: boolean;
+  /** Mean step over the original's floor must be at most this. */
+  goal: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'small', batch: 20, selection: 40, workers: 8, train: 60, epochs: 2, overlap: false, goal: 0.6 },
+  { name: 'small+overlap', batch: 20, selection: 40, workers: 8, train: 60, epochs: 2, overlap: true, goal: 0.5 },
+  { name: 'large', batch: 320, selection: 400, workers: 64, train: 960, epochs: 2, overlap: false, goal: 0.5 },
+  { name: 'large+overlap', batch: 320, selection: 400, workers: 64, train: 960, epochs: 2, overlap: true, goal: 0.5 },
 ];
-const loaded = loadConfig(config, { overrides, environment: {} });
-// A short run first, so that one-time costs (module loading, the tokenizer's tables) are not
-// counted per call.
+
+function overridesOf(x: Scenario): string[] {
+  return [
+    `model.target.options.latency_ms=${targetS * 1000}`,
+    `model.optimizer.options.latency_ms=${optimizerS * 1000}`,
+    `env.workers=${x.workers}`,
+    `model.target.concurrency=${x.workers}`,
+    `gradient.analyst_workers=${analysts}`,
+    `model.optimizer.concurrency=${analysts}`,
+    `train.batch_size=${x.batch}`,
+    `train.num_epochs=${x.epochs}`,
+    `env.n_train=${x.train}`,
+    `env.n_val=${x.selection}`,
+    'env.n_test=20',
+    `evaluation.gate_overlap=${x.overlap}`,
+  ];
+}
+
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+/** CPU of the simulator's own answers for `n` calls, measured apart: the same answers without the engine. */
+async function simCpuMs(n: number, skill: string): Promise<number> {
+  const env = new SimEnv({ n_train: 10, n_val: 10, n_test: 60, noise: 0.06, data_seed: 7 });
+  const sim = new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
+  const { test } = await env.load();
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) await env.rollout(test[i % test.length]!, skill, { target: sim, seed: 1 });
+  return cpuMs(process.cpuUsage(start));
+}
+
+async function runScenario(x: Scenario) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), `skillopt-bench-${x.name}-`));
+  const loaded = loadConfig(config, { overrides: overridesOf(x), environment: {} });
+  const cpuStart = process.cpuUsage();
+  const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });
+  const cpu = cpuMs(process.cpuUsage(cpuStart));
+  if (outcome.status !== 'finished') throw new Error(`${x.name}: the run did not finish: ${outcome.status}`);
+
+  const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as HistoryRecord[];
+  const events = readEvents(path.join(out, 'events.jsonl'));
+  const seconds = new Map(events.flatMap((e) => (e.type === 'step_finished' ? [[e.step, e.seconds] as const] : [])));
+  const overlaps = events.flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
+  const calls = fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { purpose: string; from: string });
+  const provider = calls.filter((c) => c.from === 'provider').length;
+  const shape: StepShape = {
+    targetS,
+    optimizerS,
+    workers: x.workers,
+    analysts,
+    mergeGroup: loaded.config.gradient.merge_batch_size,
+    batch: x.batch,
+    selection: x.selection,
+    strategy: loaded.config.gradient.merge_strategy,
+  };
+  const steps = history.map((r) => ({ step: r.step, wall: seconds.get(r.step) ?? Number.NaN, ours: ourFloor(r, shape), original: originalFloor(r, shape) }));
+  const skill = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
+  const orchestration = (cpu - (await simCpuMs(provider, skill))) / provider;
+  return { x, out, steps, overlaps, provider, orchestration };
+}
+
+/** The test score of the best skill with each merge strategy, seed by seed (no latency: the decisions alone). */
+async function pairedStrategies(seeds: number) {
+  const rows: { seed: number; staged: number; combined: number; stagedCalls: number; combinedCalls: number }[] = [];
+  for (let seed = 1; seed <= seeds; seed++) {
+    const one = async (strategy: string) => {
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-paired-'));
+      const loaded = loadConfig(config, { overrides: [`train.seed=${seed}`, `gradient.merge_strategy=${strategy}`], environment: {} });
+      const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });
+      if (outcome.status !== 'finished') throw new Error(`seed ${seed}, ${strategy}: the run did not finish`);
+      const merge = (outcome.summary.token_summary as Record<string, { calls: number }> | undefined) ?? {};
+      return { test: Number(outcome.summary.test_hard), calls: (merge.merge?.calls ?? 0) + (merge.ranking?.calls ?? 0) };
+    };
+    const staged = await one('staged');
+    const combined = await one('combined');
+    rows.push({ seed, staged: staged.test, combined: combined.test, stagedCalls: staged.calls, combinedCalls: combined.calls });
+  }
+  return rows;
+}
+
+// A short run first, so that one-time costs (module loading, the tokenizer's tables) fall outside the scenarios.
 await runTraining({
   loaded: loadConfig(config, { overrides: ['train.num_epochs=1', 'env.n_train=10', 'env.n_val=5', 'env.n_test=5'], environment: {} }),
   outRoot: fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-warmup-')),
   configFile: config,
   console: false,
 });
-const cpuStart = process.cpuUsage();
-const wallStart = performance.now();
-const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });
-const wall = (performance.now() - wallStart) / 1000;
-const cpu = process.cpuUsage(cpuStart);
-if (outcome.status !== 'finished') throw new Error(`the run did not finish: ${outcome.status}`);
 
-const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as HistoryRecord[];
-const events = fs.readFileSync(path.join(out, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-const stepSeconds = new Map<number, number>(events.filter((e) => e.type === 'step_finished').map((e) => [e.step, e.seconds]));
-const calls = fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { purpose: string; from: string });
-const groupSize = loaded.config.gradient.merge_batch_size;
-
-const waves = (n: number, c: number) => Math.ceil(n / c);
-const levels = (n: number) => (n <= 1 ? 0 : Math.ceil(Math.log(n) / Math.log(groupSize)));
-
-/**
- * The least time a step can take with these latencies and limits: the training rollouts, the
- * analysts (which overlap them but the last needs the last rollout), the merge levels and the
- * final merge, the ranking call, then the selection rollouts the gate ran.
- */
-function stepFloor(r: HistoryRecord): number {
-  const tokens = r.tokens ?? {};
-  const gateRuns = r.gate?.rollouts_used ?? 0;
-  const trainRuns = Math.max(0, (tokens.rollout?.calls ?? 0) - gateRuns);
-  const analysts = tokens.analyst?.calls ?? 0;
-  const f = r.n_failure_patches ?? 0;
-  const s = r.n_success_patches ?? 0;
-  const mergeChain = (tokens.merge?.calls ?? 0) > 0 ? Math.max(levels(f), levels(s)) + (f > 0 && s > 0 ? 1 : 0) : 0;
-  const reflect = analysts > 0 ? Math.max(waves(trainRuns, ct) * Lt + Lo, Lt + waves(analysts, co) * Lo) : waves(trainRuns, ct) * Lt;
-  const ranking = (tokens.ranking?.calls ?? 0) > 0 ? Lo : 0;
-  return reflect + mergeChain * Lo + ranking + waves(gateRuns, ct) * Lt;
+console.log(`sim with latencies: target ${targetS * 1000} ms, optimizer ${optimizerS * 1000} ms x ${analysts} in flight; step times to the millisecond`);
+console.log("floors: ours = this engine's critical path; original = the original's stage order, from the same latencies and counts (computed: the original does not run here)\n");
+const results = [];
+for (const x of SCENARIOS.filter((s) => s.name.startsWith(args.only))) {
+  const r = await runScenario(x);
+  results.push(r);
+  console.log(`${x.name}: batch ${x.batch} / ${x.selection} selection items / ${x.workers} workers${x.overlap ? ' / evaluation.gate_overlap' : ''} (${r.out})`);
+  console.log(`  step   wall_s  our_floor_s${x.overlap ? '*' : ' '} original_floor_s  wall/original`);
+  for (const s of r.steps) {
+    console.log(`  ${String(s.step).padStart(4)}  ${s.wall.toFixed(3).padStart(7)}  ${s.ours.toFixed(2).padStart(11)}  ${s.original.toFixed(2).padStart(16)}  ${(s.wall / s.original).toFixed(2).padStart(13)}`);
+  }
+  if (x.overlap) {
+    console.log("  * our floor without the overlap: a step whose rollouts ran ahead can take less");
+    const right = r.overlaps.filter((o) => o.right).length;
+    const ran = r.overlaps.reduce((n, o) => n + o.rollouts, 0);
+    const wasted = r.overlaps.reduce((n, o) => n + o.wasted, 0);
+    console.log(`  overlap: ${right} of ${r.overlaps.length} guesses right; ${ran} rollouts run ahead, ${wasted} wasted (${((100 * wasted) / Math.max(1, r.provider)).toFixed(1)}% of the run's ${r.provider} calls)`);
+  }
+  console.log(`  cpu: orchestration ${r.orchestration.toFixed(3)} ms per model call (the sim's own answers measured apart and subtracted)\n`);
 }
 
-console.log(`sim, ${history.length} steps; target ${Lt * 1000} ms x ${ct}, optimizer ${Lo * 1000} ms x ${co}, merge groups of ${groupSize}`);
-console.log('step  wall_s  floor_s  ratio  rollout analyst merge ranking  gate_used gate_saved');
-let floorSum = 0;
-let stepWall = 0;
-for (const r of history) {
-  const floor = stepFloor(r);
-  const w = stepSeconds.get(r.step) ?? 0;
-  floorSum += floor;
-  stepWall += w;
-  const t = r.tokens ?? {};
+console.log('goals (mean step / mean original floor):');
+for (const r of results) {
+  const wall = mean(r.steps.map((s) => s.wall));
+  const original = mean(r.steps.map((s) => s.original));
+  const ours = mean(r.steps.map((s) => s.ours));
+  const ratio = wall / original;
   console.log(
-    `${String(r.step).padStart(4)}  ${w.toFixed(2).padStart(6)}  ${floor.toFixed(2).padStart(7)}  ${(floor > 0 ? w / floor : 0).toFixed(2).padStart(5)}  ` +
-      `${String(t.rollout?.calls ?? 0).padStart(7)} ${String(t.analyst?.calls ?? 0).padStart(7)} ${String(t.merge?.calls ?? 0).padStart(5)} ${String(t.ranking?.calls ?? 0).padStart(7)}  ` +
-      `${String(r.gate?.rollouts_used ?? '-').padStart(9)} ${String(r.gate?.rollouts_saved ?? '-').padStart(10)}`,
+    `  ${r.x.name.padEnd(14)} mean step ${wall.toFixed(3)} s, our floor ${ours.toFixed(2)} s, original floor ${original.toFixed(2)} s: ${ratio.toFixed(2)}x (goal <= ${r.x.goal}: ${ratio <= r.x.goal ? 'met' : 'NOT met'})`,
   );
 }
 
-// Outside the steps: baseline, epoch boundaries and final evaluation, all rollout-bound.
-const provider = calls.filter((c) => c.from === 'provider');
-const stepRollouts = history.reduce((n, r) => n + (r.tokens?.rollout?.calls ?? 0), 0);
-const otherRollouts = provider.filter((c) => c.purpose === 'rollout').length - stepRollouts;
-const otherOptimizer = provider.filter((c) => c.purpose === 'slow_update' || c.purpose === 'meta_skill').length;
-const otherFloor = waves(otherRollouts, ct) * Lt + otherOptimizer * Lo;
-const totalFloor = floorSum + otherFloor;
-
-const perStage = new Map<string, number>();
-for (const c of provider) perStage.set(c.purpose, (perStage.get(c.purpose) ?? 0) + 1);
-
-// CPU of the simulator itself, measured apart: the same number of answers without the engine.
-const env = new SimEnv({ n_train: 10, n_val: 10, n_test: 60, noise: 0.06, data_seed: 7 });
-const sim = new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
-const { test } = await env.load();
-const skill = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
-const simStart = process.cpuUsage();
-for (let i = 0; i < provider.length; i++) await env.rollout(test[i % test.length]!, skill, { target: sim, seed: 1 });
-const simCpu = process.cpuUsage(simStart);
-const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
-
-console.log('');
-console.log(`steps:   wall ${stepWall.toFixed(2)} s, floor ${floorSum.toFixed(2)} s, ratio ${(stepWall / floorSum).toFixed(2)}`);
-console.log(`run:     wall ${wall.toFixed(2)} s (with baseline, epoch boundaries and final evaluation), floor ${totalFloor.toFixed(2)} s, ratio ${(wall / totalFloor).toFixed(2)}`);
-console.log(`calls:   ${provider.length} (${[...perStage].map(([k, v]) => `${k} ${v}`).join(', ')})`);
-const saved = history.reduce((n, r) => n + (r.gate?.rollouts_saved ?? 0), 0);
-const used = history.reduce((n, r) => n + (r.gate?.rollouts_used ?? 0), 0);
-console.log(`gate:    ${used} selection rollouts run, ${saved} saved (${((100 * saved) / Math.max(1, used + saved)).toFixed(0)}%) by the score cache and early stopping`);
-console.log(`cpu:     ${(cpuMs(cpu) / provider.length).toFixed(3)} ms per call in all; the sim's own answers ${(cpuMs(simCpu) / provider.length).toFixed(3)} ms per call; orchestration ${((cpuMs(cpu) - cpuMs(simCpu)) / provider.length).toFixed(3)} ms per call`);
-console.log(`run directory: ${out}`);
+const seeds = Number(args.seeds);
+if (seeds > 0) {
+  const rows = await pairedStrategies(seeds);
+  console.log(`\nmerge strategies, paired over ${seeds} seeds (the demo config, train.seed=1..${seeds}): test_hard of the best skill, merge+ranking calls`);
+  console.log('  seed  staged  combined  diff    calls staged/combined');
+  for (const r of rows) console.log(`  ${String(r.seed).padStart(4)}  ${r.staged.toFixed(4)}  ${r.combined.toFixed(4).padStart(8)}  ${(r.combined - r.staged).toFixed(4).padStart(7)}  ${r.stagedCalls}/${r.combinedCalls}`);
+  const diffs = rows.map((r) => r.combined - r.staged);
+  console.log(`  mean diff ${mean(diffs).toFixed(4)}; combined worse on ${diffs.filter((d) => d < 0).length} of ${seeds} seeds, better on ${diffs.filter((d) => d > 0).length}`);
+}

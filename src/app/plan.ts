@@ -66,6 +66,28 @@ export function mergeCalls(k: number, p: number): number {
   return calls;
 }
 
+/**
+ * Merge calls of the combined strategy for `f` failure and `s` success patches, `p` at a time:
+ * each kind reduced level by level (the larger first) only until both fit in one group, then one
+ * top merge of what is left (none when a single patch is left).
+ */
+export function combinedMergeCalls(f: number, s: number, p: number): number {
+  const size = Math.max(2, p);
+  let calls = 0;
+  const level = (k: number) => {
+    calls += Math.floor(k / size) + (k % size >= 2 ? 1 : 0);
+    return Math.ceil(k / size);
+  };
+  while (f + s > size) {
+    const failureFirst = f >= s;
+    const reduceF = f > 1 && (failureFirst || Math.ceil(s / size) + f > size);
+    const reduceS = s > 1 && (!failureFirst || Math.ceil(f / size) + s > size);
+    if (reduceF) f = level(f);
+    if (reduceS) s = level(s);
+  }
+  return calls + (f + s >= 2 ? 1 : 0);
+}
+
 /** Items per step over one epoch: batches of `batch` over `train`, `accumulation` batches a step. */
 function stepSizes(train: number, batch: number, accumulation: number): number[] {
   const steps = Math.ceil(train / (batch * accumulation));
@@ -84,6 +106,7 @@ export function planRun(input: PlanInput): Plan {
   const P = c.gradient.merge_batch_size;
   const mode = c.optimizer.skill_update_mode;
   const rewrite = /rewrite|suggestion/.test(mode) && !/minibatch/.test(mode);
+  const combined = c.gradient.merge_strategy === 'combined';
   const autonomous = ['autonomous', 'auto', 'optimizer'].includes(c.optimizer.lr_control_mode) || c.optimizer.lr_scheduler === 'autonomous';
   const prompt = (k: keyof PlanInput['promptTokens']) => input.promptTokens[k] ?? 600;
   const rolloutIn = skillTokens + itemTokens + 30;
@@ -108,10 +131,13 @@ export function planRun(input: PlanInput): Plan {
       const failMinibatches = Math.ceil(failures / M);
       const succMinibatches = c.gradient.failure_only ? 0 : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
       add('analyst', 'optimizer', failMinibatches + succMinibatches, prompt('analyst') + skillTokens + M * trajectory, OUTPUT.analyst, true);
-      const merges = mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
+      const merges = combined
+        ? combinedMergeCalls(failMinibatches, succMinibatches, P)
+        : mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
       add('merge', 'optimizer', merges, prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst, OUTPUT.merge);
       if (autonomous) add('lr_autonomous', 'optimizer', 1, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
-      if (c.optimizer.learning_rate > 0 || autonomous) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
+      // The combined top merge ranks within a budget known before it (a scheduled learning rate).
+      if (autonomous || (!combined && c.optimizer.learning_rate > 0)) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
       if (rewrite) add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
       if (c.evaluation.use_gate) add('selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
     }
@@ -158,7 +184,7 @@ export function planRun(input: PlanInput): Plan {
     prices,
     assumptions: [
       `reflection: failures and successes in minibatches of ${M}, counted at the most minibatches any split of a batch can need; merge and prompt sizes as if half of each batch fails`,
-      `every step proposes more edits than the learning rate allows (one ranking call) and changes the skill (a full selection evaluation; the score cache and the gate's early stop only lower this)`,
+      `every step proposes more edits than the learning rate allows (${combined && !autonomous ? 'the top merge ranks them' : 'one ranking call'}) and changes the skill (a full selection evaluation; the score cache and the gate's early stop only lower this)`,
       `the final selection evaluation runs (it is skipped when the final skill is the best one), and three test evaluations (initial, best, final)`,
       `output tokens per call: rollout ${OUTPUT.rollout}, analyst ${OUTPUT.analyst}, merge ${OUTPUT.merge}, ranking ${OUTPUT.ranking}, slow update and meta skill ${OUTPUT.slow_update}`,
       `prompts keep the initial skill's size (${skillTokens} tokens); an item is ${itemTokens} tokens on average`,

@@ -18,7 +18,11 @@ const RESUMABLE_CHANGES: RegExp[] = [
   /^env\.workers$/,
   /^env\.out_root$/,
   /^gradient\.analyst_workers$/,
+  /^evaluation\.gate_overlap$/,
 ];
+
+/** Settings added since runs were first written, with the value that does what those runs did. */
+const ADDED_SINCE: Record<string, unknown> = { 'gradient.merge_strategy': 'staged' };
 
 export function isResumableChange(key: string): boolean {
   return RESUMABLE_CHANGES.some((r) => r.test(key));
@@ -36,7 +40,7 @@ function flatten(value: unknown, prefix = '', out: Record<string, unknown> = {})
  * secrets redacted) and `config`, as `key: before -> after` lines; empty when the run may resume.
  */
 export function trainingChanges(stored: unknown, config: Config, secretPaths: ReadonlySet<string>): string[] {
-  const before = flatten(stored);
+  const before = { ...ADDED_SINCE, ...flatten(stored) };
   const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))

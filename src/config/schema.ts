@@ -115,6 +115,11 @@ export const GradientSchema = z
     merge_batch_size: z.number().int().min(2).default(8),
     analyst_workers: z.number().int().positive().default(16),
     failure_only: z.boolean().default(false),
+    /**
+     * `combined`: failure and success patches meet in one top merge that also ranks them within
+     * the step's budget; `staged`: the original's separate merges, final merge, then ranking.
+     */
+    merge_strategy: z.enum(['combined', 'staged']).default('combined'),
   })
   .strict();
 
@@ -163,6 +168,11 @@ export const EvaluationSchema = z
     gate_mixed_weight: z.number().min(0).max(1).default(0.5),
     /** Stop a gate evaluation as soon as its decision is certain (the decision is identical). */
     gate_early_stop: z.boolean().default(true),
+    /**
+     * While the gate scores a candidate, start the next step's training rollouts under the skill
+     * the gate is guessed to keep; a right guess shortens the step, a wrong one wastes those calls.
+     */
+    gate_overlap: z.boolean().default(false),
     use_semantic_density: z.boolean().default(false),
     semantic_density_weight: z.number().default(0.05),
     leading_words: z.union([z.array(z.string()), z.string()]).optional(),

@@ -47,3 +47,8 @@ export function sampleTrain(train: Item[], n: number, seed: number): Item[] {
 export function firstN<T>(items: T[], n: number): T[] {
   return n > 0 && n < items.length ? items.slice(0, n) : items;
 }
+
+/** The order in which a batch's trajectories are cut into minibatches (and its rollouts started): seeded by the batch, not by timing. */
+export function reflectionOrder(batch: Batch): number[] {
+  return new Rng(batch.seed).shuffle(batch.items.map((_, i) => i));
+}

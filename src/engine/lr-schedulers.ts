@@ -24,6 +24,8 @@ export interface SchedulerState {
 export interface LrScheduler {
   /** Advances one step and returns its budget. */
   step(): number;
+  /** The budget the next `step()` returns, without advancing. */
+  peek(): number;
   state(): SchedulerState;
   load(state: Partial<SchedulerState> | undefined): void;
 }
@@ -49,6 +51,10 @@ abstract class CountingScheduler implements LrScheduler {
   step(): number {
     this.currentStep += 1;
     return this.valueAt(this.currentStep);
+  }
+
+  peek(): number {
+    return this.valueAt(this.currentStep + 1);
   }
 
   state(): SchedulerState {

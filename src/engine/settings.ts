@@ -47,12 +47,13 @@ export interface TrainSettings {
     minibatchSize: number;
     failureOnly: boolean;
     mergeGroupSize: number;
+    mergeStrategy: Config['gradient']['merge_strategy'];
   };
   skillAware: { on: boolean; appendixSource: 'both' | 'failure_only'; consolidateThreshold: number };
   /** Largest skill allowed, in tokens (0 = none). */
   maxSkillTokens: number;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
-  gate: { on: boolean; earlyStop: boolean; scoring: GateScoring };
+  gate: { on: boolean; earlyStop: boolean; overlap: boolean; scoring: GateScoring };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
   budget: Config['budget'];
@@ -68,13 +69,14 @@ export function trainSettings(config: Config): TrainSettings {
     seed: config.train.seed,
     mode,
     lr: { control: lrControl(o.lr_control_mode, mode), scheduler: o.lr_scheduler, max: o.learning_rate, min: o.min_learning_rate },
-    reflect: { perPatch: o.learning_rate, minibatchSize: config.gradient.minibatch_size, failureOnly: config.gradient.failure_only, mergeGroupSize: config.gradient.merge_batch_size },
+    reflect: { perPatch: o.learning_rate, minibatchSize: config.gradient.minibatch_size, failureOnly: config.gradient.failure_only, mergeGroupSize: config.gradient.merge_batch_size, mergeStrategy: config.gradient.merge_strategy },
     skillAware: { on: o.use_skill_aware_reflection, appendixSource: o.skill_aware_appendix_source, consolidateThreshold: o.skill_aware_consolidate_threshold },
     maxSkillTokens: o.max_skill_tokens,
     rewrite: { reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined, outputTokens: config.model.rewrite_max_completion_tokens },
     gate: {
       on: e.use_gate,
       earlyStop: e.gate_early_stop,
+      overlap: e.gate_overlap,
       scoring: {
         metric: e.gate_metric,
         mixedWeight: e.gate_mixed_weight,

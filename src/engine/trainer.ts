@@ -117,7 +117,8 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = settings.accumulation;
-      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), metaSkill });
+      const next = s + 1 < plan.stepsPerEpoch ? batches.slice((s + 1) * a, (s + 2) * a) : undefined;
+      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill });
     }
     if (state.boundariesDone < epoch) {
       const stop = stopHere(ctx, state);

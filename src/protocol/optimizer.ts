@@ -204,7 +204,15 @@ export type OptimizerMeta =
       skillAware: boolean;
       analystGuide: string;
     }
-  | { kind: 'merge'; level: 'failure' | 'success' | 'final'; mode: UpdateMode; skill: string; patches: { reasoning: string; items: UpdateItem[] }[] }
+  | {
+      kind: 'merge';
+      /** `top`: the combined strategy's one merge of both kinds, ranked within `budget` when that is given. */
+      level: 'failure' | 'success' | 'final' | 'top';
+      mode: UpdateMode;
+      skill: string;
+      patches: { reasoning: string; items: UpdateItem[]; source?: 'failure' | 'success' }[];
+      budget?: number;
+    }
   | { kind: 'rank'; mode: UpdateMode; skill: string; items: UpdateItem[]; budget: number }
   | { kind: 'lr_autonomous'; mode: UpdateMode; skill: string; items: UpdateItem[]; rolloutHard: number; rolloutN: number }
   | { kind: 'rewrite'; skill: string; suggestions: Suggestion[] }

@@ -76,6 +76,20 @@ export const EventSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     ...base,
+    /** The next step's rollouts started while the gate ran (evaluation.gate_overlap), once they are done. */
+    type: z.literal('gate_overlap'),
+    step: num,
+    epoch: num,
+    /** The skill they ran under: the gate's candidate or the current skill. */
+    guess: z.enum(['candidate', 'current']),
+    /** Whether the next step starts from that skill (then it takes their results). */
+    right: z.boolean(),
+    /** Rollouts run ahead; those of a wrong guess are wasted. */
+    rollouts: num,
+    wasted: num,
+  }),
+  z.object({
+    ...base,
     type: z.literal('step_finished'),
     step: num,
     epoch: num,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { aggregate, mergeGroup, mergeHierarchy, type Merged } from '../../src/engine/stages/aggregate.ts';
+import { aggregate, aggregateCombined, mergeGroup, mergeHierarchy, type Merged } from '../../src/engine/stages/aggregate.ts';
 import { InfraError } from '../../src/model/types.ts';
 import { scriptedModel } from '../helpers/models.ts';
 import { optimizerContext } from '../helpers/optimizer.ts';
@@ -108,5 +108,75 @@ describe('hierarchical merge', () => {
     assert.deepEqual((await aggregate(s, [], [])).items, []);
     assert.deepEqual(contents(await aggregate(s, [Promise.resolve(patch('f'))], [Promise.resolve(patch('s'))])), ['f', 's']);
     assert.equal(model.requests.length, 1, 'one final merge call, which failed');
+  });
+});
+
+describe('combined merge', () => {
+  const meta = (req: { meta?: unknown }) => req.meta as { level: string; budget?: number; patches: { items: { content: string }[]; source?: string }[] };
+  const message = (req: { messages: { content: unknown }[] }) => String(req.messages[0]!.content);
+  const resolved = (...cs: string[]) => cs.map((c) => Promise.resolve(patch(c)));
+
+  it('when every patch fits in one group: one call merges both kinds, failures first, ordered for the budget', async () => {
+    const model = concatenating();
+    const ctx = optimizerContext(model);
+    const merged = await aggregateCombined({ ctx, skill: 'S', metaSkill: '', groupSize: 4 }, resolved('f1', 'f2'), resolved('s1', 's2'), 3);
+    assert.equal(model.requests.length, 1, 'no separate failure, success and final merges');
+    const [req] = model.requests;
+    assert.equal(meta(req!).level, 'top');
+    assert.deepEqual(
+      meta(req!).patches.map((p) => p.source),
+      ['failure', 'failure', 'success', 'success'],
+    );
+    assert.match(message(req!), /Only the first 3 edits of your list are applied this step/);
+    assert.match(message(req!), /"source_type": "success"/);
+    assert.match(String(req!.system), /failed trajectories fix errors and have priority/);
+    assert.deepEqual(contents(merged), ['f1', 'f2', 's1', 's2']);
+    assert.equal(merged.rankedFor, 3);
+  });
+
+  it('merges each kind only until both fit in one group, then once on top', async () => {
+    const model = concatenating();
+    const ctx = optimizerContext(model);
+    // 6 failure and 3 success patches, groups of 4: failures [4][2] -> 2 nodes; 2 + 3 > 4, so successes [3] -> 1; then the top merges 3.
+    const merged = await aggregateCombined({ ctx, skill: 'S', metaSkill: '', groupSize: 4 }, resolved('a', 'b', 'c', 'd', 'e', 'f'), resolved('x', 'y', 'z'), 2);
+    assert.deepEqual(contents(merged), ['a', 'b', 'c', 'd', 'e', 'f', 'x', 'y', 'z']);
+    assert.deepEqual(
+      model.requests.map((r) => meta(r).level),
+      ['failure', 'failure', 'success', 'top'],
+    );
+    assert.deepEqual(
+      meta(model.requests.at(-1)!).patches.map((p) => p.source),
+      ['failure', 'failure', 'success'],
+    );
+    // The staged strategy: three merge calls in sequence for the same patches (two failure levels, the final merge), then a ranking.
+    const staged = concatenating();
+    await aggregate({ ctx: optimizerContext(staged), skill: 'S', metaSkill: '', groupSize: 4 }, resolved('a', 'b', 'c', 'd', 'e', 'f'), resolved('x', 'y', 'z'));
+    assert.deepEqual(
+      staged.requests.map((r) => meta(r).level),
+      ['failure', 'failure', 'success', 'failure', 'final'],
+    );
+  });
+
+  it('a single usable patch passes through unranked; none gives an empty list; a failed top merge concatenates failures first', async () => {
+    const model = scriptedModel(() => new InfraError('down', 'server', 5));
+    const ctx = optimizerContext(model);
+    const s = { ctx, skill: 'S', metaSkill: '', groupSize: 4 };
+    const one = await aggregateCombined(s, [Promise.resolve(null)], resolved('s'), 2);
+    assert.deepEqual(contents(one), ['s']);
+    assert.equal(one.rankedFor, undefined, 'the select stage ranks it if it has too many items');
+    assert.deepEqual((await aggregateCombined(s, [], [Promise.resolve(patch())], 2)).items, []);
+    assert.equal(model.requests.length, 0);
+    const fallback = await aggregateCombined(s, resolved('f'), resolved('s'), 2);
+    assert.deepEqual(contents(fallback), ['f', 's']);
+    assert.equal(fallback.rankedFor, undefined);
+    assert.match(ctx.warnings[0]!, /combined merge/);
+  });
+
+  it('without a budget known in advance (the optimizer chooses it), the top merge does not rank', async () => {
+    const model = concatenating();
+    const merged = await aggregateCombined({ ctx: optimizerContext(model), skill: 'S', metaSkill: '', groupSize: 4 }, resolved('f'), resolved('s'), undefined);
+    assert.equal(merged.rankedFor, undefined);
+    assert.doesNotMatch(message(model.requests[0]!), /## Budget/);
+    assert.equal(meta(model.requests[0]!).budget, undefined);
   });
 });

@@ -54,6 +54,20 @@ describe('learning-rate schedulers', () => {
     assert.equal(c.step(), 9);
   });
 
+  it('peek gives the budget the next step will get, without advancing', () => {
+    for (const mode of ['constant', 'linear', 'cosine', 'autonomous']) {
+      const s = buildScheduler(mode, 10, 2, 4);
+      const peeked: number[] = [];
+      const stepped: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        peeked.push(s.peek(), s.peek());
+        stepped.push(s.step());
+      }
+      assert.deepEqual(peeked, stepped.flatMap((v) => [v, v]), mode);
+      assert.deepEqual(stepped, run(mode, 10, 2, 4, 5), mode);
+    }
+  });
+
   it('refuses an unknown mode', () => {
     assert.throws(() => buildScheduler('warmup', 1, 1, 1), /unknown scheduler mode/);
   });

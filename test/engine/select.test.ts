@@ -30,6 +30,17 @@ describe('ranking and clipping', () => {
     assert.match(String(model.requests[0]!.messages[0]!.content), /budget=2/);
   });
 
+  it('takes the first items, with no call, when the merge ordered them for this budget; ranks them when it was for another', async () => {
+    const model = scriptedModel(() => JSON.stringify({ reasoning: 'x', selected_indices: [4, 3] }));
+    const byMerge = await rankAndSelect(optimizerContext(model), 'S', items, 2, '', 2);
+    assert.deepEqual(names(byMerge.items), ['a', 'b']);
+    assert.equal(byMerge.how, 'ranked_by_merge');
+    assert.equal(model.requests.length, 0);
+    const other = await rankAndSelect(optimizerContext(model), 'S', items, 2, '', 3);
+    assert.deepEqual(names(other.items), ['e', 'd']);
+    assert.equal(model.requests.length, 1);
+  });
+
   it('falls back to the first items when the ranking is empty or unusable', async () => {
     for (const reply of ['{"selected_indices": []}', 'no idea', '{"selected_indices": [99]}']) {
       const r = await rankAndSelect(optimizerContext(scriptedModel(() => reply)), 'S', items, 3, '');

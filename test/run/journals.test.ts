@@ -89,6 +89,9 @@ describe('a run directory of the previous version (replies and skills inline in 
     const out = path.join(tmpDir(), 'run');
     fs.cpSync(fixture, out, { recursive: true });
     const paidBefore = providerCalls(out);
+    // That version merged patches the staged way: a resume must say so, as for any training setting.
+    await assert.rejects(trainSim(options, out), /gradient\.merge_strategy: "staged" -> "combined"/);
+    options.push('gradient.merge_strategy=staged');
     const resumed = await trainSim(options, out);
     assert.equal(resumed.outcome.status, 'finished');
     const reference = await trainSim(options);

@@ -24,6 +24,8 @@ export interface BudgetEvidence {
 
 export interface EditBudget {
   next(evidence: BudgetEvidence): Promise<{ budget: number; decision?: LrDecision }>;
+  /** The budget `next` will give, when it is known before the step's changes are (a schedule's). */
+  known(): number | undefined;
 }
 
 export class ScheduledBudget implements EditBudget {
@@ -32,10 +34,18 @@ export class ScheduledBudget implements EditBudget {
   async next(): Promise<{ budget: number }> {
     return { budget: this.scheduler.step() };
   }
+
+  known(): number {
+    return this.scheduler.peek();
+  }
 }
 
 export class OptimizerChosenBudget implements EditBudget {
   constructor(private readonly opt: OptimizerContext) {}
+
+  known(): undefined {
+    return undefined;
+  }
 
   async next(evidence: BudgetEvidence): Promise<{ budget: number; decision: LrDecision }> {
     const decision = await decideLearningRate(this.opt, evidence);

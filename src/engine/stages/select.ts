@@ -33,7 +33,7 @@ export function describeItem(i: UpdateItem): string {
 export interface SelectResult {
   items: UpdateItem[];
   /** How the selection was made. */
-  how: 'all' | 'ranked' | 'fallback_truncated' | 'budget_zero';
+  how: 'all' | 'ranked' | 'ranked_by_merge' | 'fallback_truncated' | 'budget_zero';
   ranking?: unknown;
 }
 
@@ -47,9 +47,14 @@ export function pickIndices(raw: unknown[], n: number, budget: number): number[]
   return out;
 }
 
-export async function rankAndSelect(ctx: OptimizerContext, skill: string, items: UpdateItem[], budget: number, metaSkill: string): Promise<SelectResult> {
+/**
+ * The changes to apply: all when they fit the budget; else the first `budget` when the merge
+ * already ordered them for this budget (`rankedFor`); else those the optimizer ranks highest.
+ */
+export async function rankAndSelect(ctx: OptimizerContext, skill: string, items: UpdateItem[], budget: number, metaSkill: string, rankedFor?: number): Promise<SelectResult> {
   if (budget <= 0) return { items: [], how: 'budget_zero' };
   if (items.length <= budget) return { items, how: 'all' };
+  if (rankedFor === budget) return { items: items.slice(0, budget), how: 'ranked_by_merge' };
   const { label } = PAYLOAD[ctx.mode];
   const sections = [];
   const meta = metaSkillBlock(metaSkill);

@@ -34,8 +34,8 @@ export class StageReporter {
     return (done, total) => this.events.emit({ type: 'stage_progress', step: this.step, stage, done, total });
   }
 
-  /** The step's wall time so far, in seconds (one decimal). */
+  /** The step's wall time so far, in seconds. */
   wallTime(): number {
-    return round((performance.now() - this.started) / 1000, 1);
+    return (performance.now() - this.started) / 1000;
   }
 }

@@ -12,6 +12,8 @@ export interface StepPlan {
   step: number;
   stepInEpoch: number;
   batches: Batch[];
+  /** The next step's batches when it follows in this epoch (no epoch boundary between). */
+  next?: Batch[];
   metaSkill: string;
 }
 

@@ -12,14 +12,12 @@ import type { GateAction } from '../../run/records.ts';
 import { countTokens, skillHash } from '../../skill/document.ts';
 import { summariseReports } from '../../skill/edits.ts';
 import { count } from '../../util/plural.ts';
-import { Rng } from '../../util/random.ts';
 import { round, type TrainState } from '../context.ts';
-import type { Batch } from '../batches.ts';
-import type { LrScheduler } from '../lr-schedulers.ts';
+import { reflectionOrder, type Batch } from '../batches.ts';
 import { stepEntry } from '../optimizer/step-buffer.ts';
 import { computeScore, type Score } from '../scoring/metrics.ts';
-import { aggregate, type Merged } from '../stages/aggregate.ts';
-import { editBudget } from '../stages/edit-budget.ts';
+import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
+import type { EditBudget } from '../stages/edit-budget.ts';
 import { applyDecision, decide } from '../stages/gate.ts';
 import { Reflector, type AnalystResult } from '../stages/reflect.ts';
 import { rankAndSelect } from '../stages/select.ts';
@@ -47,8 +45,15 @@ export interface Reflected {
 const label = (s: StepScope) => PAYLOAD[s.ctx.settings.mode].label;
 const ofItems = (s: StepScope, n: number) => count(n, label(s).replace(/s$/, ''), label(s));
 
+/** A batch's reflector, and the order in which it forms minibatches (which is also the order its rollouts start in). */
+export interface Reflection {
+  batch: Batch;
+  reflector: Reflector;
+  order: number[];
+}
+
 /** One reflector per batch, fed by its rollouts as they finish. */
-export function startReflection(s: StepScope): { batch: Batch; reflector: Reflector }[] {
+export function startReflection(s: StepScope): Reflection[] {
   const { settings, opt, env, analystLimit } = s.ctx;
   return s.plan.batches.map((b, a) => {
     const reflect = {
@@ -66,22 +71,27 @@ export function startReflection(s: StepScope): { batch: Batch; reflector: Reflec
       limit: analystLimit,
       patchesDir: path.join(s.files.batch(a), 'patches'),
     };
-    return { batch: b, reflector: new Reflector(reflect, new Rng(b.seed).shuffle(b.items.map((_, i) => i))) };
+    const order = reflectionOrder(b);
+    return { batch: b, reflector: new Reflector(reflect, order), order };
   });
 }
 
-/** ① The target runs the step's batches under the current skill. */
-export async function rolloutStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[]): Promise<Rolled> {
+/**
+ * ① The target runs the step's batches under the current skill, each batch's items started in
+ * the order its reflector consumes them, so that the first minibatches fill first.
+ */
+export async function rolloutStage(s: StepScope, reflection: Reflection[]): Promise<Rolled> {
   const { batches } = s.plan;
   const nItems = batches.reduce((n, b) => n + b.items.length, 0);
   s.stages.start('rollout', `train items=${nItems} (batch_seed=${batches.map((b) => b.seed).join(',')})`);
   const progress = s.stages.progress('rollout');
   let done = 0;
   const rolled = await Promise.all(
-    reflection.map(({ batch, reflector }, a) =>
+    reflection.map(({ batch, reflector, order }, a) =>
       s.ctx.rollouts.run(s.skill, batch.items, {
         seed: batch.seed,
         training: true,
+        order,
         dir: path.join(s.files.batch(a), 'rollout'),
         onResult: (t, i) => reflector.add(i, t),
         onProgress: () => progress(++done, nItems),
@@ -98,8 +108,11 @@ export async function rolloutStage(s: StepScope, reflection: { batch: Batch; ref
   return { trajectories, score, perBatch: rolled.map((r) => r.trajectories) };
 }
 
-/** ② The analysts' patches, with ③ the merge started on them. */
-export async function reflectStage(s: StepScope, reflection: { batch: Batch; reflector: Reflector }[], rolled: Rolled): Promise<Reflected> {
+/**
+ * ② The analysts' patches, with ③ the merge started on them. `budget`: the step's edit budget
+ * when it is known before the merge, for the combined strategy's top merge to rank within.
+ */
+export async function reflectStage(s: StepScope, reflection: Reflection[], rolled: Rolled, budget: number | undefined): Promise<Reflected> {
   const { settings, opt } = s.ctx;
   const calls = reflection.map(({ reflector }) => reflector.close());
   const failureCalls = calls.flatMap((c) => c.failure);
@@ -110,7 +123,11 @@ export async function reflectStage(s: StepScope, reflection: { batch: Batch; ref
       `(up to ${settings.reflect.minibatchSize} trajectories each; at most ${settings.reflect.perPatch} ${label(s)} per patch)`,
   );
   const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
-  const merging = aggregate({ ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize }, failureCalls.map(asPatch), successCalls.map(asPatch));
+  const merge = { ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize };
+  const merging =
+    settings.reflect.mergeStrategy === 'combined'
+      ? aggregateCombined(merge, failureCalls.map(asPatch), successCalls.map(asPatch), budget)
+      : aggregate(merge, failureCalls.map(asPatch), successCalls.map(asPatch));
   // Awaited by the aggregate stage; if the step fails first, its rejection must not go unhandled.
   merging.catch(() => {});
   const perBatch = await Promise.all(
@@ -160,11 +177,10 @@ export async function aggregateStage(s: StepScope, reflected: Reflected): Promis
   return merged;
 }
 
-/** ④ The changes this step's budget keeps, ranked by the optimizer when there are more. */
-export async function selectStage(s: StepScope, scheduler: LrScheduler, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
+/** ④ The changes this step's budget keeps (`policy`: none in the full-rewrite mode), ranked by the optimizer when there are more. */
+export async function selectStage(s: StepScope, policy: EditBudget | undefined, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
   const { settings, opt, dir } = s.ctx;
   s.stages.start('select', ofItems(s, merged.items.length));
-  const policy = editBudget(settings.lr.control, scheduler, opt);
   let budget: number | null = null;
   let selected = merged.items;
   let how = 'all';
@@ -183,7 +199,7 @@ export async function selectStage(s: StepScope, scheduler: LrScheduler, merged: 
   }
   if (chosen) {
     budget = chosen.budget;
-    ({ items: selected, how } = await rankAndSelect(opt, s.skill, merged.items, budget, s.plan.metaSkill));
+    ({ items: selected, how } = await rankAndSelect(opt, s.skill, merged.items, budget, s.plan.metaSkill, merged.rankedFor));
   }
   s.files.write('ranked_edits.json', { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [PAYLOAD[settings.mode].key]: selected });
   s.stages.finish('select', `${merged.items.length} -> ${ofItems(s, selected.length)} (budget=${budget ?? 'none'}, lr_control=${settings.lr.control})`);
@@ -229,14 +245,27 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   return candidate;
 }
 
-/** ⑥ The gate scores the candidate on the selection split and takes it in or not; the step buffer remembers. */
-export async function evaluateStage(s: StepScope, state: TrainState, candidate: string, selected: UpdateItem[], rolled: Rolled, reflected: Reflected): Promise<GateAction> {
+/**
+ * ⑥ The gate scores the candidate on the selection split and takes it in or not; the step buffer
+ * remembers. `onGateQueued`: called once the gate's rollouts are queued (work that may wait behind them).
+ */
+export async function evaluateStage(
+  s: StepScope,
+  state: TrainState,
+  candidate: string,
+  selected: UpdateItem[],
+  rolled: Rolled,
+  reflected: Reflected,
+  onGateQueued?: () => void,
+): Promise<GateAction> {
   const { settings, selection, events } = s.ctx;
   const { gate } = settings;
   s.stages.start('evaluate', `selection items=${selection.items.length}`);
   const before = { current: state.current.score, best: state.best.score };
   const policy = gate.on && gate.earlyStop ? new EarlyStop(before.current, s.skill) : FULL_EVALUATION;
-  const sel = await selection.score(candidate, { dir: path.join(s.files.root, 'selection_eval'), policy, step: s.step });
+  const scoring = selection.score(candidate, { dir: path.join(s.files.root, 'selection_eval'), policy, step: s.step });
+  onGateQueued?.();
+  const sel = await scoring;
   const decision = decide(sel.complete ? sel.gate : undefined, before, gate.on ? 'gate' : 'force');
   const after = applyDecision(state, { skill: candidate, score: sel.gate, origin: `step_${pad4(s.step)}` }, decision, s.step);
   state.current = after.current;

@@ -11,8 +11,10 @@
  */
 import type { StepAction } from '../../run/records.ts';
 import { persistState } from '../checkpoint.ts';
-import type { TrainState } from '../context.ts';
+import { round, type TrainState } from '../context.ts';
 import { flushAppendixNotes, maybeConsolidate } from '../optimizer/appendix.ts';
+import { editBudget } from '../stages/edit-budget.ts';
+import { GateOverlap } from './gate-overlap.ts';
 import { StepScope, type StepContext, type StepPlan } from './step-scope.ts';
 import { aggregateStage, evaluateStage, reflectStage, rolloutStage, selectStage, startReflection, updateStage } from './step-stages.ts';
 
@@ -20,17 +22,22 @@ export type { StepPlan } from './step-scope.ts';
 
 export async function trainStep(ctx: StepContext, state: TrainState, plan: StepPlan): Promise<void> {
   const s = new StepScope(ctx, state, plan);
+  const budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
   const reflection = startReflection(s);
+  // With evaluation.gate_overlap, the next step's rollouts run ahead under the skill the gate is guessed to keep.
+  const ahead = ctx.settings.gate.overlap && plan.next ? new GateOverlap(s, state.history, plan.next) : undefined;
   const rolled = await rolloutStage(s, reflection); //                       ① (② starts as minibatches fill)
-  const reflected = await reflectStage(s, reflection, rolled); //           ② (③ starts as groups finish)
+  ahead?.rolloutsDone();
+  const reflected = await reflectStage(s, reflection, rolled, budget?.known()); // ② (③ starts as groups finish)
   const merged = await aggregateStage(s, reflected); //                     ③
   let action: StepAction = 'skip_no_patches';
   if (merged.items.length > 0) {
-    const selected = await selectStage(s, state.scheduler, merged, rolled); // ④
+    const selected = await selectStage(s, budget, merged, rolled); //          ④
     const candidate = await updateStage(s, selected); //                    ⑤
-    action = candidate === undefined ? 'skip_no_rewrite' : await evaluateStage(s, state, candidate, selected, rolled, reflected); // ⑥
+    action = candidate === undefined ? 'skip_no_rewrite' : await evaluateStage(s, state, candidate, selected, rolled, reflected, () => ahead?.gateQueued(candidate)); // ⑥
   }
   await commit(s, state, action, reflected.notes);
+  ahead?.settle(state.current.skill);
 }
 
 /** The step's record and the trainer's state, written once: `runtime_state.json` last, as the commit point. */
@@ -44,9 +51,9 @@ async function commit(s: StepScope, state: TrainState, action: StepAction, notes
   const record = s.record.build(action, state, ctx.ledger.byPurpose(s.ledgerMark));
   // Wall-clock figures go to the step record only, so that history.json is reproducible.
   const wall = s.stages.wallTime();
-  s.files.write('step_record.json', { ...record, timing: s.stages.timing, wall_time_s: wall });
+  s.files.write('step_record.json', { ...record, timing: s.stages.timing, wall_time_s: round(wall, 1) });
   state.history.push(record);
   state.lastStep = step;
   persistState(ctx, state);
-  ctx.events.emit({ type: 'step_finished', step, epoch, action, current_score: state.current.score, best_score: state.best.score, seconds: wall, timing: s.stages.timing });
+  ctx.events.emit({ type: 'step_finished', step, epoch, action, current_score: state.current.score, best_score: state.best.score, seconds: round(wall, 3), timing: s.stages.timing });
 }

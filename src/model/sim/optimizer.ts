@@ -180,15 +180,21 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
     .map((item, index) => ({ item, index }))
     .sort((a, b) => (b.item.support_count ?? 1) - (a.item.support_count ?? 1) || a.index - b.index)
     .map((x) => x.item);
-  return { reasoning: `merged ${meta.patches.length} patches into ${ordered.length} items`, [key]: ordered };
+  // The top merge of the combined strategy lists its items most important first, as a ranking would.
+  const listed = meta.level === 'top' ? importanceOrder(ordered).map((i) => ordered[i]!) : ordered;
+  return { reasoning: `merged ${meta.patches.length} patches into ${listed.length} items`, [key]: listed };
 }
 
-function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
-  const order = meta.items
+/** Indices of `items`, most important first: by support, failure-driven first. */
+function importanceOrder(items: UpdateItem[]): number[] {
+  return items
     .map((item, index) => ({ index, support: item.support_count ?? 1, failure: item.source_type !== 'success' }))
     .sort((a, b) => b.support - a.support || Number(b.failure) - Number(a.failure) || a.index - b.index)
     .map((x) => x.index);
-  return { reasoning: 'ranked by support, failure-driven first', selected_indices: order.slice(0, meta.budget) };
+}
+
+function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
+  return { reasoning: 'ranked by support, failure-driven first', selected_indices: importanceOrder(meta.items).slice(0, meta.budget) };
 }
 
 function lrAutonomous(meta: Extract<OptimizerMeta, { kind: 'lr_autonomous' }>): unknown {

@@ -1,0 +1,116 @@
+/**
+ * What a step waits on: its rollouts start in the order reflection consumes them, so the first
+ * analyst call leaves after the first minibatch's rollouts rather than near the end of the batch;
+ * when its patches fit in one merge group, one optimizer call merges and ranks them.
+ */
+import '../../src/builtins.ts';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { runTraining } from '../../src/app/train.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { SimModel } from '../../src/model/sim/backend.ts';
+import type { ChatModel, ChatRequest } from '../../src/model/types.ts';
+import type { HistoryRecord } from '../../src/run/records.ts';
+import { readEvents } from '../../src/run/events.ts';
+import { historyOf, readText, SIM_CONFIG, trainSim } from '../helpers/train.ts';
+import { readJsonLines } from '../../src/run/atomic.ts';
+import type { CallRecord } from '../../src/model/ledger.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+
+const sim = () => new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
+
+/** Sim models that write, in the order calls arrive, 'rollout' for each target call and the purpose of each optimizer call. */
+function loggedModels(log: string[], target: (req: ChatRequest) => Promise<string> | undefined = () => undefined) {
+  const t = sim();
+  const o = sim();
+  const targetModel: ChatModel = {
+    id: t.id,
+    async complete(req) {
+      log.push('rollout');
+      // A few milliseconds per rollout, so each one finishes on its own turn of the event loop.
+      await sleep(3);
+      const text = target(req);
+      return text === undefined ? t.complete(req) : { text: await text, usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 0, from: 'provider', costUsd: 0 };
+    },
+  };
+  const optimizer: ChatModel = {
+    id: o.id,
+    complete(req) {
+      log.push(req.purpose);
+      return o.complete(req);
+    },
+  };
+  return { target: targetModel, optimizer };
+}
+
+async function train(overrides: string[], models: { target: ChatModel; optimizer: ChatModel }) {
+  const out = path.join(tmpDir(), 'run');
+  const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
+  const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models });
+  assert.equal(outcome.status, 'finished');
+  return out;
+}
+
+describe('the critical path of a step', () => {
+  it('starts the training rollouts in the order reflection consumes them: the first analyst call leaves after one minibatch', async () => {
+    const log: string[] = [];
+    // Every answer is wrong, so every trajectory is a failure and the first minibatch is the first five of the order.
+    const models = loggedModels(log, () => Promise.resolve('<answer>no idea</answer>'));
+    const nVal = 10;
+    await train(['train.num_epochs=1', 'env.n_train=20', `env.n_val=${nVal}`, 'env.workers=1', 'model.target.concurrency=1', 'gradient.minibatch_size=5'], models);
+    const firstAnalyst = log.indexOf('analyst');
+    assert.ok(firstAnalyst > 0, 'an analyst was called');
+    const trainingRollouts = log.slice(0, firstAnalyst).filter((e) => e === 'rollout').length - nVal;
+    // One worker: the fifth rollout fills the minibatch; the sixth may have started meanwhile.
+    assert.ok(trainingRollouts <= 6, `${trainingRollouts} of the batch's 20 rollouts were started before the first analyst call`);
+  });
+
+  it("reports each step's wall time to the millisecond, not to a tenth of a second", async () => {
+    const { out } = await trainSim(['train.num_epochs=1']);
+    const seconds = readEvents(path.join(out, 'events.jsonl')).flatMap((e) => (e.type === 'step_finished' ? [e.seconds] : []));
+    assert.equal(seconds.length, 3);
+    assert.ok(
+      seconds.some((x) => Math.abs(x * 10 - Math.round(x * 10)) > 1e-6),
+      `step times ${seconds.join(', ')} are all whole tenths of a second`,
+    );
+  });
+
+  it('merges and ranks in one call when the patches fit in one merge group (the staged strategy needs two)', async () => {
+    const after = (h: HistoryRecord) => (h.tokens?.merge?.calls ?? 0) + (h.tokens?.ranking?.calls ?? 0);
+    const fits = (h: HistoryRecord) => (h.n_failure_patches ?? 0) + (h.n_success_patches ?? 0) <= 4;
+    const combined = await trainSim(['gradient.merge_batch_size=4']);
+    const steps = combined.history.filter(fits);
+    assert.ok(steps.length >= 5, `${steps.length} steps whose patches fit in one group`);
+    assert.deepEqual(
+      steps.filter((h) => after(h) > 1).map((h) => h.step),
+      [],
+      'steps with more than one optimizer call after the analysts',
+    );
+    assert.ok(
+      steps.some((h) => (h.n_edits_merged ?? 0) > (h.edit_budget ?? Infinity) && h.n_edits_ranked === h.edit_budget),
+      'in some step the merge gave more edits than the budget, and its order chose them',
+    );
+    const staged = await trainSim(['gradient.merge_batch_size=4', 'gradient.merge_strategy=staged']);
+    assert.ok(staged.history.some((h) => fits(h) && after(h) === 2), 'the staged strategy merges, then ranks');
+  });
+
+  it("with evaluation.gate_overlap the next step's rollouts run during the gate: the same decisions, and only a wrong guess costs rollouts", async () => {
+    // A learning rate of 1: the gate accepts and rejects in turn, so that some guesses are wrong.
+    const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
+    const plain = await trainSim(lr1);
+    const ahead = await trainSim([...lr1, 'evaluation.gate_overlap=true']);
+    assert.equal(historyOf(ahead.out), historyOf(plain.out));
+    assert.equal(readText(path.join(ahead.out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')));
+
+    const overlaps = readEvents(path.join(ahead.out, 'events.jsonl')).flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
+    assert.ok(overlaps.some((e) => e.right && e.rollouts > 0), 'a right guess ran rollouts the next step took');
+    assert.ok(overlaps.some((e) => !e.right && e.wasted > 0), 'a wrong guess wasted rollouts');
+    assert.equal(readEvents(path.join(plain.out, 'events.jsonl')).filter((e) => e.type === 'gate_overlap').length, 0, 'off by default');
+    // The rollouts of a right guess are not run again; those of a wrong one are all the extra calls.
+    const rollouts = (out: string) => readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')).filter((c) => c.purpose === 'rollout' && c.from === 'provider').length;
+    const wasted = overlaps.reduce((n, e) => n + e.wasted, 0);
+    assert.equal(rollouts(ahead.out) - rollouts(plain.out), wasted);
+  });
+});
