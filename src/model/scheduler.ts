@@ -136,7 +136,7 @@ export class ScheduledModel implements ChatModel {
         await this.pool.acquire(estimate, req.signal);
         let outcome: Attempt;
         try {
-          await this.hooks.pace?.acquire(req.signal);
+          if (this.hooks.pace) await this.hooks.pace.acquire(req.signal);
           if (!admitted) {
             this.admission.enter();
             admitted = true;
