@@ -25,6 +25,17 @@ export class Interrupted extends Error {
   static readonly exitCode = 130;
 }
 
+/** A command that ends with its own exit code (after saying why, when `message` is set). */
+export class CommandExit extends Error {
+  override name = 'CommandExit';
+  constructor(
+    readonly code: number,
+    message = '',
+  ) {
+    super(message);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

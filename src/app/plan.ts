@@ -48,6 +48,55 @@ export interface Plan {
   assumptions: string[];
 }
 
+export type PlanTotal = Plan['total'];
+export type RolePrices = Plan['prices'];
+
+/** Calls counted per stage (`add`), then priced at the roles' prices into stages and a total. */
+export function stageCounter() {
+  const counts = new Map<string, { role: StagePlan['role']; calls: number; input: number; output: number; upperBound: boolean }>();
+  const add = (stage: string, role: StagePlan['role'], calls: number, inputPerCall: number, outputPerCall: number, upperBound = false): void => {
+    if (calls <= 0) return;
+    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
+    s.calls += calls;
+    s.input += Math.round(calls * inputPerCall);
+    s.output += Math.round(calls * outputPerCall);
+    counts.set(stage, s);
+  };
+  const priced = (prices: RolePrices): { stages: StagePlan[]; total: PlanTotal } => {
+    const stages: StagePlan[] = [];
+    const total: PlanTotal = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] };
+    for (const [stage, s] of counts) {
+      const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
+      stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
+      total.calls += s.calls;
+      total.inputTokens += s.input;
+      total.outputTokens += s.output;
+      if (costUsd === null) total.unpricedStages.push(stage);
+      else total.costUsd += costUsd;
+    }
+    return { stages, total };
+  };
+  return { add, priced };
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
+
+/** The cost table (aligned lines) and a line per role with its price; `estimate` marks an upper bound or a guess. */
+export function costLines(plan: { stages: StagePlan[]; total: PlanTotal; prices: RolePrices }, estimate: string): { table: string[]; prices: string[] } {
+  const t = plan.total;
+  const rows = [
+    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
+    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ` (${estimate})` : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
+    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
+  ];
+  const prices = (['target', 'optimizer'] as const).map((role) => {
+    const p = plan.prices[role];
+    return `${role} ${p.model}: ${p.price ? `$${p.price.input} in / $${p.price.output} out per 1M tokens` : `price unknown (set model.${role}.price: {input: …, output: …} in USD per 1M tokens)`}`;
+  });
+  return { table: alignRows(rows, 2), prices };
+}
+
 /** Share of a training batch assumed to fail (reflection splits failures and successes). */
 const FAIL_SHARE = 0.5;
 /** Output tokens assumed per call of each kind. */
@@ -112,15 +161,7 @@ export function planRun(input: PlanInput): Plan {
   const rolloutIn = skillTokens + itemTokens + 30;
   const trajectory = itemTokens + TRAJECTORY_EXTRA;
 
-  const counts = new Map<string, { role: 'target' | 'optimizer'; calls: number; input: number; output: number; upperBound?: boolean }>();
-  const add = (stage: string, role: 'target' | 'optimizer', calls: number, inputPerCall: number, outputPerCall: number, upperBound = false) => {
-    if (calls <= 0) return;
-    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
-    s.calls += calls;
-    s.input += calls * inputPerCall;
-    s.output += calls * outputPerCall;
-    counts.set(stage, s);
-  };
+  const { add, priced } = stageCounter();
 
   add('baseline', 'target', selection, rolloutIn, OUTPUT.rollout);
   for (let epoch = 1; epoch <= epochs; epoch++) {
@@ -162,17 +203,7 @@ export function planRun(input: PlanInput): Plan {
   // The sim backend is free.
   for (const role of ['target', 'optimizer'] as const) if (c.model[role].backend === 'sim') prices[role].price = { input: 0, output: 0 };
 
-  const stages: StagePlan[] = [];
-  const total = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] as string[] };
-  for (const [stage, s] of counts) {
-    const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
-    stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
-    total.calls += s.calls;
-    total.inputTokens += s.input;
-    total.outputTokens += s.output;
-    if (costUsd === null) total.unpricedStages.push(stage);
-    else total.costUsd += costUsd;
-  }
+  const { stages, total } = priced(prices);
   return {
     epochs,
     stepsPerEpoch: perStep.length,
@@ -193,29 +224,16 @@ export function planRun(input: PlanInput): Plan {
   };
 }
 
-const num = (n: number) => Math.round(n).toLocaleString('en-US');
-const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
-
 export function formatPlan(plan: Plan): string {
-  const t = plan.total;
-  const rows = [
-    ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
-    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ' (at most)' : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
-    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
-  ];
+  const cost = costLines(plan, 'at most');
   const lines = [
     'Dry run: nothing is called and nothing is spent.',
     `${plan.epochs} epoch(s) x ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
     '',
-    ...alignRows(rows, 2),
+    ...cost.table,
     '',
+    ...cost.prices,
   ];
-  for (const role of ['target', 'optimizer'] as const) {
-    const p = plan.prices[role];
-    lines.push(
-      `${role} ${p.model}: ${p.price ? `$${p.price.input} in / $${p.price.output} out per 1M tokens` : `price unknown (set model.${role}.price: {input: …, output: …} in USD per 1M tokens)`}`,
-    );
-  }
   lines.push('', 'Assumed:', ...plan.assumptions.map((a) => `  - ${a}`));
   return lines.join('\n');
 }

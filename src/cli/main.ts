@@ -1,7 +1,7 @@
 /** The `skillopt` command line. Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input, 130 stopped by Ctrl-C. */
 import { Command, CommanderError } from 'commander';
 import { redactText } from '../config/redact.ts';
-import { Interrupted, UserError, errorMessage } from '../errors.ts';
+import { CommandExit, Interrupted, UserError, errorMessage } from '../errors.ts';
 import { FatalModelError } from '../model/types.ts';
 import { VERSION } from '../version.ts';
 import { registerTrain } from './train.ts';
@@ -47,6 +47,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     // A provider's error may echo a key.
     const say = (text: string) => process.stderr.write(`${redactText(text)}\n`);
+    if (err instanceof CommandExit) {
+      if (err.message) say(`skillopt: ${err.message}`);
+      return err.code;
+    }
     if (err instanceof Interrupted) {
       if (err.message) say(`skillopt: ${err.message}`);
       return Interrupted.exitCode;

@@ -159,7 +159,7 @@ function validate(tree: Tree, sources: Sources): Config {
 }
 
 /** A role's `options` are checked by its backend's schema (the judge's, when it sets any of its own). */
-function validateRoleOptions(config: Config, sources: Sources): void {
+export function validateRoleOptions(config: Config, sources: Sources): void {
   const judgeSet = [...sources.keys()].some((k) => k.startsWith('model.judge.'));
   for (const role of ['target', 'optimizer', ...(judgeSet ? ['judge'] : [])] as const) {
     const rc = config.model[role as 'target'];

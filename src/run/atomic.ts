@@ -58,8 +58,9 @@ function openCreating(file: string): number {
 /**
  * `durable: false` skips the flush to disk: still atomic for readers and against a crash of the
  * process, for bulky derived files (per-item trajectories) where a power cut may lose the file.
+ * `mode` sets the file's permissions (else the default for a new file).
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean } = {}): void {
+export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean; mode?: number } = {}): void {
   const tmp = tempPath(file);
   let fd: number | undefined;
   try {
@@ -70,6 +71,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array | Iterab
       if (typeof chunk === 'string') fs.writeSync(fd, scrubSecrets(chunk));
       else fs.writeSync(fd, chunk);
     }
+    if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
     if (options.durable !== false) fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = undefined;

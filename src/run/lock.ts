@@ -187,6 +187,10 @@ export interface RunLock {
 export interface LockOptions {
   /** Take over a lock whose owner cannot be proven dead (another host or container): the user says it is gone. */
   forceUnlock?: boolean;
+  /** What the lock guards, in messages (default: `run directory <dir>`). */
+  what?: string;
+  /** The alternative to waiting, in messages (default: choosing another output directory). */
+  otherwise?: string;
 }
 
 export function acquireRunLock(dir: string, options: LockOptions = {}): RunLock {
@@ -206,15 +210,17 @@ export function acquireRunLock(dir: string, options: LockOptions = {}): RunLock 
     const owner = parseOwner(result.owner);
     const who = describe(owner, result.owner);
     const j = result.judgement;
-    if (j.state === 'dead') throw new UserError(`run directory ${dir}: another process is taking over the lock of ${who}, which is gone; try again in a moment`);
+    const what = options.what ?? `run directory ${dir}`;
+    const otherwise = options.otherwise ?? 'choose another output directory';
+    if (j.state === 'dead') throw new UserError(`${what}: another process is taking over the lock of ${who}, which is gone; try again in a moment`);
     if (j.state === 'unknown') {
       throw new UserError(
-        `run directory ${dir} is in use by ${who}, which cannot be checked from here: ${j.why}. ` +
-          `If that process is gone, run the same command with --force-unlock to take the lock over; otherwise wait for it to finish or choose another output directory`,
+        `${what} is in use by ${who}, which cannot be checked from here: ${j.why}. ` +
+          `If that process is gone, run the same command with --force-unlock to take the lock over; otherwise wait for it to finish or ${otherwise}`,
       );
     }
     const hint = options.forceUnlock ? ' (--force-unlock does not take a lock from a process that is running)' : '';
-    throw new UserError(`run directory ${dir} is in use by ${who}${hint}; wait for it to finish or choose another output directory`);
+    throw new UserError(`${what} is in use by ${who}${hint}; wait for it to finish or ${otherwise}`);
   }
   removeDeadClaims(dir, self);
 

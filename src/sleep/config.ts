@@ -13,6 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.ts';
 import { formatIssues } from '../config/issues.ts';
+import { BudgetSchema, CacheSchema, ModelSchema } from '../config/schema.ts';
 import { isMapping, type Sources, type Tree } from '../config/tree.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { SOURCE_NAMES, type SourceName } from './digest.ts';
@@ -54,11 +55,71 @@ export const HarvestConfigSchema = z
   })
   .strict();
 
+export const MineConfigSchema = z
+  .object({
+    /** `model`: the optimizer reads each session (the heuristic miner when it finds nothing); `heuristic`: no model. */
+    miner: z.enum(['model', 'heuristic']).default('model'),
+    /** The most tasks a night trains on. */
+    max_tasks: z.number().int().positive().default(40),
+    /** Share of tasks held out to validate (val) and to measure (test). */
+    val_fraction: z.number().min(0).max(1).default(0.34),
+    test_fraction: z.number().min(0).max(1).default(0),
+    /** Seed of the split by hash. */
+    seed: z.number().int().default(42),
+    /** Put the tasks about the managed skill first (when it has text). */
+    target_filter: z.boolean().default(true),
+  })
+  .strict()
+  .refine((m) => m.val_fraction + m.test_fraction < 1, { message: 'val_fraction + test_fraction must be below 1 (nothing would be left to train on)', path: ['val_fraction'] });
+
+export const ConsolidateConfigSchema = z
+  .object({
+    /** Most edits a night applies to one document (the learning rate). */
+    edit_budget: z.number().int().positive().default(4),
+    /** Attempts per task (K): a task passes when every attempt does. */
+    samples: z.number().int().positive().default(1),
+    /** Validate each candidate on the val tasks; off takes every edit unchecked. */
+    gate: z.boolean().default(true),
+    gate_metric: z.enum(['hard', 'soft', 'mixed']).default('mixed'),
+    gate_mixed_weight: z.number().min(0).max(1).default(0.5),
+    /** Refuse a candidate that does worse on any one val task, even if better on the whole. */
+    no_regression: z.boolean().default(false),
+    /** Trajectories per optimizer call. */
+    minibatch_size: z.number().int().positive().default(8),
+    /** Replays at once. */
+    workers: z.number().int().positive().default(4),
+  })
+  .strict();
+
+export const DocumentsConfigSchema = z
+  .object({
+    /** The managed skill's SKILL.md; '' = <claude_home>/skills/<skill_name>/SKILL.md. */
+    skill: z.string().default(''),
+    skill_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a folder name (letters, digits, . _ -)').default('skillopt-sleep-learned'),
+    /** The project's memory file to train too: none, CLAUDE.md or AGENTS.md (in the project's folder). */
+    memory: z.enum(['none', 'CLAUDE.md', 'AGENTS.md']).default('none'),
+    /** Also train each skill that sessions invoked (found under the skill folders), on those sessions' tasks. */
+    fanout: z.boolean().default(false),
+    /** More folders holding skills (`<root>/<name>/SKILL.md`), for the fan-out. */
+    skill_roots: z.array(z.string()).default([]),
+  })
+  .strict();
+
+/** Sleep's budget: the training budget's keys, with a token cap by default. */
+export const SleepBudgetSchema = BudgetSchema.extend({ max_tokens: z.number().int().nonnegative().default(400_000) });
+
 export const SleepConfigSchema = z
   .object({
-    /** Where Sleep keeps its state and harvests; '' = ~/.skillopt-sleep. */
+    /** Where Sleep keeps its state, harvests and nights; '' = ~/.skillopt-sleep. */
     state_dir: z.string().default(''),
     harvest: HarvestConfigSchema.default(HarvestConfigSchema.parse({})),
+    mine: MineConfigSchema.default(MineConfigSchema.parse({})),
+    consolidate: ConsolidateConfigSchema.default(ConsolidateConfigSchema.parse({})),
+    documents: DocumentsConfigSchema.default(DocumentsConfigSchema.parse({})),
+    /** The models, as in a training config: `backend`, and `target`, `optimizer`, `judge` with their settings. */
+    model: ModelSchema.default(ModelSchema.parse({})),
+    budget: SleepBudgetSchema.default(SleepBudgetSchema.parse({})),
+    cache: CacheSchema.default(CacheSchema.parse({})),
   })
   .strict();
 
@@ -67,6 +128,8 @@ export type HarvestConfig = z.infer<typeof HarvestConfigSchema>;
 
 export interface LoadedSleepConfig {
   config: SleepConfig;
+  /** Where each key was written, for errors about values checked later (the models). */
+  sources: Sources;
   /** The file read, or where the default file would be. */
   file: string;
   exists: boolean;
@@ -97,7 +160,7 @@ export function loadSleepConfig(file?: string, environment: Record<string, strin
   const target = path.resolve(expandHome(named || defaultSleepConfigPath(environment)));
   if (!fs.existsSync(target)) {
     if (named) throw new ConfigError(`${target}: the Sleep config file does not exist`, target);
-    return { config: SleepConfigSchema.parse({}), file: target, exists: false };
+    return { config: SleepConfigSchema.parse({}), sources: new Map(), file: target, exists: false };
   }
   let raw: unknown;
   try {
@@ -106,12 +169,12 @@ export function loadSleepConfig(file?: string, environment: Record<string, strin
     throw new ConfigError(`${target}: not valid YAML: ${errorMessage(err)}`, target);
   }
   const tree: Tree = raw === null || raw === undefined ? {} : (raw as Tree);
-  if (!isMapping(tree)) throw new ConfigError(`${target}: expected a mapping of keys (state_dir, harvest), got ${Array.isArray(raw) ? 'a list' : typeof raw}`, target);
+  if (!isMapping(tree)) throw new ConfigError(`${target}: expected a mapping of keys (${Object.keys(SleepConfigSchema.shape).join(', ')}), got ${Array.isArray(raw) ? 'a list' : typeof raw}`, target);
   const result = SleepConfigSchema.safeParse(tree);
+  const sources: Sources = new Map(keyPaths(tree).map((p) => [p, { source: target, written: p }]));
   if (!result.success) {
-    const sources: Sources = new Map(keyPaths(tree).map((p) => [p, { source: target, written: p }]));
     const key = result.error.issues[0]!.path.join('.');
     throw new ConfigError(formatIssues(result.error.issues, tree, sources, SleepConfigSchema), target, key);
   }
-  return { config: result.data, file: target, exists: true };
+  return { config: result.data, sources, file: target, exists: true };
 }

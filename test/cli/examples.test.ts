@@ -157,6 +157,6 @@ describe('the examples in the README', () => {
         assert.doesNotThrow(() => loadConfig(opts.config, { environment, overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? [])] }), line);
       }
     }
-    assert.deepEqual([...seen].sort(), ['data materialize', 'eval', 'sleep dry-run', 'sleep harvest', 'train', 'ui']);
+    assert.deepEqual([...seen].sort(), ['data materialize', 'eval', 'sleep adopt', 'sleep dry-run', 'sleep harvest', 'sleep history', 'sleep rollback', 'sleep run', 'sleep status', 'train', 'ui']);
   });
 });

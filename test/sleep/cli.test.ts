@@ -16,7 +16,7 @@ test('skillopt sleep dry-run: per agent, the sessions of the project, their size
   assert.equal(res.status, 0, res.stderr);
   assert.equal(treeFingerprint(fh.home), before, 'the home folder (and no state folder in it) is as it was');
   const out = res.stdout;
-  assert.match(out, /^Dry run: what Sleep would harvest \(nothing is written, no model is called\)\n/);
+  assert.match(out, /^Dry run: what Sleep would harvest and learn \(nothing is written, no model is called\)\n/);
   assert.match(out, /window: since 2026-11-2[78] \d\d:00 UTC \(--since 2026-11-28\)/);
   assert.match(out, /projects: \/home\/dev\/acme\n/);
   assert.match(out, /source\s+sessions\s+size\s+time \(UTC\)\s+projects/);
@@ -25,7 +25,10 @@ test('skillopt sleep dry-run: per agent, the sessions of the project, their size
   assert.match(out, /Copilot CLI\s+1\s+[\d.]+ KB\s+2026-11-30 19:05 – 19:09\s+\/home\/dev\/acme \(1\)/);
   assert.match(out, /Claude Code: left out 1 in other projects, 1 skillopt's own runs \(of 4 sessions found\)/);
   assert.match(out, /pi: left out 2 outside the time window, 1 unreadable \(of 3 sessions found\)/);
-  assert.match(out, /\n\d+ sessions would be harvested\n$/);
+  assert.match(out, /\n\d+ sessions would be harvested\n/);
+  assert.match(out, /\nDocuments a night would train \(models: none chosen\):\n  skill skillopt-sleep-learned: ~\/\.claude\/skills\/skillopt-sleep-learned\/SKILL\.md \(does not exist yet: a night proposes it\)\n/);
+  assert.match(out, /\nTasks it would learn from \(\d+; mined without a model here: a night lets the model rewrite them with rubrics and checks\):\n  \[(train|val)\/\w+\] /);
+  assert.match(out, /\nWhat a night would cost \(no model is called now\):\n/);
 });
 
 test('skillopt sleep harvest writes the digests, newest first, to the state folder (or --out), and says where', () => {

@@ -9,6 +9,7 @@ import { CallFailure } from '../../model/failure.ts';
 import { StructuredOutputError, completeJson } from '../../model/structured.ts';
 import { InfraError, type ChatModel, type ReasoningEffort } from '../../model/types.ts';
 import type { OptimizerMeta, UpdateMode } from '../../protocol/optimizer.ts';
+import type { SleepMeta } from '../../protocol/sleep.ts';
 
 export interface OptimizerContext {
   optimizer: ChatModel;
@@ -27,7 +28,7 @@ export interface Ask<T> {
   schema: z.ZodType<T>;
   schemaName: string;
   /** The structured payload the prompt was rendered from (the simulator answers from it). */
-  meta: OptimizerMeta;
+  meta: OptimizerMeta | SleepMeta;
   maxTokens?: number;
   reasoningEffort?: ReasoningEffort;
   /** Where the call was made and what happens without it, for the warning. */

@@ -6,12 +6,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { optimizerRequest } from '../../protocol/optimizer.ts';
+import { sleepRequest } from '../../protocol/sleep.ts';
 import { countTokens } from '../../skill/document.ts';
 import { APPENDIX_END, APPENDIX_START } from '../../skill/regions.ts';
 import { Rng, seedFrom } from '../../util/random.ts';
 import { registerBackend, type BackendContext } from '../registry.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts';
 import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
+import { sleepReply } from './sleep.ts';
 import { answer, recognise, simTask } from './world.ts';
 
 export const SimOptionsSchema = z
@@ -66,6 +68,7 @@ export class SimModel implements ChatModel {
     if (this.latencyMs > 0) await sleep(this.latencyMs, undefined, { signal: req.signal });
     const task = simTask(req.meta);
     const optimizer = optimizerRequest(req.meta);
+    const sleepAsk = sleepRequest(req.meta);
     let text: string;
     if (task) {
       const system = req.system ?? '';
@@ -75,8 +78,10 @@ export class SimModel implements ChatModel {
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
+    } else if (sleepAsk) {
+      text = sleepReply(sleepAsk, { system: req.system ?? '', tokens: memoTokens(req.system ?? ''), sample: req.sample ?? 0 });
     } else {
-      throw new Error(`the sim backend answers only requests made by the sim env or the trainer (purpose '${req.purpose}' has no payload it knows)`);
+      throw new Error(`the sim backend answers only requests made by the sim env, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`);
     }
     const input = approxTokens(req.system ?? '') + approxTokens(messageText(req.messages));
     return {

@@ -1,0 +1,84 @@
+/**
+ * The live documents a night trains: the managed skill (`<claude_home>/skills/<name>/SKILL.md`,
+ * or `documents.skill`), the project's memory file when asked for (`CLAUDE.md` or `AGENTS.md`),
+ * and, with the fan-out, the skills sessions invoked. Each is read once, at the start of the
+ * night, and pinned: the SHA-256 of its bytes ('' when it does not exist) and its real path.
+ * A document that is not valid UTF-8, a link, or unreadable refuses the night.
+ */
+import path from 'node:path';
+import { UserError } from '../errors.ts';
+import { expandHome, type SleepConfig } from './config.ts';
+import { splitDocument } from './learned-block.ts';
+import { readLive, realPathOf, sha256Bytes } from './transaction.ts';
+
+export interface LiveDocument {
+  /** A skill's name, or the memory file's name. */
+  name: string;
+  kind: 'skill' | 'memory';
+  path: string;
+  realpath: string;
+  exists: boolean;
+  /** SHA-256 of the bytes as read ('' when the file does not exist). */
+  sha256: string;
+  /** The text as read ('' when the file does not exist). */
+  text: string;
+  /** What the night trains: the text, or for a skill that does not exist yet, a new skill's scaffold. */
+  working: string;
+}
+
+export function skillScaffold(name: string): string {
+  return [
+    '---',
+    `name: ${name}`,
+    'description: Conventions and procedures learned from your own sessions with coding agents. Use them in every task.',
+    '---',
+    '',
+    `# ${name}`,
+    '',
+    'Rules learned from your sessions with coding agents, adopted by you.',
+    '',
+  ].join('\n');
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function readDocument(file: string, kind: LiveDocument['kind'], name: string): LiveDocument {
+  const abs = path.resolve(file);
+  let bytes: Buffer | null;
+  try {
+    bytes = readLive(abs);
+  } catch (err) {
+    throw new UserError(err instanceof UserError ? err.message : `${abs}: cannot read ${name}: ${(err as Error).message}`);
+  }
+  let text = '';
+  if (bytes !== null) {
+    try {
+      text = decoder.decode(bytes);
+    } catch {
+      throw new UserError(`${abs}: ${name} is not valid UTF-8 text`);
+    }
+  }
+  splitDocument(text, abs);
+  return {
+    name,
+    kind,
+    path: abs,
+    realpath: realPathOf(abs),
+    exists: bytes !== null,
+    sha256: bytes === null ? '' : sha256Bytes(bytes),
+    text,
+    working: bytes === null && kind === 'skill' ? skillScaffold(name) : text,
+  };
+}
+
+/** The managed skill's file: `documents.skill`, or `<claude_home>/skills/<skill_name>/SKILL.md`. */
+export function managedSkillPath(config: SleepConfig, claudeHome: string, project: string): string {
+  const d = config.documents;
+  if (d.skill) return path.resolve(project, expandHome(d.skill));
+  return path.join(claudeHome, 'skills', d.skill_name, 'SKILL.md');
+}
+
+/** The managed skill's name: its folder's. */
+export function managedSkillName(skillPath: string): string {
+  return path.basename(path.dirname(skillPath));
+}
