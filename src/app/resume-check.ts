@@ -2,7 +2,7 @@
  * What a resume may change. A run continues with the settings it started with: models, backends,
  * data and hyperparameters decide what is trained and may not change. How the models are reached
  * and how much may be spent may: endpoints, keys, pools, retries, timeouts, limits, caching,
- * concurrency.
+ * concurrency, where rollouts run (`run.queue`).
  */
 import { redact } from '../config/redact.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
@@ -14,6 +14,7 @@ const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 
 const RESUMABLE_CHANGES: RegExp[] = [
   /^budget\./,
   /^cache\./,
+  /^run\./,
   new RegExp(`^model\\.(target|optimizer|judge)\\.(${ENDPOINT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})(\\.|$)`),
   /^env\.workers$/,
   /^env\.out_root$/,

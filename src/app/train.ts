@@ -34,6 +34,7 @@ import { firstN, schedule } from '../engine/batches.ts';
 import { budgetStop, unpricedBudget } from '../engine/budget-limits.ts';
 import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
+import { remoteRollouts } from './remote.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
 
@@ -127,6 +128,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let closeScores = () => {};
+  let closeRemote: () => Promise<void> | undefined = () => undefined;
   let started = false;
   let discard = false;
   try {
@@ -167,7 +169,11 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     });
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
-    const rollouts = new Rollouts({ env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
+    // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
+    const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: path.resolve(dir.root), loaded: opts.loaded, ledger: models.ledger, admission: models.admission }) : undefined;
+    closeRemote = () => remote?.close();
+    await remote?.connect();
+    const rollouts = new Rollouts({ env: remote ? remote.wrap(env) : env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
     const opt: OptimizerContext = {
       optimizer: models.optimizer,
       mode: settings.mode,
@@ -259,6 +265,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     throw err;
   } finally {
     if (interrupt) opts.signal?.removeEventListener('abort', interrupt);
+    await closeRemote();
     detach();
     closeScores();
     models?.ledger.close();

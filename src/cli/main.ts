@@ -11,6 +11,7 @@ import { registerData } from './data.ts';
 import { registerSleep } from './sleep.ts';
 import { registerMcp } from './mcp.ts';
 import { registerDeploy } from './deploy.ts';
+import { registerWorker } from './worker.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerSleep(program);
   registerMcp(program);
   registerDeploy(program);
+  registerWorker(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

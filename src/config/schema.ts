@@ -251,6 +251,17 @@ export const CacheSchema = z
   })
   .strict();
 
+/** How the run is carried out, not what it trains: a resume may change it. */
+export const RunSchema = z
+  .object({
+    /** A Redis URL (`redis://host:6379`): rollouts go to `skillopt worker` processes through it; '' = in this process. */
+    queue: z
+      .string()
+      .default('')
+      .refine((v) => v === '' || /^rediss?:\/\//.test(v), { message: "expected a Redis URL such as 'redis://host:6379', or '' for rollouts in this process" }),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     model: ModelSchema.default(ModelSchema.parse({})),
@@ -261,6 +272,7 @@ export const ConfigSchema = z
     env: EnvCoreSchema.loose().default(EnvCoreSchema.parse({})),
     budget: BudgetSchema.default(BudgetSchema.parse({})),
     cache: CacheSchema.default(CacheSchema.parse({})),
+    run: RunSchema.default(RunSchema.parse({})),
   })
   .strict();
 

@@ -29,6 +29,7 @@ import { didYouMean } from '../util/suggest.ts';
 import { firstN } from '../engine/batches.ts';
 import { rollout } from '../engine/stages/rollout.ts';
 import { buildEnv } from '../app/env.ts';
+import { remoteRollouts } from '../app/remote.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 
 export interface EvalOptions {
@@ -154,6 +155,8 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   const say = (line: string) => opts.out !== null && (opts.out ?? process.stdout).write(`${line}\n`);
   const repeats = opts.repeats ?? 1;
   if (!Number.isInteger(repeats) || repeats < 1) throw new UserError(`--repeats: expected a whole number of at least 1, got ${opts.repeats}`);
+  // Workers build the config's target, not those of --target.
+  if (config.run.queue && opts.targets?.length) throw new UserError('--target: with run.queue the workers run the config\'s model.target only; evaluate other targets without run.queue');
   const skills = readSkills(opts.skillFiles);
   const out = path.resolve(opts.outRoot);
   const { env, splits } = await buildEnv(opts.loaded, out);
@@ -170,9 +173,13 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     onEvent: (e) => events.emit(e),
   });
   const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
+  // With `run.queue`, rollouts run on `skillopt worker` processes.
+  const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: out, loaded: opts.loaded, ledger: stack.ledger, admission: stack.admission }) : undefined;
   try {
-    return await evaluateAll({ opts, env, items, skills, repeats, out, stack, cache, say });
+    await remote?.connect();
+    return await evaluateAll({ opts, env: remote ? remote.wrap(env) : env, items, skills, repeats, out, stack, cache, say });
   } finally {
+    await remote?.close();
     detach();
     cache.close();
     stack.close();

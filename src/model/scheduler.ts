@@ -43,6 +43,16 @@ export interface SchedulerHooks {
   onWait?: (ms: number, reason: string) => void;
   /** Decides whether a call may be sent (shared by the run's models); default: always. */
   admission?: Admission;
+  /** The provider's pace shared with other processes (rollout workers), on top of the pool's own. */
+  pace?: PaceGate;
+}
+
+/** A pace shared by several processes calling one provider: a start slot, and the waits it asks for. */
+export interface PaceGate {
+  /** Waits until a call may start. */
+  acquire(signal?: AbortSignal): Promise<void>;
+  /** The provider asked to wait `ms` before the next call. */
+  pause(ms: number): void;
 }
 
 const INFRA_KIND: Record<FailureKind, InfraError['kind']> = {
@@ -128,6 +138,7 @@ export class ScheduledModel implements ChatModel {
         await this.pool.acquire(estimate, req.signal);
         let outcome: Attempt;
         try {
+          if (this.hooks.pace) await this.hooks.pace.acquire(req.signal);
           if (!admitted) {
             this.admission.enter();
             admitted = true;
@@ -173,6 +184,7 @@ export class ScheduledModel implements ChatModel {
       if (waitMs) {
         const ms = Math.min(waitMs, this.policy.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
         this.pool.pause(ms);
+        this.hooks.pace?.pause(ms);
         this.reportWait(ms, 'the provider\'s rate-limit window is used up until it resets: no call starts before then');
       }
       return { answer };
@@ -212,7 +224,10 @@ export class ScheduledModel implements ChatModel {
         ),
       );
     }
-    if (asked !== undefined && failure.kind === 'rate_limit') this.pool.pause(asked);
+    if (asked !== undefined && failure.kind === 'rate_limit') {
+      this.pool.pause(asked);
+      this.hooks.pace?.pause(asked);
+    }
     if (final) throw this.health.failed(call, failure) ?? this.giveUp(req, failure, attempt);
     if (asked !== undefined) return { ms: asked, reason: `${failure.kind === 'rate_limit' ? 'rate limited' : failure.kind} (${failure.status ? `HTTP ${failure.status}` : failure.kind}); the provider asked to wait` };
     const ms = Math.min(this.backoff(attempt), maxWait - waited);

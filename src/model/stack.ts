@@ -19,7 +19,7 @@ import { Ledger, LedgerModel, type Totals } from './ledger.ts';
 import { Pool } from './pool.ts';
 import { getBackend, type BackendContext } from './registry.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
-import { ScheduledModel } from './scheduler.ts';
+import { ScheduledModel, type PaceGate } from './scheduler.ts';
 import { FatalModelError, type ChatModel, type Role, type RunStop } from './types.ts';
 
 export type { ModelEvent } from './retry-watch.ts';
@@ -60,6 +60,8 @@ export interface StackOptions {
    * process and earlier ones) and the calls in flight, the stop a limit asks for, if any.
    */
   limit?: (totals: Totals, inFlight: number) => RunStop | undefined;
+  /** The pace of a provider shared with other processes (rollout workers), by the endpoint a pool calls. */
+  sharedPace?: (endpoint: string, limits: { rpm: number }) => PaceGate;
 }
 
 export async function buildBackendModel(
@@ -139,6 +141,7 @@ export class ModelStack {
       onFailure: (failure, final) => this.watch.failed(role, inner.id, url, failure, final),
       onWait: (ms, reason) => this.watch.waiting(role, inner.id, ms, reason),
       admission: this.admission,
+      pace: this.options.sharedPace?.(JSON.stringify([poolName, inner.id, url ?? null]), { rpm: rc.rpm }),
     });
     if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
       const warn = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });

@@ -36,11 +36,11 @@ describe('start-up', () => {
     for (const heavy of ['zod', 'yaml', 'better-sqlite3', 'gpt-tokenizer', '@ai-sdk/openai', 'hono']) assert.ok(!packages.has(heavy), heavy);
   });
 
-  it('a run on the simulator loads no provider SDK and no SQLite', () => {
+  it('a run on the simulator loads no provider SDK, no SQLite and no queue', () => {
     const out = path.join(tmpDir('skillopt-startup-'), 'run');
     const sets = ['train.num_epochs=1', 'env.n_train=8', 'env.n_val=4', 'env.n_test=4', 'train.batch_size=4'].flatMap((s) => ['--set', s]);
     const { own, packages } = loaded(['train', '--config', 'configs/sim/default.yaml', '--out', out, ...sets]);
     assert.ok(own.includes('engine/trainer'), 'it trained');
-    for (const sdk of ['@ai-sdk/openai', '@ai-sdk/azure', '@ai-sdk/anthropic', '@ai-sdk/openai-compatible', 'better-sqlite3']) assert.ok(!packages.has(sdk), sdk);
+    for (const sdk of ['@ai-sdk/openai', '@ai-sdk/azure', '@ai-sdk/anthropic', '@ai-sdk/openai-compatible', 'better-sqlite3', 'bullmq', 'ioredis']) assert.ok(!packages.has(sdk), sdk);
   });
 });

@@ -78,7 +78,7 @@ export class Rollouts {
 }
 
 /** The item error of a model failure on one item, or undefined for errors that must stop the run. */
-function itemError(item: Item, err: unknown): Trajectory | undefined {
+export function itemError(item: Item, err: unknown): Trajectory | undefined {
   let kind: string;
   if (err instanceof InfraError || err instanceof CallFailure) kind = err.kind;
   else if (err instanceof StructuredOutputError) kind = 'bad_response';
