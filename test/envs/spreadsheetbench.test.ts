@@ -438,20 +438,28 @@ describe('SpreadsheetBench rollouts', () => {
           task: fs.readFileSync(path.join(workspace, 'task.md'), 'utf8'),
           ran: `${ran.status}`,
         });
-        return { text: `solution.py is written.\n\n\`\`\`python\n${fs.readFileSync(path.join(workspace, 'solution.py'), 'utf8')}\n\`\`\``, usage: { input: 100, output: 20, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 } };
+        // Agents report in prose; the code is the file it left, not its message.
+        return { text: 'solution.py is written and run_solution.py runs it.', usage: { input: 100, output: 20, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 } };
       },
     };
     const target = new HarnessChatModel(agent, { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' });
     const t = await env.rollout(items['103']!, 'Check every row.', { target, seed: 1 });
     assert.deepEqual([t.hard, t.soft], [1, 1]);
     assert.equal(t.predicted, TOTAL_CODE);
-    assert.deepEqual(t.traces, [{ agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 }], "the agent's trace is kept");
+    assert.deepEqual(t.traces, [{ agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0, returned: { 'solution.py': TOTAL_CODE } }], "the agent's trace is kept, with the script it left");
     const [run] = seen;
     assert.deepEqual(run!.files, ['.agents', '.agents/skills', '.agents/skills/skillopt-target', '.agents/skills/skillopt-target/SKILL.md', 'input.xlsx', 'output.xlsx', 'run_solution.py', 'solution.py', 'task.md']);
     assert.equal(run!.ran, '0', 'run_solution.py runs the solution in the workspace');
     assert.match(run!.skill, /Check every row\./);
     assert.match(run!.task, /Write your script to `solution\.py`[\s\S]*`python run_solution\.py` runs it/);
     assert.doesNotMatch(run!.task, /Check every row/, 'the skill is installed, not repeated in the task');
+    // An agent that leaves no solution.py and answers without code has nothing to score.
+    const idle = new HarnessChatModel(
+      { ...agent, run: async () => ({ text: 'I could not finish.', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: [], errors: [], durationMs: 1, exitCode: 0 } }) },
+      { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' },
+    );
+    const none = await env.rollout(items['103']!, 'Check every row.', { target: idle, seed: 1 });
+    assert.deepEqual([none.hard, none.soft, none.failReason], [0, 0, 'no-solution-py']);
     await assert.rejects(envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target, seed: 1 }), (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message));
   });
 
