@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
 import '../../src/builtins.ts';
 import { createEnv } from '../../src/app/env.ts';
+import { planInputFor, planRun } from '../../src/app/plan.ts';
 import { findCases } from '../../src/envs/spreadsheetbench/cases.ts';
 import type { SpreadsheetBenchEnv } from '../../src/envs/spreadsheetbench/env.ts';
 import { extractCode } from '../../src/envs/spreadsheetbench/report.ts';
@@ -461,6 +462,24 @@ describe('SpreadsheetBench rollouts', () => {
     const none = await env.rollout(items['103']!, 'Check every row.', { target: idle, seed: 1 });
     assert.deepEqual([none.hard, none.soft, none.failReason], [0, 0, 'no-solution-py']);
     await assert.rejects(envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target, seed: 1 }), (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message));
+  });
+
+  it('the dry run counts every turn a rollout may take: max_turns in multi and react, one in single or for an agent target', async () => {
+    assert.equal(envFor(r, { mode: 'multi', max_turns: 7 }).maxTargetCalls(false), 7);
+    assert.equal(envFor(r, { mode: 'react', max_turns: 9 }).maxTargetCalls(false), 9);
+    assert.equal(envFor(r, { mode: 'single' }).maxTargetCalls(false), 1);
+    assert.equal(envFor(r, { mode: 'multi', max_turns: 7 }).maxTargetCalls(true), 1);
+    const plans: ReturnType<typeof planRun>[] = [];
+    for (const mode of ['single', 'multi']) {
+      const dir = tmpDir();
+      writeFiles(dir, { 'c.yaml': stringify({ env: { name: 'spreadsheetbench', split_dir: r.splits, data_root: r.root, mode, max_turns: 5, start_blank: true } }) });
+      plans.push(planRun(await planInputFor(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }))));
+    }
+    const calls = (i: number, stage: string) => plans[i]!.stages.find((st) => st.stage === stage)!;
+    assert.equal(calls(1, 'rollout').calls, 5 * calls(0, 'rollout').calls);
+    assert.equal(calls(1, 'rollout').upperBound, true);
+    assert.equal(calls(1, 'baseline').calls, 5 * calls(0, 'baseline').calls);
+    assert.ok(plans[1]!.assumptions.some((a) => /5 target calls/.test(a)));
   });
 
   it('the code is the first python block of a reply, else its first block, else the reply', () => {

@@ -172,6 +172,11 @@ export class SpreadsheetBenchEnv implements Env {
     return render(envPrompt(this.name, 'task'), { instruction: item.instruction.trim(), details, preview: preview.trim(), what_to_do: envPrompt(this.name, what) });
   }
 
+  /** `multi` and `react` take up to `max_turns` turns; `single` and an agent target one. */
+  maxTargetCalls(agentTarget: boolean): number {
+    return agentTarget || this.o.mode === 'single' ? 1 : this.o.max_turns;
+  }
+
   async rollout(raw: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const item = raw as SheetItem;
     if (ctx.target.agentic && this.o.mode !== 'single') {
