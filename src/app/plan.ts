@@ -9,6 +9,7 @@
 import type { LoadedConfig } from '../config/load.ts';
 import type { Config, Price } from '../config/schema.ts';
 import { costOf, priceOf } from '../model/prices.ts';
+import { getBackend } from '../model/registry.ts';
 import { loadPrompt } from '../prompt-files.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
@@ -21,6 +22,8 @@ export interface PlanInput {
   /** Mean tokens of one item as shown to the target (question and context). */
   itemTokens: number;
   skillTokens: number;
+  /** At most this many target calls one rollout makes (an env's turn limit); 1 when absent. */
+  targetCallsPerRollout?: number;
   /** Tokens of the optimizer's system prompts, by stage. */
   promptTokens: Partial<Record<'analyst' | 'merge' | 'ranking' | 'rewrite' | 'slow_update' | 'meta_skill' | 'lr_autonomous', number>>;
 }
@@ -162,11 +165,15 @@ export function planRun(input: PlanInput): Plan {
   const trajectory = itemTokens + TRAJECTORY_EXTRA;
 
   const { add, priced } = stageCounter();
+  // Target stages count rollouts times the calls each may make; selection items are sampled gate_repeats times.
+  const turns = Math.max(1, input.targetCallsPerRollout ?? 1);
+  const repeats = c.evaluation.gate_repeats;
+  const rollouts = (stage: string, n: number, upperBound = false) => add(stage, 'target', n * turns, rolloutIn, OUTPUT.rollout, upperBound || turns > 1);
 
-  add('baseline', 'target', selection, rolloutIn, OUTPUT.rollout);
+  rollouts('baseline', selection * repeats);
   for (let epoch = 1; epoch <= epochs; epoch++) {
     for (const n of perStep) {
-      add('rollout', 'target', n, rolloutIn, OUTPUT.rollout);
+      rollouts('rollout', n);
       // At most: the split between failures and successes that needs the most minibatches.
       const failures = c.gradient.failure_only ? n : Math.max(1, Math.round(n * FAIL_SHARE));
       const failMinibatches = Math.ceil(failures / M);
@@ -180,21 +187,21 @@ export function planRun(input: PlanInput): Plan {
       // The combined top merge ranks within a budget known before it (a scheduled learning rate).
       if (autonomous || (!combined && c.optimizer.learning_rate > 0)) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
       if (rewrite) add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
-      if (c.evaluation.use_gate) add('selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
+      if (c.evaluation.use_gate) rollouts('selection', selection * repeats, true);
     }
     if (epoch >= 2) {
       const N = Math.min(c.optimizer.slow_update_samples, train);
       const pairsIn = prompt('slow_update') + 2 * skillTokens + N * (2 * trajectory);
-      if (c.optimizer.use_slow_update || c.optimizer.use_meta_skill) add('slow_update_rollout', 'target', 2 * N, rolloutIn, OUTPUT.rollout, true);
+      if (c.optimizer.use_slow_update || c.optimizer.use_meta_skill) rollouts('slow_update_rollout', 2 * N, true);
       if (c.optimizer.use_slow_update) {
         add('slow_update', 'optimizer', 1, pairsIn, OUTPUT.slow_update);
-        if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate) add('selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
+        if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate) rollouts('selection', selection * repeats, true);
       }
       if (c.optimizer.use_meta_skill) add('meta_skill', 'optimizer', 1, prompt('meta_skill') + pairsIn - prompt('slow_update'), OUTPUT.meta_skill);
     }
   }
-  add('final_selection', 'target', selection, rolloutIn, OUTPUT.rollout, true);
-  add('test', 'target', 3 * test, rolloutIn, OUTPUT.rollout, true);
+  rollouts('final_selection', selection * repeats, true);
+  rollouts('test', 3 * test, true);
 
   const prices = {
     target: { model: c.model.target.model, price: priceOf(c.model.target.model, c.model.target.price) },
@@ -220,6 +227,9 @@ export function planRun(input: PlanInput): Plan {
       `output tokens per call: rollout ${OUTPUT.rollout}, analyst ${OUTPUT.analyst}, merge ${OUTPUT.merge}, ranking ${OUTPUT.ranking}, slow update and meta skill ${OUTPUT.slow_update}`,
       `prompts keep the initial skill's size (${skillTokens} tokens); an item is ${itemTokens} tokens on average`,
       `no response-cache or provider prompt-cache savings`,
+      ...(turns > 1 ? [`every rollout runs to the env's turn limit: ${turns} target calls, each the size of the first`] : []),
+      ...(repeats > 1 ? [`each selection item is sampled ${repeats} times (evaluation.gate_repeats)`] : []),
+      ...(c.evaluation.transfer_targets.length ? [`the transfer targets' calls (evaluation.transfer_targets) are not counted`] : []),
     ],
   };
 }
@@ -241,7 +251,7 @@ export function formatPlan(plan: Plan): string {
 /** The planner's input for a config: the env's splits (loaded, not run), the skill and the prompts, measured. */
 export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
   const { config } = loaded;
-  const { splits } = await buildEnv(loaded);
+  const { env, splits } = await buildEnv(loaded);
   const sample = [...splits.train.slice(0, 50), ...splits.val.slice(0, 25)];
   const itemTokens = sample.length ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length) : 0;
   const skill = loadSkill(resolveConfigPath(config.env.skill_init, loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
@@ -254,5 +264,13 @@ export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
       // a prompt this build does not have: the planner's default size stands
     }
   }
-  return { config, sizes: { train: splits.train.length, val: splits.val.length, test: splits.test.length }, itemTokens, skillTokens: countTokens(skill), promptTokens };
+  const agentTarget = getBackend(config.model.target.backend)?.targetOnly === true;
+  return {
+    config,
+    sizes: { train: splits.train.length, val: splits.val.length, test: splits.test.length },
+    itemTokens,
+    skillTokens: countTokens(skill),
+    targetCallsPerRollout: env.maxTargetCalls?.(agentTarget) ?? 1,
+    promptTokens,
+  };
 }

@@ -122,6 +122,11 @@ export interface Env {
   readonly analystGuide?: string;
   /** Known task types, for per-type tables. */
   taskTypes?(): string[];
+  /**
+   * At most this many target calls one rollout makes (the turns of a multi-turn episode), for the
+   * dry-run planner; 1 when absent. `agentTarget`: the target is an agent CLI running its own tools.
+   */
+  maxTargetCalls?(agentTarget: boolean): number;
   /** True when rollouts score with the judge model (`ctx.judge`); the judge is built only then. */
   readonly usesJudge?: boolean;
 }

@@ -39,6 +39,7 @@ function identityJson(modelId: string, req: ChatRequest): string {
     // Only agent targets read these; present only when set, so other requests keep their keys.
     ...(req.skill !== undefined ? { skill: req.skill } : {}),
     ...(req.workspaceFiles?.length ? { workspaceFiles: req.workspaceFiles } : {}),
+    ...(req.returnFiles?.length ? { returnFiles: req.returnFiles } : {}),
   };
   const json = JSON.stringify(identity);
   serialized.set(req, { modelId, json });

@@ -76,6 +76,11 @@ export interface ChatRequest {
   skill?: string;
   /** Files an agent target puts in its workspace (documents, data); chat models ignore them. */
   workspaceFiles?: WorkspaceFile[];
+  /**
+   * Workspace files an agent target hands back after its run (the script it was asked to write),
+   * as text in its trace's `returned`; chat models ignore them.
+   */
+  returnFiles?: string[];
   signal?: AbortSignal;
 }
 

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
 import '../../src/builtins.ts';
 import { createEnv } from '../../src/app/env.ts';
+import { planInputFor, planRun } from '../../src/app/plan.ts';
 import { findCases } from '../../src/envs/spreadsheetbench/cases.ts';
 import type { SpreadsheetBenchEnv } from '../../src/envs/spreadsheetbench/env.ts';
 import { extractCode } from '../../src/envs/spreadsheetbench/report.ts';
@@ -438,21 +439,47 @@ describe('SpreadsheetBench rollouts', () => {
           task: fs.readFileSync(path.join(workspace, 'task.md'), 'utf8'),
           ran: `${ran.status}`,
         });
-        return { text: `solution.py is written.\n\n\`\`\`python\n${fs.readFileSync(path.join(workspace, 'solution.py'), 'utf8')}\n\`\`\``, usage: { input: 100, output: 20, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 } };
+        // Agents report in prose; the code is the file it left, not its message.
+        return { text: 'solution.py is written and run_solution.py runs it.', usage: { input: 100, output: 20, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 } };
       },
     };
     const target = new HarnessChatModel(agent, { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' });
     const t = await env.rollout(items['103']!, 'Check every row.', { target, seed: 1 });
     assert.deepEqual([t.hard, t.soft], [1, 1]);
     assert.equal(t.predicted, TOTAL_CODE);
-    assert.deepEqual(t.traces, [{ agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 }], "the agent's trace is kept");
+    assert.deepEqual(t.traces, [{ agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0, returned: { 'solution.py': TOTAL_CODE } }], "the agent's trace is kept, with the script it left");
     const [run] = seen;
     assert.deepEqual(run!.files, ['.agents', '.agents/skills', '.agents/skills/skillopt-target', '.agents/skills/skillopt-target/SKILL.md', 'input.xlsx', 'output.xlsx', 'run_solution.py', 'solution.py', 'task.md']);
     assert.equal(run!.ran, '0', 'run_solution.py runs the solution in the workspace');
     assert.match(run!.skill, /Check every row\./);
     assert.match(run!.task, /Write your script to `solution\.py`[\s\S]*`python run_solution\.py` runs it/);
     assert.doesNotMatch(run!.task, /Check every row/, 'the skill is installed, not repeated in the task');
+    // An agent that leaves no solution.py and answers without code has nothing to score.
+    const idle = new HarnessChatModel(
+      { ...agent, run: async () => ({ text: 'I could not finish.', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: [], errors: [], durationMs: 1, exitCode: 0 } }) },
+      { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' },
+    );
+    const none = await env.rollout(items['103']!, 'Check every row.', { target: idle, seed: 1 });
+    assert.deepEqual([none.hard, none.soft, none.failReason], [0, 0, 'no-solution-py']);
     await assert.rejects(envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target, seed: 1 }), (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message));
+  });
+
+  it('the dry run counts every turn a rollout may take: max_turns in multi and react, one in single or for an agent target', async () => {
+    assert.equal(envFor(r, { mode: 'multi', max_turns: 7 }).maxTargetCalls(false), 7);
+    assert.equal(envFor(r, { mode: 'react', max_turns: 9 }).maxTargetCalls(false), 9);
+    assert.equal(envFor(r, { mode: 'single' }).maxTargetCalls(false), 1);
+    assert.equal(envFor(r, { mode: 'multi', max_turns: 7 }).maxTargetCalls(true), 1);
+    const plans: ReturnType<typeof planRun>[] = [];
+    for (const mode of ['single', 'multi']) {
+      const dir = tmpDir();
+      writeFiles(dir, { 'c.yaml': stringify({ env: { name: 'spreadsheetbench', split_dir: r.splits, data_root: r.root, mode, max_turns: 5, start_blank: true } }) });
+      plans.push(planRun(await planInputFor(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }))));
+    }
+    const calls = (i: number, stage: string) => plans[i]!.stages.find((st) => st.stage === stage)!;
+    assert.equal(calls(1, 'rollout').calls, 5 * calls(0, 'rollout').calls);
+    assert.equal(calls(1, 'rollout').upperBound, true);
+    assert.equal(calls(1, 'baseline').calls, 5 * calls(0, 'baseline').calls);
+    assert.ok(plans[1]!.assumptions.some((a) => /5 target calls/.test(a)));
   });
 
   it('the code is the first python block of a reply, else its first block, else the reply', () => {

@@ -75,6 +75,20 @@ describe('the dry-run planner', () => {
     assert.deepEqual(fs.readdirSync(dir), []);
   });
 
+  it('samples each selection item gate_repeats times, and counts every turn of a multi-turn rollout as an upper bound', () => {
+    const plan = (overrides: string[], targetCallsPerRollout?: number) =>
+      planRun({ config: loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), { environment: {}, overrides }).config, sizes: { train: 40, val: 20, test: 20 }, itemTokens: 100, skillTokens: 500, promptTokens: {}, ...(targetCallsPerRollout ? { targetCallsPerRollout } : {}) });
+    const stage = (p: ReturnType<typeof planRun>, name: string) => p.stages.find((st) => st.stage === name)!;
+    const one = plan([]);
+    const three = plan(['evaluation.gate_repeats=3']);
+    for (const name of ['baseline', 'selection', 'final_selection']) assert.equal(stage(three, name).calls, 3 * stage(one, name).calls, name);
+    assert.equal(stage(three, 'rollout').calls, stage(one, 'rollout').calls);
+    const turns = plan([], 50);
+    assert.equal(stage(turns, 'rollout').calls, 50 * stage(one, 'rollout').calls);
+    assert.equal(stage(turns, 'rollout').upperBound, true);
+    assert.equal(stage(one, 'rollout').upperBound, undefined);
+  });
+
   it('keeps its table aligned however large the numbers grow (20,000 items a split)', () => {
     const loaded = loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), { environment: {}, overrides: ['model.backend=openai_chat', 'model.target.model=gpt-4o-mini', 'model.optimizer.model=my-model'] });
     const plan = planRun({ config: loaded.config, sizes: { train: 20_000, val: 5_000, test: 20_000 }, itemTokens: 400, skillTokens: 2_000, promptTokens: {} });

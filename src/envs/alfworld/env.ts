@@ -143,6 +143,11 @@ export class AlfworldEnv implements Env {
     return { command: this.python(), args: [BRIDGE, ...(world ? ['--world', world] : [])], env, cwd: os.tmpdir() };
   }
 
+  /** One call per game step, up to `max_steps`, whatever the target (an agent runs once per step). */
+  maxTargetCalls(): number {
+    return this.o.max_steps;
+  }
+
   async rollout(raw: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const item = raw as GameItem;
     const system = benchmarkSystem(this.name, skill);

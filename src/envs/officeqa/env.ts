@@ -151,6 +151,11 @@ export class OfficeQaEnv implements Env {
     return { text: parts.join('\n\n'), oracleChars };
   }
 
+  /** The tool loop's turns; an agent target reads the bulletins in one run of its own. */
+  maxTargetCalls(agentTarget: boolean): number {
+    return agentTarget || !this.o.use_local_tools ? 1 : this.o.max_tool_turns;
+  }
+
   async rollout(item: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const corpus = this.getCorpus();
     const tools = new DocTools(corpus.roots, corpus.filesFor(item.source_files as string[]).files);

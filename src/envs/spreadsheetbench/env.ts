@@ -35,7 +35,7 @@ import type { ConversationEntry, Env, EnvContext, Item, RolloutContext, Trajecto
 import { answerPosition, findCases, TASK_TYPES, taskType, unreadableParts, type TestCase } from './cases.ts';
 import { REACT_TOOLS, ReactTools } from './react.ts';
 import { clipMiddle, extractCode, verificationReport, wrongCellsFeedback, type CaseOutcome } from './report.ts';
-import { RUNNER, runScript, type RunLimits, type ScriptRun } from './sandbox.ts';
+import { RUNNER, runScript, SOLUTION, type RunLimits, type ScriptRun } from './sandbox.ts';
 import { compareOutputs, previewWorkbook, type CaseCheck } from './workbooks.ts';
 
 export const SpreadsheetBenchOptions = z.object({
@@ -172,6 +172,11 @@ export class SpreadsheetBenchEnv implements Env {
     return render(envPrompt(this.name, 'task'), { instruction: item.instruction.trim(), details, preview: preview.trim(), what_to_do: envPrompt(this.name, what) });
   }
 
+  /** `multi` and `react` take up to `max_turns` turns; `single` and an agent target one. */
+  maxTargetCalls(agentTarget: boolean): number {
+    return agentTarget || this.o.mode === 'single' ? 1 : this.o.max_turns;
+  }
+
   async rollout(raw: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const item = raw as SheetItem;
     if (ctx.target.agentic && this.o.mode !== 'single') {
@@ -302,16 +307,19 @@ export class SpreadsheetBenchEnv implements Env {
         { path: 'input.xlsx', source: item.cases[0]!.input },
         { path: 'run_solution.py', source: RUNNER },
       ],
+      returnFiles: [SOLUTION],
       maxOutputTokens: this.o.max_completion_tokens,
       sample: ctx.sample,
       signal: ctx.signal,
     });
-    const code = extractCode(res.text);
+    // The script it left in the workspace; an agent that only answered with a code block is taken at its word.
+    const written = res.trace?.returned?.[SOLUTION];
+    const code = written ?? (res.text.includes('```') ? extractCode(res.text) : '');
     return {
       system,
       user,
       code,
-      ...(code ? {} : { noCode: 'empty-code-block' }),
+      ...(code.trim() ? {} : { noCode: written === undefined ? 'no-solution-py' : 'empty-code-block' }),
       conversation: [
         { role: 'user', content: user },
         { role: 'assistant', content: res.text },

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolCall, ToolSpec } from '../../model/types.ts';
-import { runInFolder, type RunLimits } from './sandbox.ts';
+import { runInFolder, SOLUTION, type RunLimits } from './sandbox.ts';
 
 export const TOOL_OUTPUT_CHARS = 4000;
 
@@ -94,7 +94,7 @@ export class ReactTools {
 
   /** The solution the target left, if any. */
   solution(): string | undefined {
-    const file = path.join(this.dir, 'solution.py');
+    const file = path.join(this.dir, SOLUTION);
     return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
   }
 }

@@ -13,6 +13,8 @@ import { runProcess } from '../../model/harness/process.ts';
 import { pythonEnvironment } from '../python.ts';
 
 /** The runner: sets INPUT_PATH and OUTPUT_PATH and runs a script (python/run_solution.py). */
+/** The script a solution is written to, in the folder it runs in. */
+export const SOLUTION = 'solution.py';
 export const RUNNER = path.join(import.meta.dirname, 'python', 'run_solution.py');
 
 export interface RunLimits {
@@ -76,9 +78,9 @@ export async function runInFolder(python: string, dir: string, args: string[], l
  */
 export async function runScript(python: string, code: string, input: string, parent: string, limits: RunLimits, signal?: AbortSignal): Promise<ScriptRun & { output: string }> {
   const dir = fs.mkdtempSync(path.join(parent, 'run-'));
-  fs.writeFileSync(path.join(dir, 'solution.py'), code);
+  fs.writeFileSync(path.join(dir, SOLUTION), code);
   fs.copyFileSync(input, path.join(dir, 'input.xlsx'));
   const output = path.join(dir, 'output.xlsx');
-  const run = await runInFolder(python, dir, ['solution.py', 'input.xlsx', 'output.xlsx'], limits, signal);
+  const run = await runInFolder(python, dir, [SOLUTION, 'input.xlsx', 'output.xlsx'], limits, signal);
   return { ...run, output };
 }

@@ -12,7 +12,7 @@ import type { ChatModel, ChatRequest, ChatResponse } from '../types.ts';
 import { agentPrompt } from './prompt.ts';
 import { installSkill, type SkillInstall } from './skill-install.ts';
 import type { AgentHarness } from './types.ts';
-import { createWorkspace } from './workspace.ts';
+import { createWorkspace, readReturned } from './workspace.ts';
 
 export interface HarnessModelOptions {
   /** The backend name, for the model id: 'codex_exec'. */
@@ -61,7 +61,8 @@ export class HarnessChatModel implements ChatModel {
         ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      const res: ChatResponse = { text: out.text, usage: out.usage, latencyMs: performance.now() - started, from: 'provider', costUsd: out.costUsd ?? costOf(out.usage, this.o.price), trace: out.trace };
+      const trace = req.returnFiles?.length ? { ...out.trace, returned: readReturned(workspace.dir, req.returnFiles) } : out.trace;
+      const res: ChatResponse = { text: out.text, usage: out.usage, latencyMs: performance.now() - started, from: 'provider', costUsd: out.costUsd ?? costOf(out.usage, this.o.price), trace };
       if (req.schema) {
         const parsed = validReply(req.schema, out.text);
         if (parsed.ok) res.parsed = parsed.value;

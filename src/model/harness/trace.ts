@@ -26,6 +26,8 @@ export interface AgentTrace {
   steps: ToolStep[];
   /** Workspace-relative paths the agent read or wrote through its tools. */
   files: string[];
+  /** The text of the files the request asked back (`returnFiles`) that the agent left; absent ones are missing. */
+  returned?: Record<string, string>;
   /** Errors the CLI reported (refusals, failed requests), in order. */
   errors: string[];
   /** Model requests the CLI made, where it says. */

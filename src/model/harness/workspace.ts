@@ -26,6 +26,29 @@ export function writeInto(dir: string, rel: string, content: string | Uint8Array
   fs.writeFileSync(target, content);
 }
 
+/** Files handed back after a run, at most this long each: a script, not a data file. */
+export const RETURNED_MAX_BYTES = 1_000_000;
+
+/**
+ * The text of each of `rels` the run left in the workspace as a regular file (not a link out of
+ * it), up to `RETURNED_MAX_BYTES`; the others are left out.
+ */
+export function readReturned(dir: string, rels: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const rel of rels) {
+    const target = inside(dir, rel);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(target);
+    } catch {
+      continue;
+    }
+    if (!stat.isFile() || stat.size > RETURNED_MAX_BYTES) continue;
+    out[rel] = fs.readFileSync(target, 'utf8');
+  }
+  return out;
+}
+
 function copyInto(dir: string, file: WorkspaceFile): void {
   const target = inside(dir, file.path);
   if (!fs.existsSync(file.source!)) throw new FatalModelError(`workspace file '${file.path}': its source ${file.source} does not exist`);
