@@ -4,6 +4,7 @@
  * Each runs the `skillopt sleep` command a user would type.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -11,7 +12,7 @@ import { UserError } from '../errors.ts';
 import { pendingDocuments } from '../sleep/adopt.ts';
 import { tilde } from '../sleep/harvest/report.ts';
 import { safeLine } from '../sleep/report.ts';
-import { NIGHT_NAME, nightDirOf } from '../sleep/staging.ts';
+import { NIGHT_NAME, nightsDir } from '../sleep/staging.ts';
 import type { NightRecord } from '../sleep/state.ts';
 import { formatStatus, historyRows, type StatusView } from '../sleep/status.ts';
 import { EXIT_HANDOFF_PENDING } from '../cli/sleep.ts';
@@ -110,7 +111,7 @@ export function registerNightTools(c: NightToolsContext): void {
     (a, extra) =>
       c.guarded(async () => {
         const view = await status(extra);
-        const dir = a.night ? nightDirOf(view.state_dir, a.night) : view.latest?.dir;
+        const dir = a.night ? path.join(nightsDir(view.state_dir), a.night) : view.latest?.dir;
         if (!dir || !fs.existsSync(dir)) return text(a.night ? `no night ${a.night} in ${view.state_dir}` : 'nothing is staged for this project: run sleep_run first', true);
         const pending = pendingDocuments(dir).filter((d) => !a.skills || a.skills.includes(d.name));
         if (!pending.length) return text(`nothing waits for adoption in ${tilde(dir)}${a.skills ? ` among ${a.skills.join(', ')}` : ''}`, true);
@@ -138,7 +139,7 @@ export function registerNightTools(c: NightToolsContext): void {
         const files = !a.night && adopted.length ? ` (this project's latest: ${adopted.map((d) => tilde(d.live_path)).join(', ')})` : '';
         const consent = await confirmWithUser(server.server, `Roll back ${which}${files}, putting the files back as they were before it?`, c.actWithoutConfirmation(), extra.signal);
         if (!consent.ok) return text(consent.reason, true);
-        const args = ['sleep', 'rollback', '--json', ...(a.night ? ['--night', nightDirOf(view.state_dir, a.night)] : []), ...configFlag];
+        const args = ['sleep', 'rollback', '--json', ...(a.night ? ['--night', path.join(nightsDir(view.state_dir), a.night)] : []), ...configFlag];
         return outcome(await c.cli(args, extra), 'the rollback');
       }),
   );

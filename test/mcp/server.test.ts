@@ -231,7 +231,7 @@ test('from inside the agent: sleep_status shows the staged proposal; adopt decli
   assert.deepEqual(fs.readFileSync(s.skill), Buffer.from(LIVE), 'restored byte for byte');
 });
 
-test('without elicitation sleep_adopt and sleep_rollback are refused and change nothing', async () => {
+test('without elicitation sleep_adopt and sleep_rollback are refused and change nothing; a night is named, not a path', async () => {
   const s = stagedSetup();
   const client = await connect(s);
   for (const name of ['sleep_adopt', 'sleep_rollback']) {
@@ -239,6 +239,11 @@ test('without elicitation sleep_adopt and sleep_rollback are refused and change 
     assert.equal(r.isError, true);
     assert.match(textOf(r), /cannot ask you to confirm/);
   }
+  let r = await client.callTool({ name: 'sleep_adopt', arguments: { night: '20990101-000000' } });
+  assert.match(textOf(r), /no night 20990101-000000 in /);
+  r = await client.callTool({ name: 'sleep_adopt', arguments: { night: '../../etc' } });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /a night's name, YYYYMMDD-HHMMSS/);
   assert.equal(fs.readFileSync(s.skill, 'utf8'), LIVE);
 });
 
