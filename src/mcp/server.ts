@@ -103,17 +103,19 @@ export function createMcpServer(options: McpOptions): McpServer {
         const out = insideProject(project, a.out ?? path.join('outputs', 'mcp', `${path.basename(config).replace(/\.[^.]+$/, '')}-${stamp}`), 'out');
         const send = progressSender(extra);
         let last = '';
-        const timer = setInterval(() => {
+        // The run's state is read when the run prints a line (a stage began or ended) and every pollMs (a long stage).
+        const update = () => {
           const o = readRun(out);
           if (!o) return;
           const line = describeRun(o);
           if (line === last) return;
           last = line;
           void send(line, o.progress.completedSteps, o.progress.totalSteps);
-        }, pollMs);
+        };
+        const timer = setInterval(update, pollMs);
         let r: CliResult;
         try {
-          r = await cli(['train', '--config', config, '--out', out, ...(a.set ?? []).flatMap((s) => ['--set', s])], extra);
+          r = await cli(['train', '--config', config, '--out', out, ...(a.set ?? []).flatMap((s) => ['--set', s])], extra, update);
         } finally {
           clearInterval(timer);
         }
