@@ -9,11 +9,10 @@
  *   npx tsx bench/call-cpu.ts [--calls 2000] [--concurrency 32] [--latency-ms 20]
  */
 import '../src/builtins.ts';
-import { spawn } from 'node:child_process';
+import { startFakeServerProcess as server } from './fake-server.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ConfigSchema } from '../src/config/schema.ts';
 import { buildRoleModels } from '../src/model/stack.ts';
@@ -30,18 +29,6 @@ const ask = (i: number): ChatRequest => ({
   messages: [{ role: 'user', content: `Question ${i}: what is ${i} * 7, in words? Give the answer inside <answer></answer>.` }],
 });
 
-async function server(latencyMs: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fake-server-process.ts'), String(latencyMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const url = (await lines.next()).value as string;
-  return {
-    url,
-    stop: async () => {
-      child.stdin!.end();
-      await lines.next();
-    },
-  };
-}
 
 async function measure(url: string, cacheMode: 'read_write' | 'off', offset: number): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-call-cpu-'));

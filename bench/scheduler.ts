@@ -7,9 +7,7 @@
  *   npx tsx bench/scheduler.ts
  */
 import '../src/builtins.ts';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { startFakeServerProcess as server } from './fake-server.ts';
 import { Pool } from '../src/model/pool.ts';
 import { ScheduledModel } from '../src/model/scheduler.ts';
 import { buildRoleModels } from '../src/model/stack.ts';
@@ -18,25 +16,7 @@ import type { ChatModel, ChatRequest } from '../src/model/types.ts';
 
 const ask = (i: number): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: `question ${i}` }] });
 
-interface Server {
-  url: string;
-  /** Stops the server; its request count and the most calls it had in flight. */
-  stop(): Promise<{ requests: number; maxInFlight: number }>;
-}
 
-/** The fake provider in its own process (tsx bench/fake-server-process.ts). */
-async function server(latencyMs: number, rule = ''): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fake-server-process.ts'), String(latencyMs), rule], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const url = (await lines.next()).value as string;
-  return {
-    url,
-    stop: async () => {
-      child.stdin!.end();
-      return JSON.parse((await lines.next()).value as string) as { requests: number; maxInFlight: number };
-    },
-  };
-}
 
 function config(url: string, role: Record<string, unknown>): Config {
   const r = { backend: 'openai_compatible', model: 'bench', base_url: `${url}/v1`, max_retries: 8, backoff_s: 0.05, backoff_max_s: 1, ...role };
