@@ -256,6 +256,9 @@ async function runRun(opts: ModelCliOptions): Promise<void> {
     case 'handoff_pending':
       if (!opts.json) print(`${outcome.prompts} prompt(s) wait for answers: read ${tilde(outcome.file)}, write each answer to answers/<id>.md beside it, then run the same command again`);
       throw new CommandExit(EXIT_HANDOFF_PENDING);
+    case 'skipped':
+      if (!opts.json) print(`night skipped, the machine is busy: ${outcome.reason}`);
+      return;
     case 'stopped':
       throw new CommandExit(1, `${outcome.message} Nothing was staged, and the next night harvests the same sessions again.`);
   }

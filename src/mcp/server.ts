@@ -1,6 +1,6 @@
 /**
  * `skillopt mcp`: skillopt's tools for an agent, over the Model Context Protocol (stdio). The
- * Sleep tools (dry run, harvest, schedule) and the training tools (train, run progress, eval)
+ * Sleep tools (status, dry run, harvest, a night, adopt, rollback, history, schedule) and the training tools (train, run progress, eval)
  * run the `skillopt` CLI's own commands as child processes, so they behave exactly as typed in a
  * terminal; long ones report progress and stop when the call is cancelled. Paths a client sends
  * must lie inside the project the server was started for; the tools that change the user's
@@ -9,17 +9,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { UserError, errorMessage } from '../errors.ts';
 import { loadSleepConfig } from '../sleep/config.ts';
-import { SOURCE_NAMES } from '../sleep/digest.ts';
 import { VERSION } from '../version.ts';
 import { runCli, type CliResult } from './cli-process.ts';
 import { confirmWithUser } from './confirm.ts';
+import { harvestArgs, harvestFlags } from './harvest-args.ts';
 import { insideProject } from './project-paths.ts';
 import { describeRun, readRun } from './run-progress.ts';
+import { registerNightTools } from './sleep-night-tools.ts';
+import { outcome, progressSender, tail, text, type Extra } from './tool-results.ts';
 
 export interface McpOptions {
   /** The project the tools work in (default: the working directory). */
@@ -28,50 +29,6 @@ export interface McpOptions {
   sleepConfig?: string;
   /** How often a running job's progress is read. */
   pollMs?: number;
-}
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
-
-/** The end of a long output (an agent's context is precious). */
-function tail(s: string, max = 4000): string {
-  return s.length > max ? `…${s.slice(-max)}` : s;
-}
-
-function outcome(r: CliResult, what: string): CallToolResult {
-  if (r.cancelled) return text(`${what} was cancelled (exit ${r.exitCode ?? r.signal}).\n${tail(r.stdout + r.stderr)}`, true);
-  const out = [r.stdout.trim(), r.stderr.trim() ? `[stderr]\n${r.stderr.trim()}` : ''].filter(Boolean).join('\n');
-  return text(tail(out) || `${what} printed nothing`, r.exitCode !== 0);
-}
-
-/** Sends a progress notification when the client asked for them (a progress token). */
-function progressSender(extra: Extra) {
-  const token = extra._meta?.progressToken;
-  let count = 0;
-  return async (message: string, progress?: number, total?: number) => {
-    if (token === undefined) return;
-    count++;
-    await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: progress ?? count, ...(total ? { total } : {}), message } }).catch(() => {});
-  };
-}
-
-const harvestArgs = {
-  sources: z.array(z.enum(SOURCE_NAMES as unknown as [string, ...string[]])).optional().describe('agents to read (default: the Sleep config, else every installed one)'),
-  since: z.string().regex(/^(\d+[hdw]|\d{4}-\d{2}-\d{2})$/, 'a duration (72h, 7d, 2w) or a date (2026-11-01)').optional().describe('sessions active since: 72h, 7d, or a date'),
-  max_sessions: z.number().int().min(0).max(1_000_000).optional().describe('keep at most this many sessions, the newest (0 = no limit)'),
-};
-
-function harvestFlags(project: string, a: { sources?: string[]; since?: string; max_sessions?: number }, config?: string): string[] {
-  return [
-    '--json',
-    '--project',
-    project,
-    ...(a.sources?.length ? ['--source', a.sources.join(',')] : []),
-    ...(a.since ? ['--since', a.since] : []),
-    ...(a.max_sessions !== undefined ? ['--max-sessions', String(a.max_sessions)] : []),
-    ...(config ? ['--config', config] : []),
-  ];
 }
 
 export function createMcpServer(options: McpOptions): McpServer {
@@ -86,13 +43,13 @@ export function createMcpServer(options: McpOptions): McpServer {
   server.registerTool(
     'sleep_dry_run',
     { title: 'Sleep: dry run', description: 'What a Sleep harvest would read from your agents\' sessions of this project, per agent (sessions, size, time span). Reads only; writes nothing, calls no model.', inputSchema: harvestArgs, annotations: { readOnlyHint: true } },
-    (a, extra) => guarded(async () => outcome(await cli(['sleep', 'dry-run', ...harvestFlags(project, a, options.sleepConfig)], extra), 'the dry run')),
+    (a, extra) => guarded(async () => outcome(await cli(['sleep', 'dry-run', '--json', ...harvestFlags(project, a, options.sleepConfig)], extra), 'the dry run')),
   );
 
   server.registerTool(
     'sleep_harvest',
     { title: 'Sleep: harvest', description: 'Read your agents\' sessions of this project (read-only, secrets redacted) and write their digests to a harvest file in Sleep\'s state folder.', inputSchema: harvestArgs },
-    (a, extra) => guarded(async () => outcome(await cli(['sleep', 'harvest', ...harvestFlags(project, a, options.sleepConfig)], extra), 'the harvest')),
+    (a, extra) => guarded(async () => outcome(await cli(['sleep', 'harvest', '--json', ...harvestFlags(project, a, options.sleepConfig)], extra), 'the harvest')),
   );
 
   const actWithoutConfirmation = () => loadSleepConfig(options.sleepConfig).config.mcp.act_without_confirmation;
@@ -125,6 +82,8 @@ export function createMcpServer(options: McpOptions): McpServer {
       }),
   );
 
+  registerNightTools({ server, project, sleepConfig: options.sleepConfig, cli, guarded, actWithoutConfirmation });
+
   server.registerTool(
     'train',
     {
@@ -144,17 +103,19 @@ export function createMcpServer(options: McpOptions): McpServer {
         const out = insideProject(project, a.out ?? path.join('outputs', 'mcp', `${path.basename(config).replace(/\.[^.]+$/, '')}-${stamp}`), 'out');
         const send = progressSender(extra);
         let last = '';
-        const timer = setInterval(() => {
+        // The run's state is read when the run prints a line (a stage began or ended) and every pollMs (a long stage).
+        const update = () => {
           const o = readRun(out);
           if (!o) return;
           const line = describeRun(o);
           if (line === last) return;
           last = line;
           void send(line, o.progress.completedSteps, o.progress.totalSteps);
-        }, pollMs);
+        };
+        const timer = setInterval(update, pollMs);
         let r: CliResult;
         try {
-          r = await cli(['train', '--config', config, '--out', out, ...(a.set ?? []).flatMap((s) => ['--set', s])], extra);
+          r = await cli(['train', '--config', config, '--out', out, ...(a.set ?? []).flatMap((s) => ['--set', s])], extra, update);
         } finally {
           clearInterval(timer);
         }

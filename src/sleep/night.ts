@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { unifiedDiff } from '../skill/document.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
-import { acquireRunLock } from '../run/lock.ts';
+import { acquireRunLock, type RunLock } from '../run/lock.ts';
 import { RunStop, type ChatModel } from '../model/types.ts';
 import { UserError } from '../errors.ts';
 import { underAdoptionLock } from './adopt.ts';
@@ -32,6 +32,7 @@ import { buildNightModels, chooseModels, NO_BACKEND, type NightModels } from './
 import type { ReplayDocument } from './replay/documents.ts';
 import { renderReport, type DocumentReport, type NightReport } from './report.ts';
 import { resolveSkill, skillRoots } from './skills.ts';
+import { recordSkip } from './skips.ts';
 import { reserveNightDir, writeManifest, type Proposal } from './staging.ts';
 import { readState, writeState, type NightRecord } from './state.ts';
 import { readTasksFile, writeTasksFile } from './tasks-file.ts';
@@ -62,7 +63,9 @@ export type NightOutcome =
   | { status: 'staged'; dir: string; report: NightReport }
   | { status: 'no_tasks'; dir?: string; sessions: number }
   | { status: 'stopped'; dir?: string; message: string }
-  | { status: 'handoff_pending'; dir: string; prompts: number; file: string };
+  | { status: 'handoff_pending'; dir: string; prompts: number; file: string }
+  /** The machine was busy: another night held the lock. Nothing ran. */
+  | { status: 'skipped'; reason: string };
 
 /** Thrown at a stage boundary when the handoff waits for answers. */
 class AnswersPending extends Error {}
@@ -97,7 +100,12 @@ export async function runNight(o: NightOptions): Promise<NightOutcome> {
   const choice = chooseModels(o.loaded, o.backend, o.budget);
   if (!choice.chosen) throw new UserError(NO_BACKEND);
   fs.mkdirSync(o.stateDir, { recursive: true });
-  const lock = acquireRunLock(path.join(o.stateDir, 'locks', 'night'), { forceUnlock: o.forceUnlock, what: 'a Sleep night', otherwise: 'run this one later' });
+  let lock: RunLock;
+  try {
+    lock = acquireRunLock(path.join(o.stateDir, 'locks', 'night'), { forceUnlock: o.forceUnlock, what: 'a Sleep night', otherwise: 'run this one later' });
+  } catch (err) {
+    return skip(o, err);
+  }
   try {
     // A killed adoption leaves files half changed: finish it before reading them.
     underAdoptionLock(o.stateDir, () => undefined, { forceUnlock: o.forceUnlock });
@@ -105,6 +113,13 @@ export async function runNight(o: NightOptions): Promise<NightOutcome> {
   } finally {
     lock.release();
   }
+}
+
+/** A lock held by another process (the only UserError taking one throws): this night is skipped, with a note for `status`. */
+function skip(o: NightOptions, err: unknown): NightOutcome {
+  if (!(err instanceof UserError)) throw err;
+  recordSkip(o.stateDir, nightProject(o.harvest), err.message);
+  return { status: 'skipped', reason: err.message };
 }
 
 async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): Promise<NightOutcome> {

@@ -14,7 +14,7 @@ import { sha256Bytes } from './transaction.ts';
 
 export const MANIFEST_SCHEMA = 'skillopt-sleep-night';
 export const MANIFEST_VERSION = 1;
-const NIGHT_NAME = /^\d{8}-\d{6}(?:-\d+)?$/;
+export const NIGHT_NAME = /^\d{8}-\d{6}(?:-\d+)?$/;
 
 export const StagedDocumentSchema = z.object({
   name: z.string().min(1),

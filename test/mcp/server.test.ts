@@ -2,7 +2,8 @@
  * `skillopt mcp` driven by the MCP SDK's own client over stdio: the tools and their input schemas,
  * Sleep's dry run on a home of real transcripts, a training run followed by progress
  * notifications, a cancelled run stopping at a safe point, paths outside the project refused,
- * and the consent gate (elicitation, refusal, configured consent).
+ * the consent gate (elicitation, refusal, configured consent), and Sleep's night: a run with
+ * progress, its status, history, and a staged proposal adopted and rolled back from the agent.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,9 +12,11 @@ import { after, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { runningOwner } from '../../src/run/lock.ts';
 import { BIN, ROOT } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { fixtureHome } from '../sleep/fixture-home.ts';
+import { stagedNight } from '../sleep/staged-night.ts';
 
 interface Setup {
   project: string;
@@ -46,6 +49,18 @@ async function connect(s: Setup, capabilities: { elicitation?: Record<string, un
   return client;
 }
 
+/** A client that can ask its user (elicitation); the user answers `user.answer`, and the questions are kept in `asked`. */
+async function connectAsking(s: Setup) {
+  const client = await connect(s, { elicitation: {} });
+  const asked: string[] = [];
+  const user = { answer: 'decline' as 'decline' | 'accept' };
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    return user.answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' };
+  });
+  return { client, user, asked };
+}
+
 /** One server for the tests that need no particular consent setting (starting one takes seconds). */
 let shared: Promise<{ s: Setup; client: Client }> | undefined;
 function sharedServer(): Promise<{ s: Setup; client: Client }> {
@@ -62,7 +77,7 @@ test('the server lists its tools, each with an input schema', async () => {
   const { s, client } = await sharedServer();
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['eval', 'run_progress', 'sleep_dry_run', 'sleep_harvest', 'sleep_schedule', 'sleep_unschedule', 'train']);
+  assert.deepEqual(names, ['eval', 'run_progress', 'sleep_adopt', 'sleep_dry_run', 'sleep_harvest', 'sleep_history', 'sleep_rollback', 'sleep_run', 'sleep_schedule', 'sleep_status', 'sleep_unschedule', 'train']);
   const train = tools.find((t) => t.name === 'train')!;
   assert.deepEqual(train.inputSchema.required, ['config']);
   const schedule = tools.find((t) => t.name === 'sleep_schedule')!;
@@ -129,19 +144,13 @@ test('paths outside the project are refused, through .. or through a link', asyn
 
 test('sleep_schedule asks the user through elicitation: declined changes nothing, accepted schedules', async () => {
   const s = setup();
-  const client = await connect(s, { elicitation: {} });
-  const asked: string[] = [];
-  let answer: 'decline' | 'accept' = 'decline';
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    asked.push(req.params.message);
-    return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' };
-  });
+  const { client, user, asked } = await connectAsking(s);
   const table = path.join(path.dirname(s.env.SKILLOPT_CRONTAB!), 'table');
   let r = await client.callTool({ name: 'sleep_schedule', arguments: { hour: 4, minute: 30 } });
   assert.equal(r.isError, true);
   assert.match(textOf(r), /you declined/);
   assert.equal(fs.existsSync(table), false);
-  answer = 'accept';
+  user.answer = 'accept';
   r = await client.callTool({ name: 'sleep_schedule', arguments: { hour: 4, minute: 30 } });
   assert.equal(r.isError, undefined, textOf(r));
   assert.match(asked[1]!, /every night at 04:30/);
@@ -170,4 +179,102 @@ test('arguments outside a tool\'s schema are refused before anything runs', asyn
   assert.equal(r.isError, true);
   assert.match(textOf(r), /hour/);
   assert.equal(fs.existsSync(table) ? fs.readFileSync(table, 'utf8') : undefined, before);
+});
+
+const LIVE = '---\nname: depot-records\ndescription: How to answer questions about the depot.\n---\n\n# Depot records\n';
+const PROPOSED = `${LIVE}\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- Write every date as YYYY-MM-DD.\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n`;
+
+/** A project with a night staged for it (a proposal for its skill and the diff), Sleep's state inside it. */
+function stagedSetup(): Setup & { skill: string; night: string } {
+  const project = fs.realpathSync(tmpDir('acme-project-'));
+  const staged = stagedNight([{ name: 'depot-records', kind: 'skill', file: 'skills/depot-records/SKILL.md', live: LIVE, proposed: PROPOSED }], project);
+  fs.writeFileSync(path.join(staged.night, 'diff.patch'), `--- ${staged.paths[0]}\n+++ ${staged.paths[0]}\n@@ -6,0 +7,4 @@\n+\n+<!-- SKILLOPT-SLEEP:LEARNED START -->\n+- Write every date as YYYY-MM-DD.\n+<!-- SKILLOPT-SLEEP:LEARNED END -->\n`);
+  const dir = tmpDir();
+  writeFiles(dir, { 'sleep.yaml': `state_dir: ${JSON.stringify(staged.stateDir)}\n` });
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml') };
+  return { project, home: dir, env, skill: staged.paths[0]!, night: staged.night };
+}
+
+test('from inside the agent: sleep_status shows the staged proposal; adopt declined changes nothing, accepted changes the skill; rollback restores it byte for byte', async () => {
+  const s = stagedSetup();
+  const { client, user, asked } = await connectAsking(s);
+
+  const status = await client.callTool({ name: 'sleep_status', arguments: { diff: true } });
+  assert.equal(status.isError, undefined, textOf(status));
+  assert.match(textOf(status), /waiting for adoption: skill depot-records .*gate accept_new_best: val 0\.250 → 0\.750/);
+  assert.match(textOf(status), /diff: \+4 -0 lines/);
+  assert.match(textOf(status), /\+- Write every date as YYYY-MM-DD\./, 'the diff itself, when asked for');
+  const view = status.structuredContent as any;
+  assert.deepEqual(view.latest.pending.map((p: any) => p.name), ['depot-records']);
+
+  let r = await client.callTool({ name: 'sleep_adopt', arguments: {} });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /you declined/);
+  assert.match(asked[0]!, /Adopt SkillOpt Sleep's proposals into your files: skill depot-records \(.*SKILL\.md, val 0\.250 → 0\.750\)/);
+  assert.equal(fs.readFileSync(s.skill, 'utf8'), LIVE, 'declined: the skill is untouched');
+
+  user.answer = 'accept';
+  r = await client.callTool({ name: 'sleep_adopt', arguments: {} });
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.equal(fs.readFileSync(s.skill, 'utf8'), PROPOSED);
+  assert.equal(JSON.parse(textOf(r)).adopted[0].name, 'depot-records');
+  assert.match(textOf(await client.callTool({ name: 'sleep_status', arguments: {} })), /adopted: depot-records/);
+
+  user.answer = 'decline';
+  r = await client.callTool({ name: 'sleep_rollback', arguments: {} });
+  assert.equal(r.isError, true);
+  assert.match(asked.at(-1)!, /Roll back the latest SkillOpt Sleep adoption \(this project's latest: .*depot-records\/SKILL\.md\)/);
+  assert.equal(fs.readFileSync(s.skill, 'utf8'), PROPOSED, 'declined: the adoption stays');
+  user.answer = 'accept';
+  r = await client.callTool({ name: 'sleep_rollback', arguments: {} });
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.deepEqual(fs.readFileSync(s.skill), Buffer.from(LIVE), 'restored byte for byte');
+});
+
+test('without elicitation sleep_adopt and sleep_rollback are refused and change nothing; a night is named, not a path', async () => {
+  const s = stagedSetup();
+  const client = await connect(s);
+  for (const name of ['sleep_adopt', 'sleep_rollback']) {
+    const r = await client.callTool({ name, arguments: {} });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /cannot ask you to confirm/);
+  }
+  let r = await client.callTool({ name: 'sleep_adopt', arguments: { night: '20990101-000000' } });
+  assert.match(textOf(r), /no night 20990101-000000 in /);
+  r = await client.callTool({ name: 'sleep_adopt', arguments: { night: '../../etc' } });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /a night's name, YYYYMMDD-HHMMSS/);
+  assert.equal(fs.readFileSync(s.skill, 'utf8'), LIVE);
+});
+
+test('sleep_run runs a night on the simulator with progress notifications; sleep_status and sleep_history show it', async () => {
+  const { s, client } = await sharedServer();
+  const progress: string[] = [];
+  const r = await client.callTool({ name: 'sleep_run', arguments: { sources: ['claude'], since: '2026-11-01', backend: 'sim' } }, undefined, { onprogress: (p) => progress.push(p.message ?? ''), timeout: 120_000 });
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.ok(progress.some((m) => /^night 1: \d+ sessions/.test(m)), progress.join('\n'));
+  const status = await client.callTool({ name: 'sleep_status', arguments: {} });
+  assert.match(textOf(status), /last night: 1, ran \d{4}-\d\d-\d\d \d\d:\d\d UTC, staged nothing \(no proposal passed the gate\)/);
+  const history = await client.callTool({ name: 'sleep_history', arguments: {} });
+  assert.equal((history.structuredContent as any).nights[0].project, s.project);
+  assert.match(textOf(history), /^night\s+started \(UTC\)/);
+});
+
+test('a cancelled sleep_run stops the night: nothing recorded, the lock not held', async () => {
+  const s = setup('model:\n  target:\n    options:\n      latency_ms: 500\n');
+  const client = await connect(s);
+  const controller = new AbortController();
+  const call = client.callTool(
+    { name: 'sleep_run', arguments: { sources: ['claude'], since: '2026-11-01', backend: 'sim' } },
+    undefined,
+    { signal: controller.signal, timeout: 120_000, onprogress: () => controller.abort('the user cancelled') },
+  );
+  await assert.rejects(call, /cancelled|abort/i);
+  const stateDir = path.join(path.dirname(s.env.SKILLOPT_SLEEP_CONFIG!), 'state');
+  const lockFile = path.join(stateDir, 'locks', 'night', 'run.lock');
+  const holder = () => (fs.existsSync(lockFile) ? runningOwner(JSON.parse(fs.readFileSync(lockFile, 'utf8'))) : undefined);
+  for (let i = 0; i < 600 && holder(); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(holder(), undefined, 'the night process is gone');
+  const history = await client.callTool({ name: 'sleep_history', arguments: {} });
+  assert.equal(textOf(history), 'no night yet');
 });
