@@ -8,16 +8,16 @@
 import path from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
 import { UserError } from '../errors.ts';
-import { runEvaluation, targetRole } from '../eval/evaluate.ts';
+import { runEvaluation, transferRole } from '../eval/evaluate.ts';
 import type { Cell, EvalSummary } from '../eval/summary.ts';
 import type { RunDir } from '../run/layout.ts';
 import type { Transfer } from '../run/records.ts';
 
-/** Refuses a target that is not `BACKEND:MODEL` with a known backend, before the run starts. */
+/** Refuses a target whose backend is unknown, or a string that is not `BACKEND:MODEL`, before the run starts. */
 export function checkTransferTargets(loaded: LoadedConfig): void {
   loaded.config.evaluation.transfer_targets.forEach((spec, i) => {
     try {
-      targetRole(spec, loaded.config.model.target);
+      transferRole(spec, loaded.config.model.target);
     } catch (err) {
       throw new UserError(`evaluation.transfer_targets[${i}]: ${(err as Error).message.replace(/^--target /, '')}`);
     }

@@ -79,6 +79,26 @@ export const RoleSchema = z
   })
   .strict();
 
+/**
+ * A transfer target given as an object: the `BACKEND:MODEL` role with the fields it sets replaced
+ * (an endpoint, a key variable, a CLI's options, a concurrency). Fields have no defaults here.
+ */
+export const TransferTargetSchema = z.union([
+  z.string(),
+  z
+    .object(Object.fromEntries(Object.entries(RoleSchema.shape).map(([k, v]) => [k, (v instanceof z.ZodDefault ? v.unwrap() : v).optional()])))
+    .extend({ backend: z.string().min(1) })
+    .strict() as unknown as z.ZodType<{ backend: string } & Partial<Omit<z.infer<typeof RoleSchema>, 'backend'>>>,
+], {
+  // A mapping's own problems (a key of the wrong type, no backend), else what is expected.
+  error: (issue) => {
+    const input = issue.input;
+    const errors = issue.code === 'invalid_union' && input && typeof input === 'object' && !Array.isArray(input) ? issue.errors[1] : undefined;
+    const said = errors?.map((e) => `${e.path.join('.')}: ${e.message.replace(/^Invalid input: /, '')}`).join('; ');
+    return said || 'expected BACKEND:MODEL or a mapping of role settings with its backend';
+  },
+});
+
 export const ModelSchema = z
   .object({
     /** High-level backend label applied to roles that leave `backend` empty (reference §4.7). */
@@ -191,10 +211,11 @@ export const EvaluationSchema = z
     /** When two skills' selection scores are within this much, the shorter (in tokens) is preferred; unset = off. */
     prefer_shorter_within: z.number().min(0).max(1).optional(),
     /**
-     * Other targets (`BACKEND:MODEL`, as `skillopt eval --target`) on which the final evaluation
-     * also scores the initial and best skills, into `summary.json`'s `transfer`.
+     * Other targets (`BACKEND:MODEL`, as `skillopt eval --target`, or that role as an object with
+     * some fields set) on which the final evaluation also scores the initial and best skills, into
+     * `summary.json`'s `transfer`.
      */
-    transfer_targets: z.array(z.string()).default([]),
+    transfer_targets: z.array(TransferTargetSchema).default([]),
     /**
      * While the gate scores a candidate, start the next step's training rollouts under the skill
      * the gate is guessed to keep; a right guess shortens the step, a wrong one wastes those calls.
@@ -278,6 +299,7 @@ export const ConfigSchema = z
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type RoleConfig = z.infer<typeof RoleSchema>;
+export type TransferTarget = z.infer<typeof TransferTargetSchema>;
 export type EnvConfig = z.infer<typeof EnvCoreSchema> & Record<string, unknown>;
 export type Price = z.infer<typeof PriceSchema>;
 export type Capabilities = z.infer<typeof CapabilitiesSchema>;

@@ -9,8 +9,10 @@ export const isMapping = (v: unknown): v is Tree => typeof v === 'object' && v !
 export function getPath(tree: Tree, dotted: string): unknown {
   let node: unknown = tree;
   for (const part of dotted.split('.')) {
-    if (!isMapping(node)) return undefined;
-    node = node[part];
+    // A list's element by its index, as zod names it in an issue's path.
+    if (Array.isArray(node) && /^\d+$/.test(part)) node = node[Number(part)];
+    else if (!isMapping(node)) return undefined;
+    else node = node[part];
   }
   return node;
 }

@@ -74,7 +74,7 @@ export interface TrainSettings {
   pool: { size: number; merge: boolean };
   epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
   evalTest: boolean;
-  /** `evaluation.transfer_targets`: other targets the final evaluation scores the initial and best skills on. */
+  /** `evaluation.transfer_targets` as `BACKEND:MODEL`: other targets the final evaluation scores the initial and best skills on. */
   transferTargets: string[];
   budget: Config['budget'];
 }
@@ -128,7 +128,7 @@ export function trainSettings(config: Config): TrainSettings {
       topUpChunk: Math.max(1, config.env.workers),
     },
     evalTest: e.eval_test,
-    transferTargets: e.transfer_targets,
+    transferTargets: e.transfer_targets.map((t) => (typeof t === 'string' ? t : t.model ? `${t.backend}:${t.model}` : t.backend)),
     budget: config.budget,
   };
 }

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../config/load.ts';
-import type { Config, RoleConfig } from '../config/schema.ts';
+import type { Config, RoleConfig, TransferTarget } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { canonicalSplit } from '../envs/data/splits.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
@@ -40,8 +40,8 @@ export interface EvalOptions {
   skillFiles: readonly string[];
   /** train, val, test (with the original's aliases) or all. */
   split: string;
-  /** `BACKEND:MODEL` of each target; none = the config's `model.target`. */
-  targets?: readonly string[];
+  /** Each target, as `BACKEND:MODEL` or a transfer target's object; none = the config's `model.target`. */
+  targets?: readonly TransferTarget[];
   repeats?: number;
   /** Models to use instead of building them (tests); they still go through the pools, retries and ledger. */
   models?: { targets?: ChatModel[]; judge?: ChatModel };
@@ -64,13 +64,23 @@ export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, 
 export function targetRole(spec: string, base: RoleConfig): RoleConfig {
   const colon = spec.indexOf(':');
   if (colon <= 0 || colon === spec.length - 1) throw new UserError(`--target ${spec}: expected BACKEND:MODEL, for example openai_compatible:qwen3-8b`);
-  const backendName = spec.slice(0, colon).trim();
+  return roleOn(spec.slice(0, colon).trim(), spec.slice(colon + 1).trim(), base, `--target ${spec}`);
+}
+
+function roleOn(backendName: string, model: string, base: RoleConfig, label: string): RoleConfig {
   const backend = canonicalBackend(backendName);
-  if (!backend) throw new UserError(`--target ${spec}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`);
-  const model = spec.slice(colon + 1).trim();
+  if (!backend) throw new UserError(`${label}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`);
   if (backend === base.backend) return { ...base, model };
-  // Another backend: endpoint, key variable, options and price of the config's target do not apply.
-  return { ...base, backend, model, base_url: '', api_key_env: '', options: {}, price: undefined };
+  // Another backend: endpoint, key variable, options and price of the config's target do not apply,
+  // nor its limits where the backend has its own (an agent CLI runs fewer calls at once, for longer).
+  return { ...base, ...getBackend(backend)?.roleDefaults, backend, model, base_url: '', api_key_env: '', options: {}, price: undefined };
+}
+
+/** A transfer target's role: `BACKEND:MODEL`, or that role with the fields an object sets replaced. */
+export function transferRole(target: TransferTarget, base: RoleConfig): RoleConfig {
+  if (typeof target === 'string') return targetRole(target, base);
+  const { backend, model = '', ...fields } = target;
+  return { ...roleOn(backend, model, base, backend), ...fields };
 }
 
 function stats(items: { hard: number; soft: number }[]): CellStats {
@@ -120,7 +130,7 @@ function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: I
 async function buildTargets(config: Config, opts: EvalOptions, stack: ModelStack): Promise<ChatModel[]> {
   const poolOf = (i: number, id: string) => (i === 0 ? undefined : `target:${id}`);
   if (opts.models?.targets?.length) return opts.models.targets.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
-  const roles = opts.targets?.length ? opts.targets.map((spec) => targetRole(spec, config.model.target)) : [config.model.target];
+  const roles = opts.targets?.length ? opts.targets.map((t) => transferRole(t, config.model.target)) : [config.model.target];
   const models: ChatModel[] = [];
   for (const [i, rc] of roles.entries()) {
     if (!rc.model) rc.model = getBackend(rc.backend)?.defaultModel ?? '';
