@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { scrubSecrets } from '../config/redact.ts';
+import { walkFiles } from '../util/walk-files.ts';
 
 /**
  * A temporary name beside `file`: unique across processes even when two share a pid (two
@@ -23,25 +24,17 @@ const TEMP_NAME = /\.tmp-\d+-[0-9a-f]+$/;
  * own pattern). For the owner of the run lock, at start: no other process writes there.
  */
 export function removeStaleTempFiles(root: string): string[] {
-  const removed: string[] = [];
-  const walk = (dir: string) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const file = path.join(dir, e.name);
-      if (e.isDirectory()) walk(file);
-      else if (e.isFile() && TEMP_NAME.test(e.name)) {
-        fs.rmSync(file, { force: true });
-        removed.push(file);
-      }
-    }
-  };
-  walk(root);
-  return removed;
+  // The walk does not follow links; a run folder reached through one is still its own.
+  let real: string;
+  try {
+    real = fs.realpathSync(root);
+  } catch {
+    return [];
+  }
+  return walkFiles(real, { file: (name) => TEMP_NAME.test(name) }).map(({ path: file }) => {
+    fs.rmSync(file, { force: true });
+    return path.join(root, path.relative(real, file));
+  });
 }
 
 /** Opens a file for writing, creating its directory when it is missing. */
