@@ -24,7 +24,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { loadConfig } from '../src/config/load.ts';
 import { runTraining } from '../src/app/train.ts';
 import { SimEnv } from '../src/envs/sim/env.ts';
@@ -33,7 +32,8 @@ import { readEvents } from '../src/run/events.ts';
 import type { HistoryRecord } from '../src/run/records.ts';
 import { originalFloor, ourFloor, type StepShape } from './floors.ts';
 import { startScriptedServer } from './fake-server.ts';
-import { taskRecords } from './skillopt-script.ts';
+import { writeHttpWorkload } from './http-workload.ts';
+import { stepTimeline } from './timeline.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -83,36 +83,6 @@ const SCENARIOS: Scenario[] = (['http', 'sim'] as const).flatMap((workload) => S
 /** How the models are reached on the sim: the simulator, with the latency. */
 const simOverrides = () => [`model.target.options.latency_ms=${targetS * 1000}`, `model.optimizer.options.latency_ms=${optimizerS * 1000}`];
 
-/**
- * The HTTP workload's config, written to `dir` beside its data: the sim demo's training settings
- * (the same minibatches, merge groups and learning rate) on the simulated world's items as
- * `tasks` files, both roles on the scripted server, no response cache (every call goes to the
- * server, as in a first run).
- */
-async function httpConfig(dir: string, url: string, env: Record<string, number>): Promise<string> {
-  const files: Record<string, string> = {};
-  for (const [split, records] of Object.entries(await taskRecords(env))) {
-    files[`${split}_file`] = path.join(dir, `${split}.jsonl`);
-    fs.writeFileSync(files[`${split}_file`]!, records.map(({ fact: _, ...r }) => JSON.stringify(r)).join('\n') + '\n');
-  }
-  const demo = parseYaml(fs.readFileSync(config, 'utf8')) as Record<string, Record<string, unknown>>;
-  const role = (r: string) => ({ backend: 'openai_compatible', model: `scripted-${r}`, base_url: `${url}/v1` });
-  const file = path.join(dir, 'config.yaml');
-  fs.writeFileSync(
-    file,
-    stringifyYaml({
-      _base_: path.resolve(path.dirname(config), demo._base_ as unknown as string),
-      model: { backend: 'openai_compatible', target: role('target'), optimizer: role('optimizer'), reasoning_effort: '' },
-      train: demo.train,
-      gradient: demo.gradient,
-      optimizer: demo.optimizer,
-      env: { name: 'tasks', ...files, fields: { type: 'type' }, skill_init: path.resolve(path.dirname(config), String(demo.env!.skill_init)) },
-      cache: { mode: 'off' },
-    }),
-  );
-  return file;
-}
-
 function overridesOf(x: Scenario): string[] {
   return [
     ...(x.workload === 'sim' ? simOverrides() : []),
@@ -147,7 +117,7 @@ async function runScenario(x: Scenario) {
   if (x.workload === 'http') {
     const env = { n_train: x.train, n_val: x.selection, n_test: 20 };
     server = await startScriptedServer(targetS * 1000, optimizerS * 1000, env);
-    file = await httpConfig(fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-data-')), server.url, env);
+    file = await writeHttpWorkload(fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-data-')), server.url, env);
   }
   const loaded = loadConfig(file, { overrides: overridesOf(x), environment: {} });
   const cpuStart = process.cpuUsage();
@@ -218,6 +188,9 @@ for (const x of SCENARIOS.filter((s) => s.name.startsWith(args.only) && (!args.w
   for (const s of r.steps) {
     console.log(`  ${String(s.step).padStart(4)}  ${s.wall.toFixed(3).padStart(7)}  ${s.ours.toFixed(2).padStart(11)}  ${s.original.toFixed(2).padStart(16)}  ${(s.wall / s.original).toFixed(2).padStart(13)}`);
   }
+  // The step of median wall time, stage by stage: where the path is long and the target idle.
+  const median = [...r.steps].sort((a, b) => a.wall - b.wall)[Math.floor(r.steps.length / 2)];
+  if (median) for (const line of stepTimeline(r.out, median.step, { target: x.workers, optimizer: analysts })) console.log(line);
   if (x.overlap) {
     console.log("  * our floor without the overlap: a step whose rollouts ran ahead can take less");
     const right = r.overlaps.filter((o) => o.right).length;

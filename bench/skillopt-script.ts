@@ -133,7 +133,11 @@ function merge(user: string) {
 }
 
 function ranking(user: string) {
-  const items = [...user.matchAll(/^\[(\d+)\] op=(\S+)(?: target="[^\n]*?")?(?: content="(.*)")?$/gm)].map((m) => ({ i: Number(m[1]), op: m[2]!, content: m[3] ?? '' }));
+  // One line per item: `[i] op=append  content="…"` (fields two spaces apart, strings as JSON).
+  const items = [...user.matchAll(/^\[(\d+)\] op=(\S+)(.*)$/gm)].map((m) => {
+    const content = /content=("(?:[^"\\]|\\.)*")/.exec(m[3]!)?.[1];
+    return { i: Number(m[1]), op: m[2]!, content: content ? (JSON.parse(content) as string) : '' };
+  });
   const order = items.map((x, k) => ({ x, k })).sort((a, b) => weight(a.x) - weight(b.x) || a.k - b.k);
   return { reasoning: 'fixes of widespread failures first', selected_indices: order.map((o) => o.x.i) };
 }
