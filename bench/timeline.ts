@@ -25,7 +25,8 @@ export function stepTimeline(runDir: string, step: number, concurrency: { target
   let end: number | undefined;
   for (const e of events) {
     if (!('step' in e) || e.step !== step) continue;
-    if (e.type === 'stage_started') stages.push({ stage: e.stage, start: at(e.time) });
+    // The epoch boundary's and the final evaluation's stages carry the last step's number.
+    if (e.type === 'stage_started' && end === undefined) stages.push({ stage: e.stage, start: at(e.time) });
     if (e.type === 'stage_finished') {
       const open = stages.findLast((s) => s.stage === e.stage);
       if (open) open.end = at(e.time);
@@ -51,5 +52,7 @@ export function stepTimeline(runDir: string, step: number, concurrency: { target
     lines.push(`    ${s.stage.padEnd(10)} ${(s.start - t0).toFixed(2).padStart(6)} ${(e - t0).toFixed(2).padStart(6)}  ${pct(busy('target', s.start, e)).padStart(11)}  ${pct(busy('optimizer', s.start, e)).padStart(14)}`);
   }
   lines.push(`    step total        ${(end - t0).toFixed(2).padStart(6)}  ${pct(busy('target', t0, end)).padStart(11)}  ${pct(busy('optimizer', t0, end)).padStart(14)}`);
+  const next = events.find((e) => e.type === 'stage_started' && e.step === step + 1);
+  if (next && at(next.time) < end) lines.push(`    the next step started at ${(at(next.time) - t0).toFixed(2)} s (the gate accepted early; its last selection items ran beside it)`);
   return lines;
 }
