@@ -9,9 +9,9 @@ import { readJson, writeJsonAtomic } from '../run/atomic.ts';
 
 const SkipSchema = z.object({ at: z.string(), reason: z.string() });
 export type Skip = z.infer<typeof SkipSchema>;
-const SkipsSchema = z.record(z.string(), SkipSchema);
+export const SkipsSchema = z.record(z.string(), SkipSchema);
 
-const skipsFile = (stateDir: string) => path.join(stateDir, 'skipped.json');
+export const skipsFile = (stateDir: string) => path.join(stateDir, 'skipped.json');
 
 function readSkips(stateDir: string): Record<string, Skip> {
   let raw: unknown;
