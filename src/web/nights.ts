@@ -124,8 +124,9 @@ export class SleepNights {
     if (!manifest.ok) throw new HttpError(404, manifest.missing ? `the night ${id} staged nothing (it has no manifest.json: it stopped, or mined nothing)` : manifest.error);
     const receipt = this.receipt(dir);
     const patches = this.patches(dir, row.problems);
+    // diff.patch holds the staged documents' patches, in the manifest's order.
     const documents = row.documents.map((d, i) => {
-      const patch = patches.find((p) => p.newFileName === d.live_path) ?? patches[i];
+      const patch = d.staged ? (patches.find((p) => p.newFileName === d.live_path) ?? patches[i]) : undefined;
       return { ...d, diff: patch ? patchLines(patch) : null };
     });
     const report = readTextCapped(dir, path.join(dir, 'report.md'), MAX_REPORT_BYTES);
