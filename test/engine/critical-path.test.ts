@@ -122,8 +122,8 @@ describe('the critical path of a step', () => {
   it('an early accept hands the decision on and scores the rest of the selection items while the next step runs: the same history, with or without the overlap', async () => {
     const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
     for (const overlap of [[], ['evaluation.gate_overlap=true']]) {
-      const full = await trainSim([...lr1, ...overlap, 'evaluation.gate_early_accept=false']);
-      const early = await trainSim([...lr1, ...overlap]);
+      const full = await trainSim([...lr1, ...overlap]);
+      const early = await trainSim([...lr1, ...overlap, 'evaluation.gate_early_accept=true']);
       assert.equal(historyOf(early.out), historyOf(full.out));
       assert.equal(readText(path.join(early.out, 'best_skill.md')), readText(path.join(full.out, 'best_skill.md')));
       const runtime = (out: string) => pinnedRuntimeState(JSON.parse(readText(path.join(out, 'runtime_state.json'))) as Record<string, unknown>);
