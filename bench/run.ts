@@ -68,23 +68,32 @@ interface Scenario {
   train: number;
   epochs: number;
   overlap: boolean;
+  /** evaluation.gate_early_accept */
+  early: boolean;
   /** Mean step over the original's floor must be at most this (judged at the default settings). */
   goal?: number;
   /** Gradient settings over the defaults (HTTP workload). */
   gradient?: Record<string, number>;
 }
 
+const SMALL = { batch: 20, selection: 40, workers: 8, train: 60, epochs: 2 };
+const LARGE = { batch: 320, selection: 400, workers: 64, train: 960, epochs: 2 };
+/** Each shape with default settings, with the gate overlap, with the early accept, and with both (the options' goal). */
 const SHAPES = [
-  { name: 'small', batch: 20, selection: 40, workers: 8, train: 60, epochs: 2, overlap: false, goal: 0.6 },
-  { name: 'small+overlap', batch: 20, selection: 40, workers: 8, train: 60, epochs: 2, overlap: true, goal: 0.5 },
-  { name: 'large', batch: 320, selection: 400, workers: 64, train: 960, epochs: 2, overlap: false, goal: 0.5 },
-  { name: 'large+overlap', batch: 320, selection: 400, workers: 64, train: 960, epochs: 2, overlap: true, goal: 0.5 },
+  { name: 'small', ...SMALL, overlap: false, early: false, goal: 0.6 },
+  { name: 'small+overlap', ...SMALL, overlap: true, early: false },
+  { name: 'small+early', ...SMALL, overlap: false, early: true },
+  { name: 'small+overlap+early', ...SMALL, overlap: true, early: true, goal: 0.5 },
+  { name: 'large', ...LARGE, overlap: false, early: false, goal: 0.5 },
+  { name: 'large+overlap', ...LARGE, overlap: true, early: false },
+  { name: 'large+early', ...LARGE, overlap: false, early: true },
+  { name: 'large+overlap+early', ...LARGE, overlap: true, early: true, goal: 0.5 },
 ];
 const SCENARIOS: Scenario[] = [
   ...SHAPES.map((shape) => ({ workload: 'http' as const, ...shape })),
   // The sim demo's smaller minibatches and merge groups: more patches, so more merge levels.
-  { workload: 'http', name: 'small-demo-gradient', batch: 20, selection: 40, workers: 8, train: 60, epochs: 2, overlap: false, gradient: DEMO_GRADIENT },
-  ...SHAPES.map((shape) => ({ workload: 'sim' as const, ...shape })),
+  { workload: 'http', name: 'small-demo-gradient', ...SMALL, overlap: false, early: false, gradient: DEMO_GRADIENT },
+  ...SHAPES.filter((shape) => !shape.early).map((shape) => ({ workload: 'sim' as const, ...shape })),
 ];
 
 /** How the models are reached on the sim: the simulator, with the latency. */
@@ -101,6 +110,7 @@ function overridesOf(x: Scenario): string[] {
     `train.num_epochs=${x.epochs}`,
     ...(x.workload === 'sim' ? [`env.n_train=${x.train}`, `env.n_val=${x.selection}`, 'env.n_test=20'] : []),
     `evaluation.gate_overlap=${x.overlap}`,
+    `evaluation.gate_early_accept=${x.early}`,
   ];
 }
 
@@ -201,7 +211,7 @@ for (const x of SCENARIOS.filter((s) => s.name.startsWith(args.only) && (!args.w
   const r = await runScenario(x);
   results.push(r);
   const gradient = x.gradient ? ` / ${Object.entries(x.gradient).map(([k, v]) => `gradient.${k}=${v}`).join(' ')}` : '';
-  console.log(`${x.workload} ${x.name}: batch ${x.batch} / ${x.selection} selection items / ${x.workers} workers${x.overlap ? ' / evaluation.gate_overlap' : ''}${gradient} (${r.out})`);
+  console.log(`${x.workload} ${x.name}: batch ${x.batch} / ${x.selection} selection items / ${x.workers} workers${x.overlap ? ' / evaluation.gate_overlap' : ''}${x.early ? ' / evaluation.gate_early_accept' : ''}${gradient} (${r.out})`);
   console.log(`  step   wall_s  our_floor_s${x.overlap ? '*' : ' '} original_floor_s  wall/original`);
   for (const s of r.steps) {
     console.log(`  ${String(s.step).padStart(4)}  ${s.wall.toFixed(3).padStart(7)}  ${s.ours.toFixed(2).padStart(11)}  ${s.original.toFixed(2).padStart(16)}  ${(s.wall / s.original).toFixed(2).padStart(13)}`);
