@@ -21,7 +21,7 @@ import { CONVENTIONS, IRRELEVANT, conventionOf, diagnose, type Convention } from
 import { SimEnv, SimEnvOptions } from '../src/envs/sim/env.ts';
 import type { Item } from '../src/envs/types.ts';
 import type { Recorded, Reply } from '../test/helpers/fake-provider.ts';
-import { skillInPrompt } from '../test/helpers/fake-skillopt-responder.ts';
+import { chatParts, simTargetReply, skillInPrompt } from '../test/helpers/fake-skillopt-responder.ts';
 import { unitHash } from '../src/util/random.ts';
 
 interface Edit {
@@ -44,10 +44,6 @@ export async function taskRecords(env: Record<string, number>): Promise<Record<'
   const splits = await new SimEnv(SimEnvOptions.parse(env)).load();
   const records = (items: Item[]) => items.map((it) => ({ id: it.id, input: `[${it.id}] ${String(it.question)}`, answer: String(it.expected), type: String(it.type), fact: it.fact }));
   return { train: records(splits.train), val: records(splits.val), test: records(splits.test) };
-}
-
-function textOf(content: unknown): string {
-  return typeof content === 'string' ? content : (content as { text?: string }[]).map((p) => p.text ?? '').join('');
 }
 
 /** The rule line of the skill that states convention `c`, if any. */
@@ -149,16 +145,10 @@ export function scriptedResponder(records: TaskRecord[], targetMs: number, optim
   const byInput = new Map(records.map((r) => [r.input, r]));
   const target = new SimModel('fake', 0, 0, DEFAULT_TRAITS);
   return async (r) => {
-    const messages = r.body.messages as { role: string; content: unknown }[];
-    const system = textOf(messages.find((m) => m.role === 'system')?.content ?? '');
-    const user = textOf(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-    const schemaName: string | undefined = r.body.response_format?.json_schema?.name;
+    const { system, user, schemaName } = chatParts(r);
     if (!schemaName) {
       await sleep(targetMs);
-      const item = byInput.get(user);
-      if (!item) return { text: '<answer>unknown</answer>', usage: { input: 50, output: 5 } };
-      const res = await target.complete({ purpose: 'rollout', system, messages: [{ role: 'user', content: user }], meta: { kind: 'sim_task', task: { id: item.id, fact: item.fact as never } } });
-      return { text: res.text, usage: { input: res.usage.input, output: res.usage.output } };
+      return simTargetReply(target, system, user, byInput.get(user));
     }
     await sleep(optimizerMs);
     const skill = skillInPrompt(user);
