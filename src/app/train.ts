@@ -21,6 +21,7 @@ import { FatalModelError, RunStop, type ChatModel, type ReasoningEffort, type Ro
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';
 import { EventLog, type RunEvent } from '../run/events.ts';
 import { RunDir } from '../run/layout.ts';
+import { markActivity } from '../run/activity.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
@@ -125,6 +126,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   let models: RoleModels | undefined;
   let interrupt: (() => void) | undefined;
   if (lock.replaced) events.warn(`${dir.root}: ${lock.replaced}`);
+  // A Sleep night started while this run trains waits for another night.
+  const activity = markActivity('train', dir.root, (m) => events.warn(m));
   const leftovers = removeStaleTempFiles(dir.root);
   if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let closeScores = () => {};
@@ -271,6 +274,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     models?.ledger.close();
     models?.close();
     events.close();
+    activity.release();
     lock.release();
     if (discard && createdFrom) removeCreated(dir.root, createdFrom);
   }

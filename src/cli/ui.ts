@@ -4,6 +4,18 @@ import { UserError } from '../errors.ts';
 
 const repeatable = (value: string, all: string[]) => [...all, value];
 
+/** The state folder `skillopt sleep status` reads; undefined (with a warning) when the Sleep config does not load. */
+async function defaultSleepState(): Promise<string | undefined> {
+  const { sleepStateDir } = await import('./sleep-schedule.ts');
+  try {
+    return await sleepStateDir();
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    process.stderr.write(`warning: Sleep nights are not shown: ${err.message}\n`);
+    return undefined;
+  }
+}
+
 export function registerUi(program: Command): void {
   program
     .command('ui')
@@ -18,12 +30,14 @@ export function registerUi(program: Command): void {
       repeatable,
       [] as string[],
     )
+    .option('--sleep-state <dir>', "the Sleep state folder whose nights show beside the runs (default: the Sleep config's state_dir, as `skillopt sleep status` reads it)")
     .option('--allow-actions', 'on an address other than loopback: allow launching, stopping, resuming and evaluating runs to whoever has the token printed at start')
-    .action(async (opts: { runs: string[]; configs: string[]; host: string; port: string; allowedHost: string[]; allowActions?: boolean }) => {
+    .action(async (opts: { runs: string[]; configs: string[]; host: string; port: string; allowedHost: string[]; allowActions?: boolean; sleepState?: string }) => {
       if (!/^\d{1,5}$/.test(opts.port)) throw new UserError(`--port must be a port number, not ${JSON.stringify(opts.port)}`);
       for (const dir of opts.configs) if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new UserError(`--configs ${dir}: no such directory`);
       const [{ serveDashboard }, { defaultConfigRoots }] = await Promise.all([import('../web/server.ts'), import('../web/actions/config-roots.ts')]);
       await serveDashboard({
+        sleepStateDir: opts.sleepState ?? (await defaultSleepState()),
         roots: opts.runs,
         host: opts.host,
         port: Number(opts.port),

@@ -21,6 +21,7 @@ import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
 import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
 import { ModelStack } from '../model/stack.ts';
 import type { ChatModel } from '../model/types.ts';
+import { markActivity } from '../run/activity.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
 import { EventLog } from '../run/events.ts';
 import { attachConsoleReporter } from '../run/reporter.ts';
@@ -185,10 +186,13 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
   // With `run.queue`, rollouts run on `skillopt worker` processes.
   const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: out, loaded: opts.loaded, ledger: stack.ledger, admission: stack.admission }) : undefined;
+  // A Sleep night started while this evaluation runs waits for another night.
+  const activity = markActivity('eval', out, (m) => say(`warning: ${m}`));
   try {
     await remote?.connect();
     return await evaluateAll({ opts, env: remote ? remote.wrap(env) : env, items, skills, repeats, out, stack, cache, say });
   } finally {
+    activity.release();
     await remote?.close();
     detach();
     cache.close();

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../errors.ts';
 
-const LockOwnerSchema = z
+export const LockOwnerSchema = z
   .object({
     pid: z.number().int(),
     host: z.string(),
@@ -43,7 +43,7 @@ function readOr(file: string): string | undefined {
 }
 
 /** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), where /proc exists. */
-function processStart(pid: number): string | undefined {
+export function processStart(pid: number): string | undefined {
   const stat = readOr(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
   // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
@@ -58,7 +58,8 @@ function pidNamespace(): string | undefined {
   }
 }
 
-function me(): LockOwner {
+/** This process as a lock (or marker) names its owner. */
+export function me(): LockOwner {
   return {
     pid: process.pid,
     host: os.hostname(),
@@ -70,7 +71,7 @@ function me(): LockOwner {
   };
 }
 
-function exists(pid: number): boolean {
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -89,7 +90,7 @@ function judge(owner: LockOwner | undefined, self: LockOwner): Judgement {
     return { state: 'unknown', why: 'it was taken before this machine restarted, or on another machine of the same name' };
   }
   if (owner.pid_ns && self.pid_ns && owner.pid_ns !== self.pid_ns) return { state: 'unknown', why: 'it was taken in another container (PID namespace)' };
-  if (!exists(owner.pid)) return { state: 'dead' };
+  if (!processExists(owner.pid)) return { state: 'dead' };
   if (owner.proc_start === undefined) return owner.pid === self.pid ? { state: 'alive' } : { state: 'unknown', why: `a process ${owner.pid} runs, but the lock does not say when its owner started` };
   const start = processStart(owner.pid);
   if (start === undefined) return { state: 'unknown', why: `a process ${owner.pid} runs, and its start time cannot be read` };

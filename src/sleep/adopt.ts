@@ -37,7 +37,7 @@ const AdoptionSchema = z.object({
   documents: z.array(ReceiptEntrySchema),
   rolled_back: z.object({ id: z.string(), at: z.string() }).optional(),
 });
-const ReceiptSchema = z.object({ adoptions: z.array(AdoptionSchema) });
+export const ReceiptSchema = z.object({ adoptions: z.array(AdoptionSchema) });
 export type Adoption = z.infer<typeof AdoptionSchema>;
 export type Receipt = z.infer<typeof ReceiptSchema>;
 

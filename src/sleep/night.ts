@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { unifiedDiff } from '../skill/document.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
+import { describeActivity, runningActivities } from '../run/activity.ts';
 import { acquireRunLock, type RunLock } from '../run/lock.ts';
 import { RunStop, type ChatModel } from '../model/types.ts';
 import { UserError } from '../errors.ts';
@@ -64,7 +65,7 @@ export type NightOutcome =
   | { status: 'no_tasks'; dir?: string; sessions: number }
   | { status: 'stopped'; dir?: string; message: string }
   | { status: 'handoff_pending'; dir: string; prompts: number; file: string }
-  /** The machine was busy: another night held the lock. Nothing ran. */
+  /** The machine was busy: a training run or an evaluation was going, or another night held the lock. Nothing ran. */
   | { status: 'skipped'; reason: string };
 
 /** Thrown at a stage boundary when the handoff waits for answers. */
@@ -100,6 +101,13 @@ export async function runNight(o: NightOptions): Promise<NightOutcome> {
   const choice = chooseModels(o.loaded, o.backend, o.budget);
   if (!choice.chosen) throw new UserError(NO_BACKEND);
   fs.mkdirSync(o.stateDir, { recursive: true });
+  // The machine is busy training or evaluating: the night waits for another one.
+  const [busy] = runningActivities();
+  if (busy) {
+    const reason = describeActivity(busy);
+    recordSkip(o.stateDir, nightProject(o.harvest), reason);
+    return { status: 'skipped', reason };
+  }
   let lock: RunLock;
   try {
     lock = acquireRunLock(path.join(o.stateDir, 'locks', 'night'), { forceUnlock: o.forceUnlock, what: 'a Sleep night', otherwise: 'run this one later' });

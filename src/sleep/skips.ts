@@ -1,6 +1,6 @@
 /**
- * Nights that did not run because the machine was busy (another night or an adoption held the
- * lock): the latest per project, in `<state_dir>/skipped.json`, so `status` can say so. Kept out
+ * Nights that did not run because the machine was busy (a training run or an evaluation was
+ * going, or another night or an adoption held the lock): the latest per project, in `<state_dir>/skipped.json`, so `status` can say so. Kept out
  * of `state.json`, which the night holding the lock is about to write.
  */
 import path from 'node:path';
@@ -9,9 +9,9 @@ import { readJson, writeJsonAtomic } from '../run/atomic.ts';
 
 const SkipSchema = z.object({ at: z.string(), reason: z.string() });
 export type Skip = z.infer<typeof SkipSchema>;
-const SkipsSchema = z.record(z.string(), SkipSchema);
+export const SkipsSchema = z.record(z.string(), SkipSchema);
 
-const skipsFile = (stateDir: string) => path.join(stateDir, 'skipped.json');
+export const skipsFile = (stateDir: string) => path.join(stateDir, 'skipped.json');
 
 function readSkips(stateDir: string): Record<string, Skip> {
   let raw: unknown;

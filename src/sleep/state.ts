@@ -27,7 +27,7 @@ export const NightRecordSchema = z
   .loose();
 export type NightRecord = z.infer<typeof NightRecordSchema>;
 
-const StateSchema = z
+export const StateSchema = z
   .object({
     version: z.literal(1).default(1),
     night: z.number().int().nonnegative().default(0),

@@ -12,6 +12,7 @@ import type { ActionAccess } from './actions/access.ts';
 import { ConfigRoots } from './actions/config-roots.ts';
 import { Jobs } from './actions/jobs.ts';
 import type { PreflightOptions } from './actions/preflight.ts';
+import { mountNightActions } from './actions/night-actions.ts';
 import { mountActions } from './actions/routes.ts';
 import { readLineage } from './lineage.ts';
 import { DiffPool } from './diff-pool.ts';
@@ -19,6 +20,7 @@ import { listEvals } from './evals.ts';
 import { readTextCapped } from './file-cache.ts';
 import type { HostAllowList } from './hosts.ts';
 import { LiveWatcher, type LiveMessage } from './live.ts';
+import { SleepNights } from './nights.ts';
 import { Roots, type RunLocation } from './roots.ts';
 import { RunReader } from './run-reader.ts';
 import { HttpError, resolveInside } from './safe-path.ts';
@@ -34,6 +36,8 @@ export interface DashboardAppOptions {
   allowedHosts?: HostAllowList;
   /** How long one diff may take before it is refused, ms. */
   diffTimeoutMs?: number;
+  /** The Sleep state folder whose nights are shown beside the runs (absent: none are). */
+  sleepStateDir?: string;
   /** Launching, stopping, resuming and evaluating runs; absent: the dashboard only watches. */
   actions?: {
     access: ActionAccess;
@@ -104,6 +108,7 @@ export function createDashboardApp(options: DashboardAppOptions) {
     return r;
   };
   const runOf = (c: Context) => readerFor(roots.resolve(c.req.query('run')));
+  const nights = options.sleepStateDir ? new SleepNights(options.sleepStateDir) : undefined;
   const jobs = options.actions?.access.enabled ? new Jobs({ program: options.actions.program ?? 'skillopt', cwd: options.actions.cwd }) : undefined;
 
   const app = new Hono();
@@ -215,8 +220,16 @@ export function createDashboardApp(options: DashboardAppOptions) {
 
   app.get('/api/lineage', (c) => c.json(readLineage(runOf(c).run)));
 
+  app.get('/api/nights', (c) => c.json(nights ? { enabled: true, ...nights.list() } : { enabled: false, stateDir: null, nights: [], problems: [] }));
+
+  app.get('/api/night', (c) => {
+    if (!nights) throw new HttpError(404, 'this dashboard shows no Sleep nights (start it with --sleep-state DIR)');
+    return c.json(nights.view(c.req.query('night')));
+  });
+
   if (options.actions && jobs) {
     mountActions(app, { access: options.actions.access, configs: new ConfigRoots(options.actions.configRoots), jobs, roots, readerFor, preflight: options.actions.preflight });
+    if (nights) mountNightActions(app, nights);
   } else {
     const access = options.actions?.access;
     app.get('/api/actions', (c) => c.json(access ? access.describe(c) : { enabled: false, reason: 'this dashboard only watches runs' }));

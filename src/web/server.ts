@@ -23,6 +23,8 @@ export interface DashboardOptions {
   allowActions?: boolean;
   /** How the program is called in the commands shown (default: as this process was called). */
   program?: string;
+  /** The Sleep state folder whose nights the runs list shows (absent: none). */
+  sleepStateDir?: string;
   /** Where refused action requests are reported (default: standard error). */
   log?: (line: string) => void;
 }
@@ -52,6 +54,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
     pollMs: opts.pollMs,
     diffTimeoutMs: opts.diffTimeoutMs,
     allowedHosts: hosts,
+    sleepStateDir: opts.sleepStateDir,
     actions: { access, configRoots, program },
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -95,7 +98,7 @@ export async function serveDashboard(opts: DashboardOptions): Promise<void> {
     );
   }
   // One write: whoever waits for the address has the rest with it.
-  const lines = [`skillopt dashboard: ${dash.url}  (runs from ${opts.roots.join(', ')}; Ctrl-C to stop)`];
+  const lines = [`skillopt dashboard: ${dash.url}  (runs from ${opts.roots.join(', ')}${opts.sleepStateDir ? `, Sleep nights from ${opts.sleepStateDir}` : ''}; Ctrl-C to stop)`];
   if (!dash.access.enabled) lines.push(`actions are off: ${dash.access.disabledReason}`);
   else {
     lines.push(`actions: launch, stop, resume and evaluate runs from the page (configs from ${dash.configRoots.join(', ')}; new runs under ${opts.roots[0]})`);

@@ -6,6 +6,7 @@
  *   `cand:N`  the candidate of step N (steps/step_NNNN/candidate_skill.md)
  *   `slow:E`  the slow update's candidate at the end of epoch E
  */
+import { parsePatch, type StructuredPatch } from 'diff';
 import type { RunDir } from '../run/layout.ts';
 import type { DiffPool } from './diff-pool.ts';
 import { readTextCapped } from './file-cache.ts';
@@ -97,25 +98,26 @@ function skillForDiff(run: RunDir, ref: string): string {
 
 export async function diffSkills(run: RunDir, pool: DiffPool, a: string, b: string, context = 3, signal?: AbortSignal): Promise<SkillDiff> {
   const patch = await pool.diff({ before: skillForDiff(run, a), after: skillForDiff(run, b), labels: { before: a, after: b }, context }, signal);
+  const [file] = parsePatch(patch);
+  return { a, b, ...patchLines(file) };
+}
+
+/** One file's patch (parsed from a unified diff) as the page shows it: hunk headers and marked lines. */
+export function patchLines(file: StructuredPatch | undefined): Omit<SkillDiff, 'a' | 'b'> {
   const lines: DiffLine[] = [];
   let added = 0;
   let removed = 0;
-  let inHunk = false;
-  for (const line of patch.split('\n')) {
-    if (line.startsWith('@@')) {
-      inHunk = true;
-      lines.push({ t: '@', text: line });
-    } else if (!inHunk || line.startsWith('\\')) {
-      continue; // the file header and "\ No newline at end of file"
-    } else if (line.startsWith('+')) {
-      added++;
-      lines.push({ t: '+', text: line.slice(1) });
-    } else if (line.startsWith('-')) {
-      removed++;
-      lines.push({ t: '-', text: line.slice(1) });
-    } else if (line.startsWith(' ')) {
-      lines.push({ t: ' ', text: line.slice(1) });
+  for (const hunk of file?.hunks ?? []) {
+    // The header as the patch wrote it (an empty side's start is one lower, as unified diffs have it).
+    const start = (n: number, count: number) => (count === 0 ? n - 1 : n);
+    lines.push({ t: '@', text: `@@ -${start(hunk.oldStart, hunk.oldLines)},${hunk.oldLines} +${start(hunk.newStart, hunk.newLines)},${hunk.newLines} @@` });
+    for (const line of hunk.lines) {
+      const t = line[0];
+      if (t === '+') added++;
+      else if (t === '-') removed++;
+      else if (t !== ' ') continue; // "\ No newline at end of file"
+      lines.push({ t, text: line.slice(1) });
     }
   }
-  return { a, b, added, removed, lines };
+  return { added, removed, lines };
 }

@@ -11,21 +11,10 @@ import { test } from 'node:test';
 import { readState } from '../../src/sleep/state.ts';
 import { REPLAY_PROMPT_MARKER } from '../../src/sleep/replay-marker.ts';
 import { runCli } from '../helpers/cli.ts';
-import { tmpDir, writeFiles } from '../helpers/tmp.ts';
-import { homeEnvironment, treeFingerprint } from './fixture-home.ts';
+import { treeFingerprint } from './fixture-home.ts';
+import { DEPOT_SKILL, PROJECT, simNightHome } from './sim-night.ts';
 
-const SESSIONS = path.resolve(import.meta.dirname, '../fixtures/sleep-night/claude/projects');
-const PROJECT = '/home/dev/depot';
-const DEPOT_SKILL = "---\nname: depot-records\ndescription: How to answer questions about the depot's records.\n---\n\n# Depot records\n\nLook the site up in the records before answering.\n";
-
-/** A home with the night's sessions, a hand-written skill they invoked, and a Sleep config. */
-function home(config: string): { home: string; env: Record<string, string>; sleep: (...args: string[]) => ReturnType<typeof runCli> } {
-  const h = fs.realpathSync(tmpDir('skillopt-night-'));
-  fs.cpSync(SESSIONS, path.join(h, '.claude/projects'), { recursive: true });
-  writeFiles(h, { '.claude/skills/depot-records/SKILL.md': DEPOT_SKILL, '.config/skillopt/sleep.yaml': config });
-  const env = homeEnvironment(h);
-  return { home: h, env, sleep: (...args) => runCli(['sleep', ...args], { env, cwd: h }) };
-}
+const home = simNightHome;
 
 /** Every file below `root` with its bytes and mode (not its time: a restored file is written anew). */
 function contents(root: string): Record<string, string> {
@@ -115,8 +104,8 @@ test('a night that reaches its budget stops: exit 1 saying which limit, nothing 
 });
 
 test('a dollar cap with a model of unknown price is refused before any call, naming the roles and the fix; no night is left behind', () => {
-  const { home: h } = home("model:\n  target: {base_url: 'http://127.0.0.1:9/v1'}\n  optimizer: {base_url: 'http://127.0.0.1:9/v1'}\n");
-  const run = runCli(['sleep', 'run', '--project', PROJECT, '--since', '2026-11-01', '--backend', 'openai_compatible:my-model', '--budget-usd', '1'], { env: { ...homeEnvironment(h), OPENAI_API_KEY: 'test-key' }, cwd: h });
+  const { home: h, env } = home("model:\n  target: {base_url: 'http://127.0.0.1:9/v1'}\n  optimizer: {base_url: 'http://127.0.0.1:9/v1'}\n");
+  const run = runCli(['sleep', 'run', '--project', PROJECT, '--since', '2026-11-01', '--backend', 'openai_compatible:my-model', '--budget-usd', '1'], { env: { ...env, OPENAI_API_KEY: 'test-key' }, cwd: h });
   assert.equal(run.status, 2, run.stderr);
   assert.match(run.stderr, /budget\.max_usd=1 is set, but the price of model\.target \(openai_compatible:my-model\)[\s\S]*model\.target\.price: \{input: 0\.5, output: 1\.5\}/);
   const nights = path.join(h, '.skillopt-sleep/nights');

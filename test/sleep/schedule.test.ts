@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { parse as parsePlist } from 'plist';
 import { runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { BLOCK_END, BLOCK_START } from '../../src/sleep/schedule/crontab.ts';
@@ -81,6 +82,41 @@ test('systemd: a service and a daily timer in the unit folder, enabled; unschedu
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(fs.readdirSync(units), ['other.timer']);
   assert.match(fs.readFileSync(calls, 'utf8'), new RegExp(`--user disable --now ${timer}\n--user daemon-reload\n$`));
+});
+
+test('launchd: a LaunchAgent property list that launchd reads (Label, ProgramArguments, StartCalendarInterval, the logs), loaded; unschedule unloads and removes it', () => {
+  const s = setup();
+  // Characters XML must escape, in the project's path.
+  const project = path.join(s.dir, 'R&D <tools>');
+  fs.mkdirSync(project);
+  const agents = path.join(s.dir, 'LaunchAgents');
+  const calls = path.join(s.dir, 'launchctl.log');
+  const launchctl = path.join(s.dir, 'launchctl');
+  fs.writeFileSync(launchctl, `#!/bin/sh\necho "$@" >> '${calls}'\n`, { mode: 0o755 });
+  const env = { ...s.env, SKILLOPT_LAUNCHCTL: launchctl, SKILLOPT_LAUNCH_AGENT_DIR: agents };
+  let r = runCli(['sleep', 'schedule', '--project', project, '--scheduler', 'launchd', '--hour', '4', '--minute', '5'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  const [name] = fs.readdirSync(agents);
+  const file = path.join(agents, name!);
+  // As launchd.plist(5) describes the job: every key one launchd knows, with the type it expects.
+  const agent = parsePlist(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(agent).sort(), ['Label', 'ProgramArguments', 'StandardErrorPath', 'StandardOutPath', 'StartCalendarInterval', 'WorkingDirectory']);
+  assert.match(agent.Label as string, /^com\.skillopt\.sleep\.[0-9a-f]{20}$/);
+  assert.equal(name, `${agent.Label}.plist`, 'the file is named by its label');
+  const args = agent.ProgramArguments as string[];
+  assert.deepEqual(args.slice(2), ['sleep', 'run', '--project', project]);
+  assert.equal(args[0], process.execPath);
+  assert.ok(path.isAbsolute(args[1]!) && fs.existsSync(args[1]!), `the program is a file: ${args[1]}`);
+  assert.deepEqual(agent.StartCalendarInterval, { Hour: 4, Minute: 5 });
+  const log = path.join(s.state, 'logs', 'nightly.log');
+  assert.deepEqual([agent.StandardOutPath, agent.StandardErrorPath, agent.WorkingDirectory], [log, log, project]);
+  assert.ok(fs.statSync(path.dirname(log)).isDirectory(), 'launchd does not make the log folder: it exists');
+  assert.deepEqual(fs.readFileSync(calls, 'utf8').trim().split('\n'), [`load -w ${file}`]);
+
+  r = runCli(['sleep', 'unschedule', '--project', project], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(fs.readdirSync(agents), []);
+  assert.equal(fs.readFileSync(calls, 'utf8').trim().split('\n').at(-1), `unload -w ${file}`);
 });
 
 test('a project path with a control character, or an hour out of range, is refused before anything is written', () => {

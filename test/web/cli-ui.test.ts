@@ -33,6 +33,23 @@ describe('skillopt ui', () => {
     }
   });
 
+  it("shows the nights of the Sleep config's state folder (the one `sleep status` reads), or of --sleep-state", async () => {
+    const dir = tmpDir('skillopt-ui-sleep-');
+    const fromConfig = path.join(dir, 'from-config');
+    fs.writeFileSync(path.join(dir, 'sleep.yaml'), `state_dir: ${JSON.stringify(fromConfig)}\n`);
+    const env = { SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml') };
+    const [byConfig, byFlag] = await Promise.all([startUiProcess(['--runs', FIXTURES], undefined, env), startUiProcess(['--runs', FIXTURES, '--sleep-state', path.join(dir, 'given')], undefined, env)]);
+    try {
+      for (const [ui, stateDir] of [[byConfig, fromConfig], [byFlag, path.join(dir, 'given')]] as const) {
+        assert.match(ui.output(), new RegExp(`Sleep nights from ${stateDir.replace(/[.]/g, '\\.')}`));
+        const body = (await (await fetch(`${ui.url}api/nights`)).json()) as { enabled: boolean; stateDir: string; nights: unknown[] };
+        assert.deepEqual(body, { enabled: true, stateDir, nights: [], problems: [] });
+      }
+    } finally {
+      await Promise.all([byConfig.stop(), byFlag.stop()]);
+    }
+  });
+
   it('answers the names given with --allowed-host, and says so when it listens on every address', async () => {
     const ui = await startUiProcess(['--runs', FIXTURES, '--host', '0.0.0.0', '--allowed-host', 'a.example', '--allowed-host', 'b.example']);
     const port = Number(new URL(ui.url).port);

@@ -73,10 +73,10 @@ export interface UiProcess {
 /**
  * `skillopt ui` in a process of its own, as a user starts it (a server that blocks cannot stall
  * the test); resolves once it prints its address. `program`: another copy of the command (an
- * installed package's).
+ * installed package's); `env`: variables besides this process's.
  */
-export async function startUiProcess(args: string[], program: { bin: string; cwd: string } = { bin: BIN, cwd: ROOT }): Promise<UiProcess> {
-  const child = spawn(process.execPath, [program.bin, 'ui', '--port', '0', ...args], { cwd: program.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startUiProcess(args: string[], program: { bin: string; cwd: string } = { bin: BIN, cwd: ROOT }, env: Record<string, string> = {}): Promise<UiProcess> {
+  const child = spawn(process.execPath, [program.bin, 'ui', '--port', '0', ...args], { cwd: program.cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));

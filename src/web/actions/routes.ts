@@ -57,7 +57,7 @@ const EvalBody = z
   })
   .strict();
 
-async function body<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
+export async function body<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;
   try {
     raw = await c.req.json();

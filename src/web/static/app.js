@@ -7,6 +7,7 @@ import { StepView } from './step-view.js';
 import { CompareView } from './compare-view.js';
 import { NewRunView } from './new-run-view.js';
 import { actionAccess } from './actions-client.js';
+import { NightView } from './nights-view.js';
 
 const viewEl = document.getElementById('view');
 let current = null;
@@ -24,6 +25,7 @@ function pick(route) {
   if (!head) return new RunsView();
   if (head === 'compare') return new CompareView(route.query);
   if (head === 'new') return new NewRunView(route.query);
+  if (head === 'night' && id) return new NightView(id);
   if (head === 'run' && id) {
     if (sub === 'step' && arg !== undefined) return new StepView(id, Number(arg), route.query);
     return new RunView(id, sub ?? 'overview', route.query);

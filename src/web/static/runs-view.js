@@ -1,4 +1,6 @@
-// Every run under the run roots, newest first; running ones update as their files change.
+// Every run under the run roots, newest first; running ones update as their files change. Below
+// them, the Sleep nights.
+import { nightsPanel } from './nights-view.js';
 import { api, h, score, int, costOf, ago, statusBadge, progressBar, stageLine, runLink, debounce, errorBox, put } from './util.js';
 
 export class RunsView {
@@ -21,8 +23,9 @@ export class RunsView {
 
   async load() {
     let data;
+    let nights;
     try {
-      data = await api('runs');
+      [data, nights] = await Promise.all([api('runs'), api('nights')]);
     } catch (err) {
       put(this.body, errorBox(err));
       return;
@@ -57,6 +60,7 @@ export class RunsView {
               h('tbody', rows),
             ),
           ),
+      nightsPanel(nights),
     );
   }
 

@@ -1,0 +1,36 @@
+/**
+ * Adopting a Sleep night's proposals, and rolling an adoption back, from the dashboard: the same
+ * functions `skillopt sleep adopt` and `rollback` call (under the adoption lock, journaled, all or
+ * nothing), for the night named by its id. Mounted after the access guard of `/api/action/*`.
+ */
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { UserError } from '../../errors.ts';
+import { adopt, rollback } from '../../sleep/adopt.ts';
+import type { SleepNights } from '../nights.ts';
+import { HttpError } from '../safe-path.ts';
+import { body } from './routes.ts';
+
+const NightBody = z.object({ night: z.string() }).strict();
+
+/** A refusal of the adoption (a file edited since the night, nothing left to adopt, a lock held) is a 409 with its reason. */
+function refusedAs409<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof UserError) throw new HttpError(409, err.message);
+    throw err;
+  }
+}
+
+export function mountNightActions(app: Hono, nights: SleepNights): void {
+  app.post('/api/action/night/adopt', async (c) => {
+    const dir = nights.dirOf((await body(c, NightBody)).night);
+    return c.json(refusedAs409(() => adopt(nights.stateDir, dir, undefined)));
+  });
+
+  app.post('/api/action/night/rollback', async (c) => {
+    const dir = nights.dirOf((await body(c, NightBody)).night);
+    return c.json(refusedAs409(() => rollback(nights.stateDir, dir)));
+  });
+}

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { describeActivity, markActivity, runningActivities } from '../../src/run/activity.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+
+test('a running process is seen through its marker until it releases it; the marker of a process gone is ignored and removed', () => {
+  const folder = path.join(tmpDir(), 'running');
+  const mark = markActivity('train', '/runs/sim/a', () => assert.fail('no warning'), folder);
+  const [seen] = runningActivities(folder);
+  assert.equal(seen?.kind, 'train');
+  assert.equal(seen?.owner.pid, process.pid);
+  assert.equal(describeActivity(seen!), 'a training run was going: /runs/sim/a');
+
+  // The same marker, as a process that has exited since would have left it.
+  const [name] = fs.readdirSync(folder);
+  const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+  const marker = JSON.parse(fs.readFileSync(path.join(folder, name!), 'utf8'));
+  const stale = path.join(folder, `eval-${gone}-0badc0de.json`);
+  fs.writeFileSync(stale, JSON.stringify({ ...marker, kind: 'eval', owner: { ...marker.owner, pid: gone } }));
+  assert.deepEqual(runningActivities(folder).map((a) => a.owner.pid), [process.pid]);
+  assert.equal(fs.existsSync(stale), false, 'the stale marker is removed');
+
+  mark.release();
+  assert.deepEqual(runningActivities(folder), []);
+  assert.deepEqual(fs.readdirSync(folder), []);
+});
+
+test('a marker that cannot be written does not stop the work: one warning, naming the place', () => {
+  const parent = tmpDir();
+  fs.writeFileSync(path.join(parent, 'not-a-folder'), '');
+  const warnings: string[] = [];
+  for (let i = 0; i < 2; i++) markActivity('eval', '/runs/e', (m) => warnings.push(m), path.join(parent, 'not-a-folder', 'running')).release();
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /cannot mark this evaluation as running in .*not-a-folder\/running \(.*\): a Sleep night started meanwhile will not know to wait/);
+});
