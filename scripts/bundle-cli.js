@@ -18,9 +18,9 @@ import * as esbuild from 'esbuild';
  */
 const EXTERNAL = ['better-sqlite3', 'bullmq', 'ioredis', 'jsonc-parser', 'tsx', 'tsx/*'];
 
-/** Where the bundle goes under dist/, and the file listing which modules each of its files holds. */
-export const BUNDLE_DIR = 'bundle';
-export const BUNDLE_INPUTS = 'inputs.json';
+/** Where the bundle goes under dist/ (bin/entry.js runs its main.js), and the file listing which modules each of its files holds (test/cli/startup.test.ts reads it). */
+const BUNDLE_DIR = 'bundle';
+const BUNDLE_INPUTS = 'inputs.json';
 
 /** import.meta of a dist/ module, rewritten to name that module from the bundle's directory. */
 function locationOf(file, outdir) {
