@@ -1,5 +1,5 @@
-// Which code the `skillopt` command runs: the compiled JavaScript in dist/ (what the package
-// ships, run by plain node), or, in a checkout whose sources changed since the last build (or
+// Which code the `skillopt` command runs: the compiled and bundled JavaScript in dist/bundle/
+// (what the package ships, run by plain node), or, in a checkout whose sources changed since the last build (or
 // that was never built), the TypeScript sources through tsx. Plain JavaScript: it runs before
 // anything can load TypeScript.
 import fs from 'node:fs';
@@ -37,7 +37,7 @@ export function buildIsCurrent(root) {
 
 /** The module holding `main()` for the package at `root`, and whether it is the compiled one. */
 export function entryOf(root) {
-  if (buildIsCurrent(root)) return { url: pathToFileURL(path.join(root, 'dist/cli/main.js')).href, compiled: true };
+  if (buildIsCurrent(root)) return { url: pathToFileURL(path.join(root, 'dist/bundle/main.js')).href, compiled: true };
   const source = path.join(root, 'src/cli/main.ts');
   if (!fs.existsSync(source)) throw new Error(`${path.join(root, 'dist')} holds no complete build and there are no sources: reinstall the package`);
   return { url: pathToFileURL(source).href, compiled: false };

@@ -1,12 +1,14 @@
 // The build: the TypeScript of src/ compiled to JavaScript in dist/ (same layout, so paths
 // relative to a module stay valid), with declarations for the library, and the files that are
 // not TypeScript (the dashboard's static files, worker and Python scripts) copied beside it.
-// Types are checked by `npm run typecheck`, not here. The stamp is written last.
+// Then the command line bundled from that JavaScript (scripts/bundle-cli.js). Types are checked
+// by `npm run typecheck`, not here. The stamp is written last.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { BUILD_STAMP } from '../bin/entry.js';
+import { bundleCli } from './bundle-cli.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
@@ -24,6 +26,8 @@ for (const file of fs.readdirSync(src, { recursive: true, withFileTypes: true })
   fs.mkdirSync(path.dirname(to), { recursive: true });
   fs.copyFileSync(from, to);
 }
+
+await bundleCli(dist);
 
 const stamp = path.join(root, BUILD_STAMP);
 fs.writeFileSync(stamp, `${started.toISOString()}\n`);

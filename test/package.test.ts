@@ -55,7 +55,7 @@ describe('the packed package', () => {
   it('holds the build and its assets, not the sources', () => {
     assert.ok(!packed.some((f) => /^(src|test|bench|scripts)\//.test(f)), 'no sources, tests, benchmarks or build scripts');
     assert.ok(!packed.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), 'no TypeScript but declarations');
-    for (const f of ['bin/skillopt.js', 'bin/entry.js', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/.build-stamp', 'configs/sim/default.yaml', 'configs/sim/seed_skill.md', 'plugins/codex/skills/skillopt-sleep/SKILL.md', 'README.md']) {
+    for (const f of ['bin/skillopt.js', 'bin/entry.js', 'dist/bundle/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/.build-stamp', 'configs/sim/default.yaml', 'configs/sim/seed_skill.md', 'plugins/codex/skills/skillopt-sleep/SKILL.md', 'README.md']) {
       assert.ok(packed.includes(f), f);
     }
     const assets = filesUnder(path.join(ROOT, 'src')).filter((f) => !f.endsWith('.ts'));

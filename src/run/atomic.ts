@@ -94,33 +94,59 @@ export function readJson<T = unknown>(file: string): T | undefined {
   }
 }
 
+/** Where a line of a JSONL file is: its first byte, and its length in bytes (without the newline). */
+export class LineAt {
+  constructor(
+    readonly offset: number,
+    readonly bytes: number,
+  ) {}
+}
+
 /**
  * An append-only JSONL file kept open: one write per line. Each line is one `write` in append
- * mode, so a crash leaves at most a torn last line (which readers skip).
+ * mode, so a crash leaves at most a torn last line (which readers skip). Each append says where
+ * its line is, so a reader can keep that instead of the line and read it back when needed.
  */
 export class AppendFile {
   private fd: number | undefined;
+  private readFd: number | undefined;
+  /** Bytes in the file: where the next line starts (this process is its only writer). */
+  private size = 0;
 
   constructor(readonly file: string) {}
 
-  append(line: string): void {
+  append(line: string): LineAt {
     if (this.fd === undefined) {
       fs.mkdirSync(path.dirname(this.file), { recursive: true });
       this.fd = fs.openSync(this.file, 'a+');
       // A line torn by a crash is ended first, so that the next record starts on a line of its own.
-      const size = fs.fstatSync(this.fd).size;
-      if (size > 0) {
+      this.size = fs.fstatSync(this.fd).size;
+      if (this.size > 0) {
         const last = Buffer.alloc(1);
-        fs.readSync(this.fd, last, 0, 1, size - 1);
-        if (last[0] !== 0x0a) fs.writeSync(this.fd, '\n');
+        fs.readSync(this.fd, last, 0, 1, this.size - 1);
+        if (last[0] !== 0x0a) this.size += fs.writeSync(this.fd, '\n');
       }
     }
-    fs.writeSync(this.fd, `${scrubSecrets(line)}\n`);
+    const written = fs.writeSync(this.fd, `${scrubSecrets(line)}\n`);
+    const at = new LineAt(this.size, written - 1);
+    this.size += written;
+    return at;
+  }
+
+  /** A line of this file (appended here, or found by `jsonLines`), read back from disk. */
+  read(at: LineAt): string {
+    this.readFd ??= fs.openSync(this.file, 'r');
+    const bytes = Buffer.allocUnsafe(at.bytes);
+    const n = fs.readSync(this.readFd, bytes, 0, at.bytes, at.offset);
+    if (n !== at.bytes) throw new Error(`${this.file}: the line at byte ${at.offset} is cut short (${n} of ${at.bytes} bytes): the file changed under the run`);
+    return bytes.toString('utf8');
   }
 
   close(): void {
     if (this.fd !== undefined) fs.closeSync(this.fd);
+    if (this.readFd !== undefined) fs.closeSync(this.readFd);
     this.fd = undefined;
+    this.readFd = undefined;
   }
 }
 
@@ -140,7 +166,7 @@ const CHUNK_BYTES = 1024 * 1024;
  * next writer starts a fresh line after it. Yields each value with its line number (from 1) and
  * its text.
  */
-export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number; text: string }> {
+export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number; text: string; at: LineAt }> {
   const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
   let fd: number;
   try {
@@ -154,12 +180,14 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let line = 0;
-    const parse = (bytes: Buffer): { value: T; line: number; text: string } | undefined => {
+    /** File offset of the chunk's first byte. */
+    let read = 0;
+    const parse = (bytes: Buffer, offset: number): { value: T; line: number; text: string; at: LineAt } | undefined => {
       line++;
       if (bytes.length === 0) return undefined;
       const text = bytes.toString('utf8');
       try {
-        return { value: JSON.parse(text) as T, line, text };
+        return { value: JSON.parse(text) as T, line, text, at: new LineAt(offset, bytes.length) };
       } catch {
         return undefined;
       }
@@ -171,9 +199,10 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
       for (let nl = chunk.indexOf(10, start); nl !== -1 && nl < n; nl = chunk.indexOf(10, start)) {
         const piece = chunk.subarray(start, nl);
         const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
+        const offset = read + start - pendingBytes;
         pending = [];
         pendingBytes = 0;
-        const parsed = parse(bytes);
+        const parsed = parse(bytes, offset);
         if (parsed) yield parsed;
         start = nl + 1;
       }
@@ -184,10 +213,11 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
           throw new Error(`${file}: line ${line + 1} is longer than ${maxLine} bytes; the file is damaged or was not written by skillopt`);
         }
       }
+      read += n;
     }
     // A last line without its newline: complete if it parses, else torn by a crash.
     if (pending.length) {
-      const parsed = parse(Buffer.concat(pending));
+      const parsed = parse(Buffer.concat(pending), read - pendingBytes);
       if (parsed) yield parsed;
     }
   } finally {

@@ -3,8 +3,15 @@
  * score, and a paired test of two skills on the same items. Distributions come from @stdlib; the formulas are named
  * where they are used.
  */
-import ttest from '@stdlib/stats-ttest';
-import binomialCdf from '@stdlib/stats-base-dists-binomial-cdf';
+import { createRequire } from 'node:module';
+import type ttestFn from '@stdlib/stats-ttest';
+import type binomialCdfFn from '@stdlib/stats-base-dists-binomial-cdf';
+
+// Loaded on first use: the two packages are about 700 small modules (a sixth of a second), which
+// a run should not pay before its first model call, nor a command that tests nothing.
+const require = createRequire(import.meta.url);
+const ttest = (): typeof ttestFn => require('@stdlib/stats-ttest') as typeof ttestFn;
+const binomialCdf = (x: number, n: number, p: number): number => (require('@stdlib/stats-base-dists-binomial-cdf') as typeof binomialCdfFn)(x, n, p);
 
 /** z for a two-sided 95% interval. */
 const Z95 = 1.959963984540054;
@@ -40,7 +47,7 @@ export function meanInterval(values: readonly number[]): Interval | undefined {
   if (isBinary(values)) return wilson(values.filter((v) => v === 1).length, values.length);
   const m = mean(values);
   if (values.every((v) => v === values[0])) return { low: m, high: m, method: 'degenerate' };
-  const r = ttest([...values], { alpha: 0.05 });
+  const r = ttest()([...values], { alpha: 0.05 });
   return { low: clamp01(r.ci[0]!), high: clamp01(r.ci[1]!), method: 't' };
 }
 
@@ -81,7 +88,7 @@ export function pairedTest(baseline: readonly number[], candidate: readonly numb
   const diffs = candidate.map((c, i) => c - baseline[i]!);
   const diff = mean(diffs);
   const constant = diffs.every((d) => d === diffs[0]);
-  const ci: [number, number] | undefined = n < 2 ? undefined : constant ? [diff, diff] : (ttest([...candidate], [...baseline], { alpha: 0.05 }).ci as [number, number]);
+  const ci: [number, number] | undefined = n < 2 ? undefined : constant ? [diff, diff] : (ttest()([...candidate], [...baseline], { alpha: 0.05 }).ci as [number, number]);
   if (isBinary(baseline) && isBinary(candidate)) {
     const b = baseline.filter((v, i) => v === 1 && candidate[i] === 0).length;
     const c = baseline.filter((v, i) => v === 0 && candidate[i] === 1).length;
@@ -89,5 +96,5 @@ export function pairedTest(baseline: readonly number[], candidate: readonly numb
     return { n, diff, ...(ci ? { ci } : {}), p, method: 'mcnemar_exact', discordant: { baseline_only: b, candidate_only: c } };
   }
   if (n < 2 || constant) return { n, diff, ...(ci ? { ci } : {}), p: n >= 2 && diff === 0 ? 1 : null, method: 'paired_t' };
-  return { n, diff, ci, p: ttest([...candidate], [...baseline], { alpha: 0.05, ...(greater ? { alternative: 'greater' as const } : {}) }).pValue, method: 'paired_t' };
+  return { n, diff, ci, p: ttest()([...candidate], [...baseline], { alpha: 0.05, ...(greater ? { alternative: 'greater' as const } : {}) }).pValue, method: 'paired_t' };
 }

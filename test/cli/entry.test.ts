@@ -13,7 +13,7 @@ const at = (file: string, seconds: number) => fs.utimesSync(file, seconds, secon
 
 function checkout(): string {
   const root = tmpDir('skillopt-entry-');
-  writeFiles(root, { 'src/cli/main.ts': '', 'src/web/static/app.js': '', 'dist/cli/main.js': '' });
+  writeFiles(root, { 'src/cli/main.ts': '', 'src/web/static/app.js': '', 'dist/bundle/main.js': '' });
   at(path.join(root, 'src/cli/main.ts'), 1000);
   at(path.join(root, 'src/web/static/app.js'), 1000);
   return root;
@@ -33,7 +33,7 @@ describe('the entry point', () => {
   it('runs the build when no source changed since it started', () => {
     const root = checkout();
     build(root, 2000);
-    assert.deepEqual(entryOf(root), { url: `file://${path.join(root, 'dist/cli/main.js')}`, compiled: true });
+    assert.deepEqual(entryOf(root), { url: `file://${path.join(root, 'dist/bundle/main.js')}`, compiled: true });
   });
 
   it('runs the sources once any file under src/ is newer than the build, however deep', () => {

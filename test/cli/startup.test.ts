@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { BIN, ROOT } from '../helpers/cli.ts';
@@ -15,11 +16,23 @@ const HOOK = `data:text/javascript,${encodeURIComponent(
   "import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(\"LOADED \" + r.url + \"\\\\n\"); return r; }'));",
 )}`;
 
+/** What the build's bundle holds: per file of dist/bundle/, the modules bundled into it. */
+const bundled = (): Record<string, string[]> => JSON.parse(fs.readFileSync(path.join(ROOT, 'dist/bundle/inputs.json'), 'utf8')) as Record<string, string[]>;
+
+/** The modules a loaded URL stands for: a file of the bundle, those bundled into it. */
+function modulesOf(url: string): string[] {
+  const file = /\/dist\/bundle\/([^/]+)$/.exec(url)?.[1];
+  if (!file) return [url];
+  const inputs = bundled()[file];
+  assert.ok(inputs, `${file} is not listed in dist/bundle/inputs.json`);
+  return inputs.map((i) => `file://${path.join(ROOT, i)}`);
+}
+
 /** The modules of the package (path under src/ or dist/, without extension) and the packages a run of `skillopt args` loads. */
 function loaded(args: string[]): { own: string[]; packages: Set<string> } {
   const r = spawnSync(process.execPath, ['--import', HOOK, BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
-  const urls = [...r.stderr.matchAll(/^LOADED (\S+)$/gm)].map((m) => m[1]!);
+  const urls = [...r.stderr.matchAll(/^LOADED (\S+)$/gm)].flatMap((m) => modulesOf(m[1]!));
   const own = urls.flatMap((u) => /\/(?:src|dist)\/(.+)\.[jt]s$/.exec(u)?.[1] ?? []).filter((u) => !u.includes('node_modules'));
   const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
   return { own, packages };

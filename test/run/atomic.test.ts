@@ -92,6 +92,21 @@ describe('append streams', () => {
     out.close();
     assert.deepEqual(readJsonLines(file), [{ n: 1 }, { n: 2 }, { n: 4 }, { n: 5 }]);
   });
+
+  it('say where each line is, and read it back from disk: lines appended, and lines found by jsonLines across chunks', async () => {
+    const { AppendFile, jsonLines } = await import('../../src/run/atomic.ts');
+    const file = path.join(tmpDir(), 'scores.jsonl');
+    // A torn line, a line longer than the reader's 1 MB chunk, and text that is not ASCII.
+    fs.writeFileSync(file, `{"n":1,"s":"é"}\n{"n":2,"s":"${'x'.repeat(1_500_000)}"}\n{"n":`);
+    const out = new AppendFile(file);
+    const appended = [out.append('{"n":4,"s":"日本"}'), out.append('{"n":5}')];
+    assert.deepEqual(appended.map((at) => out.read(at)), ['{"n":4,"s":"日本"}', '{"n":5}']);
+    const found = [...jsonLines<{ n: number }>(file)];
+    assert.deepEqual(found.map((l) => l.value.n), [1, 2, 4, 5]);
+    for (const l of found) assert.equal(out.read(l.at), l.text);
+    assert.deepEqual(found.slice(2).map((l) => [l.at.offset, l.at.bytes]), appended.map((at) => [at.offset, at.bytes]));
+    out.close();
+  });
 });
 
 describe('temporary files', () => {

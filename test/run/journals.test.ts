@@ -88,6 +88,18 @@ describe('journals that scale', () => {
     assert.deepEqual(reopened.get('h1', 'b', 'codex_exec:x', 0, 0)!.traces, [short]);
   });
 
+  it('memory holds where each entry is in scores.jsonl, not its line: a hit reads the line back', () => {
+    const file = path.join(tmpDir(), 'scores.jsonl');
+    const cache = new ScoreCache(file);
+    cache.set('h1', 'i1', 't', 0, { id: 'i1', hard: 0, soft: 0.25, predicted: 'first' }, 0);
+    cache.set('h1', 'i2', 't', 0, { id: 'i2', hard: 1, soft: 1, predicted: 'second' }, 0);
+    // The same bytes changed on disk (same length): what the next hit returns shows where it reads from.
+    fs.writeFileSync(file, readText(file).replace('"predicted":"first"', '"predicted":"FIRST"'));
+    assert.equal(cache.get('h1', 'i1', 't', 0, 0)!.predicted, 'FIRST');
+    assert.equal(cache.get('h1', 'i2', 't', 0, 0)!.predicted, 'second');
+    cache.close();
+  });
+
   it('a rollout whose blob is gone is run again rather than read half', () => {
     const dir = tmpDir();
     const file = path.join(dir, 'scores.jsonl');

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { mcnemarGreater, meanInterval, pairedTest, wilson } from '../../src/util/stats.ts';
 
@@ -58,5 +61,24 @@ describe('paired test', () => {
     close(mcnemarGreater(0, 5), 1 / 32, 1e-12);
     close(pairedTest([0.4, 0.4, 0.4], [0.5, 0.6, 0.7], { alternative: 'greater' }).p!, 0.0742 / 2);
     assert.ok(pairedTest([0.5, 0.6, 0.7], [0.4, 0.4, 0.4], { alternative: 'greater' }).p! > 0.95);
+  });
+});
+
+describe('loading', () => {
+  it('loads the statistics packages at the first test, not at import (a run reaches its first model call without them)', () => {
+    const probe = [
+      "import Module from 'node:module';",
+      "const loaded = () => Object.keys(Module._cache).filter((k) => k.includes('/@stdlib/')).length;",
+      `const stats = await import(${JSON.stringify(pathToFileURL(path.resolve(import.meta.dirname, '../../src/util/stats.ts')).href)});`,
+      'const atImport = loaded();',
+      'stats.meanInterval([0.2, 0.5, 0.7]);',
+      'stats.mcnemarGreater(1, 3);',
+      'console.log(JSON.stringify({ atImport, afterUse: loaded() }));',
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const { atImport, afterUse } = JSON.parse(r.stdout) as { atImport: number; afterUse: number };
+    assert.equal(atImport, 0);
+    assert.ok(afterUse > 0, 'the check sees the packages once loaded');
   });
 });

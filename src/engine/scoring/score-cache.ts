@@ -5,11 +5,12 @@
  * Infrastructure errors are not cached (they are retried).
  *
  * Long strings of a trajectory (the system prompt holds the whole skill) are stored once in the
- * run's `blobs/`; memory holds each entry as its compact line and reads the blobs back on a hit.
+ * run's `blobs/`; memory holds where each entry's line is in `scores.jsonl`, and reads the line and
+ * its blobs back on a hit.
  */
 import { z } from 'zod';
 import type { Trajectory } from '../../envs/types.ts';
-import { AppendFile, jsonLines } from '../../run/atomic.ts';
+import { AppendFile, LineAt, jsonLines } from '../../run/atomic.ts';
 import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../../run/blobs.ts';
 
 const LineSchema = z
@@ -28,8 +29,8 @@ const TRAJECTORY = '/trajectory/';
 const WHOLE = ['traces'];
 
 export class ScoreCache {
-  /** A stored line (JSON, long strings in blobs) per key; trajectories themselves when there is no file. */
-  private readonly map = new Map<string, string | Trajectory>();
+  /** Where the stored line (JSON, long strings in blobs) of each key is; trajectories themselves when there is no file. */
+  private readonly map = new Map<string, LineAt | string | Trajectory>();
   private readonly running = new Map<string, Promise<Trajectory>>();
   private readonly out?: AppendFile;
   private readonly blobs?: BlobStore;
@@ -38,13 +39,13 @@ export class ScoreCache {
     if (!file) return;
     this.out = new AppendFile(file);
     this.blobs = BlobStore.beside(file);
-    for (const { value, text } of jsonLines(file)) {
+    for (const { value, at } of jsonLines(file)) {
       const parsed = LineSchema.safeParse(value);
       if (!parsed.success) continue;
       const line = parsed.data;
       // Lines of earlier versions hold the long strings inline: they move to blobs here.
       const moved = line.blobs ? undefined : toJournalLine(line, this.blobs, TRAJECTORY, WHOLE);
-      this.map.set(this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0), moved?.blobs ? JSON.stringify(moved) : text);
+      this.map.set(this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0), moved?.blobs ? JSON.stringify(moved) : at);
     }
   }
 
@@ -59,9 +60,10 @@ export class ScoreCache {
   get(skill: string, item: string, target: string, sample = 0, seed = 0): Trajectory | undefined {
     const key = this.key(skill, item, target, sample, seed);
     const stored = this.map.get(key);
-    if (stored === undefined || typeof stored !== 'string') return stored;
+    if (stored === undefined || (typeof stored !== 'string' && !(stored instanceof LineAt))) return stored;
     try {
-      return fromJournalLine<Line>(JSON.parse(stored), this.blobs!).trajectory as Trajectory;
+      const text = stored instanceof LineAt ? this.out!.read(stored) : stored;
+      return fromJournalLine<Line>(JSON.parse(text), this.blobs!).trajectory as Trajectory;
     } catch (err) {
       // A blob of this entry is gone: the rollout is run again rather than trusted half.
       if (!(err instanceof BlobMissingError)) throw err;
@@ -78,8 +80,7 @@ export class ScoreCache {
       return;
     }
     const line = JSON.stringify(toJournalLine({ skill, item, target, sample, seed, trajectory }, this.blobs!, TRAJECTORY, WHOLE));
-    this.map.set(key, line);
-    this.out.append(line);
+    this.map.set(key, this.out.append(line));
   }
 
   /**

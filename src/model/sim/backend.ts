@@ -81,12 +81,12 @@ export class SimModel implements ChatModel {
       const system = req.system ?? '';
       const start = system.indexOf(APPENDIX_START);
       const reminders = start >= 0 ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions : undefined;
-      text = `<answer>${answer(task.task, system, { tokens: memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed })}</answer>`;
+      text = `<answer>${answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed })}</answer>`;
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
     } else if (sleepAsk) {
-      text = sleepReply(sleepAsk, { system: req.system ?? '', tokens: memoTokens(req.system ?? ''), sample: req.sample ?? 0 });
+      text = sleepReply(sleepAsk, { system: req.system ?? '', tokens: () => memoTokens(req.system ?? ''), sample: req.sample ?? 0 });
     } else {
       throw new Error(`the sim backend answers only requests made by the sim env, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`);
     }

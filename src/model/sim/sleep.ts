@@ -48,7 +48,7 @@ function mine(meta: SleepMineMeta): unknown {
   return { tasks };
 }
 
-function attempt(meta: SleepAttemptMeta, system: string, tokens: number, sample: number): string {
+function attempt(meta: SleepAttemptMeta, system: string, tokens: () => number, sample: number): string {
   const t = meta.task;
   const references = [t.reference, ...t.checks.filter((c) => c.op === 'contains').map((c) => String(c.arg ?? ''))];
   const known = references.map(canonicalAnswer).find(Boolean);
@@ -64,7 +64,7 @@ function judge(meta: SleepJudgeMeta): unknown {
 }
 
 /** The simulator's reply to a Sleep request, as text. */
-export function sleepReply(meta: SleepMeta, req: { system: string; tokens: number; sample: number }): string {
+export function sleepReply(meta: SleepMeta, req: { system: string; tokens: () => number; sample: number }): string {
   switch (meta.kind) {
     case 'sleep_mine':
       return JSON.stringify(mine(meta));

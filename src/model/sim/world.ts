@@ -306,15 +306,21 @@ export function overlookChance(tokens: number, freeTokens = 200, slope = 1 / 700
 export function answer(
   task: Pick<SimTask, 'id' | 'fact'>,
   skill: string,
-  opts: { tokens: number; skillKey: string; sample?: number; reminders?: Set<string>; noise?: number; seed?: number },
+  opts: { tokens: () => number; skillKey: string; sample?: number; reminders?: Set<string>; noise?: number; seed?: number },
 ): string {
   const stated = recognise(skill);
-  const p = overlookChance(opts.tokens);
+  // A skill has at most as many tokens as UTF-8 bytes (a token is at least one byte), so the
+  // chance from its byte length bounds the real one: the exact count (the tokenizer's tables take
+  // a fifth of a second to load) is asked only for a draw that falls under that bound.
+  const most = overlookChance(Buffer.byteLength(skill, 'utf8'));
+  let p: number | undefined;
   const sample = opts.sample ?? 0;
   const conventions = new Set<string>();
   for (const c of stated.conventions) {
-    const chance = opts.reminders?.has(c) ? p / 2 : p;
-    if (unitHash('overlook', task.id, c, opts.skillKey, sample) >= chance) conventions.add(c);
+    const share = opts.reminders?.has(c) ? 0.5 : 1;
+    const draw = unitHash('overlook', task.id, c, opts.skillKey, sample);
+    if (draw >= most * share) conventions.add(c);
+    else if (draw >= (p ??= overlookChance(opts.tokens())) * share) conventions.add(c);
   }
   const noise = opts.noise ?? 0;
   if (noise > 0) {
