@@ -1,4 +1,4 @@
-/** The fake OpenAI-compatible provider of the benches, in its own process so its CPU is not counted. */
+/** The fake OpenAI-compatible providers of the benches, each in its own process so its CPU is not counted. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,11 +9,13 @@ export interface FakeServerProcess {
   stop(): Promise<{ requests: number; maxInFlight: number }>;
 }
 
-/** Starts `fake-server-process.ts` answering after `latencyMs`; `rule` as that file reads it. */
-export async function startFakeServerProcess(latencyMs: number, rule = ''): Promise<FakeServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fake-server-process.ts'), String(latencyMs), rule], { stdio: ['pipe', 'pipe', 'inherit'] });
+/** Runs `script` (a file of this folder that prints its URL, serves until stdin closes, then prints its counts). */
+async function startProcess(script: string, args: string[]): Promise<FakeServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const url = (await lines.next()).value as string;
+  const first = await lines.next();
+  if (first.done) throw new Error(`bench/${script} exited before it printed its URL`);
+  const url = first.value as string;
   return {
     url,
     stop: async () => {
@@ -21,4 +23,14 @@ export async function startFakeServerProcess(latencyMs: number, rule = ''): Prom
       return JSON.parse((await lines.next()).value as string) as { requests: number; maxInFlight: number };
     },
   };
+}
+
+/** Starts `fake-server-process.ts` answering after `latencyMs`; `rule` as that file reads it. */
+export function startFakeServerProcess(latencyMs: number, rule = ''): Promise<FakeServerProcess> {
+  return startProcess('fake-server-process.ts', [String(latencyMs), rule]);
+}
+
+/** Starts `skillopt-server-process.ts`: the scripted training run of `skillopt-script.ts` on the sim env with `env` options. */
+export function startScriptedServer(targetMs: number, optimizerMs: number, env: Record<string, number>): Promise<FakeServerProcess> {
+  return startProcess('skillopt-server-process.ts', [String(targetMs), String(optimizerMs), JSON.stringify(env)]);
 }

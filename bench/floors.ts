@@ -6,7 +6,9 @@
  * - `ourFloor`: this engine's stage order. Training rollouts start in reflection's order and the
  *   analysts overlap them (the last analyst needs the last rollout); the merge levels (the staged
  *   or the combined strategy); the ranking call when one was made; the selection rollouts the
- *   gate ran (early stopping and the score cache leave some out).
+ *   gate ran (early stopping and the score cache leave some out), or after an early accept
+ *   those it had scored when the accept was certain (the rest run while the next step reflects,
+ *   when the target is idle, so they are off the path).
  * - `originalFloor`: the original's stage order, from the same counts: rollouts, then all
  *   analysts, then the failure merge hierarchy, the success hierarchy and the final merge one
  *   after another, the ranking call whenever the merged edits exceed the budget, then the whole
@@ -58,13 +60,15 @@ function counts(r: HistoryRecord) {
   return { analysts: t.analyst?.calls ?? 0, f: r.n_failure_patches ?? 0, s: r.n_success_patches ?? 0, merged: (t.merge?.calls ?? 0) > 0 };
 }
 
-export function ourFloor(r: HistoryRecord, x: StepShape): number {
+/** `acceptedAfter`: the selection items scored when an early accept was certain (its `gate_decision` event). */
+export function ourFloor(r: HistoryRecord, x: StepShape, acceptedAfter?: number): number {
   const { analysts, f, s, merged } = counts(r);
   const rollouts = waves(x.batch, x.workers) * x.targetS;
   const reflect = analysts > 0 ? Math.max(rollouts + x.optimizerS, x.targetS + waves(analysts, x.analysts) * x.optimizerS) : rollouts;
   const chain = !merged ? 0 : x.strategy === 'combined' ? combinedDepth(f, s, x.mergeGroup) : Math.max(levels(f, x.mergeGroup), levels(s, x.mergeGroup)) + (f > 0 && s > 0 ? 1 : 0);
   const ranking = (r.tokens?.ranking?.calls ?? 0) > 0 ? x.optimizerS : 0;
-  return reflect + chain * x.optimizerS + ranking + waves(r.gate?.rollouts_used ?? 0, x.workers) * x.targetS;
+  const gate = Math.min(r.gate?.rollouts_used ?? 0, acceptedAfter ?? Infinity);
+  return reflect + chain * x.optimizerS + ranking + waves(gate, x.workers) * x.targetS;
 }
 
 export function originalFloor(r: HistoryRecord, x: StepShape): number {

@@ -198,6 +198,12 @@ export const EvaluationSchema = z
     /** Stop a gate evaluation as soon as its decision is certain (the decision is identical). */
     gate_early_stop: z.boolean().default(true),
     /**
+     * With the exact gate: hand the decision on once an accept is certain, and score the rest of
+     * the selection items while the next step runs (its record waits for them; the same
+     * decisions, but a step's token counts then include calls made while it ran).
+     */
+    gate_early_accept: z.boolean().default(false),
+    /**
      * `exact`: the candidate's selection score must beat the current one's (the original's rule).
      * `paired`: a one-sided paired test on the same items must find the candidate better.
      */

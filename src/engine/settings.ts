@@ -58,6 +58,8 @@ export interface TrainSettings {
   gate: {
     on: boolean;
     earlyStop: boolean;
+    /** Hand an accept on as soon as it is certain; the rest of the items are scored off the critical path (`evaluation.gate_early_accept`). */
+    earlyAccept: boolean;
     /** Start the next step's rollouts while the gate scores (`evaluation.gate_overlap`). */
     overlap: boolean;
     scoring: GateScoring;
@@ -103,6 +105,7 @@ export function trainSettings(config: Config): TrainSettings {
     gate: {
       on: e.use_gate,
       earlyStop: e.gate_early_stop,
+      earlyAccept: e.gate_early_accept,
       overlap: e.gate_overlap,
       scoring: {
         metric: e.gate_metric,

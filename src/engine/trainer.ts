@@ -13,7 +13,7 @@ import { epochBoundary } from './epoch/boundary.ts';
 import { activeMetaSkill } from './epoch/meta-skill.ts';
 import { finalEvaluation } from './final-evaluation.ts';
 import { buildScheduler } from './lr-schedulers.ts';
-import { trainStep } from './step/train-step.ts';
+import { trainStep, type PendingStep } from './step/train-step.ts';
 import { poolParent, startPool } from './pool/pool-steps.ts';
 import { budgetStop } from './budget-limits.ts';
 
@@ -70,16 +70,26 @@ async function startState(ctx: RunContext): Promise<TrainState> {
   return state;
 }
 
-/** A stop asked for (Ctrl-C) or a budget limit reached, checked between steps: the state is saved. */
-function stopHere(ctx: RunContext, state: TrainState): TrainOutcome | undefined {
+/**
+ * A stop asked for (Ctrl-C) or a budget limit reached, checked between steps: the state is saved
+ * (after `pending`, a step still finishing its gate, is committed).
+ */
+async function stopHere(ctx: RunContext, state: TrainState, pending?: PendingStep): Promise<TrainOutcome | undefined> {
+  const stop = ctx.stop?.aborted ? undefined : budgetStop(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
+  if (!ctx.stop?.aborted && !stop) return undefined;
+  await settle(pending);
   if (ctx.stop?.aborted) {
     persistState(ctx, state, 'stopped');
     return { status: 'stopped', cause: 'interrupted', reason: `interrupted after step ${state.lastStep}; the run is saved` };
   }
-  const stop = budgetStop(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
-  if (!stop) return undefined;
   persistState(ctx, state, 'stopped');
-  return { status: 'stopped', cause: 'budget', reason: stop.message, limit: stop.limit };
+  return { status: 'stopped', cause: 'budget', reason: stop!.message, limit: stop!.limit };
+}
+
+/** Lets a step still finishing its gate (an early accept) finish, and waits for its commit. */
+async function settle(pending: PendingStep | undefined): Promise<void> {
+  pending?.resume();
+  await pending?.done;
 }
 
 /**
@@ -109,6 +119,8 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
   const { settings, plan } = ctx;
   const state = await startState(ctx);
 
+  // A step whose gate accepted early finishes its selection scoring while the next step runs.
+  let pending: PendingStep | undefined;
   for (let epoch = 1; epoch <= settings.epochs; epoch++) {
     const batches = planEpoch(ctx.train, epoch, settings.seed, settings.batchSize, plan.batchesPerEpoch);
     const metaSkill = activeMetaSkill(ctx, epoch);
@@ -116,22 +128,24 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
     for (let s = 0; s < plan.stepsPerEpoch; s++) {
       const step = (epoch - 1) * plan.stepsPerEpoch + s + 1;
       if (step <= state.lastStep) continue;
-      const stop = stopHere(ctx, state);
+      const stop = await stopHere(ctx, state, pending);
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = settings.accumulation;
       const next = s + 1 < plan.stepsPerEpoch ? batches.slice((s + 1) * a, (s + 2) * a) : undefined;
       const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
-      await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill, parent: pool?.parent, poolDropped: pool?.dropped });
+      pending = await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill, parent: pool?.parent, poolDropped: pool?.dropped }, pending);
     }
+    await settle(pending);
+    pending = undefined;
     if (state.boundariesDone < epoch) {
-      const stop = stopHere(ctx, state);
+      const stop = await stopHere(ctx, state);
       if (stop) return stop;
       await epochBoundary(ctx, state, epoch);
     }
   }
 
-  const stop = stopHere(ctx, state);
+  const stop = await stopHere(ctx, state);
   if (stop) return stop;
   return { status: 'finished', summary: await finalEvaluation(ctx, state) };
 }

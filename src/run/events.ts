@@ -73,6 +73,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     rollouts_saved: num,
     /** The evaluation stopped once a reject was certain; candidate_score is then the best it could have reached. */
     early_stopped: z.boolean().optional(),
+    /** An early accept (evaluation.gate_early_accept): the selection items scored when it was certain; the rest ran beside the next step. */
+    accepted_after: num.optional(),
     /** The paired gate's test: mean effect per item, one-sided p-value. */
     test: z.object({ method: z.string(), n: num, effect: num, p: num, alpha: num, passed: z.boolean() }).optional(),
   }),

@@ -18,6 +18,11 @@ import { historyOf, readText, SIM_CONFIG, trainSim } from '../helpers/train.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';
 import { tmpDir } from '../helpers/tmp.ts';
+import pLimit from 'p-limit';
+import { pinnedRuntimeState } from '../fixtures/pinned-sim/cases.ts';
+import { SimEnv } from '../../src/envs/sim/env.ts';
+import { ScoreCache } from '../../src/engine/scoring/score-cache.ts';
+import { Rollouts } from '../../src/engine/stages/rollout.ts';
 
 const sim = () => new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });
 
@@ -112,5 +117,48 @@ describe('the critical path of a step', () => {
     const rollouts = (out: string) => readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')).filter((c) => c.purpose === 'rollout' && c.from === 'provider').length;
     const wasted = overlaps.reduce((n, e) => n + e.wasted, 0);
     assert.equal(rollouts(ahead.out) - rollouts(plain.out), wasted);
+  });
+
+  it('an early accept hands the decision on and scores the rest of the selection items while the next step runs: the same history, with or without the overlap', async () => {
+    const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
+    for (const overlap of [[], ['evaluation.gate_overlap=true']]) {
+      const full = await trainSim([...lr1, ...overlap]);
+      const early = await trainSim([...lr1, ...overlap, 'evaluation.gate_early_accept=true']);
+      assert.equal(historyOf(early.out), historyOf(full.out));
+      assert.equal(readText(path.join(early.out, 'best_skill.md')), readText(path.join(full.out, 'best_skill.md')));
+      const runtime = (out: string) => pinnedRuntimeState(JSON.parse(readText(path.join(out, 'runtime_state.json'))) as Record<string, unknown>);
+      assert.deepEqual(runtime(early.out), runtime(full.out));
+      // The same calls in all, each step's counted while it ran.
+      const calls = (out: string) => (JSON.parse(readText(path.join(out, 'history.json'))) as HistoryRecord[]).reduce((n, r) => n + Object.values(r.tokens ?? {}).reduce((m, u) => m + u.calls, 0), 0);
+      assert.equal(calls(early.out), calls(full.out));
+      // A step that accepted early: the next one started before it finished.
+      const overlapped = (out: string) => {
+        const events = readEvents(path.join(out, 'events.jsonl'));
+        return events.filter((e, i) => e.type === 'step_finished' && events.slice(0, i).some((f) => f.type === 'stage_started' && f.step === e.step + 1)).map((e) => (e.type === 'step_finished' ? e.action : ''));
+      };
+      const accepted = overlapped(early.out);
+      assert.ok(accepted.length > 0 && accepted.every((a) => a.startsWith('accept')), `steps overlapped by the next: ${accepted.join(', ')}`);
+      assert.deepEqual(overlapped(full.out), []);
+    }
+  });
+
+  it('a rollout that waited its turn while another caller ran the same one takes that result', async () => {
+    const env = new SimEnv({ n_train: 1, n_val: 1, n_test: 1, noise: 0, data_seed: 3 });
+    const { val } = await env.load();
+    let calls = 0;
+    const t = sim();
+    const target: ChatModel = {
+      id: t.id,
+      complete(req) {
+        calls++;
+        return t.complete(req);
+      },
+    };
+    const rollouts = new Rollouts({ env, target, limit: pLimit(1), cache: new ScoreCache() }, 42);
+    // Both are queued before either runs; the second starts after the first is done.
+    const [a, b] = await Promise.all([rollouts.run('Answer.', val), rollouts.run('Answer.', val)]);
+    assert.equal(calls, 1);
+    assert.deepEqual(b.trajectories, a.trajectories);
+    assert.deepEqual([a.ran, b.ran, b.cached], [1, 0, 1]);
   });
 });

@@ -58,4 +58,55 @@ describe('selection evaluation policies', () => {
     assert.ok(r.trajectories[19] !== undefined, 'the last item ran first');
     assert.ok(seen.some(([scored, remaining]) => scored === 5 && remaining === 15), 'the policy saw the scores in its order');
   });
+
+  it('an early accept says so once the candidate must beat the bar, waits to be let go on, then scores the rest: the result is the full evaluation', async () => {
+    const full = await (await evaluator()).score(STRONG);
+    const sel = await evaluator();
+    const weak = await sel.score(WEAK);
+    const events: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let told: { low: number; high: number } | undefined;
+    let onTold!: () => void;
+    const telling = new Promise<'told'>((r) => (onTold = () => r('told')));
+    const scoring = sel.score(STRONG, {
+      policy: new EarlyStop(weak.gate, WEAK),
+      accept: {
+        certain: ({ low }) => low > weak.gate,
+        decided: (bounds) => {
+          told = bounds;
+          events.push('decided');
+          onTold();
+          return held;
+        },
+      },
+    });
+    // Told before the evaluation ends, which waits for the release.
+    assert.equal(await Promise.race([scoring.then(() => 'finished' as const), telling]), 'told');
+    events.push('released');
+    release();
+    const r = await scoring;
+    assert.deepEqual(events, ['decided', 'released']);
+    assert.ok(told && told.low > weak.gate && told.low <= r.gate && r.gate <= told.high, `bounds ${told?.low}..${told?.high} hold ${r.gate}`);
+    assert.equal(r.complete, true);
+    assert.equal(r.gate, full.gate);
+    assert.deepEqual(r.itemValues, full.itemValues);
+    assert.equal(r.used + r.cacheHits, 20);
+  });
+
+  it('no early accept while the candidate could still fall to the bar', async () => {
+    const sel = await evaluator();
+    const strong = await sel.score(STRONG);
+    let told = false;
+    const r = await sel.score(WEAK, {
+      accept: {
+        certain: ({ low }) => low > strong.gate,
+        decided: async () => {
+          told = true;
+        },
+      },
+    });
+    assert.equal(told, false);
+    assert.equal(r.complete, true);
+  });
 });

@@ -31,21 +31,30 @@ function textOf(content: unknown): string {
   return typeof content === 'string' ? content : (content as { text?: string }[]).map((p) => p.text ?? '').join('');
 }
 
+/** A Chat Completions request's system text, last user text and the name of the JSON schema it asks for (none: a target request). */
+export function chatParts(r: Recorded): { system: string; user: string; schemaName?: string } {
+  const messages = r.body.messages as { role: string; content: unknown }[];
+  return {
+    system: textOf(messages.find((m) => m.role === 'system')?.content ?? ''),
+    user: textOf(messages.filter((m) => m.role === 'user').at(-1)?.content ?? ''),
+    schemaName: r.body.response_format?.json_schema?.name,
+  };
+}
+
+/** The simulated target's answer to a task (`fact`: what it knows of it), or a miss for a task it does not know. */
+export async function simTargetReply(target: SimModel, system: string, user: string, task: { id: string; fact?: unknown } | undefined): Promise<Reply> {
+  if (!task) return { text: '<answer>unknown</answer>', usage: { input: 50, output: 5 } };
+  const res = await target.complete({ purpose: 'rollout', system, messages: [{ role: 'user', content: user }], meta: { kind: 'sim_task', task: { id: task.id, fact: task.fact as never } } });
+  return { text: res.text, usage: { input: res.usage.input, output: res.usage.output } };
+}
+
 export function skillRunResponder(items: Item[]): (r: Recorded) => Promise<Reply> {
   const byQuestion = new Map<string, Item>();
   for (const it of items) if (!byQuestion.has(String(it.question))) byQuestion.set(String(it.question), it);
   const target = new SimModel('fake', 0, 0, DEFAULT_TRAITS);
   return async (r) => {
-    const messages = r.body.messages as { role: string; content: unknown }[];
-    const system = textOf(messages.find((m) => m.role === 'system')?.content ?? '');
-    const user = textOf(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-    const schemaName: string | undefined = r.body.response_format?.json_schema?.name;
-    if (!schemaName) {
-      const item = byQuestion.get(user);
-      if (!item) return { text: '<answer>unknown</answer>', usage: { input: 50, output: 5 } };
-      const res = await target.complete({ purpose: 'rollout', system, messages: [{ role: 'user', content: user }], meta: { kind: 'sim_task', task: { id: item.id, fact: item.fact } } });
-      return { text: res.text, usage: { input: res.usage.input, output: res.usage.output } };
-    }
+    const { system, user, schemaName } = chatParts(r);
+    if (!schemaName) return simTargetReply(target, system, user, byQuestion.get(user));
     const skill = skillInPrompt(user);
     const edits = ORDER.map((id) => CONVENTIONS.find((c) => c.id === id)!)
       .filter((c) => !c.recognise.test(skill))

@@ -8,7 +8,7 @@ import { countTokens } from '../../skill/document.ts';
 import type { RunContext } from '../context.ts';
 import { decide, gateBar, type DecideOptions, type GateDecision, type GateRule, type SkillState } from './gate.ts';
 import { pairedAccepts, PairedGate, pairedGateTest, type GateTest, type PairedRule } from './paired-gate.ts';
-import { EarlyStop, FULL_EVALUATION, type EvaluationPolicy, type SelectionScore } from './selection-eval.ts';
+import { EarlyStop, FULL_EVALUATION, type EarlyAccept, type EvaluationPolicy, type SelectionScore } from './selection-eval.ts';
 
 export interface GateOutcome {
   sel: SelectionScore;
@@ -33,24 +33,43 @@ export function pairedRule(ctx: GateContext): PairedRule {
   return { alpha: gate.alpha, minDelta: gate.minDelta, repeats: gate.repeats, binary: gate.scoring.metric === 'hard' && gate.repeats === 1 };
 }
 
+/** A margin on the bounds, so that a sum taken in another order cannot turn an early decision. */
+const EPS = 1e-9;
+
+/**
+ * The exact gate's early accept: certain once the least the candidate can score beats the
+ * reference, and it is certain whether it beats the best too (no length preference).
+ */
+function earlyAccept(reference: SkillState, best: SkillState, early: EarlyDecision): EarlyAccept {
+  return {
+    certain: ({ low, high }) => low > reference.score + EPS && (low > best.score + EPS || high < best.score - EPS),
+    decided: ({ low, items }) => early(low > best.score + EPS ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false }, items),
+  };
+}
+
+/** Told an early accept's decision and how many selection items were scored then; resolves when the rest may start. */
+export type EarlyDecision = (decision: GateDecision, items: number) => Promise<void>;
+
 /**
  * `rule`: `gate` compares with `reference` (exactly or by the paired test, as configured);
- * `force` takes the candidate at its measured score.
+ * `force` takes the candidate at its measured score. `early`: with the exact gate and
+ * `evaluation.gate_early_accept`, called as soon as an accept is certain, with the decision the
+ * full evaluation will give; the rest of the items are scored once the promise it returns resolves.
  */
 export async function gateCandidate(
   ctx: GateContext,
   candidate: string,
   reference: SkillState,
   best: SkillState,
-  options: { rule: Extract<GateRule, 'gate' | 'force'>; dir?: string; step?: number; onQueued?: () => void },
+  options: { rule: Extract<GateRule, 'gate' | 'force'>; dir?: string; step?: number; onQueued?: () => void; early?: EarlyDecision },
 ): Promise<GateOutcome> {
   const { gate } = ctx.settings;
   const length = lengthRule(ctx, candidate, { current: reference.skill, best: best.skill });
   const against = { current: reference.score, best: best.score };
   const vsReference = length && { within: length.within, candidate: length.candidate, other: length.current };
   // `onQueued`: called once the candidate's rollouts are queued (what may overlap with them starts then).
-  const score = (policy: EvaluationPolicy) => {
-    const scoring = ctx.selection.score(candidate, { dir: options.dir, policy, step: options.step });
+  const score = (policy: EvaluationPolicy, accept?: EarlyAccept) => {
+    const scoring = ctx.selection.score(candidate, { dir: options.dir, policy, step: options.step, accept });
     options.onQueued?.();
     return scoring;
   };
@@ -61,8 +80,16 @@ export async function gateCandidate(
       const { bar, tieLoses } = gateBar(reference.score, vsReference);
       policy = new EarlyStop(bar, reference.skill, tieLoses);
     }
-    const sel = await score(policy);
-    return { sel, decision: decide(sel.complete ? sel.gate : undefined, against, options.rule, { length }), referenceRollouts: 0 };
+    let told: GateDecision | undefined;
+    const tell: EarlyDecision = (decision, items) => {
+      told = decision;
+      return options.early!(decision, items);
+    };
+    const accepting = options.rule === 'gate' && gate.earlyAccept && options.early && !length ? earlyAccept(reference, best, tell) : undefined;
+    const sel = await score(policy, accepting);
+    const decision = decide(sel.complete ? sel.gate : undefined, against, options.rule, { length });
+    if (told && told.action !== decision.action) throw new Error(`the gate accepted early (${told.action}) but the full evaluation decides ${decision.action}`);
+    return { sel, decision, referenceRollouts: 0 };
   }
 
   const rule = pairedRule(ctx);

@@ -127,6 +127,13 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
         }
         let t: Trajectory;
         const sample = sampleOf(index);
+        // Another caller may have finished this rollout while this one waited its turn.
+        const late = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
+        if (late) {
+          cached++;
+          finish(index, late);
+          return;
+        }
         try {
           const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
             job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, training: job.training, signal: job.signal }),

@@ -6,6 +6,10 @@
  * decision a full evaluation would give; `PairedGate` (paired-gate.ts) stops once a paired test
  * can no longer find the candidate better. With `repeats` > 1 every item is sampled that many
  * times per skill and its score is the mean of its samples (a stochastic target).
+ *
+ * An early accept (`ScoreOptions.accept`): once the items scored so far make an accept certain,
+ * the evaluation says so at once with the bounds of the final score, starts no more items until
+ * its caller lets it go on, then scores the rest, so that its result is a full evaluation's.
  */
 import type { Item, Trajectory } from '../../envs/types.ts';
 import type { EventLog } from '../../run/events.ts';
@@ -88,6 +92,31 @@ function combineSamples(samples: (Trajectory | undefined)[]): Trajectory | undef
   return { ...ok[0]!, hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length, soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length };
 }
 
+/** The bounds of the final gate score, from the first `items` of the evaluation's order. */
+export interface ScoreBounds {
+  low: number;
+  high: number;
+  items: number;
+}
+
+/** An early accept: see the file's comment. */
+export interface EarlyAccept {
+  /** Whether the decision is certain (an accept, and whether the candidate is the new best) within these bounds of the final score. */
+  certain(bounds: ScoreBounds): boolean;
+  /** Called as soon as it is; the rest of the items start when the promise it returns resolves. */
+  decided(bounds: ScoreBounds): Promise<void>;
+}
+
+export interface ScoreOptions {
+  /** Where the results go. */
+  dir?: string;
+  /** How far to go (default: every item). */
+  policy?: EvaluationPolicy;
+  /** Report progress as that step's. */
+  step?: number;
+  accept?: EarlyAccept;
+}
+
 export class SelectionEvaluator {
   constructor(
     private readonly rollouts: Rollouts,
@@ -128,8 +157,7 @@ export class SelectionEvaluator {
     return combineSamples(Array.from({ length: this.repeats }, (_, r) => perSample[this.entry(i, r)]));
   }
 
-  /** `policy`: how far to go (default: every item); `dir` gets the results; `step`: report progress as that step's. */
-  async score(skill: string, options: { dir?: string; policy?: EvaluationPolicy; step?: number } = {}): Promise<SelectionScore> {
+  async score(skill: string, options: ScoreOptions = {}): Promise<SelectionScore> {
     const { items, scoring: s, repeats } = this;
     const policy = options.policy ?? FULL_EVALUATION;
     const bonus = gateBonus(skill, s);
@@ -150,24 +178,49 @@ export class SelectionEvaluator {
     let sum = 0;
     let scored = 0;
     const certain = () => policy.decided(sum, scored, items.length - prefix, bonus, known);
+    // The bounds count every item not scored yet (an error retried later included) as 0 or as 1.
+    const bounds = (): ScoreBounds => {
+      const open = items.length - scored;
+      return { low: sum / items.length + bonus, high: (sum + open) / (scored + open) + bonus, items: prefix };
+    };
+    /** Once an accept is certain: when the rest may start. */
+    let accepted: Promise<void> | undefined;
+    const onResult = (t: Trajectory, index: number) => {
+      perSample[index] = t;
+      let next: Trajectory | undefined;
+      while (prefix < sequence.length && (next = this.itemResult(perSample, sequence[prefix]!)) && !certain()) {
+        prefix++;
+        const value = metricOf(next);
+        known.push(value);
+        if (value === undefined) continue;
+        scored++;
+        sum += value;
+      }
+      if (!accepted && options.accept?.certain(bounds())) accepted = options.accept.decided(bounds());
+    };
+    const flat = sequence.flatMap((i) => Array.from({ length: repeats }, (_, r) => this.entry(i, r)));
+    const progress = options.step === undefined ? undefined : (done: number, total: number) => this.events.emit({ type: 'stage_progress', step: options.step!, stage: 'evaluate', done, total });
     const result = await this.rollouts.run(skill, entries.items, {
-      order: sequence.flatMap((i) => Array.from({ length: repeats }, (_, r) => this.entry(i, r))),
+      order: flat,
       ...(entries.samples ? { samples: entries.samples } : {}),
-      onResult: (t, index) => {
-        perSample[index] = t;
-        let next: Trajectory | undefined;
-        while (prefix < sequence.length && (next = this.itemResult(perSample, sequence[prefix]!)) && !certain()) {
-          prefix++;
-          const value = metricOf(next);
-          known.push(value);
-          if (value === undefined) continue;
-          scored++;
-          sum += value;
-        }
-      },
-      stop: certain,
-      onProgress: options.step === undefined ? undefined : (done, total) => this.events.emit({ type: 'stage_progress', step: options.step!, stage: 'evaluate', done, total }),
+      onResult,
+      stop: () => certain() || accepted !== undefined,
+      onProgress: progress,
     });
+    if (accepted) {
+      const rest = flat.filter((index) => result.trajectories[index] === undefined);
+      if (rest.length > 0) {
+        await accepted;
+        const more = await this.rollouts.run(
+          skill,
+          rest.map((index) => entries.items[index]!),
+          { ...(entries.samples ? { samples: rest.map((index) => entries.samples![index]!) } : {}), onResult: (t, k) => onResult(t, rest[k]!) },
+        );
+        rest.forEach((index, k) => (result.trajectories[index] = more.trajectories[k]));
+        result.ran += more.ran;
+        result.cached += more.cached;
+      }
+    }
     const complete = prefix === items.length;
     if (complete) await this.retryErrors(skill, result.trajectories, entries);
     if (options.dir) writeRolloutDir(options.dir, result.trajectories, skillHash(skill), this.rollouts.targetId, entries.samples ?? 0);

@@ -20,7 +20,7 @@ export type Guess = 'candidate' | 'current';
  * decision kept (acceptances come in runs early on and grow rare as the skill settles), and the
  * candidate before any decision (a first candidate usually beats the initial skill).
  */
-export function guessKept(history: HistoryRecord[], gateOn: boolean): Guess {
+export function guessKept(history: Pick<HistoryRecord, 'action'>[], gateOn: boolean): Guess {
   if (!gateOn) return 'candidate';
   const last = history.findLast((r) => !isSkipped(r.action));
   return !last || isAccepted(last.action) ? 'candidate' : 'current';
@@ -33,7 +33,8 @@ export class GateOverlap {
 
   constructor(
     private readonly s: StepScope,
-    history: HistoryRecord[],
+    /** The decisions so far (a record's action is enough). */
+    history: Pick<HistoryRecord, 'action'>[],
     private readonly next: Batch[],
   ) {
     this.guess = guessKept(history, s.ctx.settings.gate.on);

@@ -19,7 +19,7 @@ import { computeScore, type Score } from '../scoring/metrics.ts';
 import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
 import type { EditBudget } from '../stages/edit-budget.ts';
 import { applyDecision } from '../stages/gate.ts';
-import { gateCandidate } from '../stages/gate-evaluation.ts';
+import { gateCandidate, type GateOutcome } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
 import { appliedEdits, recordStepCandidate } from '../pool/pool-steps.ts';
 import { Reflector, type AnalystResult } from '../stages/reflect.ts';
@@ -251,9 +251,18 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   return candidate;
 }
 
+/** The gate's outcome for the step; `rest`, after an early accept, resolves once the full score is in the state and the record. */
+export interface Gated {
+  action: GateAction;
+  rest?: Promise<void>;
+}
+
 /**
  * ⑥ The gate scores the candidate on the selection split and takes it in or not; the step buffer
- * remembers. `onGateQueued`: called once the gate's rollouts are queued (work that may wait behind them).
+ * remembers. `onGateQueued`: called once the gate's rollouts are queued (work that may wait behind
+ * them). `resume`: given when the gate may accept early (`evaluation.gate_early_accept`): the
+ * decision is then returned as soon as it is certain, with the candidate in the state (its score
+ * filled in by `rest`), and the rest of the selection items start when `resume` resolves.
  */
 export async function evaluateStage(
   s: StepScope,
@@ -262,59 +271,93 @@ export async function evaluateStage(
   selected: UpdateItem[],
   rolled: Rolled,
   reflected: Reflected,
-  onGateQueued?: () => void,
-): Promise<GateAction> {
+  hooks: { onGateQueued?: () => void; resume?: Promise<void> } = {},
+): Promise<Gated> {
   const { settings, selection, events } = s.ctx;
   const { gate } = settings;
   s.stages.start('evaluate', `selection items=${selection.items.length}`);
   const before = { current: s.reference.score, best: state.best.score };
-  const { sel, decision, test, referenceRollouts } = await gateCandidate(s.ctx, candidate, s.reference, state.best, {
+  const origin = `step_${pad4(s.step)}`;
+  const remember = (action: GateAction, scoreAfter: number, stoppedEarly: boolean) => {
+    const entry = stepEntry({
+      step: s.step,
+      action,
+      trajectories: rolled.trajectories,
+      findings: reflected.analysts.flatMap((r) => r.findings),
+      rejected: { items: selected, scoreBefore: before.current, scoreAfter, stoppedEarly },
+    });
+    state.stepBuffer.push(entry);
+    s.files.write('trajectory_digest.json', entry);
+  };
+  /** Set by an early accept: the skill states taken in, whose score the full evaluation fills in. */
+  let taken: { action: GateAction; after: number; current: TrainState['current']; best?: TrainState['best'] } | undefined;
+  let told!: () => void;
+  const early = new Promise<'early'>((resolve) => (told = () => resolve('early')));
+  const gating = gateCandidate(s.ctx, candidate, s.reference, state.best, {
     rule: gate.on ? 'gate' : 'force',
     dir: path.join(s.files.root, 'selection_eval'),
     step: s.step,
-    onQueued: onGateQueued,
+    onQueued: hooks.onGateQueued,
+    early: hooks.resume
+      ? (decision, after) => {
+          // An accept is certain: the next step may start from the candidate now.
+          const current = { skill: candidate, score: Number.NaN, origin };
+          taken = { action: decision.action, after, current, ...(decision.newBest ? { best: { ...current, step: s.step } } : {}) };
+          state.current = taken.current;
+          if (taken.best) state.best = taken.best;
+          remember(decision.action, Number.NaN, false);
+          told();
+          return hooks.resume!;
+        }
+      : undefined,
   });
-  const after = applyDecision(state, { skill: candidate, score: sel.gate, origin: `step_${pad4(s.step)}` }, decision, s.step);
-  state.current = after.current;
-  state.best = after.best;
-  if (state.pool) recordStepCandidate(s, state, candidate, { sel, decision, test });
-  const used = sel.used + referenceRollouts;
-  events.emit({
-    type: 'gate_decision',
-    step: s.step,
-    epoch: s.epoch,
-    action: decision.action,
-    metric: gate.scoring.metric,
-    candidate_score: sel.gate,
-    current_score: before.current,
-    best_score: before.best,
-    rollouts_used: used,
-    rollouts_saved: sel.saved,
-    early_stopped: !sel.complete,
-    ...(test ? { test: { method: test.method, n: test.n, effect: test.effect, p: test.p, alpha: test.alpha, passed: test.passed } } : {}),
-  });
-  const scored = sel.complete ? sel.gate.toFixed(4) : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length * selection.repeats})`;
-  const tested = test ? ` (paired ${test.method}: effect ${test.effect >= 0 ? '+' : ''}${test.effect.toFixed(4)}, p=${test.p.toPrecision(3)}, n=${test.n})` : '';
-  s.stages.finish('evaluate', `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`);
-  s.record.gate({
-    selection_hard: sel.hard,
-    selection_soft: sel.soft,
-    gate_metric: gate.scoring.metric,
-    // After an early stop only a bound is known: the score the candidate could at most have had.
-    candidate_gate_score: sel.complete ? sel.gate : null,
-    candidate_gate_upper_bound: sel.complete ? undefined : sel.gate,
-    gate: { rollouts_used: used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors, ...(test ? { test: roundTest(test) } : {}) },
-  });
-  const entry = stepEntry({
-    step: s.step,
-    action: decision.action,
-    trajectories: rolled.trajectories,
-    findings: reflected.analysts.flatMap((r) => r.findings),
-    rejected: { items: selected, scoreBefore: before.current, scoreAfter: sel.gate, stoppedEarly: !sel.complete },
-  });
-  state.stepBuffer.push(entry);
-  s.files.write('trajectory_digest.json', entry);
-  return decision.action;
+  const finish = ({ sel, decision, test, referenceRollouts }: GateOutcome): GateAction => {
+    if (taken) {
+      taken.current.score = sel.gate;
+      if (taken.best) taken.best.score = sel.gate;
+    } else {
+      const after = applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, s.step);
+      state.current = after.current;
+      state.best = after.best;
+    }
+    if (state.pool) recordStepCandidate(s, state, candidate, { sel, decision, test });
+    const used = sel.used + referenceRollouts;
+    events.emit({
+      type: 'gate_decision',
+      step: s.step,
+      epoch: s.epoch,
+      action: decision.action,
+      metric: gate.scoring.metric,
+      candidate_score: sel.gate,
+      current_score: before.current,
+      best_score: before.best,
+      rollouts_used: used,
+      rollouts_saved: sel.saved,
+      early_stopped: !sel.complete,
+      ...(taken ? { accepted_after: taken.after } : {}),
+      ...(test ? { test: { method: test.method, n: test.n, effect: test.effect, p: test.p, alpha: test.alpha, passed: test.passed } } : {}),
+    });
+    const scored = sel.complete ? sel.gate.toFixed(4) : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length * selection.repeats})`;
+    const tested = test ? ` (paired ${test.method}: effect ${test.effect >= 0 ? '+' : ''}${test.effect.toFixed(4)}, p=${test.p.toPrecision(3)}, n=${test.n})` : '';
+    s.stages.finish('evaluate', `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`);
+    s.record.gate({
+      selection_hard: sel.hard,
+      selection_soft: sel.soft,
+      gate_metric: gate.scoring.metric,
+      // After an early stop only a bound is known: the score the candidate could at most have had.
+      candidate_gate_score: sel.complete ? sel.gate : null,
+      candidate_gate_upper_bound: sel.complete ? undefined : sel.gate,
+      gate: { rollouts_used: used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors, ...(test ? { test: roundTest(test) } : {}) },
+    });
+    if (!taken) remember(decision.action, sel.gate, !sel.complete);
+    return decision.action;
+  };
+  const first = await Promise.race([gating, early]);
+  if (first !== 'early') return { action: finish(first) };
+  const rest = gating.then(finish).then(() => undefined);
+  // Awaited before the next step's gate; a failure meanwhile must not go unhandled.
+  rest.catch(() => {});
+  return { action: taken!.action, rest };
 }
 
 const roundTest = (t: GateTest): GateTest => ({ ...t, effect: round(t.effect, 6), p: round(t.p, 6) });
