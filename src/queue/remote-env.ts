@@ -138,6 +138,8 @@ export class RemoteRollouts {
    */
   private async finished(jobId: string, data: RolloutJobData): Promise<unknown> {
     const done = new Promise<unknown>((resolve, reject) => this.waiting.set(jobId, { resolve, reject }));
+    // A stop can reject it while the job is still being added (a round trip to Redis), before it is awaited below.
+    done.catch(() => {});
     try {
       const job = await this.queue.add('rollout', data, {
         jobId,
