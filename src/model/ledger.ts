@@ -31,6 +31,8 @@ export interface CallRecord {
   cost_usd: number | null;
   error?: string;
   response?: { text: string; parsed?: unknown; toolCalls?: ToolCall[]; trace?: AgentTrace };
+  /** The rollout job (on a worker) this call was made for. */
+  job?: string;
 }
 
 export interface Totals {
@@ -58,6 +60,7 @@ const CallLineSchema = z
     cost_usd: z.number().nullable(),
     error: z.string().optional(),
     response: z.object({ text: z.string().nullable() }).loose().optional(),
+    job: z.string().optional(),
   })
   .loose();
 
@@ -73,6 +76,8 @@ export class Ledger {
   private readonly records: CallRecord[] = [];
   /** Replies recorded by earlier processes, per request key, as their stored lines (JSON, long strings in blobs). */
   private readonly replay = new Map<string, string[]>();
+  /** Worker jobs whose calls are recorded (by this process or an earlier one). */
+  private readonly jobs = new Set<string>();
   private readonly running = emptyTotals();
   private counted = 0;
   private readonly out?: AppendFile;
@@ -93,6 +98,7 @@ export class Ledger {
         list.push(moved?.blobs ? JSON.stringify(moved) : text);
         this.replay.set(call.key, list);
       }
+      if (call.job) this.jobs.add(call.job);
       this.records.push(call as unknown as CallRecord);
     }
   }
@@ -115,8 +121,20 @@ export class Ledger {
 
   record(rec: CallRecord): void {
     const { response: _reply, ...call } = rec;
+    if (call.job) this.jobs.add(call.job);
     this.records.push(call);
     this.out?.append(JSON.stringify(this.blobs ? toJournalLine(rec, this.blobs, REPLY, WHOLE) : rec));
+  }
+
+  /**
+   * Records the calls of a worker's job, unless they are recorded already: a trainer killed after
+   * recording them but before keeping the rollout's score takes the same finished job again when
+   * it resumes, and its calls were paid once.
+   */
+  recordJob(job: string, calls: CallRecord[]): void {
+    if (this.jobs.has(job)) return;
+    for (const call of calls) this.record({ ...call, job });
+    this.jobs.add(job);
   }
 
   /** Totals of this run across all its processes (earlier ones count against the budget too). */

@@ -120,7 +120,7 @@ export class RemoteRollouts {
       }
       const outcome = RolloutOutcomeSchema.safeParse(value);
       if (!outcome.success) throw new Error(`rollout job ${jobId} of ${item.id}: a worker's reply is not an outcome (${outcome.error.issues[0]?.message}); are the trainer and the worker the same version?`);
-      for (const call of outcome.data.calls) this.o.ledger.record(call as unknown as CallRecord);
+      this.o.ledger.recordJob(jobId, outcome.data.calls as unknown as CallRecord[]);
       this.o.onOutcome?.(outcome.data.worker);
       if (outcome.data.error) {
         const error = jobError(outcome.data.error);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { sumUsage } from '../../src/model/ledger.ts';
+import { Ledger, sumUsage, type CallRecord } from '../../src/model/ledger.ts';
 import { costOf, tablePrice } from '../../src/model/prices.ts';
 import { backendNames, getBackend } from '../../src/model/registry.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
@@ -80,6 +80,21 @@ describe('the ledger', () => {
     assert.equal(fake.requests.length, n);
     await second.target.complete(ask('new'));
     assert.equal(second.ledger.totals().calls, before.calls + 1);
+  });
+
+  it("a worker job's calls are recorded once, also when a resumed trainer takes the same finished job again", () => {
+    const file = path.join(tmpDir(), 'calls.jsonl');
+    const call = (key: string): CallRecord => ({ time: '2026-12-01T01:33:57.315Z', key, role: 'target', model: 'sim:sim-1', purpose: 'rollout', usage: { input: 122, output: 8, cached: 0, reasoning: 0 }, latency_ms: 60, retries: 0, from: 'provider', cost_usd: 0 });
+    const first = new Ledger(file);
+    first.recordJob('job-a', [call('k1')]);
+    first.recordJob('job-a', [call('k1')]);
+    // The trainer is killed here; the one that resumes reads the same file.
+    const resumed = new Ledger(file);
+    resumed.recordJob('job-a', [call('k1')]);
+    resumed.recordJob('job-b', [call('k2'), call('k3')]);
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { key: string; job: string });
+    assert.deepEqual(lines.map((l) => [l.job, l.key]), [['job-a', 'k1'], ['job-b', 'k2'], ['job-b', 'k3']]);
+    assert.equal(new Ledger(file).totals().calls, 3);
   });
 
   it('the table matches dated model names to their family and leaves unknown names unpriced', () => {
