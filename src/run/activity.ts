@@ -48,6 +48,8 @@ export function markActivity(kind: ActivityKind, dir: string, warn: (message: st
     return { release: () => {} };
   }
   mine.add(file);
+  // Markers of processes killed before they could remove theirs go now, so that they do not pile up between nights.
+  runningActivities(folder);
   if (!exitHook) {
     exitHook = true;
     process.on('exit', () => {

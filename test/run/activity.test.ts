@@ -26,6 +26,12 @@ test('a running process is seen through its marker until it releases it; the mar
   mark.release();
   assert.deepEqual(runningActivities(folder), []);
   assert.deepEqual(fs.readdirSync(folder), []);
+
+  // A process killed before it removed its marker: the next process to mark itself removes it.
+  fs.writeFileSync(stale, JSON.stringify({ ...marker, kind: 'eval', owner: { ...marker.owner, pid: gone } }));
+  const next = markActivity('train', '/runs/sim/b', () => assert.fail('no warning'), folder);
+  assert.equal(fs.existsSync(stale), false, 'the stale marker is removed by the next process to mark itself');
+  next.release();
 });
 
 test('a marker that cannot be written does not stop the work: one warning, naming the place', () => {
