@@ -121,7 +121,6 @@ export class Ledger {
 
   record(rec: CallRecord): void {
     const { response: _reply, ...call } = rec;
-    if (call.job) this.jobs.add(call.job);
     this.records.push(call);
     this.out?.append(JSON.stringify(this.blobs ? toJournalLine(rec, this.blobs, REPLY, WHOLE) : rec));
   }
