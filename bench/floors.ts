@@ -55,14 +55,20 @@ function combinedDepth(failure: number, success: number, g: number): number {
   return depth + (f + s >= 2 ? 1 : 0);
 }
 
-function counts(r: HistoryRecord) {
-  const t = r.tokens ?? {};
-  return { analysts: t.analyst?.calls ?? 0, f: r.n_failure_patches ?? 0, s: r.n_success_patches ?? 0, merged: (t.merge?.calls ?? 0) > 0 };
+/**
+ * What a step did, from its record and `analysts`, its analyst calls (its minibatches). Not from
+ * the record's token counts: with `evaluation.gate_overlap` a step's analyst and merge calls can
+ * be made, and counted, during the step before. Two patches or more are merged.
+ */
+function counts(r: HistoryRecord, analysts: number) {
+  const f = r.n_failure_patches ?? 0;
+  const s = r.n_success_patches ?? 0;
+  return { analysts, f, s, merged: f + s >= 2 };
 }
 
 /** `acceptedAfter`: the selection items scored when an early accept was certain (its `gate_decision` event). */
-export function ourFloor(r: HistoryRecord, x: StepShape, acceptedAfter?: number): number {
-  const { analysts, f, s, merged } = counts(r);
+export function ourFloor(r: HistoryRecord, x: StepShape, analystCalls: number, acceptedAfter?: number): number {
+  const { analysts, f, s, merged } = counts(r, analystCalls);
   const rollouts = waves(x.batch, x.workers) * x.targetS;
   const reflect = analysts > 0 ? Math.max(rollouts + x.optimizerS, x.targetS + waves(analysts, x.analysts) * x.optimizerS) : rollouts;
   const chain = !merged ? 0 : x.strategy === 'combined' ? combinedDepth(f, s, x.mergeGroup) : Math.max(levels(f, x.mergeGroup), levels(s, x.mergeGroup)) + (f > 0 && s > 0 ? 1 : 0);
@@ -71,8 +77,8 @@ export function ourFloor(r: HistoryRecord, x: StepShape, acceptedAfter?: number)
   return reflect + chain * x.optimizerS + ranking + waves(gate, x.workers) * x.targetS;
 }
 
-export function originalFloor(r: HistoryRecord, x: StepShape): number {
-  const { analysts, f, s } = counts(r);
+export function originalFloor(r: HistoryRecord, x: StepShape, analystCalls: number): number {
+  const { analysts, f, s } = counts(r, analystCalls);
   const rollouts = waves(x.batch, x.workers) * x.targetS;
   const reflect = waves(analysts, x.analysts) * x.optimizerS;
   const merges = (levels(f, x.mergeGroup) + levels(s, x.mergeGroup) + (f > 0 && s > 0 ? 1 : 0)) * x.optimizerS;

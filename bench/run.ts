@@ -168,7 +168,18 @@ async function runScenario(x: Scenario) {
     selection: x.selection,
     strategy: loaded.config.gradient.merge_strategy,
   };
-  const steps = history.map((r) => ({ step: r.step, wall: wallOf(r.step), ours: ourFloor(r, shape, acceptedAfter.get(r.step)), original: originalFloor(r, shape) }));
+  // A step's analyst calls: its minibatches, as its reflect stage announced them.
+  const minibatches = new Map(
+    events.flatMap((e) => {
+      if (e.type !== 'stage_started' || e.stage !== 'reflect') return [];
+      const m = /(\d+) failure minibatch(?:es)?, (\d+) success minibatch/.exec(e.detail ?? '');
+      return m ? [[e.step, Number(m[1]) + Number(m[2])] as const] : [];
+    }),
+  );
+  const steps = history.map((r) => {
+    const n = minibatches.get(r.step) ?? 0;
+    return { step: r.step, wall: wallOf(r.step), ours: ourFloor(r, shape, n, acceptedAfter.get(r.step)), original: originalFloor(r, shape, n) };
+  });
   const skill = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
   // Over HTTP the answers are made in the server's process; on the sim they are subtracted.
   const orchestration = (cpu - (x.workload === 'sim' ? await simCpuMs(provider, skill) : 0)) / provider;

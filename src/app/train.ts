@@ -28,6 +28,7 @@ import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
+import { CallsAhead } from '../engine/optimizer/calls-ahead.ts';
 import type { OptimizerContext } from '../engine/optimizer/ask.ts';
 import { Rollouts } from '../engine/stages/rollout.ts';
 import { SelectionEvaluator } from '../engine/stages/selection-eval.ts';
@@ -177,8 +178,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     closeRemote = () => remote?.close();
     await remote?.connect();
     const rollouts = new Rollouts({ env: remote ? remote.wrap(env) : env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
+    const callsAhead = settings.gate.overlap ? new CallsAhead(models.optimizer) : undefined;
     const opt: OptimizerContext = {
-      optimizer: models.optimizer,
+      optimizer: callsAhead?.model ?? models.optimizer,
       mode: settings.mode,
       env: env.name,
       maxTokens: config.model.optimizer_max_completion_tokens,
@@ -197,6 +199,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       rollouts,
       selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events, settings.gate.repeats),
       opt,
+      callsAhead,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,
       skillInit,

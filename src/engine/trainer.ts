@@ -9,11 +9,12 @@ import { injectEmptyAppendix } from '../skill/regions.ts';
 import { planEpoch } from './batches.ts';
 import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
 import type { RunContext, TrainState } from './context.ts';
-import { epochBoundary } from './epoch/boundary.ts';
+import { epochBoundary, skillAfterBoundary } from './epoch/boundary.ts';
 import { activeMetaSkill } from './epoch/meta-skill.ts';
 import { finalEvaluation } from './final-evaluation.ts';
 import { buildScheduler } from './lr-schedulers.ts';
 import { trainStep, type PendingStep } from './step/train-step.ts';
+import type { NextStep } from './step/step-scope.ts';
 import { poolParent, startPool } from './pool/pool-steps.ts';
 import { budgetStop } from './budget-limits.ts';
 
@@ -115,6 +116,15 @@ export async function train(ctx: RunContext): Promise<TrainOutcome> {
   }
 }
 
+/** The next epoch's first step, when the boundary's effect on the skill is known before it runs. */
+function firstOfNextEpoch(ctx: RunContext, epoch: number): NextStep | undefined {
+  const { settings, plan } = ctx;
+  const skill = skillAfterBoundary(settings, epoch);
+  if (epoch >= settings.epochs || !skill) return undefined;
+  const batches = planEpoch(ctx.train, epoch + 1, settings.seed, settings.batchSize, plan.batchesPerEpoch).slice(0, settings.accumulation);
+  return { batches, sameEpoch: false, skill };
+}
+
 async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
   const { settings, plan } = ctx;
   const state = await startState(ctx);
@@ -132,7 +142,7 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = settings.accumulation;
-      const next = s + 1 < plan.stepsPerEpoch ? batches.slice((s + 1) * a, (s + 2) * a) : undefined;
+      const next = s + 1 < plan.stepsPerEpoch ? { batches: batches.slice((s + 1) * a, (s + 2) * a), sameEpoch: true, skill: (kept: string) => kept } : firstOfNextEpoch(ctx, epoch);
       const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
       pending = await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill, parent: pool?.parent, poolDropped: pool?.dropped }, pending);
     }

@@ -158,6 +158,8 @@ export interface StepBufferEntry {
   score_after?: number;
   /** When the gate stopped early: the most the rejected candidate could have scored. */
   score_after_at_most?: number;
+  /** The optimizer's view of an entry with `score_after_at_most`: only that the gate stopped early. */
+  stopped_early?: boolean;
   rejected_edits?: Record<string, unknown>[];
 }
 

@@ -94,6 +94,17 @@ export const EventSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     ...base,
+    /** The optimizer calls of this step's reflection made ahead during the previous step's gate (evaluation.gate_overlap), once the step has made its own. */
+    type: z.literal('reflect_ahead'),
+    step: num,
+    epoch: num,
+    /** Calls made ahead; those the step took; the rest, wasted (a wrong guess, or a memory entry other than the guessed one). */
+    calls: num,
+    taken: num,
+    wasted: num,
+  }),
+  z.object({
+    ...base,
     type: z.literal('step_finished'),
     step: num,
     epoch: num,

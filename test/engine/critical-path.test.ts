@@ -101,7 +101,7 @@ describe('the critical path of a step', () => {
     assert.ok(staged.history.some((h) => fits(h) && after(h) === 2), 'the staged strategy merges, then ranks');
   });
 
-  it("with evaluation.gate_overlap the next step's rollouts run during the gate: the same decisions, and only a wrong guess costs rollouts", async () => {
+  it("with evaluation.gate_overlap the next step's rollouts and reflection run during the gate: the same decisions, and only a wrong guess costs calls", async () => {
     // A learning rate of 1: the gate accepts and rejects in turn, so that some guesses are wrong.
     const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
     const plain = await trainSim(lr1);
@@ -109,14 +109,53 @@ describe('the critical path of a step', () => {
     assert.equal(historyOf(ahead.out), historyOf(plain.out));
     assert.equal(readText(path.join(ahead.out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')));
 
-    const overlaps = readEvents(path.join(ahead.out, 'events.jsonl')).flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
+    const events = readEvents(path.join(ahead.out, 'events.jsonl'));
+    const overlaps = events.flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
+    const reflections = events.flatMap((e) => (e.type === 'reflect_ahead' ? [e] : []));
     assert.ok(overlaps.some((e) => e.right && e.rollouts > 0), 'a right guess ran rollouts the next step took');
     assert.ok(overlaps.some((e) => !e.right && e.wasted > 0), 'a wrong guess wasted rollouts');
-    assert.equal(readEvents(path.join(plain.out, 'events.jsonl')).filter((e) => e.type === 'gate_overlap').length, 0, 'off by default');
-    // The rollouts of a right guess are not run again; those of a wrong one are all the extra calls.
-    const rollouts = (out: string) => readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')).filter((c) => c.purpose === 'rollout' && c.from === 'provider').length;
-    const wasted = overlaps.reduce((n, e) => n + e.wasted, 0);
-    assert.equal(rollouts(ahead.out) - rollouts(plain.out), wasted);
+    assert.ok(reflections.some((e) => e.taken > 0 && e.wasted === 0), 'a right guess made analyst and merge calls the next step took');
+    assert.ok(reflections.some((e) => e.wasted > 0), 'a wrong guess wasted optimizer calls');
+    // Three steps an epoch: the first boundary only adds the empty slow-update field, so its next step's rollouts can run ahead; the second compares epochs.
+    assert.deepEqual(
+      overlaps.filter((e) => e.step % 3 === 0).map((e) => e.step),
+      [3],
+      "the steps that ran the next epoch's first rollouts ahead",
+    );
+    assert.equal(readEvents(path.join(plain.out, 'events.jsonl')).filter((e) => e.type === 'gate_overlap' || e.type === 'reflect_ahead').length, 0, 'off by default');
+
+    // Calls paid by one run and not by the other, by request (a multiset of keys).
+    const paid = (out: string, role: string) => readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')).filter((c) => c.role === role && c.from === 'provider').map((c) => c.key);
+    const beyond = (a: string[], b: string[]) => {
+      const left = new Map<string, number>();
+      for (const k of b) left.set(k, (left.get(k) ?? 0) + 1);
+      return a.filter((k) => {
+        const n = left.get(k) ?? 0;
+        left.set(k, n - 1);
+        return n <= 0;
+      }).length;
+    };
+    // Every call of the plain run is made by the overlapped one, once; what it pays beyond is exactly what the wrong guesses wasted.
+    const sum = (xs: { wasted: number }[]) => xs.reduce((n, e) => n + e.wasted, 0);
+    assert.equal(beyond(paid(ahead.out, 'target'), paid(plain.out, 'target')), sum(overlaps));
+    assert.equal(beyond(paid(ahead.out, 'optimizer'), paid(plain.out, 'optimizer')), sum(reflections));
+    assert.equal(beyond(paid(plain.out, 'optimizer'), paid(ahead.out, 'optimizer')), 0);
+  });
+
+  it('a run with the overlap stopped by a call cap, wherever it falls, resumes to the decisions of a run without it', async () => {
+    const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1', 'evaluation.gate_early_accept=true'];
+    const plain = await trainSim(lr1);
+    const overlap = [...lr1, 'evaluation.gate_overlap=true'];
+    // Caps spread over the run (about 640 calls): each stop leaves some steps' work, done ahead or not, to the resume.
+    for (const cap of [75, 150, 226, 371]) {
+      const out = path.join(tmpDir(), `cap-${cap}`, 'run');
+      const stopped = await trainSim([...overlap, `budget.max_calls=${cap}`], out);
+      assert.equal(stopped.outcome.status, 'stopped', `cap ${cap}`);
+      const finished = await trainSim([...overlap, 'budget.max_calls=0'], out);
+      assert.equal(finished.outcome.status, 'finished', `cap ${cap}`);
+      assert.equal(historyOf(out), historyOf(plain.out), `cap ${cap}`);
+      assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')), `cap ${cap}`);
+    }
   });
 
   it('an early accept hands the decision on and scores the rest of the selection items while the next step runs: the same history, with or without the overlap', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildPairs, category, comparisonText, keepByPolicy } from '../../src/engine/epoch/comparison-pairs.ts';
-import { failurePatterns, renderStepBuffer, stepEntry } from '../../src/engine/optimizer/step-buffer.ts';
+import { failurePatterns, optimizerMemory, renderStepBuffer, stepEntry } from '../../src/engine/optimizer/step-buffer.ts';
 import { firstN, planEpoch, sampleTrain, schedule } from '../../src/engine/batches.ts';
 import type { Trajectory } from '../../src/envs/types.ts';
 
@@ -35,11 +35,21 @@ describe('step buffer', () => {
     assert.equal(renderStepBuffer([]), '');
   });
 
-  it('an early-stopped reject says its score is a bound', () => {
-    const entry = stepEntry({ step: 2, action: 'reject', trajectories: [t('a', 0, 'x')], findings: [], rejected: { items: [{ op: 'append', content: 'y' }], scoreBefore: 0.6, scoreAfter: 0.6, stoppedEarly: true } });
+  it('an early-stopped reject keeps its bound on file; the optimizer is told only that the evaluation stopped early', () => {
+    const entry = stepEntry({ step: 2, action: 'reject', trajectories: [t('a', 0, 'x')], findings: [], rejected: { items: [{ op: 'append', content: 'y' }], scoreBefore: 0.6, scoreAfter: 0.55, stoppedEarly: true } });
     assert.equal(entry.score_after, undefined);
-    assert.equal(entry.score_after_at_most, 0.6);
-    assert.match(renderStepBuffer([entry]), /no better than the current score 0\.6; the evaluation stopped early, at most 0\.6/);
+    assert.equal(entry.score_after_at_most, 0.55);
+    const memory = optimizerMemory([entry]);
+    assert.equal(memory.entries[0]!.score_after_at_most, undefined);
+    assert.equal(memory.entries[0]!.stopped_early, true);
+    assert.match(memory.text, /Rejected changes \(no better than the current score 0\.6; the evaluation stopped early\):\n {4}1\. \[append\] "y"/);
+    assert.doesNotMatch(memory.text, /0\.55/);
+    // So the memory is the same whatever the bound: the next step's prompts are known before the gate stops.
+    const other = stepEntry({ step: 2, action: 'reject', trajectories: [t('a', 0, 'x')], findings: [], rejected: { items: [{ op: 'append', content: 'y' }], scoreBefore: 0.6, scoreAfter: 0.3, stoppedEarly: true } });
+    assert.deepEqual(optimizerMemory([other]), memory);
+    // An entry without a bound is shown as it is.
+    const complete = stepEntry({ step: 2, action: 'reject', trajectories: [t('a', 0, 'x')], findings: [], rejected: { items: [{ op: 'append', content: 'y' }], scoreBefore: 0.6, scoreAfter: 0.3 } });
+    assert.deepEqual(optimizerMemory([complete]).entries, [complete]);
   });
 
   it('accepted steps carry no rejected changes', () => {

@@ -7,6 +7,18 @@ import type { RunContext, TrainState } from '../context.ts';
 import { metaSkill } from './meta-skill.ts';
 import { slowUpdate } from './slow-update.ts';
 import { persistState } from '../checkpoint.ts';
+import { injectEmptySlowUpdateField } from '../../skill/regions.ts';
+import type { TrainSettings } from '../settings.ts';
+
+/**
+ * The skill the boundary after `epoch` leaves, from the one it finds, when that is known without
+ * a model call: unchanged with no slow update, the empty slow-update field after the first epoch
+ * (nothing to compare yet); unknown after a slow update that compares two epochs.
+ */
+export function skillAfterBoundary(settings: Pick<TrainSettings, 'epoch'>, epoch: number): ((skill: string) => string) | undefined {
+  if (!settings.epoch.slowUpdate) return (skill) => skill;
+  return epoch === 1 ? injectEmptySlowUpdateField : undefined;
+}
 
 export async function epochBoundary(ctx: RunContext, state: TrainState, epoch: number): Promise<void> {
   if (state.boundariesDone >= epoch) return;

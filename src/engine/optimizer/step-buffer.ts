@@ -63,6 +63,21 @@ export function stepEntry(args: {
   return entry;
 }
 
+/**
+ * The buffer as the optimizer is shown it. An early-stopped reject says that it stopped early but
+ * not its bound, which is only known once the gate has stopped: so the next step's prompts are
+ * known while the gate still runs, and its reflection can start ahead (`evaluation.gate_overlap`).
+ */
+export function optimizerView<E extends StepBufferEntry>(entries: E[]): E[] {
+  return entries.map(({ score_after_at_most, ...e }) => (score_after_at_most === undefined ? e : { ...e, stopped_early: true }) as E);
+}
+
+/** The optimizer's memory of this epoch: entries as it is shown them, and as prompt text. */
+export function optimizerMemory(entries: (StepBufferEntry & { analyst_findings?: string[] })[]): { entries: StepBufferEntry[]; text: string } {
+  const view = optimizerView(entries);
+  return { entries: view, text: renderStepBuffer(view) };
+}
+
 export function renderStepBuffer(entries: (StepBufferEntry & { analyst_findings?: string[] })[]): string {
   if (entries.length === 0) return '';
   const lines = [
@@ -74,8 +89,8 @@ export function renderStepBuffer(entries: (StepBufferEntry & { analyst_findings?
     for (const f of e.analyst_findings ?? []) lines.push(`  - analysts: ${f}`);
     if (e.rejected_edits?.length) {
       lines.push(
-        e.score_after_at_most !== undefined
-          ? `  Rejected changes (no better than the current score ${e.score_before}; the evaluation stopped early, at most ${e.score_after_at_most}):`
+        e.stopped_early || e.score_after_at_most !== undefined
+          ? `  Rejected changes (no better than the current score ${e.score_before}; the evaluation stopped early):`
           : `  Rejected changes (score ${e.score_before} -> ${e.score_after}):`,
       );
       e.rejected_edits.forEach((r, i) => {

@@ -136,6 +136,12 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
   };
 }
 
+/** A reflector's analyst calls, by the kind of trajectories they read. */
+export interface AnalystCalls {
+  failure: Promise<AnalystResult>[];
+  success: Promise<AnalystResult>[];
+}
+
 /**
  * Forms minibatches as rollouts finish and starts each analyst call as soon as its minibatch is
  * complete. Trajectories are taken in a fixed (seeded) order: a minibatch holds the next M
@@ -185,7 +191,7 @@ export class Reflector {
   }
 
   /** After the last rollout: sends the partial minibatches and returns every call. */
-  close(): { failure: Promise<AnalystResult>[]; success: Promise<AnalystResult>[] } {
+  close(): AnalystCalls {
     if (!this.closed) {
       this.closed = true;
       this.dispatch('failure');

@@ -1,17 +1,31 @@
 /**
  * The gate overlapped with the next step (`evaluation.gate_overlap`): the next step's training
- * rollouts start, in the order its reflection consumes them, under the skill the gate is guessed
- * to keep. A guess of the current skill starts them as soon as this step's own rollouts are done
+ * rollouts start, in the order its reflection consumes them, under the skill it will start from if
+ * the gate keeps the skill it is guessed to keep. The next step is the next of this epoch, or the
+ * first of the next epoch when the boundary's effect on the skill is known without a model call
+ * (then a guess of the candidate runs behind the gate's rollouts, not ahead of them). A guess of the current skill starts them as soon as this step's own rollouts are done
  * (the target is idle while the optimizer reflects and merges); a guess of the candidate starts
- * them behind the gate's rollouts. They run through the score cache, so a next step that starts
- * from that skill takes their results (finished or still running) instead of running them again,
- * and decides exactly as it would have. A wrong guess starts no more of them; those already run
- * are wasted, and reported.
+ * them as soon as the candidate is made, ahead of the gate's rollouts: the next step's analysts
+ * wait on them, while the gate's decision only has to confirm the guess. They run through the
+ * score cache, so a next step that starts from that skill takes their results (finished or still
+ * running) instead of running them again, and decides exactly as it would have.
+ *
+ * Once the candidate is made, a next step of this epoch starts its reflection too: its analysts and its merge,
+ * on those rollouts, with this step's memory entry as the guessed decision will write it. Their calls go through `CallsAhead`, so the next step's identical calls take their answers;
+ * if the guessed memory was not the real one, the prompts differ and nothing is taken.
+ *
+ * A wrong guess starts no more of this work; what was already run is wasted, and reported.
  */
-import { isAccepted, isSkipped, type HistoryRecord } from '../../run/records.ts';
-import { reflectionOrder, type Batch } from '../batches.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
+import { isAccepted, isSkipped, type GateAction, type HistoryRecord } from '../../run/records.ts';
+import { reflectionOrder } from '../batches.ts';
 import { skillHash } from '../../skill/document.ts';
-import type { StepScope } from './step-scope.ts';
+import type { TrainState } from '../context.ts';
+import { optimizerMemory, optimizerView, stepEntry } from '../optimizer/step-buffer.ts';
+import { editBudget } from '../stages/edit-budget.ts';
+import type { NextStep, StepScope } from './step-scope.ts';
+import { reflectors, startMerge, type Reflection } from './step-stages.ts';
 
 export type Guess = 'candidate' | 'current';
 
@@ -26,18 +40,41 @@ export function guessKept(history: Pick<HistoryRecord, 'action'>[], gateOn: bool
   return !last || isAccepted(last.action) ? 'candidate' : 'current';
 }
 
+/** What the step knows once its candidate is made: its memory entry but for the decision. */
+export interface StepSoFar {
+  candidate: string;
+  trajectories: Trajectory[];
+  findings: string[];
+  selected: UpdateItem[];
+}
+
+/** The decision a guess stands for: the candidate kept is an accept (a new best when the current skill is the best), the current one a reject. */
+function guessedAction(guess: Guess, state: Pick<TrainState, 'current' | 'best'>, gateOn: boolean): GateAction {
+  if (!gateOn) return 'force_accept';
+  if (guess === 'current') return 'reject';
+  return state.current.score >= state.best.score ? 'accept_new_best' : 'accept';
+}
+
 export class GateOverlap {
   readonly guess: Guess;
   private started?: { skill: string; done: Promise<number> };
   private wrong = false;
+  /** The next step's rollout results as they come, per batch, and the reflection ahead once it started. */
+  private readonly results: (Trajectory | undefined)[][];
+  private reflection?: Reflection[];
+  /** The memory entry the reflection ahead assumed this step writes. */
+  private guessedEntry?: StepBufferEntry;
 
   constructor(
     private readonly s: StepScope,
     /** The decisions so far (a record's action is enough). */
     history: Pick<HistoryRecord, 'action'>[],
-    private readonly next: Batch[],
+    private readonly next: NextStep,
+    /** The trainer's state, for the memory and the skills the guess builds on. */
+    private readonly state: TrainState,
   ) {
     this.guess = guessKept(history, s.ctx.settings.gate.on);
+    this.results = next.batches.map((b) => new Array<Trajectory | undefined>(b.items.length).fill(undefined));
   }
 
   /** This step's rollouts are done: a guess of the current skill runs ahead now. */
@@ -45,29 +82,90 @@ export class GateOverlap {
     if (this.guess === 'current') this.start(this.s.skill);
   }
 
-  /** The gate's rollouts are queued: a guess of the candidate runs ahead behind them. */
+  /**
+   * The candidate is made (its gate not started): a guess of the candidate runs ahead now, before
+   * the gate's rollouts, when the next step's reflection can start ahead too (in this epoch), and
+   * that reflection starts.
+   */
+  candidateMade(so: StepSoFar): void {
+    if (this.guess === 'candidate' && this.next.sameEpoch) this.start(so.candidate);
+    this.reflectAhead(so);
+  }
+
+  /**
+   * The gate's rollouts are queued: a guess of the candidate for the next epoch's first step runs
+   * behind them. Its rollouts alone would gain little ahead of the gate, and delay the decision.
+   */
   gateQueued(candidate: string): void {
     if (this.guess === 'candidate') this.start(candidate);
   }
 
-  /** Called with the skill the next step starts from: a wrong guess starts no more rollouts. */
-  settle(nextSkill: string): void {
+  /** Called once the step is committed: a wrong guess starts no more rollouts, and a wrong memory entry no more reflection. */
+  settle(): void {
     const started = this.started;
     if (!started) return;
-    const right = skillHash(nextSkill) === skillHash(started.skill);
+    const right = skillHash(this.next.skill(this.state.current.skill)) === skillHash(started.skill);
     this.wrong = !right;
+    const view = (e: StepBufferEntry | undefined) => JSON.stringify(e && optimizerView([e]));
+    if (this.guessedEntry && (!right || view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry))) this.s.ctx.callsAhead?.cancel();
     const { step, epoch, ctx } = this.s;
     void started.done.then((rollouts) => ctx.events.emit({ type: 'gate_overlap', step, epoch, guess: this.guess, right, rollouts, wasted: right ? 0 : rollouts }));
   }
 
-  private start(skill: string): void {
+  /** Runs the next step's rollouts under the skill it starts from if this step keeps `kept`. */
+  private start(kept: string): void {
     if (this.started) return;
-    const runs = this.next.map((b) => this.s.ctx.rollouts.run(skill, b.items, { seed: b.seed, training: true, order: reflectionOrder(b), stop: () => this.wrong }));
+    const skill = this.next.skill(kept);
+    const runs = this.next.batches.map((b, a) =>
+      this.s.ctx.rollouts.run(skill, b.items, {
+        seed: b.seed,
+        training: true,
+        order: reflectionOrder(b),
+        stop: () => this.wrong,
+        onResult: (t, i) => {
+          this.results[a]![i] = t;
+          this.reflection?.[a]?.reflector.add(i, t);
+        },
+      }),
+    );
     // A failure here is the next step's to meet (it runs those rollouts again); nothing is lost.
     const done = Promise.all(runs).then(
       (rs) => rs.reduce((n, r) => n + r.ran, 0),
       () => 0,
     );
     this.started = { skill, done };
+  }
+
+  /**
+   * The next step's analysts and merge, on its rollouts run ahead, with the memory the guessed
+   * decision gives (see the file's comment). Not with a candidate pool or skill-aware
+   * reflection, whose next skill is not the current one or the candidate as it is.
+   */
+  private reflectAhead(so: StepSoFar): void {
+    const { ctx, plan, step } = this.s;
+    const { gate, skillAware, lr } = ctx.settings;
+    const calls = ctx.callsAhead;
+    const started = this.started;
+    if (!calls || !started || !this.next.sameEpoch || this.state.pool || skillAware.on) return;
+    const action = guessedAction(this.guess, this.state, gate.on);
+    // A reject's entry holds its score, known only at the end, unless the gate stops early (then the optimizer is not shown it).
+    if (action === 'reject' && !gate.earlyStop) return;
+    const entry = stepEntry({
+      step,
+      action,
+      trajectories: so.trajectories,
+      findings: so.findings,
+      rejected: { items: so.selected, scoreBefore: this.s.reference.score, scoreAfter: Number.NaN, stoppedEarly: true },
+    });
+    this.guessedEntry = entry;
+    // The budget the next step's merge ranks within, when known ahead (this step's is taken from the schedule already).
+    const budget = editBudget(lr.control, this.state.scheduler, ctx.opt)?.known();
+    calls.begin();
+    const inputs = { opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} }, skill: started.skill, metaSkill: plan.metaSkill };
+    this.reflection = reflectors(ctx, { ...inputs, memory: optimizerMemory([...this.state.stepBuffer, entry]), batches: this.next.batches });
+    this.reflection.forEach(({ reflector }, a) => this.results[a]!.forEach((t, i) => t && reflector.add(i, t)));
+    const merged = started.done.then(() => startMerge(ctx, inputs, this.reflection!.map(({ reflector }) => reflector.close()), budget));
+    // Work on a guess: its failures are the next step's to meet, with its own calls.
+    merged.catch(() => {});
   }
 }

@@ -2,20 +2,28 @@
 import type { Batch } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
 import type { SkillState } from '../stages/gate.ts';
-import { renderStepBuffer } from '../optimizer/step-buffer.ts';
+import { optimizerMemory } from '../optimizer/step-buffer.ts';
 import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import { StageReporter } from './stage-reporter.ts';
 import { StepFiles } from './step-files.ts';
 import { StepRecordBuilder, type PoolMerge } from './step-record.ts';
 import type { Edit } from '../../skill/edits.ts';
 
+export interface NextStep {
+  batches: Batch[];
+  /** In this epoch (its reflection can start ahead: same memory and meta skill). */
+  sameEpoch: boolean;
+  /** The skill it starts from, given the skill this step keeps (an epoch boundary may change it). */
+  skill: (kept: string) => string;
+}
+
 export interface StepPlan {
   epoch: number;
   step: number;
   stepInEpoch: number;
   batches: Batch[];
-  /** The next step's batches when it follows in this epoch (no epoch boundary between). */
-  next?: Batch[];
+  /** The next step, when what it starts from can be guessed: the next of this epoch, or the first of the next one. */
+  next?: NextStep;
   metaSkill: string;
   /** The skill the step improves (a pool member); default: the current skill. */
   parent?: SkillState;
@@ -24,7 +32,7 @@ export interface StepPlan {
 }
 
 /** The parts of the run a step uses. */
-export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledger' | 'admission' | 'rollouts' | 'selection' | 'opt' | 'analystLimit' | 'env' | 'clock'>;
+export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledger' | 'admission' | 'rollouts' | 'selection' | 'opt' | 'analystLimit' | 'env' | 'clock' | 'callsAhead'>;
 
 export class StepScope {
   readonly step: number;
@@ -54,7 +62,7 @@ export class StepScope {
     this.reference = plan.parent ?? state.current;
     if (plan.parent) this.pool = { parent: plan.parent.origin, dropped: plan.poolDropped ?? [] };
     this.skill = this.reference.skill;
-    this.memory = { entries: state.stepBuffer, text: renderStepBuffer(state.stepBuffer) };
+    this.memory = optimizerMemory(state.stepBuffer);
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);
     this.record = new StepRecordBuilder({ step: plan.step, epoch: plan.epoch, step_in_epoch: plan.stepInEpoch });

@@ -22,7 +22,8 @@ import { applyDecision } from '../stages/gate.ts';
 import { gateCandidate, type GateOutcome } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
 import { appliedEdits, recordStepCandidate } from '../pool/pool-steps.ts';
-import { Reflector, type AnalystResult } from '../stages/reflect.ts';
+import { Reflector, type AnalystCalls, type AnalystResult } from '../stages/reflect.ts';
+import type { OptimizerContext } from '../optimizer/ask.ts';
 import { rankAndSelect } from '../stages/select.ts';
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
 import type { StepScope } from './step-scope.ts';
@@ -54,29 +55,61 @@ export interface Reflection {
   order: number[];
 }
 
+/** What a step's reflection works from. */
+export interface ReflectionInputs {
+  opt: OptimizerContext;
+  skill: string;
+  memory: StepScope['memory'];
+  batches: Batch[];
+  metaSkill: string;
+  /** Where batch a's analyst replies go (none: not written). */
+  patchesDir?: (a: number) => string;
+}
+
+type ReflectionContext = Pick<StepScope['ctx'], 'settings' | 'env' | 'analystLimit'>;
+
 /** One reflector per batch, fed by its rollouts as they finish. */
-export function startReflection(s: StepScope): Reflection[] {
-  const { settings, opt, env, analystLimit } = s.ctx;
-  return s.plan.batches.map((b, a) => {
+export function reflectors(ctx: ReflectionContext, inputs: ReflectionInputs): Reflection[] {
+  const { settings, env, analystLimit } = ctx;
+  return inputs.batches.map((b, a) => {
     const reflect = {
-      ctx: opt,
-      skill: s.skill,
+      ctx: inputs.opt,
+      skill: inputs.skill,
       budget: settings.reflect.perPatch,
       minibatchSize: settings.reflect.minibatchSize,
       failureOnly: settings.reflect.failureOnly,
-      stepBuffer: s.memory.entries,
-      stepBufferText: s.memory.text,
-      metaSkill: s.plan.metaSkill,
+      stepBuffer: inputs.memory.entries,
+      stepBufferText: inputs.memory.text,
+      metaSkill: inputs.metaSkill,
       skillAware: settings.skillAware.on,
       appendixSource: settings.skillAware.appendixSource,
       analystGuide: env.analystGuide ?? '',
       traces: settings.reflect.traces,
       limit: analystLimit,
-      patchesDir: path.join(s.files.batch(a), 'patches'),
+      patchesDir: inputs.patchesDir?.(a),
     };
     const order = reflectionOrder(b);
     return { batch: b, reflector: new Reflector(reflect, order), order };
   });
+}
+
+/** The step's reflectors. */
+export function startReflection(s: StepScope): Reflection[] {
+  const { skill, memory, plan, files } = s;
+  return reflectors(s.ctx, { opt: s.ctx.opt, skill, memory, batches: plan.batches, metaSkill: plan.metaSkill, patchesDir: (a) => path.join(files.batch(a), 'patches') });
+}
+
+/**
+ * ③ started: the analysts' patches merged as they come, by the configured strategy. `budget`:
+ * the step's edit budget when it is known before the merge (the combined strategy ranks within it).
+ */
+export function startMerge(ctx: ReflectionContext, inputs: Pick<ReflectionInputs, 'opt' | 'skill' | 'metaSkill'>, calls: AnalystCalls[], budget: number | undefined): Promise<Merged> {
+  const { reflect } = ctx.settings;
+  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
+  const failure = calls.flatMap((c) => c.failure).map(asPatch);
+  const success = calls.flatMap((c) => c.success).map(asPatch);
+  const merge = { ctx: inputs.opt, skill: inputs.skill, metaSkill: inputs.metaSkill, groupSize: reflect.mergeGroupSize };
+  return reflect.mergeStrategy === 'combined' ? aggregateCombined(merge, failure, success, budget) : aggregate(merge, failure, success);
 }
 
 /**
@@ -125,12 +158,7 @@ export async function reflectStage(s: StepScope, reflection: Reflection[], rolle
     `${count(failureCalls.length, 'failure minibatch', 'failure minibatches')}, ${count(successCalls.length, 'success minibatch', 'success minibatches')} ` +
       `(up to ${settings.reflect.minibatchSize} trajectories each; at most ${settings.reflect.perPatch} ${label(s)} per patch)`,
   );
-  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
-  const merge = { ctx: opt, skill: s.skill, metaSkill: s.plan.metaSkill, groupSize: settings.reflect.mergeGroupSize };
-  const merging =
-    settings.reflect.mergeStrategy === 'combined'
-      ? aggregateCombined(merge, failureCalls.map(asPatch), successCalls.map(asPatch), budget)
-      : aggregate(merge, failureCalls.map(asPatch), successCalls.map(asPatch));
+  const merging = startMerge(s.ctx, { opt, skill: s.skill, metaSkill: s.plan.metaSkill }, calls, budget);
   // Awaited by the aggregate stage; if the step fails first, its rejection must not go unhandled.
   merging.catch(() => {});
   const perBatch = await Promise.all(

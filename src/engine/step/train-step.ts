@@ -66,13 +66,14 @@ async function runStep(s: StepScope, state: TrainState, previous: PendingStep | 
   const reflection = startReflection(s);
   // With evaluation.gate_overlap, the next step's rollouts run ahead under the skill the gate is guessed to keep.
   const decided = previous ? [...state.history, { action: previous.action }] : state.history;
-  const ahead = ctx.settings.gate.overlap && plan.next ? new GateOverlap(s, decided, plan.next) : undefined;
+  const ahead = ctx.settings.gate.overlap && plan.next ? new GateOverlap(s, decided, plan.next, state) : undefined;
   const rolling = rolloutStage(s, reflection); //                            ① (② starts as minibatches fill)
   previous?.resume(); // the previous step's last selection items queue behind these rollouts
   const rolled = await rolling;
   ahead?.rolloutsDone();
   const reflected = await reflectStage(s, reflection, rolled, budget?.known()); // ② (③ starts as groups finish)
   const merged = await aggregateStage(s, reflected); //                     ③
+  reportCallsAhead(s);
   // From here on the previous step's full score (the gate's bar), record and scheduler state are needed.
   await previous?.done;
   let action: StepAction = 'skip_no_patches';
@@ -83,21 +84,30 @@ async function runStep(s: StepScope, state: TrainState, previous: PendingStep | 
     const selected = await selectStage(s, budget, merged, rolled); //          ④
     const candidate = await updateStage(s, selected); //                    ⑤
     if (candidate === undefined) action = 'skip_no_rewrite';
-    else ({ action, rest } = await evaluateStage(s, state, candidate, selected, rolled, reflected, { onGateQueued: () => ahead?.gateQueued(candidate), resume })); // ⑥
+    else {
+      ahead?.candidateMade({ candidate, trajectories: rolled.trajectories, findings: reflected.analysts.flatMap((r) => r.findings), selected });
+      ({ action, rest } = await evaluateStage(s, state, candidate, selected, rolled, reflected, { onGateQueued: () => ahead?.gateQueued(candidate), resume })); // ⑥
+    }
     if (state.pool && s.ctx.settings.pool.merge && isAccepted(action)) await mergeStage(s, state); //  (a pool's merge)
   }
   if (rest) {
     const pending: PendingStep = { action, resume: release, done: Promise.resolve() };
     pending.done = rest.then(async () => {
       await commit(s, state, action, reflected.notes, pending.until);
-      ahead?.settle(state.current.skill);
+      ahead?.settle();
     });
     pending.done.catch(() => {}); // awaited by the next step or the trainer
     return pending;
   }
   await commit(s, state, action, reflected.notes);
-  ahead?.settle(state.current.skill);
+  ahead?.settle();
   return undefined;
+}
+
+/** The step has made its analyst and merge calls: what the previous step's reflection ahead made for it, and how much it took. */
+function reportCallsAhead(s: StepScope): void {
+  const tally = s.ctx.callsAhead?.finish();
+  if (tally && tally.made > 0) s.ctx.events.emit({ type: 'reflect_ahead', step: s.step, epoch: s.epoch, calls: tally.made, taken: tally.taken, wasted: tally.made - tally.taken });
 }
 
 /**
