@@ -155,6 +155,7 @@ async function runScenario(x: Scenario) {
   }
   const wallOf = (step: number) => Math.min(finished.get(step) ?? Number.NaN, started.get(step + 1) ?? Infinity) - (started.get(step) ?? Number.NaN);
   const overlaps = events.flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
+  const reflections = events.flatMap((e) => (e.type === 'reflect_ahead' ? [e] : []));
   const acceptedAfter = new Map(events.flatMap((e) => (e.type === 'gate_decision' && e.accepted_after !== undefined ? [[e.step, e.accepted_after] as const] : [])));
   const calls = fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { purpose: string; from: string });
   const provider = calls.filter((c) => c.from === 'provider').length;
@@ -183,7 +184,7 @@ async function runScenario(x: Scenario) {
   const skill = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
   // Over HTTP the answers are made in the server's process; on the sim they are subtracted.
   const orchestration = (cpu - (x.workload === 'sim' ? await simCpuMs(provider, skill) : 0)) / provider;
-  return { x, out, steps, overlaps, provider, orchestration };
+  return { x, out, steps, overlaps, reflections, provider, orchestration };
 }
 
 /** The test score of the best skill with each merge strategy, seed by seed (no latency: the decisions alone). */
@@ -236,6 +237,8 @@ for (const x of SCENARIOS.filter((s) => s.name.startsWith(args.only) && (!args.w
     const ran = r.overlaps.reduce((n, o) => n + o.rollouts, 0);
     const wasted = r.overlaps.reduce((n, o) => n + o.wasted, 0);
     console.log(`  overlap: ${right} of ${r.overlaps.length} guesses right; ${ran} rollouts run ahead, ${wasted} wasted (${((100 * wasted) / Math.max(1, r.provider)).toFixed(1)}% of the run's ${r.provider} calls)`);
+    const sum = (k: 'calls' | 'taken' | 'wasted') => r.reflections.reduce((n, e) => n + e[k], 0);
+    console.log(`  reflection ahead: ${sum('calls')} optimizer calls made during the gate before, ${sum('taken')} taken by the next step, ${sum('wasted')} wasted`);
   }
   const cpuNote = x.workload === 'sim' ? "the sim's own answers measured apart and subtracted" : 'HTTP client included; the answers are made in the server process';
   console.log(`  cpu: orchestration ${r.orchestration.toFixed(3)} ms per model call (${cpuNote})\n`);

@@ -223,8 +223,9 @@ export const EvaluationSchema = z
      */
     transfer_targets: z.array(TransferTargetSchema).default([]),
     /**
-     * While the gate scores a candidate, start the next step's training rollouts under the skill
-     * the gate is guessed to keep; a right guess shortens the step, a wrong one wastes those calls.
+     * While the gate scores a candidate, run the next step ahead (its training rollouts, and in
+     * the same epoch its analysts and merge) under the skill the gate is guessed to keep; a right
+     * guess shortens the step and changes no decision, a wrong one wastes those calls.
      */
     gate_overlap: z.boolean().default(false),
     use_semantic_density: z.boolean().default(false),

@@ -1,20 +1,23 @@
 /**
- * The gate overlapped with the next step (`evaluation.gate_overlap`): the next step's training
- * rollouts start, in the order its reflection consumes them, under the skill it will start from if
- * the gate keeps the skill it is guessed to keep. The next step is the next of this epoch, or the
- * first of the next epoch when the boundary's effect on the skill is known without a model call
- * (then a guess of the candidate runs behind the gate's rollouts, not ahead of them). A guess of the current skill starts them as soon as this step's own rollouts are done
- * (the target is idle while the optimizer reflects and merges); a guess of the candidate starts
- * them as soon as the candidate is made, ahead of the gate's rollouts: the next step's analysts
- * wait on them, while the gate's decision only has to confirm the guess. They run through the
- * score cache, so a next step that starts from that skill takes their results (finished or still
- * running) instead of running them again, and decides exactly as it would have.
+ * The gate overlapped with the next step (`evaluation.gate_overlap`): the next step runs ahead
+ * under the skill it will start from if the gate keeps the skill it is guessed to keep.
  *
- * Once the candidate is made, a next step of this epoch starts its reflection too: its analysts and its merge,
- * on those rollouts, with this step's memory entry as the guessed decision will write it. Their calls go through `CallsAhead`, so the next step's identical calls take their answers;
- * if the guessed memory was not the real one, the prompts differ and nothing is taken.
+ * - Its training rollouts, in the order its reflection consumes them. A guess of the current
+ *   skill starts them as soon as this step's own rollouts are done (the target is idle while the
+ *   optimizer reflects and merges); a guess of the candidate as soon as the candidate is made,
+ *   ahead of the gate's rollouts: the next step's analysts wait on them, while the gate's
+ *   decision only has to confirm the guess. They run through the score cache, so a next step that
+ *   starts from that skill takes their results (finished or still running).
+ * - In the same epoch, its reflection: its analysts and merge on those rollouts, with this step's
+ *   memory entry as the guessed decision will write it. Their calls go through `CallsAhead`, so
+ *   the next step's identical calls take their answers; if the guessed memory was not the real
+ *   one, the prompts differ and nothing is taken.
+ * - The next step may be the next epoch's first, when the boundary's effect on the skill is known
+ *   without a model call: then only its rollouts run ahead, and a guess of the candidate waits
+ *   behind the gate's rollouts (ahead of them it would delay the decision for little).
  *
- * A wrong guess starts no more of this work; what was already run is wasted, and reported.
+ * So the next step decides exactly as it would have. A wrong guess starts no more of this work;
+ * what was already run is wasted, and reported.
  */
 import type { Trajectory } from '../../envs/types.ts';
 import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
