@@ -4,7 +4,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
+import { readJsonLines } from '../../src/run/atomic.ts';
+import type { CallRecord } from '../../src/model/ledger.ts';
 import { BIN, ROOT, runCli } from '../helpers/cli.ts';
 import { readEvents } from '../../src/run/events.ts';
 import { Rng } from '../../src/util/random.ts';
@@ -21,6 +23,13 @@ const ANALYSTS = 2;
 // Slow enough to be caught midway; small pools so that few calls can be in flight at the kill.
 const OPTIONS = ['model.target.options.latency_ms=15', 'model.optimizer.options.latency_ms=15', `env.workers=${WORKERS}`, `gradient.analyst_workers=${ANALYSTS}`];
 
+/** How many times each request was paid at the provider, by its key. */
+function paidKeys(out: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const c of readJsonLines<CallRecord>(path.join(out, 'calls.jsonl'))) if (c.from === 'provider' && !c.error) counts.set(c.key, (counts.get(c.key) ?? 0) + 1);
+  return counts;
+}
+
 const providerCalls = (out: string) =>
   fs.existsSync(path.join(out, 'calls.jsonl'))
     ? readText(path.join(out, 'calls.jsonl'))
@@ -36,22 +45,32 @@ function train(out: string, extra: string[] = []) {
 }
 
 describe('resume', () => {
-  it('a run killed at a random moment resumes to the same result without paying again for finished calls', async (t) => {
+  /**
+   * Kills `skillopt train` (with `extra` options) at two random moments and resumes it: the decisions
+   * and scores of `reference` (a run without them), and no call of the reference paid more often
+   * than there, but for those in flight at the kill. `paysAsReference`: nothing else is paid either
+   * (with the gate overlap, a wrong guess pays for calls the reference never makes).
+   */
+  async function killAndResume(t: TestContext, extra: string[], reference: string, paysAsReference: boolean): Promise<void> {
     // The moments are drawn from a seed, printed so that a failure can be looked at again.
     const seed = Number(process.env.SKILLOPT_TEST_SEED ?? Date.now() % 1e9);
     t.diagnostic(`kill moments drawn with SKILLOPT_TEST_SEED=${seed}`);
     const rng = new Rng(seed);
-    const reference = path.join(tmpDir(), 'uninterrupted');
-    const full = runCli(['train', '--config', SIM_CONFIG, '--out', reference, '--cfg-options', ...OPTIONS]);
-    assert.equal(full.status, 0, full.stderr);
-    const referenceCalls = providerCalls(reference);
+    let uninterrupted = reference;
+    if (extra.length > 0) {
+      uninterrupted = path.join(tmpDir(), 'uninterrupted');
+      const full = runCli(['train', '--config', SIM_CONFIG, '--out', uninterrupted, '--cfg-options', ...OPTIONS, ...extra]);
+      assert.equal(full.status, 0, full.stderr);
+      assert.equal(historyOf(uninterrupted), historyOf(reference));
+    }
     // A moment is "after the n-th event" (progress events aside: their number depends on timing).
     // It is drawn between the first and the last step's start, so the child still has at least
     // a step, an epoch boundary and the test evaluation to do when it is killed.
-    const marks = lastingEvents(reference);
+    const marks = lastingEvents(uninterrupted);
     const firstStep = marks.findIndex((e) => e.type === 'stage_started' && e.stage === 'rollout');
     const lastStep = marks.findLastIndex((e) => e.type === 'stage_started' && e.stage === 'rollout');
     const middle = Math.floor((firstStep + lastStep) / 2);
+    const referenceKeys = paidKeys(reference);
 
     for (const [from, to] of [
       [firstStep, middle],
@@ -60,7 +79,7 @@ describe('resume', () => {
       const moment = rng.int(from, to);
       const at = `a kill after event ${moment} of ${marks.length} (seed ${seed})`;
       const out = path.join(tmpDir(), 'killed');
-      const child = train(out);
+      const child = train(out, extra);
       const exited = new Promise((r) => child.once('exit', r));
       const alive = () => child.exitCode === null && child.signalCode === null;
       while (lastingEvents(out).length < moment && alive()) await sleep(10);
@@ -70,18 +89,40 @@ describe('resume', () => {
       const before = providerCalls(out);
       assert.ok(before > 0, `calls were made before ${at}`);
       assert.ok(!fs.existsSync(path.join(out, 'summary.json')), `the run was not finished at ${at}`);
-      const resumed = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...OPTIONS]);
+      const resumed = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...OPTIONS, ...extra]);
       assert.equal(resumed.status, 0, `resume after ${at}: ${resumed.stderr}`);
       assert.equal(historyOf(out), historyOf(reference), `same history after ${at}`);
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference, 'best_skill.md')));
       const s = JSON.parse(readText(path.join(out, 'summary.json')));
       const r = JSON.parse(readText(path.join(reference, 'summary.json')));
       assert.deepEqual([s.baseline_test_hard, s.test_hard, s.final_test_hard], [r.baseline_test_hard, r.test_hard, r.final_test_hard]);
-      const total = providerCalls(out);
-      // At most: the uninterrupted run's calls, plus those in flight at the kill (one pool of rollouts, one of analysts, and the merges of a step).
+      // At most those in flight at the kill are paid again (one pool of rollouts, one of analysts, and the merges of a step).
       const inFlight = WORKERS + ANALYSTS + 4;
-      assert.ok(total <= referenceCalls + inFlight, `paid ${total} calls (${before} before ${at}) vs ${referenceCalls} uninterrupted`);
+      const keys = paidKeys(out);
+      let again = 0;
+      let other = 0;
+      for (const [key, n] of keys) {
+        const m = referenceKeys.get(key);
+        if (m === undefined) other += n;
+        else again += Math.max(0, n - m);
+      }
+      assert.ok(again <= inFlight, `${again} of the reference's calls paid again (${before} paid before ${at})`);
+      if (paysAsReference) assert.equal(other, 0, `calls the reference did not make, after ${at}`);
     }
+  }
+
+  it('a run killed at a random moment resumes to the same result without paying again for finished calls', async (t) => {
+    const reference = path.join(tmpDir(), 'uninterrupted');
+    const full = runCli(['train', '--config', SIM_CONFIG, '--out', reference, '--cfg-options', ...OPTIONS]);
+    assert.equal(full.status, 0, full.stderr);
+    await killAndResume(t, [], reference, true);
+  });
+
+  it('so does a run with the gate overlap and the early accept, killed with work for the next step in flight', async (t) => {
+    const reference = path.join(tmpDir(), 'uninterrupted');
+    const full = runCli(['train', '--config', SIM_CONFIG, '--out', reference, '--cfg-options', ...OPTIONS]);
+    assert.equal(full.status, 0, full.stderr);
+    await killAndResume(t, ['evaluation.gate_overlap=true', 'evaluation.gate_early_accept=true'], reference, false);
   });
 
   it('rerunning a finished run pays for nothing', async () => {
