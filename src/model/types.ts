@@ -152,6 +152,14 @@ export class FatalModelError extends Error {
 }
 
 /**
+ * A key the environment does not hold: bad input, found when the models are built, before any
+ * call or anything of the run is kept. The CLI exits with code 2, as for any usage error.
+ */
+export class MissingKeyError extends FatalModelError {
+  override name = 'MissingKeyError';
+}
+
+/**
  * A stop of the run that a limit asked for: a budget reached, a provider asking to wait longer
  * than the role's cap. No call is sent after it; the calls in flight finish and are recorded; the
  * run saves its state and ends, and the same command resumes it.

@@ -2,7 +2,8 @@
  * Which skillopt processes are working on this machine, for Sleep: a night started while a
  * training run or an evaluation goes is skipped, so that it neither slows the run nor competes
  * for its rate limits. Each such process leaves a marker, `~/.skillopt/running/<kind>-<pid>.json`
- * (a place every process of the user finds, whatever its configs say, cron's included), naming
+ * (a place every process of the user finds, whatever its configs say, cron's included; the
+ * environment variable `SKILLOPT_HOME` names another folder in place of `~/.skillopt`), naming
  * itself and its directory; it removes it when it ends. A marker whose process is gone (killed,
  * or the machine restarted) is ignored and removed by whoever reads it. A process that cannot
  * write its marker works anyway (it warns once): only Sleep loses sight of it.
@@ -20,9 +21,10 @@ export type ActivityKind = 'train' | 'eval';
 const MarkerSchema = z.object({ kind: z.enum(['train', 'eval']), dir: z.string(), owner: LockOwnerSchema });
 export type Activity = z.infer<typeof MarkerSchema>;
 
-/** The folder of the markers. */
-export function activityDir(): string {
-  return path.join(os.homedir(), '.skillopt', 'running');
+/** The folder of the markers: `running/` in `$SKILLOPT_HOME`, else in `~/.skillopt`. */
+export function activityDir(environment: Record<string, string | undefined> = process.env): string {
+  const home = environment.SKILLOPT_HOME?.trim();
+  return path.join(home ? path.resolve(home) : path.join(os.homedir(), '.skillopt'), 'running');
 }
 
 let warned = false;

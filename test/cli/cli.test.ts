@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
@@ -41,5 +42,23 @@ describe('skillopt CLI', () => {
     const missing = runCli(['train', '--config', path.join(dir, 'nope.yaml')]);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /config file not found/);
+  });
+
+  it('a missing API key is bad input: exit 2, naming the variable to set, nothing written', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'skill.md': '# Skill\n\nAnswer briefly.\n' });
+    const config = path.join(import.meta.dirname, '../../configs/sim/default.yaml');
+    // Set but empty counts as unset, whatever the shell running the tests holds.
+    const env = { OPENAI_API_KEY: '', TARGET_OPENAI_API_KEY: '', OPTIMIZER_OPENAI_API_KEY: '' };
+    const runs = [
+      ['train', '--config', config, '--set', 'model.backend=openai_chat', '--out', path.join(dir, 'run')],
+      ['eval', '--config', config, '--set', 'model.backend=openai_chat', '--skill', path.join(dir, 'skill.md'), '--out', path.join(dir, 'eval')],
+    ];
+    for (const args of runs) {
+      const r = runCli(args, { env, cwd: dir });
+      assert.equal(r.status, 2, `${args[0]}: ${r.stderr}`);
+      assert.match(r.stderr, /^skillopt: model\.target: the OpenAI key is missing: set the environment variable OPENAI_API_KEY /);
+    }
+    assert.deepEqual(fs.readdirSync(dir), ['skill.md']);
   });
 });

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import path from 'node:path';
+import { shellSplit } from '../../src/run/resume-command.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(ROOT, 'bin/skillopt.js');
@@ -26,16 +27,9 @@ export function runCliAsync(args: string[], options: { cwd?: string; env?: Recor
   });
 }
 
-/** The words of a command line as a POSIX shell splits them (plain words and single quotes). */
-export function shellWords(line: string): string[] {
-  const words: string[] = [];
-  for (const m of line.matchAll(/(?:[^\s']+|'[^']*')+/g)) words.push(m[0].replace(/'([^']*)'/g, '$1'));
-  return words;
-}
-
 /** Runs a `skillopt …` command line the program printed, as the user would paste it. */
 export function runPrinted(line: string, options: Parameters<typeof runCli>[1] = {}): SpawnSyncReturns<string> {
-  const [program, ...args] = shellWords(line.trim());
+  const [program, ...args] = shellSplit(line);
   if (program !== 'skillopt') throw new Error(`not a skillopt command: ${line}`);
   return runCli(args, options);
 }

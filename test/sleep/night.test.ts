@@ -112,6 +112,15 @@ test('a dollar cap with a model of unknown price is refused before any call, nam
   assert.deepEqual(fs.existsSync(nights) ? fs.readdirSync(nights) : [], []);
 });
 
+test('a night without its API key is refused as bad input (exit 2), naming the variable to set; no night is left behind', () => {
+  const { home: h, env } = home('');
+  const run = runCli(['sleep', 'run', '--project', PROJECT, '--since', '2026-11-01', '--backend', 'openai_chat'], { env: { ...env, OPENAI_API_KEY: '', TARGET_OPENAI_API_KEY: '', OPTIMIZER_OPENAI_API_KEY: '' }, cwd: h });
+  assert.equal(run.status, 2, run.stderr);
+  assert.match(run.stderr, /^skillopt: model\.target: the OpenAI key is missing: set the environment variable OPENAI_API_KEY /);
+  const nights = path.join(h, '.skillopt-sleep/nights');
+  assert.deepEqual(fs.existsSync(nights) ? fs.readdirSync(nights) : [], []);
+});
+
 test('a handoff night needs no key: it writes the prompts (marked as replays, secrets redacted), exits 3, and goes on once they are answered', () => {
   const { home: h, sleep } = home('mine:\n  seed: 3\n');
   // A secret in one session must not reach a prompt.

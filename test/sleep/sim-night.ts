@@ -24,6 +24,7 @@ export function simNightHome(config: string): SimNightHome {
   const h = fs.realpathSync(tmpDir('skillopt-night-'));
   fs.cpSync(SESSIONS, path.join(h, '.claude/projects'), { recursive: true });
   writeFiles(h, { '.claude/skills/depot-records/SKILL.md': DEPOT_SKILL, '.config/skillopt/sleep.yaml': config });
-  const env = homeEnvironment(h);
+  // The user's SKILLOPT_HOME (the activity markers of its runs), apart from ~/.skillopt.
+  const env = homeEnvironment(h, { SKILLOPT_HOME: path.join(h, 'skillopt-home') });
   return { home: h, env, sleep: (...args) => runCli(['sleep', ...args], { env, cwd: h }) };
 }

@@ -7,7 +7,7 @@
 import { REDACTED, registerSecret } from '../../config/redact.ts';
 import type { RoleConfig } from '../../config/schema.ts';
 import type { BackendContext } from '../registry.ts';
-import { FatalModelError } from '../types.ts';
+import { FatalModelError, MissingKeyError } from '../types.ts';
 
 /** The value of the first set variable among `names`, each tried role-specific first. */
 export function fromEnvironment(ctx: BackendContext, names: string[]): { name: string; value: string } | undefined {
@@ -37,12 +37,12 @@ function findKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], requir
     const value = ctx.environment[rc.api_key_env];
     if (value && value.trim()) return value.trim();
     if (!required) return undefined;
-    throw new FatalModelError(`model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`);
+    throw new MissingKeyError(`model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`);
   }
   const found = fromEnvironment(ctx, defaults);
   if (found) return found.value;
   if (!required) return undefined;
-  throw new FatalModelError(
+  throw new MissingKeyError(
     `model.${ctx.role}: the ${what} key is missing: set the environment variable ${defaults[0]} (or ${ctx.role.toUpperCase()}_${defaults[0]} for this role only) in the shell or in .env, or name another variable in model.${ctx.role}.api_key_env`,
   );
 }
