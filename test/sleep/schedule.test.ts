@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -6,7 +7,7 @@ import { parse as parsePlist } from 'plist';
 import { runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { BLOCK_END, BLOCK_START } from '../../src/sleep/schedule/crontab.ts';
-import { nightlyJob } from '../../src/sleep/schedule/job.ts';
+import { nightlyJob, shellCommand } from '../../src/sleep/schedule/job.ts';
 import { schtasksCreate } from '../../src/sleep/schedule/windows.ts';
 
 /** A stand-in `crontab` that keeps the table in a file, answering `-l` and `-` as the real one does. */
@@ -68,7 +69,7 @@ test('systemd: a service and a daily timer in the unit folder, enabled; unschedu
   const systemctl = path.join(s.dir, 'systemctl');
   fs.writeFileSync(systemctl, `#!/bin/sh\necho "$@" >> '${calls}'\n`, { mode: 0o755 });
   writeFiles(units, { 'other.timer': '[Timer]\n' });
-  const env = { ...s.env, SKILLOPT_SYSTEMCTL: systemctl, SKILLOPT_SYSTEMD_UNIT_DIR: units };
+  const env = { ...s.env, SKILLOPT_SYSTEMCTL: systemctl, SKILLOPT_SYSTEMD_UNIT_DIR: units, SKILLOPT_HOME: path.join(s.dir, '50% "home"') };
   let r = runCli(['sleep', 'schedule', '--project', s.project, '--scheduler', 'systemd', '--hour', '2', '--minute', '0'], { env });
   assert.equal(r.status, 0, r.stderr);
   const names = fs.readdirSync(units).sort();
@@ -77,6 +78,8 @@ test('systemd: a service and a daily timer in the unit folder, enabled; unschedu
   assert.match(fs.readFileSync(path.join(units, timer), 'utf8'), /OnCalendar=\*-\*-\* 02:00:00\nPersistent=true/);
   const service = fs.readFileSync(path.join(units, timer.replace('.timer', '.service')), 'utf8');
   assert.match(service, /ExecStart=.* sleep run --project "[^"]*my project's"/);
+  // Quoted as systemd.exec(5) reads Environment=: the % doubled, the quote escaped.
+  assert.ok(service.includes(`\nEnvironment="SKILLOPT_HOME=${path.join(s.dir, '50%% \\"home\\"')}"\nExecStart=`), service);
   assert.deepEqual(fs.readFileSync(calls, 'utf8').trim().split('\n'), ['--user daemon-reload', `--user enable --now ${timer}`]);
   r = runCli(['sleep', 'unschedule', '--project', s.project], { env });
   assert.equal(r.status, 0, r.stderr);
@@ -93,14 +96,17 @@ test('launchd: a LaunchAgent property list that launchd reads (Label, ProgramArg
   const calls = path.join(s.dir, 'launchctl.log');
   const launchctl = path.join(s.dir, 'launchctl');
   fs.writeFileSync(launchctl, `#!/bin/sh\necho "$@" >> '${calls}'\n`, { mode: 0o755 });
-  const env = { ...s.env, SKILLOPT_LAUNCHCTL: launchctl, SKILLOPT_LAUNCH_AGENT_DIR: agents };
+  const home = path.join(s.dir, 'skillopt home');
+  const env = { ...s.env, SKILLOPT_LAUNCHCTL: launchctl, SKILLOPT_LAUNCH_AGENT_DIR: agents, SKILLOPT_HOME: home };
   let r = runCli(['sleep', 'schedule', '--project', project, '--scheduler', 'launchd', '--hour', '4', '--minute', '5'], { env });
   assert.equal(r.status, 0, r.stderr);
   const [name] = fs.readdirSync(agents);
   const file = path.join(agents, name!);
   // As launchd.plist(5) describes the job: every key one launchd knows, with the type it expects.
   const agent = parsePlist(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(agent).sort(), ['Label', 'ProgramArguments', 'StandardErrorPath', 'StandardOutPath', 'StartCalendarInterval', 'WorkingDirectory']);
+  assert.deepEqual(Object.keys(agent).sort(), ['EnvironmentVariables', 'Label', 'ProgramArguments', 'StandardErrorPath', 'StandardOutPath', 'StartCalendarInterval', 'WorkingDirectory']);
+  // The night finds the runs' activity markers where they do.
+  assert.deepEqual(agent.EnvironmentVariables, { SKILLOPT_HOME: home });
   assert.match(agent.Label as string, /^com\.skillopt\.sleep\.[0-9a-f]{20}$/);
   assert.equal(name, `${agent.Label}.plist`, 'the file is named by its label');
   const args = agent.ProgramArguments as string[];
@@ -138,4 +144,26 @@ test('Windows: the schtasks command names a task by the project digest and runs 
   const cmd = schtasksCreate(job);
   assert.match(cmd, /^schtasks \/create \/tn SkillOpt-Sleep-[0-9a-f]{20} \/tr ".*" \/sc daily \/st 03:07 \/f$/);
   assert.match(cmd, /\\"C:\\Program Files\\nodejs\\node.exe\\"/);
+});
+
+test('the job runs `sleep run` in the project with the SKILLOPT_HOME of the shell that scheduled it, made absolute; none when it is unset', () => {
+  const dir = tmpDir();
+  const project = path.join(dir, "it's a project");
+  fs.mkdirSync(project);
+  // A stand-in node that writes where it ran, what it was given and the SKILLOPT_HOME it saw.
+  const seen = path.join(dir, 'seen.txt');
+  const node = path.join(dir, 'node');
+  fs.writeFileSync(node, `#!/bin/sh\n{ pwd; echo "$@"; echo "home=\${SKILLOPT_HOME-unset}"; } > '${seen}'\n`, { mode: 0o755 });
+  const run = (environment: Record<string, string | undefined>) => {
+    const job = nightlyJob({ hour: 3, minute: 17, project, stateDir: path.join(dir, 'state'), node, bin: 'skillopt.js', environment }, { node, bin: 'skillopt.js' });
+    const r = spawnSync('sh', ['-c', shellCommand(job)], { cwd: dir, env: { PATH: process.env.PATH } });
+    assert.equal(r.status, 0, String(r.stderr));
+    return fs.readFileSync(seen, 'utf8').trim().split('\n');
+  };
+  const relative = "homes/my 'home'";
+  assert.deepEqual(run({ SKILLOPT_HOME: relative }), [project, `skillopt.js sleep run --project ${project}`, `home=${path.resolve(relative)}`]);
+  assert.deepEqual(run({}), [project, `skillopt.js sleep run --project ${project}`, 'home=unset']);
+  const windows = schtasksCreate(nightlyJob({ hour: 3, minute: 7, project: 'C:\\proj', stateDir: 'C:\\state', environment: { SKILLOPT_HOME: 'C:\\sk home' } }, { node: 'node.exe', bin: 'skillopt.js' }));
+  // (Resolved here as on the system that schedules; on Windows, C:\\sk home itself.)
+  assert.ok(windows.includes(`&& set \\"SKILLOPT_HOME=${path.resolve('C:\\sk home')}\\" && node.exe skillopt.js sleep run`), windows);
 });

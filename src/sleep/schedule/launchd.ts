@@ -14,6 +14,12 @@ export const agentLabel = (digest: string) => `com.skillopt.sleep.${digest.slice
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+function environment(env: Record<string, string>): string {
+  const entries = Object.entries(env);
+  if (entries.length === 0) return '';
+  return `  <key>EnvironmentVariables</key>\n  <dict>\n${entries.map(([k, v]) => `    <key>${xml(k)}</key>\n    <string>${xml(v)}</string>\n`).join('')}  </dict>\n`;
+}
+
 export function launchAgent(job: NightlyJob): string {
   const strings = (items: string[]) => items.map((i) => `    <string>${xml(i)}</string>`).join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>
@@ -26,7 +32,7 @@ export function launchAgent(job: NightlyJob): string {
   <array>
 ${strings(job.argv)}
   </array>
-  <key>WorkingDirectory</key>
+${environment(job.env)}  <key>WorkingDirectory</key>
   <string>${xml(job.project)}</string>
   <key>StandardOutPath</key>
   <string>${xml(job.logFile)}</string>

@@ -18,6 +18,11 @@ function unitWord(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word.replace(/%/g, '%%') : `"${word.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%').replace(/\$/g, '$$$$')}"`;
 }
 
+/** An `Environment=` assignment, quoted: systemd expands specifiers (`%`) there, not variables. */
+function envWord(assignment: string): string {
+  return `"${assignment.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%')}"`;
+}
+
 export function serviceUnit(job: NightlyJob): string {
   return [
     '[Unit]',
@@ -27,6 +32,7 @@ export function serviceUnit(job: NightlyJob): string {
     'Type=oneshot',
     `WorkingDirectory=${unitWord(job.project)}`,
     `ExecStartPre=/bin/mkdir -p ${unitWord(path.dirname(job.logFile))}`,
+    ...Object.entries(job.env).map(([k, v]) => `Environment=${envWord(`${k}=${v}`)}`),
     `ExecStart=${job.argv.map(unitWord).join(' ')}`,
     `StandardOutput=append:${job.logFile}`,
     `StandardError=append:${job.logFile}`,

@@ -9,7 +9,8 @@ function winWord(word: string): string {
 }
 
 export function schtasksCreate(job: NightlyJob): string {
-  const run = `cmd /c "cd /d ${winWord(job.project)} && ${job.argv.map(winWord).join(' ')} >> ${winWord(job.logFile)} 2>&1"`;
+  const env = Object.entries(job.env).map(([k, v]) => `set "${k}=${v}" && `).join('');
+  const run = `cmd /c "cd /d ${winWord(job.project)} && ${env}${job.argv.map(winWord).join(' ')} >> ${winWord(job.logFile)} 2>&1"`;
   return `schtasks /create /tn ${taskName(job.digest)} /tr ${winWord(run)} /sc daily /st ${pad2(job.hour)}:${pad2(job.minute)} /f`;
 }
 
