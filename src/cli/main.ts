@@ -2,7 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { redactText } from '../config/redact.ts';
 import { CommandExit, Interrupted, UserError, errorMessage } from '../errors.ts';
-import { FatalModelError, MissingKeyError } from '../model/types.ts';
+import { FatalModelError, ModelConfigError } from '../model/types.ts';
 import { VERSION } from '../version.ts';
 import { registerTrain } from './train.ts';
 import { registerEval } from './eval.ts';
@@ -59,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err.message) say(`skillopt: ${err.message}`);
       return Interrupted.exitCode;
     }
-    if (err instanceof UserError || err instanceof MissingKeyError) {
+    if (err instanceof UserError || err instanceof ModelConfigError) {
       say(`skillopt: ${err.message}`);
       return EXIT_USAGE;
     }

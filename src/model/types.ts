@@ -152,11 +152,13 @@ export class FatalModelError extends Error {
 }
 
 /**
- * A key the environment does not hold: bad input, found when the models are built, before any
- * call or anything of the run is kept. The CLI exits with code 2, as for any usage error.
+ * A model's settings that cannot work (a key the environment does not hold, an endpoint unset
+ * or malformed, a backend option out of range): bad input, found when the models are built,
+ * before any call or anything of the run is kept. The CLI exits with code 2, as for any usage
+ * error.
  */
-export class MissingKeyError extends FatalModelError {
-  override name = 'MissingKeyError';
+export class ModelConfigError extends FatalModelError {
+  override name = 'ModelConfigError';
 }
 
 /**

@@ -61,4 +61,21 @@ describe('skillopt CLI', () => {
     }
     assert.deepEqual(fs.readdirSync(dir), ['skill.md']);
   });
+
+  it('so is a malformed endpoint: exit 2, naming the key, nothing written, nothing called', () => {
+    const dir = tmpDir();
+    const config = path.join(import.meta.dirname, '../../configs/sim/default.yaml');
+    const env = { OPENAI_API_KEY: 'sk-test' };
+    const role = (...sets: string[]) => ['train', '--config', config, '--cfg-options', 'model.target.backend=openai_compatible', 'model.target.model=m', ...sets, '--out', path.join(dir, 'run')];
+    const cases: [string[], RegExp][] = [
+      [role('model.target.base_url=not a url'), /^skillopt: model\.target\.base_url: 'not a url' is not a URL/],
+      [role('model.target.base_url=ftp://127.0.0.1/v1'), /^skillopt: model\.target\.base_url: 'ftp:\/\/127\.0\.0\.1\/v1' must start with http:\/\/ or https:\/\//],
+    ];
+    for (const [args, message] of cases) {
+      const r = runCli(args, { env, cwd: dir });
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+    }
+    assert.deepEqual(fs.readdirSync(dir), []);
+  });
 });

@@ -81,7 +81,7 @@ describe('secrets', () => {
       const password = 'sk-urlsecret-0123456789';
       const port = new URL(fake.url).port;
       const r = await runCliAsync(['train', '--config', simOver(dir, `http://user:${password}@127.0.0.1:${port}/v1`), '--out', out]);
-      assert.equal(r.status, 1, r.stdout);
+      assert.equal(r.status, 2, r.stdout);
       assert.match(r.stderr, new RegExp(`model\\.target\\.base_url holds credentials \\(http://\\*{4}@127\\.0\\.0\\.1:${port}/v1\\).*api_key_env`));
       assert.ok(!`${r.stdout}${r.stderr}`.includes(password), 'not on the console');
       assert.deepEqual(filesHolding(out, password), []);

@@ -7,7 +7,7 @@
 import { REDACTED, registerSecret } from '../../config/redact.ts';
 import type { RoleConfig } from '../../config/schema.ts';
 import type { BackendContext } from '../registry.ts';
-import { FatalModelError, MissingKeyError } from '../types.ts';
+import { ModelConfigError } from '../types.ts';
 
 /** The value of the first set variable among `names`, each tried role-specific first. */
 export function fromEnvironment(ctx: BackendContext, names: string[]): { name: string; value: string } | undefined {
@@ -37,12 +37,12 @@ function findKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], requir
     const value = ctx.environment[rc.api_key_env];
     if (value && value.trim()) return value.trim();
     if (!required) return undefined;
-    throw new MissingKeyError(`model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`);
+    throw new ModelConfigError(`model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`);
   }
   const found = fromEnvironment(ctx, defaults);
   if (found) return found.value;
   if (!required) return undefined;
-  throw new MissingKeyError(
+  throw new ModelConfigError(
     `model.${ctx.role}: the ${what} key is missing: set the environment variable ${defaults[0]} (or ${ctx.role.toUpperCase()}_${defaults[0]} for this role only) in the shell or in .env, or name another variable in model.${ctx.role}.api_key_env`,
   );
 }
@@ -51,20 +51,20 @@ function findKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], requir
 export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[], fallback: string | undefined, what: string): string {
   const raw = rc.base_url || fromEnvironment(ctx, envNames)?.value || fallback;
   if (!raw) {
-    throw new FatalModelError(`model.${ctx.role}: the ${what} endpoint is not set: set model.${ctx.role}.base_url, or the environment variable ${envNames[0]}`);
+    throw new ModelConfigError(`model.${ctx.role}: the ${what} endpoint is not set: set model.${ctx.role}.base_url, or the environment variable ${envNames[0]}`);
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new FatalModelError(`model.${ctx.role}.base_url: '${raw}' is not a URL (expected e.g. http://127.0.0.1:8000/v1)`);
+    throw new ModelConfigError(`model.${ctx.role}.base_url: '${raw}' is not a URL (expected e.g. http://127.0.0.1:8000/v1)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FatalModelError(`model.${ctx.role}.base_url: '${raw}' must start with http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ModelConfigError(`model.${ctx.role}.base_url: '${raw}' must start with http:// or https://`);
   if (url.username || url.password) {
     // Requests cannot carry credentials in their URL: every call would fail.
     registerSecret(decodeURIComponent(url.password));
     const shown = `${url.protocol}//${REDACTED}@${url.host}${url.pathname}`;
-    throw new FatalModelError(
+    throw new ModelConfigError(
       `model.${ctx.role}.base_url holds credentials (${shown}): a request cannot send them from the URL. ` +
         `Remove them from the URL and put the key in an environment variable: model.${ctx.role}.api_key_env names it, and it is sent as the API key`,
     );
@@ -97,5 +97,5 @@ export function parseOptions<T>(schema: { safeParse(v: unknown): { success: true
   const r = schema.safeParse(rc.options);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
-  throw new FatalModelError(`model.${ctx.role}.options.${issue.path.map(String).join('.')}: ${issue.message} (backend ${backend})`);
+  throw new ModelConfigError(`model.${ctx.role}.options.${issue.path.map(String).join('.')}: ${issue.message} (backend ${backend})`);
 }
