@@ -120,6 +120,13 @@ export function formatEvent(event: RunEvent): string | undefined {
       const what = meaning ? `${meaning} (${event.action})` : event.action;
       return `  [${event.kind === 'slow_update' ? 'slow update' : 'meta skill'}, end of epoch ${event.epoch}] ${what}${event.detail ? `: ${event.detail}` : ''}`;
     }
+    case 'gate_overlap': {
+      const under = event.guess === 'candidate' ? 'the candidate' : 'the current skill';
+      const outcome = event.right ? 'the guess was right: the next step takes them' : `the guess was wrong: ${count(event.wasted, 'call')} wasted`;
+      return `    [overlap] ${count(event.rollouts, 'rollout')} of the next step ran ahead under ${under}; ${outcome}`;
+    }
+    case 'reflect_ahead':
+      return `    [overlap] ${count(event.calls, 'analyst and merge call', 'analyst and merge calls')} of this step were made during the last gate: ${event.taken} taken, ${event.wasted} wasted`;
     case 'log':
       return `  ${event.level === 'warn' ? 'warning: ' : ''}${event.message}`;
     case 'run_finished':

@@ -120,6 +120,16 @@ describe('console reporter', () => {
     assert.equal(EventSchema.safeParse({ type: 'epoch_boundary', time: '', epoch: 1, kind: 'meta_skill', action: 'something_new' }).success, false, 'an action no boundary takes is no event');
   });
 
+  it("says what the gate overlap ran ahead, and what a wrong guess wasted", () => {
+    const ahead = { time: '', type: 'gate_overlap' as const, step: 3, epoch: 1, guess: 'candidate' as const };
+    assert.equal(formatEvent({ ...ahead, right: true, rollouts: 20, wasted: 0 }), '    [overlap] 20 rollouts of the next step ran ahead under the candidate; the guess was right: the next step takes them');
+    assert.equal(formatEvent({ ...ahead, guess: 'current', right: false, rollouts: 1, wasted: 1 }), '    [overlap] 1 rollout of the next step ran ahead under the current skill; the guess was wrong: 1 call wasted');
+    assert.equal(
+      formatEvent({ time: '', type: 'reflect_ahead', step: 4, epoch: 1, calls: 5, taken: 4, wasted: 1 }),
+      '    [overlap] 5 analyst and merge calls of this step were made during the last gate: 4 taken, 1 wasted',
+    );
+  });
+
   it('ends a stopped or failed run with the command that resumes it', () => {
     const cmd = 'skillopt train --config configs/sim/default.yaml --resume outputs/sim/20250101_120000';
     assert.equal(
