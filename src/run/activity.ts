@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from './atomic.ts';
-import { LockOwnerSchema, me, processExists, processStart, type LockOwner } from './lock.ts';
+import { LockOwnerSchema, me, ownerState, type LockOwner } from './lock.ts';
 
 export type ActivityKind = 'train' | 'eval';
 
@@ -69,15 +69,13 @@ export function markActivity(kind: ActivityKind, dir: string, warn: (message: st
 /**
  * Whether a marker's process is working on this machine now. Gone: no process with its pid (and
  * start time), or the machine restarted since. A process of another host or container is not
- * this machine's to judge; it is left alone.
+ * this machine's to judge; it is left alone. Unlike a lock's owner, one whose start time cannot
+ * be checked counts as working: a night waits rather than disturb a run.
  */
 function liveness(owner: LockOwner, self: LockOwner): 'alive' | 'gone' | 'elsewhere' {
-  if (owner.host !== self.host) return 'elsewhere';
-  if (owner.boot_id && self.boot_id && owner.boot_id !== self.boot_id) return 'gone';
-  if (owner.pid_ns && self.pid_ns && owner.pid_ns !== self.pid_ns) return 'elsewhere';
-  if (!processExists(owner.pid)) return 'gone';
-  const start = owner.proc_start === undefined ? undefined : processStart(owner.pid);
-  return start !== undefined && start !== owner.proc_start ? 'gone' : 'alive';
+  const state = ownerState(owner, self);
+  if (state === 'dead' || state === 'restarted') return 'gone';
+  return state === 'other_host' || state === 'other_container' ? 'elsewhere' : 'alive';
 }
 
 /** The training runs and evaluations working on this machine now; markers of processes gone are removed. */

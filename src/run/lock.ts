@@ -43,7 +43,7 @@ function readOr(file: string): string | undefined {
 }
 
 /** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), where /proc exists. */
-export function processStart(pid: number): string | undefined {
+function processStart(pid: number): string | undefined {
   const stat = readOr(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
   // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
@@ -71,7 +71,7 @@ export function me(): LockOwner {
   };
 }
 
-export function processExists(pid: number): boolean {
+function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -80,21 +80,45 @@ export function processExists(pid: number): boolean {
   }
 }
 
+/**
+ * What this process can tell of a lock's (or a marker's) owner: where it ran, and whether it
+ * still runs. `start_unknown`: another process of that pid runs, and the owner did not record its
+ * start time; `start_unreadable`: it did, but this one cannot be read.
+ */
+export type OwnerState = 'alive' | 'dead' | 'other_host' | 'restarted' | 'other_container' | 'start_unknown' | 'start_unreadable';
+
+export function ownerState(owner: LockOwner, self: LockOwner): OwnerState {
+  if (owner.host !== self.host) return 'other_host';
+  if (owner.boot_id && self.boot_id && owner.boot_id !== self.boot_id) return 'restarted';
+  if (owner.pid_ns && self.pid_ns && owner.pid_ns !== self.pid_ns) return 'other_container';
+  if (!processExists(owner.pid)) return 'dead';
+  if (owner.proc_start === undefined) return owner.pid === self.pid ? 'alive' : 'start_unknown';
+  const start = processStart(owner.pid);
+  if (start === undefined) return 'start_unreadable';
+  return start === owner.proc_start ? 'alive' : 'dead';
+}
+
 type Judgement = { state: 'alive' | 'dead' } | { state: 'unknown'; why: string };
 
 /** Whether the owner of a lock still runs, as far as this process can prove either way. */
 function judge(owner: LockOwner | undefined, self: LockOwner): Judgement {
   if (!owner) return { state: 'unknown', why: 'the lock file does not name its owner' };
-  if (owner.host !== self.host) return { state: 'unknown', why: `it was taken on another host (${owner.host})` };
-  if (owner.boot_id && self.boot_id && owner.boot_id !== self.boot_id) {
-    return { state: 'unknown', why: 'it was taken before this machine restarted, or on another machine of the same name' };
+  const state = ownerState(owner, self);
+  switch (state) {
+    case 'alive':
+    case 'dead':
+      return { state };
+    case 'other_host':
+      return { state: 'unknown', why: `it was taken on another host (${owner.host})` };
+    case 'restarted':
+      return { state: 'unknown', why: 'it was taken before this machine restarted, or on another machine of the same name' };
+    case 'other_container':
+      return { state: 'unknown', why: 'it was taken in another container (PID namespace)' };
+    case 'start_unknown':
+      return { state: 'unknown', why: `a process ${owner.pid} runs, but the lock does not say when its owner started` };
+    case 'start_unreadable':
+      return { state: 'unknown', why: `a process ${owner.pid} runs, and its start time cannot be read` };
   }
-  if (owner.pid_ns && self.pid_ns && owner.pid_ns !== self.pid_ns) return { state: 'unknown', why: 'it was taken in another container (PID namespace)' };
-  if (!processExists(owner.pid)) return { state: 'dead' };
-  if (owner.proc_start === undefined) return owner.pid === self.pid ? { state: 'alive' } : { state: 'unknown', why: `a process ${owner.pid} runs, but the lock does not say when its owner started` };
-  const start = processStart(owner.pid);
-  if (start === undefined) return { state: 'unknown', why: `a process ${owner.pid} runs, and its start time cannot be read` };
-  return start === owner.proc_start ? { state: 'alive' } : { state: 'dead' };
 }
 
 function parseOwner(raw: string): LockOwner | undefined {

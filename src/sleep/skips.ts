@@ -1,7 +1,8 @@
 /**
  * Nights that did not run because the machine was busy (a training run or an evaluation was
- * going, or another night or an adoption held the lock): the latest per project, in `<state_dir>/skipped.json`, so `status` can say so. Kept out
- * of `state.json`, which the night holding the lock is about to write.
+ * going, or another night or an adoption held the lock): the latest per project, in
+ * `<state_dir>/skipped.json`, so `status` can say so. Kept out of `state.json`, which the night
+ * holding the lock is about to write.
  */
 import path from 'node:path';
 import { z } from 'zod';

@@ -119,10 +119,10 @@ export class SleepNights {
   /** One night's page: its documents with their diffs, its adoptions, its report. */
   view(id: string | undefined): NightView {
     const dir = this.dirOf(id);
-    const row = this.row(path.basename(dir));
-    const manifest = this.manifest(dir);
+    const files = this.files(dir);
+    const { manifest, receipt } = files;
     if (!manifest.ok) throw new HttpError(404, manifest.missing ? `the night ${id} staged nothing (it has no manifest.json: it stopped, or mined nothing)` : manifest.error);
-    const receipt = this.receipt(dir);
+    const row = this.row(path.basename(dir), undefined, files);
     const patches = this.patches(dir, row.problems);
     // diff.patch holds the staged documents' patches, in the manifest's order.
     const documents = row.documents.map((d, i) => {
@@ -153,10 +153,6 @@ export class SleepNights {
     return parseJsonFile<Manifest>(dir, path.join(dir, 'manifest.json'), ManifestSchema, 'a staged night (schema, night, project, documents)');
   }
 
-  private receipt(dir: string) {
-    return parseJsonFile<Receipt>(dir, path.join(dir, 'adopted.json'), ReceiptSchema, 'a receipt of adoptions');
-  }
-
   /** The per-document patches of the night's diff.patch. */
   private patches(dir: string, problems: string[]) {
     try {
@@ -173,13 +169,19 @@ export class SleepNights {
     }
   }
 
+  /** A night's manifest, receipt of adoptions and report, parsed. */
+  private files(dir: string) {
+    return {
+      manifest: this.manifest(dir),
+      receipt: parseJsonFile<Receipt>(dir, path.join(dir, 'adopted.json'), ReceiptSchema, 'a receipt of adoptions'),
+      report: parseJsonFile(dir, path.join(dir, 'report.json'), ReportSchema, "a night's report (documents)"),
+    };
+  }
+
   /** A night with a folder: its state from its manifest and receipt, its edits from its report. */
-  private row(id: string, record?: NightRecord): NightRow {
-    const dir = path.join(this.root, id);
+  private row(id: string, record?: NightRecord, files = this.files(path.join(this.root, id))): NightRow {
     const problems: string[] = [];
-    const manifest = this.manifest(dir);
-    const receipt = this.receipt(dir);
-    const report = parseJsonFile(dir, path.join(dir, 'report.json'), ReportSchema, "a night's report (documents)");
+    const { manifest, receipt, report } = files;
     for (const r of [manifest, receipt, report]) if (!r.ok && !r.missing) problems.push(r.error);
     const adoptions = receipt.ok ? receipt.value.adoptions : [];
     const adopted = new Set(adoptions.filter((a) => !a.rolled_back).flatMap((a) => a.documents.map((d) => d.name)));

@@ -56,21 +56,21 @@ export class CallsAhead {
   }
 
   private forStep(req: ChatRequest): Promise<ChatResponse> {
-    if (!this.round && this.open.size === 0) return this.inner.complete(req);
+    // Answers made ahead live only while their round is open.
+    const round = this.round;
+    if (!round) return this.inner.complete(req);
     const key = requestKey(this.inner.id, req);
     const made = this.open.get(key);
     const answer = made?.shift();
     if (answer) {
       if (made!.length === 0) this.open.delete(key);
-      if (this.round) this.round.taken++;
+      round.taken++;
       return answer;
     }
     const call = this.inner.complete(req);
-    if (this.round) {
-      this.inFlight.set(key, call);
-      const done = () => this.inFlight.get(key) === call && this.inFlight.delete(key);
-      call.then(done, done);
-    }
+    this.inFlight.set(key, call);
+    const done = () => this.inFlight.get(key) === call && this.inFlight.delete(key);
+    call.then(done, done);
     return call;
   }
 
