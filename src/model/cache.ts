@@ -56,14 +56,22 @@ export class ResponseCache {
   private readonly getStmt: Database.Statement<[string], { response: string }>;
   private readonly putStmt: Database.Statement<[string, string, string, string]>;
   private readonly putMany: (rows: [string, string, string, string][]) => void;
-  /** Answers queued by `store`, by key, written together at the end of the event loop's turn. */
-  private readonly pending = new Map<string, [string, string, string, string]>();
+  /**
+   * Answers queued by `store`, by key, written together at the end of the event loop's turn;
+   * shared by every cache of this process on the same file, so that one sees what another has
+   * queued but not written yet.
+   */
+  private readonly pending: Map<string, [string, string, string, string]>;
+  private static readonly queued = new Map<string, Map<string, [string, string, string, string]>>();
   private flushScheduled = false;
   private onFailure: ((reason: string) => void) | undefined;
   private writesPausedUntil = 0;
 
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
+    const shared = ResponseCache.queued.get(path.resolve(file));
+    this.pending = shared ?? new Map();
+    if (!shared) ResponseCache.queued.set(path.resolve(file), this.pending);
     // Loaded when a cache is opened: a run that caches nothing (the simulator) does not load SQLite.
     const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
     this.db = new Sqlite(file, { timeout: BUSY_TIMEOUT_MS });

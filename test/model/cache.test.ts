@@ -113,6 +113,21 @@ describe('the response cache', () => {
     m.close();
   });
 
+  it('an answer queued by one cache of this process is seen by another on the same file before it is written', () => {
+    const file = path.join(tmpDir(), 'responses.sqlite');
+    const a = new ResponseCache(file);
+    const b = new ResponseCache(file);
+    const answer = { text: 'queued', usage: { input: 1, output: 1, cached: 0, reasoning: 0 } };
+    a.store('k', 'm', answer, () => {});
+    // No turn of the event loop has passed: the answer is still queued, not in the file.
+    assert.deepEqual(b.get('k'), answer);
+    a.close();
+    b.close();
+    const c = new ResponseCache(file);
+    assert.deepEqual(c.get('k'), answer, 'and it is written');
+    c.close();
+  });
+
   it('never stores errors', async () => {
     const m = await models('read_write');
     fake.faults.push({ status: 503 });
