@@ -18,22 +18,35 @@ import { ConfigSchema } from '../src/config/schema.ts';
 import { buildRoleModels } from '../src/model/stack.ts';
 import type { ChatRequest } from '../src/model/types.ts';
 
-const { values: args } = parseArgs({ options: { calls: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '32' }, 'latency-ms': { type: 'string', default: '20' } } });
+const { values: args } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '32' },
+    'latency-ms': { type: 'string', default: '20' },
+  },
+});
 const N = Number(args.calls);
 const CONCURRENCY = Number(args.concurrency);
 
-const SKILL = Array.from({ length: 60 }, (_, i) => `- Rule ${i}: read the question twice, check units and the sign of the answer before replying.`).join('\n');
+const SKILL = Array.from(
+  { length: 60 },
+  (_, i) => `- Rule ${i}: read the question twice, check units and the sign of the answer before replying.`,
+).join('\n');
 const ask = (i: number): ChatRequest => ({
   purpose: 'rollout',
   system: `You answer questions.\n\n${SKILL}`,
-  messages: [{ role: 'user', content: `Question ${i}: what is ${i} * 7, in words? Give the answer inside <answer></answer>.` }],
+  messages: [
+    { role: 'user', content: `Question ${i}: what is ${i} * 7, in words? Give the answer inside <answer></answer>.` },
+  ],
 });
-
 
 async function measure(url: string, cacheMode: 'read_write' | 'off', offset: number): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-call-cpu-'));
   const role = { backend: 'openai_compatible', model: 'bench', base_url: `${url}/v1`, concurrency: CONCURRENCY };
-  const config = ConfigSchema.parse({ model: { target: role, optimizer: role, judge: role }, cache: { mode: cacheMode, path: path.join(dir, 'cache.sqlite') } });
+  const config = ConfigSchema.parse({
+    model: { target: role, optimizer: role, judge: role },
+    cache: { mode: cacheMode, path: path.join(dir, 'cache.sqlite') },
+  });
   const models = await buildRoleModels(config, { environment: {}, ledgerFile: path.join(dir, 'calls.jsonl') });
   // Warm up: the connection, the SDK's lazy import, the JIT.
   await Promise.all(Array.from({ length: 200 }, (_, i) => models.target.complete(ask(offset - 1000 - i))));
@@ -46,7 +59,9 @@ async function measure(url: string, cacheMode: 'read_write' | 'off', offset: num
 }
 
 const s = await server(Number(args['latency-ms']));
-console.log(`CPU per model call over HTTP (node ${process.version}, ${N} calls, ${CONCURRENCY} at once, load ${os.loadavg()[0]!.toFixed(2)})\n`);
+console.log(
+  `CPU per model call over HTTP (node ${process.version}, ${N} calls, ${CONCURRENCY} at once, load ${os.loadavg()[0]!.toFixed(2)})\n`,
+);
 const full: number[] = [];
 const off: number[] = [];
 for (let round = 0; round < 3; round++) {
@@ -54,6 +69,10 @@ for (let round = 0; round < 3; round++) {
   off.push(await measure(s.url, 'off', round * 1_000_000 + 500_000));
 }
 const best = (xs: number[]) => Math.min(...xs).toFixed(3);
-console.log(`${'ledger + response cache + scheduler + HTTP'.padEnd(46)} ${best(full)} ms  (rounds: ${full.map((x) => x.toFixed(3)).join(', ')})`);
-console.log(`${'ledger + scheduler + HTTP (cache off)'.padEnd(46)} ${best(off)} ms  (rounds: ${off.map((x) => x.toFixed(3)).join(', ')})`);
+console.log(
+  `${'ledger + response cache + scheduler + HTTP'.padEnd(46)} ${best(full)} ms  (rounds: ${full.map((x) => x.toFixed(3)).join(', ')})`,
+);
+console.log(
+  `${'ledger + scheduler + HTTP (cache off)'.padEnd(46)} ${best(off)} ms  (rounds: ${off.map((x) => x.toFixed(3)).join(', ')})`,
+);
 await s.stop();

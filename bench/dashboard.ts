@@ -47,13 +47,31 @@ function generate(dir: string): void {
     fail_reason: i % 3 === 0 ? `EM=0: predicted 'value ${i}' but expected 'value ${i + 1}'` : undefined,
     sample: 0,
   });
-  wj('config.json', { config: { model: { target: { backend: 'sim', model: 'sim-1' }, optimizer: { backend: 'sim', model: 'sim-1' } }, env: { name: 'sim' }, train: { num_epochs: 10 } }, derived: { steps_per_epoch: STEPS / 10, total_steps: STEPS } });
+  wj('config.json', {
+    config: {
+      model: { target: { backend: 'sim', model: 'sim-1' }, optimizer: { backend: 'sim', model: 'sim-1' } },
+      env: { name: 'sim' },
+      train: { num_epochs: 10 },
+    },
+    derived: { steps_per_epoch: STEPS / 10, total_steps: STEPS },
+  });
   const events: string[] = [];
   const calls: string[] = [];
   const history: unknown[] = [];
   const t0 = Date.parse('2026-05-01T00:00:00Z');
-  const ev = (s: number, e: Record<string, unknown>) => events.push(JSON.stringify({ time: new Date(t0 + s * 1000).toISOString(), ...e }));
-  ev(0, { type: 'run_started', out_root: dir, env: 'sim', target: 'sim:sim-1', optimizer: 'sim:sim-1', epochs: 10, steps_per_epoch: STEPS / 10, total_steps: STEPS, resume_from: 1 });
+  const ev = (s: number, e: Record<string, unknown>) =>
+    events.push(JSON.stringify({ time: new Date(t0 + s * 1000).toISOString(), ...e }));
+  ev(0, {
+    type: 'run_started',
+    out_root: dir,
+    env: 'sim',
+    target: 'sim:sim-1',
+    optimizer: 'sim:sim-1',
+    epochs: 10,
+    steps_per_epoch: STEPS / 10,
+    total_steps: STEPS,
+    resume_from: 1,
+  });
   let skill = '# Skill\n\nAnswer with the value only.\n';
   w(`skills/skill_v0000.md`, skill);
   let best = 0.3;
@@ -73,10 +91,20 @@ function generate(dir: string): void {
       ev(s, { type: 'stage_started', step: s, epoch, stage });
       ev(s, { type: 'stage_finished', step: s, epoch, stage, seconds: 0.4 });
     }
-    const edits = Array.from({ length: 4 }, (_, i) => ({ op: 'append', content: `- Rule ${s}.${i}: write values as the house style asks.`, support_count: 4 - i, source_type: 'failure' }));
+    const edits = Array.from({ length: 4 }, (_, i) => ({
+      op: 'append',
+      content: `- Rule ${s}.${i}: write values as the house style asks.`,
+      support_count: 4 - i,
+      source_type: 'failure',
+    }));
     wj(`${rel}/merged_patch.json`, { reasoning: 'synthetic', edits });
     wj(`${rel}/ranked_edits.json`, { reasoning: 'synthetic', edits: edits.slice(0, 3) });
-    wj(`${rel}/edit_apply_report.json`, edits.slice(0, 3).map((e, i) => ({ index: i + 1, op: e.op, target: '', content_preview: e.content, status: 'applied_append' })));
+    wj(
+      `${rel}/edit_apply_report.json`,
+      edits
+        .slice(0, 3)
+        .map((e, i) => ({ index: i + 1, op: e.op, target: '', content_preview: e.content, status: 'applied_append' })),
+    );
     const candidate = `${skill}${edits
       .slice(0, 3)
       .map((e) => e.content)
@@ -89,11 +117,70 @@ function generate(dir: string): void {
       skill = candidate.split('\n').slice(-40).join('\n'); // keep the synthetic skill from growing without bound
     }
     w(`skills/skill_v${pad(s)}.md`, skill);
-    const tokens = Object.fromEntries(STAGES.map((st, i) => [st, { calls: 3 + i, prompt_tokens: 1000 * (i + 1), completion_tokens: 100 * (i + 1), cost_usd: 0.001 * (i + 1) }]));
-    for (const st of STAGES) calls.push(JSON.stringify({ time: new Date(t0 + s * 1000).toISOString(), key: `k${s}${st}`, role: st === 'rollout' ? 'target' : 'optimizer', model: 'sim:sim-1', purpose: st, usage: { input: 1000, output: 100, cached: 0, reasoning: 0 }, latency_ms: 40, retries: 0, from: 'provider', cost_usd: 0.001, response: { text: 'x'.repeat(300) } }));
-    ev(s, { type: 'gate_decision', step: s, epoch, action, metric: 'hard', candidate_score: score, current_score: best, best_score: best, rollouts_used: 30, rollouts_saved: 0 });
-    ev(s, { type: 'step_finished', step: s, epoch, action, current_score: best, best_score: best, seconds: 2.4, timing: { rollout_s: 0.4, reflect_s: 0.4, aggregate_s: 0.4, select_s: 0.4, update_s: 0.4, evaluate_s: 0.4 } });
-    history.push({ step: s, epoch, rollout_hard: 0.6, rollout_soft: 0.7, rollout_n: PER_STEP, tokens, n_edits_merged: 4, n_edits_ranked: 3, edit_budget: 3, edit_apply_summary: { total: 3, applied: 3, skipped: 0, errors: 0 }, selection_hard: score, gate_metric: 'hard', candidate_gate_score: score, gate: { rollouts_used: 30, rollouts_saved: 0 }, action, current_score: best, best_score: best, best_step: s });
+    const tokens = Object.fromEntries(
+      STAGES.map((st, i) => [
+        st,
+        { calls: 3 + i, prompt_tokens: 1000 * (i + 1), completion_tokens: 100 * (i + 1), cost_usd: 0.001 * (i + 1) },
+      ]),
+    );
+    for (const st of STAGES)
+      calls.push(
+        JSON.stringify({
+          time: new Date(t0 + s * 1000).toISOString(),
+          key: `k${s}${st}`,
+          role: st === 'rollout' ? 'target' : 'optimizer',
+          model: 'sim:sim-1',
+          purpose: st,
+          usage: { input: 1000, output: 100, cached: 0, reasoning: 0 },
+          latency_ms: 40,
+          retries: 0,
+          from: 'provider',
+          cost_usd: 0.001,
+          response: { text: 'x'.repeat(300) },
+        }),
+      );
+    ev(s, {
+      type: 'gate_decision',
+      step: s,
+      epoch,
+      action,
+      metric: 'hard',
+      candidate_score: score,
+      current_score: best,
+      best_score: best,
+      rollouts_used: 30,
+      rollouts_saved: 0,
+    });
+    ev(s, {
+      type: 'step_finished',
+      step: s,
+      epoch,
+      action,
+      current_score: best,
+      best_score: best,
+      seconds: 2.4,
+      timing: { rollout_s: 0.4, reflect_s: 0.4, aggregate_s: 0.4, select_s: 0.4, update_s: 0.4, evaluate_s: 0.4 },
+    });
+    history.push({
+      step: s,
+      epoch,
+      rollout_hard: 0.6,
+      rollout_soft: 0.7,
+      rollout_n: PER_STEP,
+      tokens,
+      n_edits_merged: 4,
+      n_edits_ranked: 3,
+      edit_budget: 3,
+      edit_apply_summary: { total: 3, applied: 3, skipped: 0, errors: 0 },
+      selection_hard: score,
+      gate_metric: 'hard',
+      candidate_gate_score: score,
+      gate: { rollouts_used: 30, rollouts_saved: 0 },
+      action,
+      current_score: best,
+      best_score: best,
+      best_step: s,
+    });
   }
   const test = Array.from({ length: TEST_ITEMS }, (_, i) => row(`test-${pad(i, 5)}`, i));
   w('test_eval/results.jsonl', test.map((r) => `${JSON.stringify(r)}\n`).join(''));
@@ -124,9 +211,13 @@ async function main(): Promise<void> {
   const dir = path.join(root, 'big');
   let t = performance.now();
   generate(dir);
-  console.log(`generated ${STEPS} steps × ${PER_STEP} trajectories (+ ${TEST_ITEMS} test rows) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  console.log(
+    `generated ${STEPS} steps × ${PER_STEP} trajectories (+ ${TEST_ITEMS} test rows) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
   const size = (f: string) => (fs.statSync(path.join(dir, f)).size / 1e6).toFixed(1);
-  console.log(`history.json ${size('history.json')} MB, events.jsonl ${size('events.jsonl')} MB, calls.jsonl ${size('calls.jsonl')} MB, test_eval/results.jsonl ${size('test_eval/results.jsonl')} MB`);
+  console.log(
+    `history.json ${size('history.json')} MB, events.jsonl ${size('events.jsonl')} MB, calls.jsonl ${size('calls.jsonl')} MB, test_eval/results.jsonl ${size('test_eval/results.jsonl')} MB`,
+  );
 
   const dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0 });
   const run = encodeURIComponent('0/big');
@@ -142,7 +233,10 @@ async function main(): Promise<void> {
     ['diff first vs last skill', u(`diff?run=${run}&a=v:0&b=v:${STEPS}`)],
     ['step trajectories page', u(`trajectories?run=${run}&dir=steps/step_${pad(mid)}/rollout`)],
     [`test trajectories page (${TEST_ITEMS} rows)`, u(`trajectories?run=${run}&dir=test_eval&limit=50`)],
-    ['test trajectories, fail filter, page 40', u(`trajectories?run=${run}&dir=test_eval&outcome=fail&offset=2000&limit=50`)],
+    [
+      'test trajectories, fail filter, page 40',
+      u(`trajectories?run=${run}&dir=test_eval&outcome=fail&offset=2000&limit=50`),
+    ],
     ['test trajectories, text search', u(`trajectories?run=${run}&dir=test_eval&q=site%2042`)],
     ['one trajectory (last of test)', u(`trajectory?run=${run}&dir=test_eval&n=${TEST_ITEMS - 1}`)],
     ['one trajectory with conversation', u(`trajectory?run=${run}&dir=steps/step_${pad(mid)}/rollout&n=3`)],
@@ -168,8 +262,12 @@ async function main(): Promise<void> {
     }
   }
   const floor = median(pings);
-  console.log(`\nfloor: /api/ping median ${floor.toFixed(2)} ms over ${pings.length} rounds (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)\n`);
-  console.log(`${'request'.padEnd(42)} ${'cold ms'.padStart(9)} ${'warm ms'.padStart(9)} ${'× ping'.padStart(8)} ${'KB'.padStart(8)}`);
+  console.log(
+    `\nfloor: /api/ping median ${floor.toFixed(2)} ms over ${pings.length} rounds (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)\n`,
+  );
+  console.log(
+    `${'request'.padEnd(42)} ${'cold ms'.padStart(9)} ${'warm ms'.padStart(9)} ${'× ping'.padStart(8)} ${'KB'.padStart(8)}`,
+  );
   for (const [label] of cases) {
     console.log(
       `${label.padEnd(42)} ${cold.get(label)!.toFixed(1).padStart(9)} ${median(times.get(label)!).toFixed(2).padStart(9)} ${median(ratios.get(label)!).toFixed(1).padStart(8)} ${(bytes.get(label)! / 1024).toFixed(1).padStart(8)}`,
@@ -180,18 +278,26 @@ async function main(): Promise<void> {
   const history = JSON.parse(fs.readFileSync(path.join(dir, 'history.json'), 'utf8')) as Record<string, unknown>[];
   history.push({ ...history.at(-1), step: STEPS + 1 });
   fs.writeFileSync(path.join(dir, 'history.json'), JSON.stringify(history));
-  fs.appendFileSync(path.join(dir, 'events.jsonl'), `${JSON.stringify({ time: new Date().toISOString(), type: 'stage_started', step: STEPS + 2, epoch: 10, stage: 'rollout' })}\n`);
+  fs.appendFileSync(
+    path.join(dir, 'events.jsonl'),
+    `${JSON.stringify({ time: new Date().toISOString(), type: 'stage_started', step: STEPS + 2, epoch: 10, stage: 'rollout' })}\n`,
+  );
   t = performance.now();
   await timeIt(u(`run?run=${run}`), 1);
   await timeIt(u(`history?run=${run}&since=${STEPS}`), 1);
   const update = performance.now() - t;
-  console.log(`\nafter a new step: run detail + new history rows ${update.toFixed(1)} ms (${(update / floor).toFixed(1)} × ping; re-parses history.json once)`);
-  console.log(`server process RSS ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB (the bench client runs in the same process)`);
+  console.log(
+    `\nafter a new step: run detail + new history rows ${update.toFixed(1)} ms (${(update / floor).toFixed(1)} × ping; re-parses history.json once)`,
+  );
+  console.log(
+    `server process RSS ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB (the bench client runs in the same process)`,
+  );
 
   // Two large skills that differ on every line (the diff's worst case): it runs in a worker
   // thread under a time limit, and the server goes on answering meanwhile.
   const other = path.join(root, 'diff');
-  const lines = (tag: string) => Array.from({ length: 12_000 }, (_, i) => `- ${tag} rule ${i}: ${(i * 7919) % 10007}`).join('\n');
+  const lines = (tag: string) =>
+    Array.from({ length: 12_000 }, (_, i) => `- ${tag} rule ${i}: ${(i * 7919) % 10007}`).join('\n');
   fs.mkdirSync(path.join(other, 'skills'), { recursive: true });
   fs.writeFileSync(path.join(other, 'skills', 'skill_v0000.md'), lines('alpha'));
   fs.writeFileSync(path.join(other, 'best_skill.md'), lines('beta'));

@@ -14,10 +14,25 @@ import { createEnv } from '../src/app/env.ts';
 
 const n = Number(process.argv[2] ?? 50_000);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-'));
-const rows = Array.from({ length: n }, (_, i) => ({ id: `r${i}`, question: `What is item ${i} about? ${'lorem ipsum '.repeat(8)}`, answer: `answer ${i % 97}`, kind: `k${i % 5}` }));
+const rows = Array.from({ length: n }, (_, i) => ({
+  id: `r${i}`,
+  question: `What is item ${i} about? ${'lorem ipsum '.repeat(8)}`,
+  answer: `answer ${i % 97}`,
+  kind: `k${i % 5}`,
+}));
 fs.writeFileSync(path.join(dir, 'd.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
-fs.writeFileSync(path.join(dir, 'd.csv'), `id,question,answer,kind\n${rows.map((r) => `${r.id},"${r.question}",${r.answer},${r.kind}`).join('\n')}\n`);
-parquetWriteFile({ filename: path.join(dir, 'd.parquet'), columnData: ['id', 'question', 'answer', 'kind'].map((name) => ({ name, data: rows.map((r) => r[name as keyof typeof r]), type: 'STRING' as const })) });
+fs.writeFileSync(
+  path.join(dir, 'd.csv'),
+  `id,question,answer,kind\n${rows.map((r) => `${r.id},"${r.question}",${r.answer},${r.kind}`).join('\n')}\n`,
+);
+parquetWriteFile({
+  filename: path.join(dir, 'd.parquet'),
+  columnData: ['id', 'question', 'answer', 'kind'].map((name) => ({
+    name,
+    data: rows.map((r) => r[name as keyof typeof r]),
+    type: 'STRING' as const,
+  })),
+});
 
 function time(f: () => unknown): number {
   const t = performance.now();
@@ -30,15 +45,25 @@ async function timeAsync(f: () => Promise<unknown>): Promise<number> {
   return performance.now() - t;
 }
 
-const floor = time(() => fs.readFileSync(path.join(dir, 'd.jsonl'), 'utf8').split('\n').map((l) => JSON.parse(l)));
+const floor = time(() =>
+  fs
+    .readFileSync(path.join(dir, 'd.jsonl'), 'utf8')
+    .split('\n')
+    .map((l) => JSON.parse(l)),
+);
 console.log(`records: ${n}; floor (fs + JSON.parse of the JSONL): ${floor.toFixed(0)} ms`);
 for (const ext of ['jsonl', 'csv', 'parquet']) {
-  fs.writeFileSync(path.join(dir, `c-${ext}.yaml`), `model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.${ext}\n  fields:\n    input: question\n    type: kind\n`);
+  fs.writeFileSync(
+    path.join(dir, `c-${ext}.yaml`),
+    `model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.${ext}\n  fields:\n    input: question\n    type: kind\n`,
+  );
   const loaded = loadConfig(path.join(dir, `c-${ext}.yaml`), { environment: {} });
   const env = createEnv(loaded, path.join(dir, `run-${ext}`));
   const before = process.memoryUsage().heapUsed;
   const ms = await timeAsync(() => env.load());
   const mb = (process.memoryUsage().heapUsed - before) / 1e6;
-  console.log(`${ext.padEnd(8)} load + check + split + write: ${ms.toFixed(0)} ms (${(ms / floor).toFixed(1)}x the floor), ${((ms * 1000) / n).toFixed(1)} µs/record, heap +${mb.toFixed(0)} MB`);
+  console.log(
+    `${ext.padEnd(8)} load + check + split + write: ${ms.toFixed(0)} ms (${(ms / floor).toFixed(1)}x the floor), ${((ms * 1000) / n).toFixed(1)} µs/record, heap +${mb.toFixed(0)} MB`,
+  );
 }
 fs.rmSync(dir, { recursive: true, force: true });

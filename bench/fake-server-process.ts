@@ -24,7 +24,9 @@ server = await startFakeProvider({
 process.stdout.write(`${server.url}\n`);
 process.stdin.resume();
 process.stdin.on('end', async () => {
-  process.stdout.write(`${JSON.stringify({ requests: server!.requests.length, maxInFlight: server!.maxInFlight() })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ requests: server!.requests.length, maxInFlight: server!.maxInFlight() })}\n`,
+  );
   await server!.close();
   process.exit(0);
 });

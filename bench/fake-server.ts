@@ -11,7 +11,9 @@ export interface FakeServerProcess {
 
 /** Runs `script` (a file of this folder that prints its URL, serves until stdin closes, then prints its counts). */
 async function startProcess(script: string, args: string[]): Promise<FakeServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, script), ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const first = await lines.next();
   if (first.done) throw new Error(`bench/${script} exited before it printed its URL`);
@@ -31,6 +33,10 @@ export function startFakeServerProcess(latencyMs: number, rule = ''): Promise<Fa
 }
 
 /** Starts `skillopt-server-process.ts`: the scripted training run of `skillopt-script.ts` on the sim env with `env` options. */
-export function startScriptedServer(targetMs: number, optimizerMs: number, env: Record<string, number>): Promise<FakeServerProcess> {
+export function startScriptedServer(
+  targetMs: number,
+  optimizerMs: number,
+  env: Record<string, number>,
+): Promise<FakeServerProcess> {
   return startProcess('skillopt-server-process.ts', [String(targetMs), String(optimizerMs), JSON.stringify(env)]);
 }

@@ -70,8 +70,13 @@ function counts(r: HistoryRecord, analysts: number) {
 export function ourFloor(r: HistoryRecord, x: StepShape, analystCalls: number, acceptedAfter?: number): number {
   const { analysts, f, s, merged } = counts(r, analystCalls);
   const rollouts = waves(x.batch, x.workers) * x.targetS;
-  const reflect = analysts > 0 ? Math.max(rollouts + x.optimizerS, x.targetS + waves(analysts, x.analysts) * x.optimizerS) : rollouts;
-  const chain = !merged ? 0 : x.strategy === 'combined' ? combinedDepth(f, s, x.mergeGroup) : Math.max(levels(f, x.mergeGroup), levels(s, x.mergeGroup)) + (f > 0 && s > 0 ? 1 : 0);
+  const reflect =
+    analysts > 0 ? Math.max(rollouts + x.optimizerS, x.targetS + waves(analysts, x.analysts) * x.optimizerS) : rollouts;
+  const chain = !merged
+    ? 0
+    : x.strategy === 'combined'
+      ? combinedDepth(f, s, x.mergeGroup)
+      : Math.max(levels(f, x.mergeGroup), levels(s, x.mergeGroup)) + (f > 0 && s > 0 ? 1 : 0);
   const ranking = (r.tokens?.ranking?.calls ?? 0) > 0 ? x.optimizerS : 0;
   const gate = Math.min(r.gate?.rollouts_used ?? 0, acceptedAfter ?? Infinity);
   return reflect + chain * x.optimizerS + ranking + waves(gate, x.workers) * x.targetS;

@@ -19,7 +19,9 @@ import { gateCandidate } from '../src/engine/stages/gate-evaluation.ts';
 import { CONVENTIONS } from '../src/model/sim/world.ts';
 import { gateContext, HARMFUL, NEUTRAL, STRONG } from '../test/helpers/gate.ts';
 
-const { values: args } = parseArgs({ options: { seeds: { type: 'string', default: '200' }, runs: { type: 'string', default: '12' } } });
+const { values: args } = parseArgs({
+  options: { seeds: { type: 'string', default: '200' }, runs: { type: 'string', default: '12' } },
+});
 const SEEDS = Number(args.seeds);
 const RUNS = Number(args.runs);
 
@@ -30,7 +32,12 @@ const WEAKER = CONVENTIONS.slice(0, -1)
 
 const pct = (k: number, n: number) => `${((100 * k) / n).toFixed(1)}%`;
 
-async function acceptRate(current: string, candidate: string, gate: Record<string, unknown>, noise: number): Promise<{ accepted: number; rollouts: number }> {
+async function acceptRate(
+  current: string,
+  candidate: string,
+  gate: Record<string, unknown>,
+  noise: number,
+): Promise<{ accepted: number; rollouts: number }> {
   let accepted = 0;
   let rollouts = 0;
   for (let seed = 0; seed < SEEDS; seed++) {
@@ -59,7 +66,9 @@ async function gates(): Promise<void> {
   console.log(`# Gates on 30 selection items, ${SEEDS} seeds each: share of seeds on which the candidate is taken in`);
   for (const noise of [0.05, 0.1, 0.2]) {
     console.log(`\nnoise=${noise}`);
-    console.log(['gate'.padEnd(18), ...cases.map(([name]) => name.padStart(14)), 'rollouts/decision'.padStart(19)].join(''));
+    console.log(
+      ['gate'.padEnd(18), ...cases.map(([name]) => name.padStart(14)), 'rollouts/decision'.padStart(19)].join(''),
+    );
     for (const [name, gate] of configs) {
       const row = [name.padEnd(18)];
       let rollouts = 0;
@@ -99,12 +108,23 @@ async function pools(): Promise<void> {
   ];
   const common = ['optimizer.learning_rate=2', 'optimizer.min_learning_rate=1'];
   for (const noise of [0, 0.1]) {
-    console.log(`\n# Pool against the single-skill loop: ${RUNS} seeds, sim defaults with learning_rate=2, noise=${noise}`);
-    console.log(['variant'.padEnd(18), 'mean test'.padStart(10), 'x single'.padStart(10), 'wins/ties/losses'.padStart(18), 'calls x single'.padStart(16)].join(''));
+    console.log(
+      `\n# Pool against the single-skill loop: ${RUNS} seeds, sim defaults with learning_rate=2, noise=${noise}`,
+    );
+    console.log(
+      [
+        'variant'.padEnd(18),
+        'mean test'.padStart(10),
+        'x single'.padStart(10),
+        'wins/ties/losses'.padStart(18),
+        'calls x single'.padStart(16),
+      ].join(''),
+    );
     const results: RunFigures[][] = [];
     for (const [, extra] of variants) {
       const runs: RunFigures[] = [];
-      for (let seed = 1; seed <= RUNS; seed++) runs.push(await train([...common, ...extra, `train.seed=${seed}`, `model.target.options.noise=${noise}`]));
+      for (let seed = 1; seed <= RUNS; seed++)
+        runs.push(await train([...common, ...extra, `train.seed=${seed}`, `model.target.options.noise=${noise}`]));
       results.push(runs);
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -116,7 +136,15 @@ async function pools(): Promise<void> {
       const losses = runs.filter((r, i) => r.testHard < single[i]!.testHard).length;
       const calls = mean(runs.map((r) => r.calls)) / mean(single.map((r) => r.calls));
       const ratio = test / mean(single.map((r) => r.testHard));
-      console.log([name.padEnd(18), test.toFixed(3).padStart(10), ratio.toFixed(3).padStart(10), `${wins}/${RUNS - wins - losses}/${losses}`.padStart(18), calls.toFixed(3).padStart(16)].join(''));
+      console.log(
+        [
+          name.padEnd(18),
+          test.toFixed(3).padStart(10),
+          ratio.toFixed(3).padStart(10),
+          `${wins}/${RUNS - wins - losses}/${losses}`.padStart(18),
+          calls.toFixed(3).padStart(16),
+        ].join(''),
+      );
     });
   }
 }

@@ -15,7 +15,12 @@ export const DEMO_GRADIENT = { minibatch_size: 5, merge_batch_size: 4 };
  * items as `tasks` files and the sim's seed skill, both roles on the scripted server, no response
  * cache (every call goes to the server, as in a first run).
  */
-export async function writeHttpWorkload(dir: string, url: string, env: Record<string, number>, gradient: Record<string, number> = {}): Promise<string> {
+export async function writeHttpWorkload(
+  dir: string,
+  url: string,
+  env: Record<string, number>,
+  gradient: Record<string, number> = {},
+): Promise<string> {
   const files: Record<string, string> = {};
   for (const [split, records] of Object.entries(await taskRecords(env))) {
     files[`${split}_file`] = path.join(dir, `${split}.jsonl`);
@@ -27,7 +32,12 @@ export async function writeHttpWorkload(dir: string, url: string, env: Record<st
     file,
     stringifyYaml({
       _base_: path.join(CONFIGS, '_base_/default.yaml'),
-      model: { backend: 'openai_compatible', target: role('target'), optimizer: role('optimizer'), reasoning_effort: '' },
+      model: {
+        backend: 'openai_compatible',
+        target: role('target'),
+        optimizer: role('optimizer'),
+        reasoning_effort: '',
+      },
       gradient,
       env: { name: 'tasks', ...files, fields: { type: 'type' }, skill_init: path.join(CONFIGS, 'sim/seed_skill.md') },
       cache: { mode: 'off' },

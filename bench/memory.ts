@@ -16,7 +16,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildIsCurrent } from '../bin/entry.js';
 
-const { values: args } = parseArgs({ options: { epochs: { type: 'string', default: '3' }, 'target-ms': { type: 'string', default: '2' }, 'optimizer-ms': { type: 'string', default: '5' } } });
+const { values: args } = parseArgs({
+  options: {
+    epochs: { type: 'string', default: '3' },
+    'target-ms': { type: 'string', default: '2' },
+    'optimizer-ms': { type: 'string', default: '5' },
+  },
+});
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/skillopt.js');
 
@@ -39,7 +45,11 @@ setInterval(() => { globalThis.gc(); samples++; live = Math.max(live, process.me
 process.on('exit', () => fs.writeSync(2, 'PROBE ' + JSON.stringify({ live, samples }) + '\\n'));
 `)}`;
 
-function run(batch: number, selection: number, probe: string): { maxRss: number; live: number; samples: number; seconds: number } {
+function run(
+  batch: number,
+  selection: number,
+  probe: string,
+): { maxRss: number; live: number; samples: number; seconds: number } {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-memory-'));
   const sets = [
     `train.batch_size=${batch}`,
@@ -51,7 +61,22 @@ function run(batch: number, selection: number, probe: string): { maxRss: number;
     `model.optimizer.options.latency_ms=${args['optimizer-ms']}`,
   ];
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', probe, BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', out, ...sets.flatMap((s) => ['--set', s])], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      probe,
+      BIN,
+      'train',
+      '--config',
+      'configs/sim/default.yaml',
+      '--out',
+      out,
+      ...sets.flatMap((s) => ['--set', s]),
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   const seconds = (performance.now() - t0) / 1000;
   fs.rmSync(out, { recursive: true, force: true });
   const line = /^PROBE (.+)$/m.exec(r.stderr)?.[1];
@@ -60,7 +85,9 @@ function run(batch: number, selection: number, probe: string): { maxRss: number;
 }
 
 const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
-console.log(`memory of a training run (sim with ${args['target-ms']} / ${args['optimizer-ms']} ms per target / optimizer call, 5 steps per epoch, ${args.epochs} epochs; node ${process.version}, load ${os.loadavg()[0]!.toFixed(2)})\n`);
+console.log(
+  `memory of a training run (sim with ${args['target-ms']} / ${args['optimizer-ms']} ms per target / optimizer call, 5 steps per epoch, ${args.epochs} epochs; node ${process.version}, load ${os.loadavg()[0]!.toFixed(2)})\n`,
+);
 const sizes = [
   ['batch 20 / 40 selection items', 20, 40],
   ['batch 320 / 400 selection items', 320, 400],
@@ -68,8 +95,12 @@ const sizes = [
 const results = sizes.map(([name, batch, selection]) => {
   const peak = run(batch, selection, PEAK);
   const live = run(batch, selection, LIVE);
-  console.log(`${name.padEnd(34)} peak RSS ${mb(peak.maxRss).padStart(7)} (${peak.seconds.toFixed(1)} s)   peak live heap ${mb(live.live).padStart(6)} (${live.samples} samples)`);
+  console.log(
+    `${name.padEnd(34)} peak RSS ${mb(peak.maxRss).padStart(7)} (${peak.seconds.toFixed(1)} s)   peak live heap ${mb(live.live).padStart(6)} (${live.samples} samples)`,
+  );
   return { peak, live };
 });
 const [small, large] = results as [(typeof results)[0], (typeof results)[0]];
-console.log(`\nbatch 320 over batch 20: peak RSS ×${(large.peak.maxRss / small.peak.maxRss).toFixed(2)}, peak live heap ×${(large.live.live / small.live.live).toFixed(2)}`);
+console.log(
+  `\nbatch 320 over batch 20: peak RSS ×${(large.peak.maxRss / small.peak.maxRss).toFixed(2)}, peak live heap ×${(large.live.live / small.live.live).toFixed(2)}`,
+);

@@ -65,7 +65,10 @@ const skillKb = Number(process.argv[4] ?? 50);
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-rundir-'));
 
 function skillOf(version: number, kb: number): string {
-  const rules = Array.from({ length: Math.ceil((kb * 1024) / 80) }, (_, i) => `- Rule ${i}: state the unit after a space and round to two decimals (v${version}).`);
+  const rules = Array.from(
+    { length: Math.ceil((kb * 1024) / 80) },
+    (_, i) => `- Rule ${i}: state the unit after a space and round to two decimals (v${version}).`,
+  );
   return `# Answering questions about our sites\n\n${rules.join('\n')}`.slice(0, kb * 1024);
 }
 
@@ -131,12 +134,22 @@ function writeRun(dir: string, oldDir: string, nSteps: number, kb: number): numb
     for (let i = 0; i < perStep; i++) {
       const t = trajectory(step, i, skill);
       scores.set(hash, t.id, 'openai_compatible:model', 0, t, 42);
-      writeInline(oldScores, { skill: hash, item: t.id, target: 'openai_compatible:model', sample: 0, seed: 42, trajectory: t });
+      writeInline(oldScores, {
+        skill: hash,
+        item: t.id,
+        target: 'openai_compatible:model',
+        sample: 0,
+        seed: 42,
+        trajectory: t,
+      });
       const rollout = call('rollout', t.predicted!);
       ledger.record(rollout);
       writeInline(oldCalls, rollout);
       if (i % 5 === 0) {
-        const analysis = call('analyst', `{"reasoning": "${`step ${step} item ${i}: the answers drop the space before the unit. `.repeat(80)}", "edits": []}`);
+        const analysis = call(
+          'analyst',
+          `{"reasoning": "${`step ${step} item ${i}: the answers drop the space before the unit. `.repeat(80)}", "edits": []}`,
+        );
         ledger.record(analysis);
         writeInline(oldCalls, analysis);
       }
@@ -161,7 +174,11 @@ function bytesOf(dir: string): number {
 /** The fastest of `times` resumes (the machine may be busy), with the largest peak memory. */
 function resume(dir: string, times = 3): { ms: number; maxRssMb: number } {
   const runs = Array.from({ length: times }, () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'run-dir.ts'), '--resume', dir], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, 'run-dir.ts'), '--resume', dir],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(r.stderr);
     return JSON.parse(r.stdout) as { ms: number; maxRssMb: number };
   });
@@ -189,10 +206,12 @@ const results = cases.map((c, k) => {
   return { ...c, rollouts, bytes, inlineBytes, blobs, fresh, oldResume };
 });
 
-console.log(`run directory journals (scores.jsonl, calls.jsonl, blobs/): ${perStep} rollouts per step, one skill version per step\n`);
+console.log(
+  `run directory journals (scores.jsonl, calls.jsonl, blobs/): ${perStep} rollouts per step, one skill version per step\n`,
+);
 for (const r of results) {
   console.log(
-    `${r.name.padEnd(34)} ${(r.bytes / MB).toFixed(2).padStart(8)} MB (${((r.bytes / r.rollouts) / 1024).toFixed(2)} KB/rollout, ${r.blobs} blobs) | ` +
+    `${r.name.padEnd(34)} ${(r.bytes / MB).toFixed(2).padStart(8)} MB (${(r.bytes / r.rollouts / 1024).toFixed(2)} KB/rollout, ${r.blobs} blobs) | ` +
       `inline as before: ${(r.inlineBytes / MB).toFixed(1).padStart(7)} MB | resume ${r.fresh.ms.toFixed(0).padStart(5)} ms, peak RSS ${r.fresh.maxRssMb.toFixed(0)} MB | ` +
       `resume of the inline files ${r.oldResume.ms.toFixed(0)} ms, peak RSS ${r.oldResume.maxRssMb.toFixed(0)} MB`,
   );
@@ -202,10 +221,14 @@ const perRollout = (r: typeof n) => r.bytes / r.rollouts;
 const skillBytes = (kb: number, versions: number) => kb * 1024 * versions;
 console.log(`\nsize per rollout, 4x skill / 1x skill: ${(perRollout(l4) / perRollout(n)).toFixed(2)}`);
 console.log(
-  `  beyond one copy of each skill version: ${(((l4.bytes - skillBytes(l4.kb, l4.steps)) / l4.rollouts / ((n.bytes - skillBytes(n.kb, n.steps)) / n.rollouts))).toFixed(2)}` +
+  `  beyond one copy of each skill version: ${((l4.bytes - skillBytes(l4.kb, l4.steps)) / l4.rollouts / ((n.bytes - skillBytes(n.kb, n.steps)) / n.rollouts)).toFixed(2)}` +
     ` (inline as before: ${(l4.inlineBytes / n.inlineBytes).toFixed(2)})`,
 );
 console.log(`size, 4N / N rollouts: ${(n4.bytes / n.bytes).toFixed(2)}`);
-console.log(`resume time, 4N / N: ${(n4.fresh.ms / n.fresh.ms).toFixed(2)}; 4x skill / 1x: ${(l4.fresh.ms / n.fresh.ms).toFixed(2)}`);
-console.log(`peak RSS of a resume, 4N / N: ${(n4.fresh.maxRssMb / n.fresh.maxRssMb).toFixed(2)}; 4x skill / 1x: ${(l4.fresh.maxRssMb / n.fresh.maxRssMb).toFixed(2)}`);
+console.log(
+  `resume time, 4N / N: ${(n4.fresh.ms / n.fresh.ms).toFixed(2)}; 4x skill / 1x: ${(l4.fresh.ms / n.fresh.ms).toFixed(2)}`,
+);
+console.log(
+  `peak RSS of a resume, 4N / N: ${(n4.fresh.maxRssMb / n.fresh.maxRssMb).toFixed(2)}; 4x skill / 1x: ${(l4.fresh.maxRssMb / n.fresh.maxRssMb).toFixed(2)}`,
+);
 fs.rmSync(root, { recursive: true, force: true });

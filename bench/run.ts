@@ -97,7 +97,10 @@ const SCENARIOS: Scenario[] = [
 ];
 
 /** How the models are reached on the sim: the simulator, with the latency. */
-const simOverrides = () => [`model.target.options.latency_ms=${targetS * 1000}`, `model.optimizer.options.latency_ms=${optimizerS * 1000}`];
+const simOverrides = () => [
+  `model.target.options.latency_ms=${targetS * 1000}`,
+  `model.optimizer.options.latency_ms=${optimizerS * 1000}`,
+];
 
 function overridesOf(x: Scenario): string[] {
   return [
@@ -134,13 +137,21 @@ async function runScenario(x: Scenario) {
   if (x.workload === 'http') {
     const env = { n_train: x.train, n_val: x.selection, n_test: 20 };
     server = await startScriptedServer(targetS * 1000, optimizerS * 1000, env);
-    file = await writeHttpWorkload(fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-data-')), server.url, env, x.gradient);
+    file = await writeHttpWorkload(
+      fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-data-')),
+      server.url,
+      env,
+      x.gradient,
+    );
   }
   const loaded = loadConfig(file, { overrides: overridesOf(x), environment: {} });
   const cpuStart = process.cpuUsage();
-  const outcome = await runTraining({ loaded, outRoot: out, configFile: file, console: false }).finally(() => server?.stop());
+  const outcome = await runTraining({ loaded, outRoot: out, configFile: file, console: false }).finally(() =>
+    server?.stop(),
+  );
   const cpu = cpuMs(process.cpuUsage(cpuStart));
-  if (outcome.status !== 'finished') throw new Error(`${x.workload} ${x.name}: the run did not finish: ${outcome.status}`);
+  if (outcome.status !== 'finished')
+    throw new Error(`${x.workload} ${x.name}: the run did not finish: ${outcome.status}`);
 
   const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as HistoryRecord[];
   const events = readEvents(path.join(out, 'events.jsonl'));
@@ -153,11 +164,20 @@ async function runScenario(x: Scenario) {
     if (e.type === 'stage_started' && e.step > 0 && !started.has(e.step)) started.set(e.step, at(e.time));
     if (e.type === 'step_finished') finished.set(e.step, at(e.time));
   }
-  const wallOf = (step: number) => Math.min(finished.get(step) ?? Number.NaN, started.get(step + 1) ?? Infinity) - (started.get(step) ?? Number.NaN);
+  const wallOf = (step: number) =>
+    Math.min(finished.get(step) ?? Number.NaN, started.get(step + 1) ?? Infinity) - (started.get(step) ?? Number.NaN);
   const overlaps = events.flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
   const reflections = events.flatMap((e) => (e.type === 'reflect_ahead' ? [e] : []));
-  const acceptedAfter = new Map(events.flatMap((e) => (e.type === 'gate_decision' && e.accepted_after !== undefined ? [[e.step, e.accepted_after] as const] : [])));
-  const calls = fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { purpose: string; from: string });
+  const acceptedAfter = new Map(
+    events.flatMap((e) =>
+      e.type === 'gate_decision' && e.accepted_after !== undefined ? [[e.step, e.accepted_after] as const] : [],
+    ),
+  );
+  const calls = fs
+    .readFileSync(path.join(out, 'calls.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { purpose: string; from: string });
   const provider = calls.filter((c) => c.from === 'provider').length;
   const shape: StepShape = {
     targetS,
@@ -179,7 +199,12 @@ async function runScenario(x: Scenario) {
   );
   const steps = history.map((r) => {
     const n = minibatches.get(r.step) ?? 0;
-    return { step: r.step, wall: wallOf(r.step), ours: ourFloor(r, shape, n, acceptedAfter.get(r.step)), original: originalFloor(r, shape, n) };
+    return {
+      step: r.step,
+      wall: wallOf(r.step),
+      ours: ourFloor(r, shape, n, acceptedAfter.get(r.step)),
+      original: originalFloor(r, shape, n),
+    };
   });
   const skill = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
   // Over HTTP the answers are made in the server's process; on the sim they are subtracted.
@@ -193,54 +218,91 @@ async function pairedStrategies(seeds: number) {
   for (let seed = 1; seed <= seeds; seed++) {
     const one = async (strategy: string) => {
       const out = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-paired-'));
-      const loaded = loadConfig(config, { overrides: [`train.seed=${seed}`, `gradient.merge_strategy=${strategy}`], environment: {} });
+      const loaded = loadConfig(config, {
+        overrides: [`train.seed=${seed}`, `gradient.merge_strategy=${strategy}`],
+        environment: {},
+      });
       const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });
       if (outcome.status !== 'finished') throw new Error(`seed ${seed}, ${strategy}: the run did not finish`);
       const merge = (outcome.summary.token_summary as Record<string, { calls: number }> | undefined) ?? {};
-      return { test: Number(outcome.summary.test_hard), calls: (merge.merge?.calls ?? 0) + (merge.ranking?.calls ?? 0) };
+      return {
+        test: Number(outcome.summary.test_hard),
+        calls: (merge.merge?.calls ?? 0) + (merge.ranking?.calls ?? 0),
+      };
     };
     const staged = await one('staged');
     const combined = await one('combined');
-    rows.push({ seed, staged: staged.test, combined: combined.test, stagedCalls: staged.calls, combinedCalls: combined.calls });
+    rows.push({
+      seed,
+      staged: staged.test,
+      combined: combined.test,
+      stagedCalls: staged.calls,
+      combinedCalls: combined.calls,
+    });
   }
   return rows;
 }
 
 // A short run first, so that one-time costs (module loading, the tokenizer's tables) fall outside the scenarios.
 await runTraining({
-  loaded: loadConfig(config, { overrides: ['train.num_epochs=1', 'env.n_train=10', 'env.n_val=5', 'env.n_test=5'], environment: {} }),
+  loaded: loadConfig(config, {
+    overrides: ['train.num_epochs=1', 'env.n_train=10', 'env.n_val=5', 'env.n_test=5'],
+    environment: {},
+  }),
   outRoot: fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-warmup-')),
   configFile: config,
   console: false,
 });
 
-console.log(`latencies: target ${targetS * 1000} ms, optimizer ${optimizerS * 1000} ms x ${analysts} in flight; step times to the millisecond`);
-console.log("floors: ours = this engine's critical path; original = the original's stage order, from the same latencies and counts (computed: the original does not run here)");
+console.log(
+  `latencies: target ${targetS * 1000} ms, optimizer ${optimizerS * 1000} ms x ${analysts} in flight; step times to the millisecond`,
+);
+console.log(
+  "floors: ours = this engine's critical path; original = the original's stage order, from the same latencies and counts (computed: the original does not run here)",
+);
 for (const [w, what] of Object.entries(WORKLOADS)) console.log(`workload ${w}: ${what}`);
 console.log('');
 const results = [];
-for (const x of SCENARIOS.filter((s) => s.name.startsWith(args.only) && (!args.workload || s.workload === args.workload))) {
+for (const x of SCENARIOS.filter(
+  (s) => s.name.startsWith(args.only) && (!args.workload || s.workload === args.workload),
+)) {
   const r = await runScenario(x);
   results.push(r);
-  const gradient = x.gradient ? ` / ${Object.entries(x.gradient).map(([k, v]) => `gradient.${k}=${v}`).join(' ')}` : '';
-  console.log(`${x.workload} ${x.name}: batch ${x.batch} / ${x.selection} selection items / ${x.workers} workers${x.overlap ? ' / evaluation.gate_overlap' : ''}${x.early ? ' / evaluation.gate_early_accept' : ''}${gradient} (${r.out})`);
+  const gradient = x.gradient
+    ? ` / ${Object.entries(x.gradient)
+        .map(([k, v]) => `gradient.${k}=${v}`)
+        .join(' ')}`
+    : '';
+  console.log(
+    `${x.workload} ${x.name}: batch ${x.batch} / ${x.selection} selection items / ${x.workers} workers${x.overlap ? ' / evaluation.gate_overlap' : ''}${x.early ? ' / evaluation.gate_early_accept' : ''}${gradient} (${r.out})`,
+  );
   console.log(`  step   wall_s  our_floor_s${x.overlap ? '*' : ' '} original_floor_s  wall/original`);
   for (const s of r.steps) {
-    console.log(`  ${String(s.step).padStart(4)}  ${s.wall.toFixed(3).padStart(7)}  ${s.ours.toFixed(2).padStart(11)}  ${s.original.toFixed(2).padStart(16)}  ${(s.wall / s.original).toFixed(2).padStart(13)}`);
+    console.log(
+      `  ${String(s.step).padStart(4)}  ${s.wall.toFixed(3).padStart(7)}  ${s.ours.toFixed(2).padStart(11)}  ${s.original.toFixed(2).padStart(16)}  ${(s.wall / s.original).toFixed(2).padStart(13)}`,
+    );
   }
   // The step of median wall time, stage by stage: where the path is long and the target idle.
   const median = [...r.steps].sort((a, b) => a.wall - b.wall)[Math.floor(r.steps.length / 2)];
-  if (median) for (const line of stepTimeline(r.out, median.step, { target: x.workers, optimizer: analysts })) console.log(line);
+  if (median)
+    for (const line of stepTimeline(r.out, median.step, { target: x.workers, optimizer: analysts })) console.log(line);
   if (x.overlap) {
-    console.log("  * our floor without the overlap: a step whose rollouts ran ahead can take less");
+    console.log('  * our floor without the overlap: a step whose rollouts ran ahead can take less');
     const right = r.overlaps.filter((o) => o.right).length;
     const ran = r.overlaps.reduce((n, o) => n + o.rollouts, 0);
     const wasted = r.overlaps.reduce((n, o) => n + o.wasted, 0);
-    console.log(`  overlap: ${right} of ${r.overlaps.length} guesses right; ${ran} rollouts run ahead, ${wasted} wasted (${((100 * wasted) / Math.max(1, r.provider)).toFixed(1)}% of the run's ${r.provider} calls)`);
+    console.log(
+      `  overlap: ${right} of ${r.overlaps.length} guesses right; ${ran} rollouts run ahead, ${wasted} wasted (${((100 * wasted) / Math.max(1, r.provider)).toFixed(1)}% of the run's ${r.provider} calls)`,
+    );
     const sum = (k: 'calls' | 'taken' | 'wasted') => r.reflections.reduce((n, e) => n + e[k], 0);
-    console.log(`  reflection ahead: ${sum('calls')} optimizer calls made during the gate before, ${sum('taken')} taken by the next step, ${sum('wasted')} wasted`);
+    console.log(
+      `  reflection ahead: ${sum('calls')} optimizer calls made during the gate before, ${sum('taken')} taken by the next step, ${sum('wasted')} wasted`,
+    );
   }
-  const cpuNote = x.workload === 'sim' ? "the sim's own answers measured apart and subtracted" : 'HTTP client included; the answers are made in the server process';
+  const cpuNote =
+    x.workload === 'sim'
+      ? "the sim's own answers measured apart and subtracted"
+      : 'HTTP client included; the answers are made in the server process';
   console.log(`  cpu: orchestration ${r.orchestration.toFixed(3)} ms per model call (${cpuNote})\n`);
 }
 
@@ -258,9 +320,16 @@ for (const r of results) {
 const seeds = Number(args.seeds);
 if (seeds > 0) {
   const rows = await pairedStrategies(seeds);
-  console.log(`\nmerge strategies, paired over ${seeds} seeds (the demo config, train.seed=1..${seeds}): test_hard of the best skill, merge+ranking calls`);
+  console.log(
+    `\nmerge strategies, paired over ${seeds} seeds (the demo config, train.seed=1..${seeds}): test_hard of the best skill, merge+ranking calls`,
+  );
   console.log('  seed  staged  combined  diff    calls staged/combined');
-  for (const r of rows) console.log(`  ${String(r.seed).padStart(4)}  ${r.staged.toFixed(4)}  ${r.combined.toFixed(4).padStart(8)}  ${(r.combined - r.staged).toFixed(4).padStart(7)}  ${r.stagedCalls}/${r.combinedCalls}`);
+  for (const r of rows)
+    console.log(
+      `  ${String(r.seed).padStart(4)}  ${r.staged.toFixed(4)}  ${r.combined.toFixed(4).padStart(8)}  ${(r.combined - r.staged).toFixed(4).padStart(7)}  ${r.stagedCalls}/${r.combinedCalls}`,
+    );
   const diffs = rows.map((r) => r.combined - r.staged);
-  console.log(`  mean diff ${mean(diffs).toFixed(4)}; combined worse on ${diffs.filter((d) => d < 0).length} of ${seeds} seeds, better on ${diffs.filter((d) => d > 0).length}`);
+  console.log(
+    `  mean diff ${mean(diffs).toFixed(4)}; combined worse on ${diffs.filter((d) => d < 0).length} of ${seeds} seeds, better on ${diffs.filter((d) => d > 0).length}`,
+  );
 }

@@ -14,12 +14,21 @@ import { buildRoleModels } from '../src/model/stack.ts';
 import { ConfigSchema, type Config } from '../src/config/schema.ts';
 import type { ChatModel, ChatRequest } from '../src/model/types.ts';
 
-const ask = (i: number): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: `question ${i}` }] });
-
-
+const ask = (i: number): ChatRequest => ({
+  purpose: 'rollout',
+  messages: [{ role: 'user', content: `question ${i}` }],
+});
 
 function config(url: string, role: Record<string, unknown>): Config {
-  const r = { backend: 'openai_compatible', model: 'bench', base_url: `${url}/v1`, max_retries: 8, backoff_s: 0.05, backoff_max_s: 1, ...role };
+  const r = {
+    backend: 'openai_compatible',
+    model: 'bench',
+    base_url: `${url}/v1`,
+    max_retries: 8,
+    backoff_s: 0.05,
+    backoff_max_s: 1,
+    ...role,
+  };
   return ConfigSchema.parse({ model: { target: r, optimizer: r, judge: r }, cache: { mode: 'off' } });
 }
 
@@ -35,7 +44,9 @@ async function run(url: string, role: Record<string, unknown>, n: number) {
 }
 
 function line(name: string, achieved: number, ideal: number, extra = ''): void {
-  console.log(`${name.padEnd(46)} ${achieved.toFixed(2).padStart(7)} calls/s  limit ${ideal.toFixed(2).padStart(7)} calls/s  ratio ${(achieved / ideal).toFixed(3)}${extra}`);
+  console.log(
+    `${name.padEnd(46)} ${achieved.toFixed(2).padStart(7)} calls/s  limit ${ideal.toFixed(2).padStart(7)} calls/s  ratio ${(achieved / ideal).toFixed(3)}${extra}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -67,7 +78,12 @@ async function main(): Promise<void> {
     const n = 240;
     const r = await run(s.url, { concurrency: 8 }, n);
     const seen = await s.stop();
-    line('concurrency 8, latency 100 ms, 240 calls', n / r.wall, 80, `  (max in flight at the server ${seen.maxInFlight})`);
+    line(
+      'concurrency 8, latency 100 ms, 240 calls',
+      n / r.wall,
+      80,
+      `  (max in flight at the server ${seen.maxInFlight})`,
+    );
     console.log(`${'  client CPU per call'.padEnd(46)} ${r.cpuMsPerCall.toFixed(3)} ms`);
   }
 
@@ -75,10 +91,21 @@ async function main(): Promise<void> {
   {
     const sleeper: ChatModel = {
       id: 'sleeper',
-      complete: () => new Promise((resolve) => setTimeout(() => resolve({ text: 'ok', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 100 }), 100)),
+      complete: () =>
+        new Promise((resolve) =>
+          setTimeout(
+            () => resolve({ text: 'ok', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 100 }),
+            100,
+          ),
+        ),
     };
     const n = 240;
-    const model = new ScheduledModel(sleeper, new Pool('p', { concurrency: 8, rpm: 0, tpm: 0 }), { maxRetries: 0, timeoutMs: 60_000, backoffMs: 1, backoffMaxMs: 1 }, 'model.target');
+    const model = new ScheduledModel(
+      sleeper,
+      new Pool('p', { concurrency: 8, rpm: 0, tpm: 0 }),
+      { maxRetries: 0, timeoutMs: 60_000, backoffMs: 1, backoffMaxMs: 1 },
+      'model.target',
+    );
     const t0 = performance.now();
     await Promise.all(Array.from({ length: n }, (_, i) => model.complete(ask(i))));
     line('  same, no HTTP (scheduler pacing alone)', n / ((performance.now() - t0) / 1000), 80);
@@ -90,19 +117,34 @@ async function main(): Promise<void> {
     const n = 200;
     const r = await run(s.url, { concurrency: 32 }, n);
     const seen = await s.stop();
-    line('server allows 4 at once, pool 32, 200 calls', n / r.wall, 40, `  (429s: ${seen.requests - n - 1}, limit now ${r.pool.stats.limit.toFixed(1)})`);
+    line(
+      'server allows 4 at once, pool 32, 200 calls',
+      n / r.wall,
+      40,
+      `  (429s: ${seen.requests - n - 1}, limit now ${r.pool.stats.limit.toFixed(1)})`,
+    );
   }
 
   // 5. The scheduler's own CPU per call: a model that answers at once, no HTTP.
   {
-    const instant: ChatModel = { id: 'instant', complete: async () => ({ text: 'ok', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 0 }) };
-    const model = new ScheduledModel(instant, new Pool('p', { concurrency: 64, rpm: 0, tpm: 10_000_000 }), { maxRetries: 2, timeoutMs: 60_000, backoffMs: 1, backoffMaxMs: 1 }, 'model.target');
+    const instant: ChatModel = {
+      id: 'instant',
+      complete: async () => ({ text: 'ok', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 0 }),
+    };
+    const model = new ScheduledModel(
+      instant,
+      new Pool('p', { concurrency: 64, rpm: 0, tpm: 10_000_000 }),
+      { maxRetries: 2, timeoutMs: 60_000, backoffMs: 1, backoffMaxMs: 1 },
+      'model.target',
+    );
     const n = 50_000;
     for (let i = 0; i < 2000; i++) await model.complete(ask(i));
     const cpu0 = process.cpuUsage();
     await Promise.all(Array.from({ length: n }, (_, i) => model.complete(ask(i))));
     const cpu = process.cpuUsage(cpu0);
-    console.log(`${'CPU per call, scheduler alone (50,000 calls)'.padEnd(46)} ${((cpu.user + cpu.system) / n).toFixed(1)} µs`);
+    console.log(
+      `${'CPU per call, scheduler alone (50,000 calls)'.padEnd(46)} ${((cpu.user + cpu.system) / n).toFixed(1)} µs`,
+    );
   }
 }
 

@@ -40,9 +40,18 @@ export interface TaskRecord {
 }
 
 /** The simulated world's items (`env`: the sim env's options) as `tasks` records, per split. */
-export async function taskRecords(env: Record<string, number>): Promise<Record<'train' | 'val' | 'test', TaskRecord[]>> {
+export async function taskRecords(
+  env: Record<string, number>,
+): Promise<Record<'train' | 'val' | 'test', TaskRecord[]>> {
   const splits = await new SimEnv(SimEnvOptions.parse(env)).load();
-  const records = (items: Item[]) => items.map((it) => ({ id: it.id, input: `[${it.id}] ${String(it.question)}`, answer: String(it.expected), type: String(it.type), fact: it.fact }));
+  const records = (items: Item[]) =>
+    items.map((it) => ({
+      id: it.id,
+      input: `[${it.id}] ${String(it.question)}`,
+      answer: String(it.expected),
+      type: String(it.type),
+      fact: it.fact,
+    }));
   return { train: records(splits.train), val: records(splits.val), test: records(splits.test) };
 }
 
@@ -81,8 +90,20 @@ function failureAnalyst(skill: string, user: string, budget: number) {
   return {
     batch_size: failures.length,
     failure_summary: [
-      ...ranked.map(([id, count]) => ({ failure_type: id, count, description: `answers break the ${id.replace('_', ' ')} convention` })),
-      ...(unexplained ? [{ failure_type: 'unclear', count: unexplained, description: 'the expected answer cannot be derived from the question' }] : []),
+      ...ranked.map(([id, count]) => ({
+        failure_type: id,
+        count,
+        description: `answers break the ${id.replace('_', ' ')} convention`,
+      })),
+      ...(unexplained
+        ? [
+            {
+              failure_type: 'unclear',
+              count: unexplained,
+              description: 'the expected answer cannot be derived from the question',
+            },
+          ]
+        : []),
     ],
     patch: { reasoning: 'rules for the conventions the failed answers break', edits: edits.slice(0, budget) },
   };
@@ -118,13 +139,21 @@ function union(edits: Edit[]): Edit[] {
 }
 
 /** Rank: a rule for a missing convention, then a rewording, then advice. */
-const weight = (e: { op: string; content?: string }) => (conventionOf(e.content ?? '') ? (e.op === 'append' ? 0 : 1) : 2);
+const weight = (e: { op: string; content?: string }) =>
+  conventionOf(e.content ?? '') ? (e.op === 'append' ? 0 : 1) : 2;
 
 function merge(user: string) {
   const patches = patchesIn(user);
-  const ordered = [...patches.filter((p) => p.source_type !== 'success'), ...patches.filter((p) => p.source_type === 'success')];
+  const ordered = [
+    ...patches.filter((p) => p.source_type !== 'success'),
+    ...patches.filter((p) => p.source_type === 'success'),
+  ];
   let edits = union(ordered.flatMap((p) => p.edits ?? []));
-  if (user.includes('\n## Budget\n')) edits = edits.map((e, i) => ({ e, i })).sort((a, b) => weight(a.e) - weight(b.e) || a.i - b.i).map((x) => x.e);
+  if (user.includes('\n## Budget\n'))
+    edits = edits
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => weight(a.e) - weight(b.e) || a.i - b.i)
+      .map((x) => x.e);
   return { reasoning: 'duplicates dropped; fixes of failures first', edits };
 }
 
@@ -141,7 +170,11 @@ function ranking(user: string) {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The responder: target requests answered after `targetMs`, optimizer requests after `optimizerMs`. */
-export function scriptedResponder(records: TaskRecord[], targetMs: number, optimizerMs: number): (r: Recorded) => Promise<Reply> {
+export function scriptedResponder(
+  records: TaskRecord[],
+  targetMs: number,
+  optimizerMs: number,
+): (r: Recorded) => Promise<Reply> {
   const byInput = new Map(records.map((r) => [r.input, r]));
   const target = new SimModel('fake', 0, 0, DEFAULT_TRAITS);
   return async (r) => {
@@ -153,12 +186,16 @@ export function scriptedResponder(records: TaskRecord[], targetMs: number, optim
     await sleep(optimizerMs);
     const skill = skillInPrompt(user);
     const budget = Number(/Propose at most (\d+) edits/.exec(user)?.[1] ?? 4);
-    const reply = (value: unknown): Reply => ({ text: JSON.stringify(value), usage: { input: Math.ceil((system.length + user.length) / 4), output: 60 } });
+    const reply = (value: unknown): Reply => ({
+      text: JSON.stringify(value),
+      usage: { input: Math.ceil((system.length + user.length) / 4), output: 60 },
+    });
     if (schemaName === 'analyst_failure') return reply(failureAnalyst(skill, user, budget));
     if (schemaName === 'analyst_success') return reply(successAnalyst(skill, user, budget));
     if (schemaName === 'merged_patch') return reply(merge(user));
     if (schemaName === 'ranking') return reply(ranking(user));
-    if (schemaName === 'slow_update') return reply({ reasoning: 'no lasting pattern beyond the rules', slow_update_content: '' });
+    if (schemaName === 'slow_update')
+      return reply({ reasoning: 'no lasting pattern beyond the rules', slow_update_content: '' });
     if (schemaName === 'meta_skill') return reply({ reasoning: 'nothing to carry over', meta_skill_content: '' });
     if (schemaName === 'appendix_notes') return reply({ appendix_notes: [] });
     return reply({});

@@ -13,7 +13,9 @@ const [targetMs, optimizerMs, env] = process.argv.slice(2);
 // here, before the first request, not as a fifth of a second added to whatever is in flight then.
 countTokens('warm');
 const { train, val, test } = await taskRecords(JSON.parse(env ?? '{}') as Record<string, number>);
-const server = await startFakeProvider({ respond: scriptedResponder([...train, ...val, ...test], Number(targetMs), Number(optimizerMs)) });
+const server = await startFakeProvider({
+  respond: scriptedResponder([...train, ...val, ...test], Number(targetMs), Number(optimizerMs)),
+});
 // The bench may be gone when the server stops.
 process.stdout.on('error', () => {});
 process.stdout.write(`${server.url}\n`);

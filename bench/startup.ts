@@ -35,7 +35,9 @@ const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 
 function row(name: string, values: number[], unit: string, digits = 0): void {
   const sorted = [...values].sort((a, b) => a - b);
-  console.log(`${name.padEnd(56)} median ${median(values).toFixed(digits).padStart(6)} ${unit}  (min ${sorted[0]!.toFixed(digits)}, max ${sorted.at(-1)!.toFixed(digits)}, ${values.length} runs)`);
+  console.log(
+    `${name.padEnd(56)} median ${median(values).toFixed(digits).padStart(6)} ${unit}  (min ${sorted[0]!.toFixed(digits)}, max ${sorted.at(-1)!.toFixed(digits)}, ${values.length} runs)`,
+  );
 }
 
 /** Loaded before the program: reports on exit the CPU time the process used (fd 2, synchronously). */
@@ -66,7 +68,10 @@ function demoFirstCall(): { firstCallMs: number; totalMs: number } {
   const out = tmp('skillopt-startup-');
   const started = Date.now();
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [BIN, 'train', '--config', DEMO, '--out', out], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [BIN, 'train', '--config', DEMO, '--out', out], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   const totalMs = performance.now() - t0;
   if (r.status !== 0) throw new Error(`the demo exited ${r.status}: ${r.stderr}`);
   const first = JSON.parse(fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8').split('\n')[0]!) as { time: string };
@@ -101,12 +106,23 @@ async function httpFirstCall(): Promise<{ firstCallMs: number; rss: number; cpu:
     },
   });
   const out = tmp('skillopt-startup-http-');
-  const overrides = ['model.target.backend=openai_compatible', 'model.target.model=bench', `model.target.base_url=${server.url}/v1`, 'cache.mode=off'];
+  const overrides = [
+    'model.target.backend=openai_compatible',
+    'model.target.model=bench',
+    `model.target.base_url=${server.url}/v1`,
+    'cache.mode=off',
+  ];
   t0 = performance.now();
-  child = spawn(process.execPath, [BIN, 'train', '--config', DEMO, '--out', out, ...overrides.flatMap((o) => ['--set', o])], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  child = spawn(
+    process.execPath,
+    [BIN, 'train', '--config', DEMO, '--out', out, ...overrides.flatMap((o) => ['--set', o])],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<never>((_, reject) => child!.on('exit', (code) => reject(new Error(`the client exited (${code}) before calling: ${stderr}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child!.on('exit', (code) => reject(new Error(`the client exited (${code}) before calling: ${stderr}`))),
+  );
   try {
     return await Promise.race([first, exited]);
   } finally {
@@ -118,19 +134,49 @@ async function httpFirstCall(): Promise<{ firstCallMs: number; rss: number; cpu:
   }
 }
 
-console.log(`start-up of the compiled CLI (node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)})`);
+console.log(
+  `start-up of the compiled CLI (node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)})`,
+);
 console.log("wall times depend on the machine's load; CPU times (user + system) much less\n");
 timed(['--version']); // warm the file cache
 for (const argv of [['--help'], ['--version']]) {
   const runs = Array.from({ length: RUNS }, () => timed(argv));
-  row(`skillopt ${argv[0]}: wall`, runs.map((r) => r.wall), 'ms');
-  row(`skillopt ${argv[0]}: CPU`, runs.map((r) => r.cpu), 'ms');
+  row(
+    `skillopt ${argv[0]}: wall`,
+    runs.map((r) => r.wall),
+    'ms',
+  );
+  row(
+    `skillopt ${argv[0]}: CPU`,
+    runs.map((r) => r.cpu),
+    'ms',
+  );
 }
 const demos = Array.from({ length: Math.max(3, Math.ceil(RUNS / 2)) }, demoFirstCall);
-row('demo (sim): start to first model call, wall', demos.map((d) => d.firstCallMs), 'ms');
-row('demo (sim): whole run, wall', demos.map((d) => d.totalMs), 'ms');
+row(
+  'demo (sim): start to first model call, wall',
+  demos.map((d) => d.firstCallMs),
+  'ms',
+);
+row(
+  'demo (sim): whole run, wall',
+  demos.map((d) => d.totalMs),
+  'ms',
+);
 const http: { firstCallMs: number; rss: number; cpu: number }[] = [];
 for (let i = 0; i < Math.max(3, Math.ceil(RUNS / 2)); i++) http.push(await httpFirstCall());
-row('demo, target over HTTP: start to first request, wall', http.map((h) => h.firstCallMs), 'ms');
-row('demo, target over HTTP: CPU at the first request', http.map((h) => h.cpu), 'ms');
-row('demo, target over HTTP: RSS at the first request', http.map((h) => h.rss), 'MB');
+row(
+  'demo, target over HTTP: start to first request, wall',
+  http.map((h) => h.firstCallMs),
+  'ms',
+);
+row(
+  'demo, target over HTTP: CPU at the first request',
+  http.map((h) => h.cpu),
+  'ms',
+);
+row(
+  'demo, target over HTTP: RSS at the first request',
+  http.map((h) => h.rss),
+  'MB',
+);

@@ -18,7 +18,11 @@ interface CallLine {
 /** Seconds of overlap between [a0, a1] and [b0, b1]. */
 const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 
-export function stepTimeline(runDir: string, step: number, concurrency: { target: number; optimizer: number }): string[] {
+export function stepTimeline(
+  runDir: string,
+  step: number,
+  concurrency: { target: number; optimizer: number },
+): string[] {
   const at = (iso: string) => Date.parse(iso) / 1000;
   const events = readEvents(path.join(runDir, 'events.jsonl'));
   const stages: { stage: string; start: number; end?: number }[] = [];
@@ -43,16 +47,29 @@ export function stepTimeline(runDir: string, step: number, concurrency: { target
     .filter((c) => c.from === 'provider')
     .map((c) => ({ role: c.role, end: at(c.time), start: at(c.time) - c.latency_ms / 1000 }));
   const busy = (role: 'target' | 'optimizer', s0: number, s1: number) =>
-    s1 > s0 ? calls.filter((c) => c.role === role).reduce((n, c) => n + overlap(c.start, c.end, s0, s1), 0) / (concurrency[role] * (s1 - s0)) : 0;
+    s1 > s0
+      ? calls.filter((c) => c.role === role).reduce((n, c) => n + overlap(c.start, c.end, s0, s1), 0) /
+        (concurrency[role] * (s1 - s0))
+      : 0;
   const t0 = first.start;
   const pct = (x: number) => `${Math.round(100 * x)}%`.padStart(5);
-  const lines = [`  timeline of step ${step} (s from its start; busy = calls in flight / concurrency):`, '    stage        start    end   target busy  optimizer busy'];
+  const lines = [
+    `  timeline of step ${step} (s from its start; busy = calls in flight / concurrency):`,
+    '    stage        start    end   target busy  optimizer busy',
+  ];
   for (const s of stages) {
     const e = s.end ?? end;
-    lines.push(`    ${s.stage.padEnd(10)} ${(s.start - t0).toFixed(2).padStart(6)} ${(e - t0).toFixed(2).padStart(6)}  ${pct(busy('target', s.start, e)).padStart(11)}  ${pct(busy('optimizer', s.start, e)).padStart(14)}`);
+    lines.push(
+      `    ${s.stage.padEnd(10)} ${(s.start - t0).toFixed(2).padStart(6)} ${(e - t0).toFixed(2).padStart(6)}  ${pct(busy('target', s.start, e)).padStart(11)}  ${pct(busy('optimizer', s.start, e)).padStart(14)}`,
+    );
   }
-  lines.push(`    step total        ${(end - t0).toFixed(2).padStart(6)}  ${pct(busy('target', t0, end)).padStart(11)}  ${pct(busy('optimizer', t0, end)).padStart(14)}`);
+  lines.push(
+    `    step total        ${(end - t0).toFixed(2).padStart(6)}  ${pct(busy('target', t0, end)).padStart(11)}  ${pct(busy('optimizer', t0, end)).padStart(14)}`,
+  );
   const next = events.find((e) => e.type === 'stage_started' && e.step === step + 1);
-  if (next && at(next.time) < end) lines.push(`    the next step started at ${(at(next.time) - t0).toFixed(2)} s (the gate accepted early; its last selection items ran beside it)`);
+  if (next && at(next.time) < end)
+    lines.push(
+      `    the next step started at ${(at(next.time) - t0).toFixed(2)} s (the gate accepted early; its last selection items ran beside it)`,
+    );
   return lines;
 }

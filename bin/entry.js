@@ -39,6 +39,9 @@ export function buildIsCurrent(root) {
 export function entryOf(root) {
   if (buildIsCurrent(root)) return { url: pathToFileURL(path.join(root, 'dist/bundle/main.js')).href, compiled: true };
   const source = path.join(root, 'src/cli/main.ts');
-  if (!fs.existsSync(source)) throw new Error(`${path.join(root, 'dist')} holds no complete build and there are no sources: reinstall the package`);
+  if (!fs.existsSync(source))
+    throw new Error(
+      `${path.join(root, 'dist')} holds no complete build and there are no sources: reinstall the package`,
+    );
   return { url: pathToFileURL(source).href, compiled: false };
 }

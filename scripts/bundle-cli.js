@@ -40,7 +40,10 @@ const keepLocation = (dist, outdir) => ({
       if (!args.path.startsWith(dist + path.sep)) return undefined;
       const where = locationOf(args.path, outdir);
       const contents = fs.readFileSync(args.path, 'utf8').replace(/\bimport\.meta(?:\.(\w+))?/g, (whole, prop) => {
-        if (!(prop in where)) throw new Error(`${args.path}: ${whole} has no rewrite for the bundle (only import.meta.url, .dirname and .filename)`);
+        if (!(prop in where))
+          throw new Error(
+            `${args.path}: ${whole} has no rewrite for the bundle (only import.meta.url, .dirname and .filename)`,
+          );
         return where[prop];
       });
       return { contents, loader: 'js' };
@@ -62,7 +65,9 @@ export async function bundleCli(dist) {
     external: EXTERNAL,
     chunkNames: '[name]-[hash]',
     // CommonJS packages in an ES module bundle call require for Node's own modules.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     plugins: [keepLocation(dist, outdir)],
     metafile: true,
     logLevel: 'warning',
@@ -70,7 +75,9 @@ export async function bundleCli(dist) {
   const inputs = {};
   const root = path.dirname(dist);
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
-    inputs[path.basename(file)] = Object.keys(output.inputs).map((i) => path.relative(root, path.resolve(i)).split(path.sep).join('/'));
+    inputs[path.basename(file)] = Object.keys(output.inputs).map((i) =>
+      path.relative(root, path.resolve(i)).split(path.sep).join('/'),
+    );
   }
   fs.writeFileSync(path.join(outdir, BUNDLE_INPUTS), `${JSON.stringify(inputs)}\n`);
 }

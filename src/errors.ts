@@ -41,4 +41,5 @@ export function errorMessage(err: unknown): string {
 }
 
 /** Said when a registry is empty: the composition root that fills them was not imported. */
-export const NOTHING_REGISTERED = "no environment or backend is registered: import 'src/builtins.ts' first (the CLI and the library's index.ts do)";
+export const NOTHING_REGISTERED =
+  "no environment or backend is registered: import 'src/builtins.ts' first (the CLI and the library's index.ts do)";

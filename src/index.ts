@@ -6,7 +6,14 @@ export { redact } from './config/redact.ts';
 export { UserError, ConfigError } from './errors.ts';
 
 export { loadSkill, skillHash, countTokens, unifiedDiff } from './skill/document.ts';
-export { applyEdits, summariseReports, EditSchema, type Edit, type EditReport, type EditStatus } from './skill/edits.ts';
+export {
+  applyEdits,
+  summariseReports,
+  EditSchema,
+  type Edit,
+  type EditReport,
+  type EditStatus,
+} from './skill/edits.ts';
 export * as regions from './skill/regions.ts';
 
 export type { ChatModel, ChatRequest, ChatResponse, Message, Usage, Role, ToolSpec, ToolCall } from './model/types.ts';

@@ -9,7 +9,10 @@ export const PROMPTS_DIR = path.resolve(import.meta.dirname, '../prompts');
 const cache = new Map<string, string>();
 
 export function loadPrompt(name: string, env?: string): string {
-  const candidates = [...(env ? [path.join(PROMPTS_DIR, 'envs', env, `${name}.md`)] : []), path.join(PROMPTS_DIR, `${name}.md`)];
+  const candidates = [
+    ...(env ? [path.join(PROMPTS_DIR, 'envs', env, `${name}.md`)] : []),
+    path.join(PROMPTS_DIR, `${name}.md`),
+  ];
   for (const file of candidates) {
     let text = cache.get(file);
     if (text === undefined && fs.existsSync(file)) {

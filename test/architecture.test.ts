@@ -24,14 +24,19 @@ async function moduleGraph(): Promise<DependencyTree> {
 /** The imports of files under `from` that reach files under any of `to`. */
 function importsBetween(tree: DependencyTree, from: string, to: string[]): string[] {
   return Object.entries(tree).flatMap(([file, deps]) =>
-    file.startsWith(from) ? (deps ?? []).filter((d) => d.id && to.some((t) => d.id!.startsWith(t))).map((d) => `${file} -> ${d.id}`) : [],
+    file.startsWith(from)
+      ? (deps ?? []).filter((d) => d.id && to.some((t) => d.id!.startsWith(t))).map((d) => `${file} -> ${d.id}`)
+      : [],
   );
 }
 
 describe('the module graph', () => {
   it('has no import cycle', async () => {
     const cycles = parseCircular(await moduleGraph());
-    assert.deepEqual(cycles.map((c) => c.join(' -> ')), []);
+    assert.deepEqual(
+      cycles.map((c) => c.join(' -> ')),
+      [],
+    );
   });
 
   it('fills the registries in one composition root', async () => {
@@ -40,11 +45,18 @@ describe('the module graph', () => {
     // it is loaded on demand) registers something.
     const sideEffects = Object.keys(tree)
       .filter((f) => f.startsWith('src/') && f.endsWith('.ts'))
-      .flatMap((f) => [...fs.readFileSync(path.join(ROOT, f), 'utf8').matchAll(/^\s*(?:import |await import\()'([^']+)'\)?;$/gm)].map((m) => `${f}: ${m[1]}`));
-    assert.ok(sideEffects.some((s) => s.startsWith('src/builtins.ts: ')), 'src/builtins.ts registers the built-ins');
+      .flatMap((f) =>
+        [...fs.readFileSync(path.join(ROOT, f), 'utf8').matchAll(/^\s*(?:import |await import\()'([^']+)'\)?;$/gm)].map(
+          (m) => `${f}: ${m[1]}`,
+        ),
+      );
+    assert.ok(
+      sideEffects.some((s) => s.startsWith('src/builtins.ts: ')),
+      'src/builtins.ts registers the built-ins',
+    );
     assert.deepEqual(
       sideEffects.filter((s) => !s.startsWith('src/builtins.ts: ')).sort(),
-      ["src/cli/main.ts: ../builtins.ts", 'src/index.ts: ./builtins.ts'],
+      ['src/cli/main.ts: ../builtins.ts', 'src/index.ts: ./builtins.ts'],
       'only the entry points import it',
     );
   });
@@ -52,10 +64,30 @@ describe('the module graph', () => {
   it('points one way between the layers', async () => {
     const tree = await moduleGraph();
     assert.ok(Object.keys(tree).includes('src/engine/step/train-step.ts'), 'the graph holds the sources');
-    assert.deepEqual(importsBetween(tree, 'src/engine/', ['src/app/', 'src/eval/', 'src/cli/', 'src/web/', 'src/builtins.ts']), [], 'the engine imports no command');
-    assert.deepEqual(importsBetween(tree, 'src/model/', ['src/engine/', 'src/app/', 'src/envs/']), [], 'models import no engine, command or env');
-    assert.deepEqual(importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/', 'src/eval/']), [], 'envs know nothing of the trainer');
-    assert.deepEqual(importsBetween(tree, 'src/protocol/', ['src/engine/', 'src/model/', 'src/app/']), [], 'the optimizer protocol stands below the engine and the sim');
-    assert.deepEqual(importsBetween(tree, 'src/web/', ['src/engine/']), [], "the dashboard reads run files and starts commands, never the engine's internals");
+    assert.deepEqual(
+      importsBetween(tree, 'src/engine/', ['src/app/', 'src/eval/', 'src/cli/', 'src/web/', 'src/builtins.ts']),
+      [],
+      'the engine imports no command',
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/model/', ['src/engine/', 'src/app/', 'src/envs/']),
+      [],
+      'models import no engine, command or env',
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/', 'src/eval/']),
+      [],
+      'envs know nothing of the trainer',
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/protocol/', ['src/engine/', 'src/model/', 'src/app/']),
+      [],
+      'the optimizer protocol stands below the engine and the sim',
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/web/', ['src/engine/']),
+      [],
+      "the dashboard reads run files and starts commands, never the engine's internals",
+    );
   });
 });

@@ -13,7 +13,9 @@ import { ROOT } from './helpers/cli.ts';
 import { tmpDir } from './helpers/tmp.ts';
 
 function block(readme: string, name: string, lang: string): string {
-  const found = new RegExp(`<!-- ${name}:start -->\\n\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\n<!-- ${name}:end -->`).exec(readme);
+  const found = new RegExp(`<!-- ${name}:start -->\\n\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\n<!-- ${name}:end -->`).exec(
+    readme,
+  );
   if (!found?.[1]) throw new Error(`README.md has no ${name} block`);
   return found[1];
 }
@@ -28,18 +30,39 @@ describe("the README's example of an env and a backend of one's own", () => {
       .replace("from 'zod'", `from '${import.meta.resolve('zod')}'`);
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
     fs.writeFileSync(path.join(dir, 'my-extensions.ts'), code);
-    const config = block(readme, 'extension-config', 'yaml').replace('../_base_/default.yaml', path.join(ROOT, 'configs/_base_/default.yaml'));
+    const config = block(readme, 'extension-config', 'yaml').replace(
+      '../_base_/default.yaml',
+      path.join(ROOT, 'configs/_base_/default.yaml'),
+    );
     fs.writeFileSync(path.join(dir, 'config.yaml'), config);
 
     await import(pathToFileURL(path.join(dir, 'my-extensions.ts')).href);
-    const loaded = loadConfig(path.join(dir, 'config.yaml'), { overrides: ['train.num_epochs=1', 'cache.mode=off'], environment: {} });
+    const loaded = loadConfig(path.join(dir, 'config.yaml'), {
+      overrides: ['train.num_epochs=1', 'cache.mode=off'],
+      environment: {},
+    });
     const out = path.join(dir, 'run');
-    const outcome = await runTraining({ loaded, outRoot: out, configFile: path.join(dir, 'config.yaml'), console: false });
+    const outcome = await runTraining({
+      loaded,
+      outRoot: out,
+      configFile: path.join(dir, 'config.yaml'),
+      console: false,
+    });
 
     assert.equal(outcome.status, 'finished');
-    const results = fs.readFileSync(path.join(out, 'test_eval', 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; hard: number; target: string });
+    const results = fs
+      .readFileSync(path.join(out, 'test_eval', 'results.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; hard: number; target: string });
     assert.equal(results.length, 8);
-    assert.ok(results.every((r) => r.hard === 1 && r.target === 'doubler:doubler-1'), 'the doubler answered every test item right, scored by the env');
-    assert.ok(results.every((r) => /^n2\d\d$/.test(r.id)), "the env's own test items");
+    assert.ok(
+      results.every((r) => r.hard === 1 && r.target === 'doubler:doubler-1'),
+      'the doubler answered every test item right, scored by the env',
+    );
+    assert.ok(
+      results.every((r) => /^n2\d\d$/.test(r.id)),
+      "the env's own test items",
+    );
   });
 });

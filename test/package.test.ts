@@ -24,27 +24,43 @@ const run = (cmd: string, args: string[], cwd: string) => {
 };
 
 /** Every file under `dir`, relative to it. */
-const filesUnder = (dir: string): string[] => fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+const filesUnder = (dir: string): string[] =>
+  fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
 
 describe('the packed package', () => {
   let app: string;
   let pkg: string;
   let bin: string;
   let packed: string[];
-  const skillopt = (args: string[], cwd = app) => spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8', timeout: 120_000, env: { ...process.env, SKILLOPT_DEBUG: '1' } });
+  const skillopt = (args: string[], cwd = app) =>
+    spawnSync(process.execPath, [bin, ...args], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, SKILLOPT_DEBUG: '1' },
+    });
 
   before(() => {
     // What `npm pack` runs first (prepare), unless the build is current.
     if (!buildIsCurrent(ROOT)) run(process.execPath, [path.join(ROOT, 'scripts/build.js')], ROOT);
     const dir = tmpDir('skillopt-pack-');
-    const [info] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT)) as { filename: string; files: { path: string }[] }[];
+    const [info] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT)) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     packed = info!.files.map((f) => f.path);
     app = path.join(dir, 'app');
     fs.mkdirSync(path.join(app, 'node_modules'), { recursive: true });
     run('tar', ['-xzf', path.join(dir, info!.filename), '-C', path.join(app, 'node_modules')], dir);
     pkg = path.join(app, 'node_modules', 'skillopt');
     fs.renameSync(path.join(app, 'node_modules', 'package'), pkg);
-    const manifest = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; bin: { skillopt: string } };
+    const manifest = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      bin: { skillopt: string };
+    };
     for (const name of Object.keys(manifest.dependencies)) {
       fs.mkdirSync(path.dirname(path.join(app, 'node_modules', name)), { recursive: true });
       fs.symlinkSync(path.join(ROOT, 'node_modules', name), path.join(app, 'node_modules', name));
@@ -53,13 +69,31 @@ describe('the packed package', () => {
   });
 
   it('holds the build and its assets, not the sources', () => {
-    assert.ok(!packed.some((f) => /^(src|test|bench|scripts)\//.test(f)), 'no sources, tests, benchmarks or build scripts');
+    assert.ok(
+      !packed.some((f) => /^(src|test|bench|scripts)\//.test(f)),
+      'no sources, tests, benchmarks or build scripts',
+    );
     assert.ok(!packed.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), 'no TypeScript but declarations');
-    for (const f of ['bin/skillopt.js', 'bin/entry.js', 'dist/bundle/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/.build-stamp', 'configs/sim/default.yaml', 'configs/sim/seed_skill.md', 'plugins/codex/skills/skillopt-sleep/SKILL.md', 'README.md']) {
+    for (const f of [
+      'bin/skillopt.js',
+      'bin/entry.js',
+      'dist/bundle/main.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/.build-stamp',
+      'configs/sim/default.yaml',
+      'configs/sim/seed_skill.md',
+      'plugins/codex/skills/skillopt-sleep/SKILL.md',
+      'README.md',
+    ]) {
       assert.ok(packed.includes(f), f);
     }
     const assets = filesUnder(path.join(ROOT, 'src')).filter((f) => !f.endsWith('.ts'));
-    assert.ok(assets.some((f) => f.endsWith('.py')) && assets.includes('web/diff-worker.js') && assets.includes('web/static/index.html'));
+    assert.ok(
+      assets.some((f) => f.endsWith('.py')) &&
+        assets.includes('web/diff-worker.js') &&
+        assets.includes('web/static/index.html'),
+    );
     for (const f of assets) assert.ok(packed.includes(`dist/${f}`), `dist/${f}`);
     for (const f of filesUnder(path.join(ROOT, 'prompts'))) assert.ok(packed.includes(`prompts/${f}`), `prompts/${f}`);
   });
@@ -69,7 +103,15 @@ describe('the packed package', () => {
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /train \[options\]/);
     const out = path.join(app, 'outputs', 'demo');
-    const r = skillopt(['train', '--config', path.join(pkg, 'configs/sim/default.yaml'), '--out', out, '--set', 'train.num_epochs=1']);
+    const r = skillopt([
+      'train',
+      '--config',
+      path.join(pkg, 'configs/sim/default.yaml'),
+      '--out',
+      out,
+      '--set',
+      'train.num_epochs=1',
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /best on selection/);
     assert.ok(fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8').length > 0);
@@ -84,7 +126,10 @@ describe('the packed package', () => {
       assert.equal((await fetch(`${ui.url}vendor/uplot.js`)).status, 200);
       const { runs } = (await (await fetch(`${ui.url}api/runs`)).json()) as { runs: { id: string }[] };
       const id = runs.find((r) => r.id.endsWith('/demo'))!.id;
-      const diff = (await (await fetch(`${ui.url}api/diff?run=${encodeURIComponent(id)}&a=v:0&b=best`)).json()) as { added: number; lines: { t: string }[] };
+      const diff = (await (await fetch(`${ui.url}api/diff?run=${encodeURIComponent(id)}&a=v:0&b=best`)).json()) as {
+        added: number;
+        lines: { t: string }[];
+      };
       assert.ok(diff.added > 0 && diff.lines.some((l) => l.t === '@'), JSON.stringify(diff));
     } finally {
       assert.equal(await ui.stop(), 0);
@@ -94,20 +139,32 @@ describe('the packed package', () => {
   describe('with a target model on a fake server', () => {
     let fake: FakeProvider;
     before(async () => {
-      fake = await startFakeProvider({ respond: (r) => ({ text: `<answer>${/yes/.test(textOfUser(r)) ? 'yes' : 'maybe'}</answer>` }) });
+      fake = await startFakeProvider({
+        respond: (r) => ({ text: `<answer>${/yes/.test(textOfUser(r)) ? 'yes' : 'maybe'}</answer>` }),
+      });
     });
     after(() => fake.close());
 
     it('evaluates with a custom scorer written in TypeScript', async () => {
       const dir = path.join(app, 'tasks');
-      const items = (ids: string[]) => ids.map((id) => JSON.stringify({ id, question: `say ${id.startsWith('y') ? 'yes' : 'no'}`, answer: id.startsWith('y') ? 'yes' : 'no' })).join('\n');
+      const items = (ids: string[]) =>
+        ids
+          .map((id) =>
+            JSON.stringify({
+              id,
+              question: `say ${id.startsWith('y') ? 'yes' : 'no'}`,
+              answer: id.startsWith('y') ? 'yes' : 'no',
+            }),
+          )
+          .join('\n');
       writeFiles(dir, {
         'train.jsonl': items(['y1', 'n1']),
         'val.jsonl': items(['y2', 'n2']),
         'test.jsonl': items(['y3', 'y4', 'n3', 'n4']),
         'skill.md': '# Answer yes or no.\n',
         // Type annotations: plain node cannot load this file.
-        'scorer.ts': 'export default (prediction: string, item: { expected: unknown }): { hard: number } => ({ hard: prediction.trim() === String(item.expected) ? 1 : 0 });\n',
+        'scorer.ts':
+          'export default (prediction: string, item: { expected: unknown }): { hard: number } => ({ hard: prediction.trim() === String(item.expected) ? 1 : 0 });\n',
         'config.yaml': [
           `_base_: ${path.join(pkg, 'configs/_base_/default.yaml')}`,
           'model:',
@@ -128,10 +185,18 @@ describe('the packed package', () => {
       });
       // Not spawnSync: the fake server answers from this process.
       const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = execFile(process.execPath, [bin, 'eval', '--config', 'config.yaml', '--skill', 'skill.md', '--out', 'eval'], { cwd: dir }, (_err, _out, stderr) => resolve({ code: child.exitCode, stderr }));
+        const child = execFile(
+          process.execPath,
+          [bin, 'eval', '--config', 'config.yaml', '--skill', 'skill.md', '--out', 'eval'],
+          { cwd: dir },
+          (_err, _out, stderr) => resolve({ code: child.exitCode, stderr }),
+        );
       });
       assert.equal(r.code, 0, r.stderr);
-      const summary = JSON.parse(fs.readFileSync(path.join(dir, 'eval', 'eval_summary.json'), 'utf8')) as { n_items: number; hard: number };
+      const summary = JSON.parse(fs.readFileSync(path.join(dir, 'eval', 'eval_summary.json'), 'utf8')) as {
+        n_items: number;
+        hard: number;
+      };
       assert.deepEqual([summary.n_items, summary.hard], [4, 0.5], 'the two "yes" items pass, the two "no" items fail');
     });
   });
@@ -149,7 +214,12 @@ describe('the packed package', () => {
         '',
       ].join('\n'),
     });
-    const r = JSON.parse(run(process.execPath, ['use-api.mjs'], app)) as { status: string; decisions: number; finished: string; gain: number };
+    const r = JSON.parse(run(process.execPath, ['use-api.mjs'], app)) as {
+      status: string;
+      decisions: number;
+      finished: string;
+      gain: number;
+    };
     assert.deepEqual([r.status, r.decisions, r.finished], ['finished', 3, 'run_finished']);
     assert.ok(r.gain > 0, `the trained skill scores above the seed on test (${r.gain})`);
   });
@@ -157,7 +227,17 @@ describe('the packed package', () => {
   it("gives a TypeScript project the library's types", () => {
     writeFiles(app, {
       'package.json': JSON.stringify({ type: 'module' }),
-      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: ['use.ts'] }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['use.ts'],
+      }),
       // The error expected on the last line is there only if the types are the real ones (not any).
       'use.ts': [
         "import { loadConfig, type ChatModel } from 'skillopt';",

@@ -35,7 +35,10 @@ export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<
   for (const k of ['train', 'val', 'test'] as const) {
     for (const item of splits[k]) {
       const other = seen.get(item.id);
-      if (other) throw new UserError(`env '${env.name}': item id '${item.id}' is in both the ${other} and the ${k} split; ids must be unique across splits`);
+      if (other)
+        throw new UserError(
+          `env '${env.name}': item id '${item.id}' is in both the ${other} and the ${k} split; ids must be unique across splits`,
+        );
       seen.set(item.id, k);
     }
   }

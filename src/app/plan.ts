@@ -25,7 +25,9 @@ export interface PlanInput {
   /** At most this many target calls one rollout makes (an env's turn limit); 1 when absent. */
   targetCallsPerRollout?: number;
   /** Tokens of the optimizer's system prompts, by stage. */
-  promptTokens: Partial<Record<'analyst' | 'merge' | 'ranking' | 'rewrite' | 'slow_update' | 'meta_skill' | 'lr_autonomous', number>>;
+  promptTokens: Partial<
+    Record<'analyst' | 'merge' | 'ranking' | 'rewrite' | 'slow_update' | 'meta_skill' | 'lr_autonomous', number>
+  >;
 }
 
 export interface StagePlan {
@@ -56,8 +58,18 @@ export type RolePrices = Plan['prices'];
 
 /** Calls counted per stage (`add`), then priced at the roles' prices into stages and a total. */
 export function stageCounter() {
-  const counts = new Map<string, { role: StagePlan['role']; calls: number; input: number; output: number; upperBound: boolean }>();
-  const add = (stage: string, role: StagePlan['role'], calls: number, inputPerCall: number, outputPerCall: number, upperBound = false): void => {
+  const counts = new Map<
+    string,
+    { role: StagePlan['role']; calls: number; input: number; output: number; upperBound: boolean }
+  >();
+  const add = (
+    stage: string,
+    role: StagePlan['role'],
+    calls: number,
+    inputPerCall: number,
+    outputPerCall: number,
+    upperBound = false,
+  ): void => {
     if (calls <= 0) return;
     const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
     s.calls += calls;
@@ -70,7 +82,15 @@ export function stageCounter() {
     const total: PlanTotal = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] };
     for (const [stage, s] of counts) {
       const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
-      stages.push({ stage, role: s.role, calls: s.calls, inputTokens: s.input, outputTokens: s.output, costUsd, ...(s.upperBound ? { upperBound: true } : {}) });
+      stages.push({
+        stage,
+        role: s.role,
+        calls: s.calls,
+        inputTokens: s.input,
+        outputTokens: s.output,
+        costUsd,
+        ...(s.upperBound ? { upperBound: true } : {}),
+      });
       total.calls += s.calls;
       total.inputTokens += s.input;
       total.outputTokens += s.output;
@@ -86,12 +106,29 @@ const num = (n: number) => Math.round(n).toLocaleString('en-US');
 const usd = (n: number | null) => (n === null ? 'unknown' : `$${n < 10 ? n.toFixed(4) : n.toFixed(2)}`);
 
 /** The cost table (aligned lines) and a line per role with its price; `estimate` marks an upper bound or a guess. */
-export function costLines(plan: { stages: StagePlan[]; total: PlanTotal; prices: RolePrices }, estimate: string): { table: string[]; prices: string[] } {
+export function costLines(
+  plan: { stages: StagePlan[]; total: PlanTotal; prices: RolePrices },
+  estimate: string,
+): { table: string[]; prices: string[] } {
   const t = plan.total;
   const rows = [
     ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
-    ...plan.stages.map((s) => [s.stage + (s.upperBound ? ` (${estimate})` : ''), s.role, num(s.calls), num(s.inputTokens), num(s.outputTokens), usd(s.costUsd)]),
-    ['total', '', num(t.calls), num(t.inputTokens), num(t.outputTokens), t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd)],
+    ...plan.stages.map((s) => [
+      s.stage + (s.upperBound ? ` (${estimate})` : ''),
+      s.role,
+      num(s.calls),
+      num(s.inputTokens),
+      num(s.outputTokens),
+      usd(s.costUsd),
+    ]),
+    [
+      'total',
+      '',
+      num(t.calls),
+      num(t.inputTokens),
+      num(t.outputTokens),
+      t.unpricedStages.length ? `${usd(t.costUsd)} + unknown` : usd(t.costUsd),
+    ],
   ];
   const prices = (['target', 'optimizer'] as const).map((role) => {
     const p = plan.prices[role];
@@ -103,7 +140,16 @@ export function costLines(plan: { stages: StagePlan[]; total: PlanTotal; prices:
 /** Share of a training batch assumed to fail (reflection splits failures and successes). */
 const FAIL_SHARE = 0.5;
 /** Output tokens assumed per call of each kind. */
-const OUTPUT = { rollout: 200, analyst: 1200, merge: 900, ranking: 150, lr_autonomous: 150, rewrite_extra: 200, slow_update: 800, meta_skill: 800 };
+const OUTPUT = {
+  rollout: 200,
+  analyst: 1200,
+  merge: 900,
+  ranking: 150,
+  lr_autonomous: 150,
+  rewrite_extra: 200,
+  slow_update: 800,
+  meta_skill: 800,
+};
 /** Tokens a trajectory takes in an optimizer prompt beyond its item (answer, expected, feedback). */
 const TRAJECTORY_EXTRA = 250;
 
@@ -143,14 +189,21 @@ export function combinedMergeCalls(f: number, s: number, p: number): number {
 /** Items per step over one epoch: batches of `batch` over `train`, `accumulation` batches a step. */
 function stepSizes(train: number, batch: number, accumulation: number): number[] {
   const steps = Math.ceil(train / (batch * accumulation));
-  return Array.from({ length: steps }, (_, s) => Math.min(train, (s + 1) * batch * accumulation) - Math.min(train, s * batch * accumulation));
+  return Array.from(
+    { length: steps },
+    (_, s) => Math.min(train, (s + 1) * batch * accumulation) - Math.min(train, s * batch * accumulation),
+  );
 }
 
 export function planRun(input: PlanInput): Plan {
   const { config, sizes, itemTokens, skillTokens } = input;
   const c = config;
   const selection = c.evaluation.sel_env_num > 0 ? Math.min(c.evaluation.sel_env_num, sizes.val) : sizes.val;
-  const test = c.evaluation.eval_test ? (c.evaluation.test_env_num > 0 ? Math.min(c.evaluation.test_env_num, sizes.test) : sizes.test) : 0;
+  const test = c.evaluation.eval_test
+    ? c.evaluation.test_env_num > 0
+      ? Math.min(c.evaluation.test_env_num, sizes.test)
+      : sizes.test
+    : 0;
   const train = c.train.train_size > 0 ? Math.min(c.train.train_size, sizes.train) : sizes.train;
   const perStep = stepSizes(train, c.train.batch_size, c.train.accumulation);
   const epochs = c.train.num_epochs;
@@ -159,7 +212,9 @@ export function planRun(input: PlanInput): Plan {
   const mode = c.optimizer.skill_update_mode;
   const rewrite = /rewrite|suggestion/.test(mode) && !/minibatch/.test(mode);
   const combined = c.gradient.merge_strategy === 'combined';
-  const autonomous = ['autonomous', 'auto', 'optimizer'].includes(c.optimizer.lr_control_mode) || c.optimizer.lr_scheduler === 'autonomous';
+  const autonomous =
+    ['autonomous', 'auto', 'optimizer'].includes(c.optimizer.lr_control_mode) ||
+    c.optimizer.lr_scheduler === 'autonomous';
   const prompt = (k: keyof PlanInput['promptTokens']) => input.promptTokens[k] ?? 600;
   const rolloutIn = skillTokens + itemTokens + 30;
   const trajectory = itemTokens + TRAJECTORY_EXTRA;
@@ -168,7 +223,8 @@ export function planRun(input: PlanInput): Plan {
   // Target stages count rollouts times the calls each may make; selection items are sampled gate_repeats times.
   const turns = Math.max(1, input.targetCallsPerRollout ?? 1);
   const repeats = c.evaluation.gate_repeats;
-  const rollouts = (stage: string, n: number, upperBound = false) => add(stage, 'target', n * turns, rolloutIn, OUTPUT.rollout, upperBound || turns > 1);
+  const rollouts = (stage: string, n: number, upperBound = false) =>
+    add(stage, 'target', n * turns, rolloutIn, OUTPUT.rollout, upperBound || turns > 1);
 
   rollouts('baseline', selection * repeats);
   for (let epoch = 1; epoch <= epochs; epoch++) {
@@ -177,16 +233,36 @@ export function planRun(input: PlanInput): Plan {
       // At most: the split between failures and successes that needs the most minibatches.
       const failures = c.gradient.failure_only ? n : Math.max(1, Math.round(n * FAIL_SHARE));
       const failMinibatches = Math.ceil(failures / M);
-      const succMinibatches = c.gradient.failure_only ? 0 : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
-      add('analyst', 'optimizer', failMinibatches + succMinibatches, prompt('analyst') + skillTokens + M * trajectory, OUTPUT.analyst, true);
+      const succMinibatches = c.gradient.failure_only
+        ? 0
+        : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
+      add(
+        'analyst',
+        'optimizer',
+        failMinibatches + succMinibatches,
+        prompt('analyst') + skillTokens + M * trajectory,
+        OUTPUT.analyst,
+        true,
+      );
       const merges = combined
         ? combinedMergeCalls(failMinibatches, succMinibatches, P)
-        : mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
-      add('merge', 'optimizer', merges, prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst, OUTPUT.merge);
-      if (autonomous) add('lr_autonomous', 'optimizer', 1, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
+        : mergeCalls(failMinibatches, P) +
+          mergeCalls(succMinibatches, P) +
+          (failMinibatches && succMinibatches ? 1 : 0);
+      add(
+        'merge',
+        'optimizer',
+        merges,
+        prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst,
+        OUTPUT.merge,
+      );
+      if (autonomous)
+        add('lr_autonomous', 'optimizer', 1, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
       // The combined top merge ranks within a budget known before it (a scheduled learning rate).
-      if (autonomous || (!combined && c.optimizer.learning_rate > 0)) add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
-      if (rewrite) add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
+      if (autonomous || (!combined && c.optimizer.learning_rate > 0))
+        add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
+      if (rewrite)
+        add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
       if (c.evaluation.use_gate) rollouts('selection', selection * repeats, true);
     }
     if (epoch >= 2) {
@@ -195,9 +271,11 @@ export function planRun(input: PlanInput): Plan {
       if (c.optimizer.use_slow_update || c.optimizer.use_meta_skill) rollouts('slow_update_rollout', 2 * N, true);
       if (c.optimizer.use_slow_update) {
         add('slow_update', 'optimizer', 1, pairsIn, OUTPUT.slow_update);
-        if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate) rollouts('selection', selection * repeats, true);
+        if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate)
+          rollouts('selection', selection * repeats, true);
       }
-      if (c.optimizer.use_meta_skill) add('meta_skill', 'optimizer', 1, prompt('meta_skill') + pairsIn - prompt('slow_update'), OUTPUT.meta_skill);
+      if (c.optimizer.use_meta_skill)
+        add('meta_skill', 'optimizer', 1, prompt('meta_skill') + pairsIn - prompt('slow_update'), OUTPUT.meta_skill);
     }
   }
   rollouts('final_selection', selection * repeats, true);
@@ -208,7 +286,8 @@ export function planRun(input: PlanInput): Plan {
     optimizer: { model: c.model.optimizer.model, price: priceOf(c.model.optimizer.model, c.model.optimizer.price) },
   };
   // The sim backend is free.
-  for (const role of ['target', 'optimizer'] as const) if (c.model[role].backend === 'sim') prices[role].price = { input: 0, output: 0 };
+  for (const role of ['target', 'optimizer'] as const)
+    if (c.model[role].backend === 'sim') prices[role].price = { input: 0, output: 0 };
 
   const { stages, total } = priced(prices);
   return {
@@ -227,9 +306,13 @@ export function planRun(input: PlanInput): Plan {
       `output tokens per call: rollout ${OUTPUT.rollout}, analyst ${OUTPUT.analyst}, merge ${OUTPUT.merge}, ranking ${OUTPUT.ranking}, slow update and meta skill ${OUTPUT.slow_update}`,
       `prompts keep the initial skill's size (${skillTokens} tokens); an item is ${itemTokens} tokens on average`,
       `no response-cache or provider prompt-cache savings`,
-      ...(turns > 1 ? [`every rollout runs to the env's turn limit: ${turns} target calls, each the size of the first`] : []),
+      ...(turns > 1
+        ? [`every rollout runs to the env's turn limit: ${turns} target calls, each the size of the first`]
+        : []),
       ...(repeats > 1 ? [`each selection item is sampled ${repeats} times (evaluation.gate_repeats)`] : []),
-      ...(c.evaluation.transfer_targets.length ? [`the transfer targets' calls (evaluation.transfer_targets) are not counted`] : []),
+      ...(c.evaluation.transfer_targets.length
+        ? [`the transfer targets' calls (evaluation.transfer_targets) are not counted`]
+        : []),
     ],
   };
 }
@@ -253,10 +336,22 @@ export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
   const { config } = loaded;
   const { env, splits } = await buildEnv(loaded);
   const sample = [...splits.train.slice(0, 50), ...splits.val.slice(0, 25)];
-  const itemTokens = sample.length ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length) : 0;
-  const skill = loadSkill(resolveConfigPath(config.env.skill_init, loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
+  const itemTokens = sample.length
+    ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length)
+    : 0;
+  const skill = loadSkill(resolveConfigPath(config.env.skill_init, loaded.baseDirOf('env.skill_init')), {
+    startBlank: config.env.start_blank,
+  });
   const promptTokens: PlanInput['promptTokens'] = {};
-  const names = { analyst: 'analyst_failure', merge: 'merge', ranking: 'ranking', rewrite: 'rewrite_skill', slow_update: 'slow_update', meta_skill: 'meta_skill', lr_autonomous: 'lr_autonomous' } as const;
+  const names = {
+    analyst: 'analyst_failure',
+    merge: 'merge',
+    ranking: 'ranking',
+    rewrite: 'rewrite_skill',
+    slow_update: 'slow_update',
+    meta_skill: 'meta_skill',
+    lr_autonomous: 'lr_autonomous',
+  } as const;
   for (const [stage, name] of Object.entries(names)) {
     try {
       promptTokens[stage as keyof typeof names] = countTokens(loadPrompt(name, config.env.name));

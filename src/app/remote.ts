@@ -2,7 +2,9 @@
 import type { LoadedConfig } from '../config/load.ts';
 import type { RemoteEnvOptions, RemoteRollouts } from '../queue/remote-env.ts';
 
-export async function remoteRollouts(o: Omit<RemoteEnvOptions, 'spec'> & { loaded: LoadedConfig }): Promise<RemoteRollouts> {
+export async function remoteRollouts(
+  o: Omit<RemoteEnvOptions, 'spec'> & { loaded: LoadedConfig },
+): Promise<RemoteRollouts> {
   const { RemoteRollouts, runSpecOf } = await import('../queue/remote-env.ts');
   const { loaded, ...rest } = o;
   return new RemoteRollouts({ ...rest, spec: runSpecOf(loaded) });

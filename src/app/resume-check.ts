@@ -9,13 +9,30 @@ import { ConfigSchema, type Config } from '../config/schema.ts';
 import { getBackend } from '../model/registry.ts';
 
 /** Role settings that say how a model is reached, not which model it is. */
-const ENDPOINT_KEYS = ['base_url', 'api_key_env', 'concurrency', 'pool', 'rpm', 'tpm', 'max_retries', 'timeout_s', 'backoff_s', 'backoff_max_s', 'max_reply_bytes', 'max_wait_s', 'price', 'options.latency_ms'];
+const ENDPOINT_KEYS = [
+  'base_url',
+  'api_key_env',
+  'concurrency',
+  'pool',
+  'rpm',
+  'tpm',
+  'max_retries',
+  'timeout_s',
+  'backoff_s',
+  'backoff_max_s',
+  'max_reply_bytes',
+  'max_wait_s',
+  'price',
+  'options.latency_ms',
+];
 
 const RESUMABLE_CHANGES: RegExp[] = [
   /^budget\./,
   /^cache\./,
   /^run\./,
-  new RegExp(`^model\\.(target|optimizer|judge)\\.(${ENDPOINT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})(\\.|$)`),
+  new RegExp(
+    `^model\\.(target|optimizer|judge)\\.(${ENDPOINT_KEYS.map((k) => k.replace('.', '\\.')).join('|')})(\\.|$)`,
+  ),
   /^env\.workers$/,
   /^env\.out_root$/,
   /^gradient\.analyst_workers$/,

@@ -74,7 +74,9 @@ function checkResumable(dir: RunDir, config: Config, secretPaths: Set<string>): 
   if (!stored?.config) return;
   const changed = trainingChanges(stored.config, config, secretPaths);
   if (changed.length > 0) {
-    throw new UserError(`${dir.root} holds a run started with a different config (${changed.slice(0, 5).join('; ')}); use another output directory, or restore those settings to resume it`);
+    throw new UserError(
+      `${dir.root} holds a run started with a different config (${changed.slice(0, 5).join('; ')}); use another output directory, or restore those settings to resume it`,
+    );
   }
 }
 
@@ -113,7 +115,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       return { status: 'finished', summary, alreadyFinished: true };
     }
   }
-  const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), { startBlank: config.env.start_blank });
+  const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), {
+    startBlank: config.env.start_blank,
+  });
 
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
@@ -130,7 +134,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   // A Sleep night started while this run trains waits for another night.
   const activity = markActivity('train', dir.root, (m) => events.warn(m));
   const leftovers = removeStaleTempFiles(dir.root);
-  if (leftovers.length) events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
+  if (leftovers.length)
+    events.info(`removed ${leftovers.length} temporary file(s) left by writes that were interrupted`);
   let closeScores = () => {};
   let closeRemote: () => Promise<void> | undefined = () => undefined;
   let started = false;
@@ -140,12 +145,21 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const warnings: string[] = [];
     const { env, splits } = await buildEnv(opts.loaded, dir.root);
     warnings.push(...(splits.warnings ?? []));
-    warnings.push(...preflight(config, { train: splits.train.length, val: splits.val.length, test: splits.test.length }));
+    warnings.push(
+      ...preflight(config, { train: splits.train.length, val: splits.val.length, test: splits.test.length }),
+    );
     const maxTokens = config.optimizer.max_skill_tokens;
     if (maxTokens > 0 && countTokens(skillInit) > maxTokens) {
-      warnings.push(`the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`);
+      warnings.push(
+        `the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`,
+      );
     }
-    const plan = schedule(splits.train.length, config.train.batch_size, config.train.accumulation, config.train.num_epochs);
+    const plan = schedule(
+      splits.train.length,
+      config.train.batch_size,
+      config.train.accumulation,
+      config.train.num_epochs,
+    );
     const settings = trainSettings(config);
     const clock = new RunClock();
     models = await buildRoleModels(config, {
@@ -157,34 +171,64 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       limit: (totals, inFlight) => budgetStop(config.budget, totals, clock.elapsedSeconds() / 60, inFlight),
     });
     const roles: Role[] = env.usesJudge ? ['target', 'optimizer', 'judge'] : ['target', 'optimizer'];
-    const priced = unpricedBudget(config.budget, [...models.unpriced].filter(([role]) => roles.includes(role)));
+    const priced = unpricedBudget(
+      config.budget,
+      [...models.unpriced].filter(([role]) => roles.includes(role)),
+    );
     if (priced.error) throw new UserError(priced.error);
     if (priced.warning) warnings.push(priced.warning);
     // Ctrl-C: no new call is sent; the calls in flight finish and are recorded.
     const running = models;
-    interrupt = () => running.admission.halt(new RunStop('the run is stopping: no new model call is made', 'interrupted'));
+    interrupt = () =>
+      running.admission.halt(new RunStop('the run is stopping: no new model call is made', 'interrupted'));
     opts.signal?.addEventListener('abort', interrupt, { once: true });
     if (opts.signal?.aborted) throw new RunStop('interrupted before the run started', 'interrupted');
     dir.writeJson(dir.config, {
       config: redact(config, secretPaths),
-      derived: { train_size: plan.trainSize, steps_per_epoch: plan.stepsPerEpoch, batches_per_epoch: plan.batchesPerEpoch, total_steps: plan.totalSteps, skill_update_mode: settings.mode, lr_control_mode: settings.lr.control },
+      derived: {
+        train_size: plan.trainSize,
+        steps_per_epoch: plan.stepsPerEpoch,
+        batches_per_epoch: plan.batchesPerEpoch,
+        total_steps: plan.totalSteps,
+        skill_update_mode: settings.mode,
+        lr_control_mode: settings.lr.control,
+      },
       config_file: opts.loaded.files.at(-1),
       files: opts.loaded.files,
     });
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
     // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
-    const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: path.resolve(dir.root), loaded: opts.loaded, ledger: models.ledger, admission: models.admission }) : undefined;
+    const remote = config.run.queue
+      ? await remoteRollouts({
+          url: config.run.queue,
+          runRoot: path.resolve(dir.root),
+          loaded: opts.loaded,
+          ledger: models.ledger,
+          admission: models.admission,
+        })
+      : undefined;
     closeRemote = () => remote?.close();
     await remote?.connect();
-    const rollouts = new Rollouts({ env: remote ? remote.wrap(env) : env, target: models.target, judge: models.judge, limit: pLimit(config.env.workers), cache: scores }, settings.seed);
+    const rollouts = new Rollouts(
+      {
+        env: remote ? remote.wrap(env) : env,
+        target: models.target,
+        judge: models.judge,
+        limit: pLimit(config.env.workers),
+        cache: scores,
+      },
+      settings.seed,
+    );
     const callsAhead = settings.gate.overlap ? new CallsAhead(models.optimizer) : undefined;
     const opt: OptimizerContext = {
       optimizer: callsAhead?.model ?? models.optimizer,
       mode: settings.mode,
       env: env.name,
       maxTokens: config.model.optimizer_max_completion_tokens,
-      reasoningEffort: (config.model.optimizer.reasoning_effort || config.model.reasoning_effort || undefined) as ReasoningEffort | undefined,
+      reasoningEffort: (config.model.optimizer.reasoning_effort || config.model.reasoning_effort || undefined) as
+        | ReasoningEffort
+        | undefined,
       warn: (m) => events.warn(m),
     };
     const ctx: RunContext = {
@@ -197,7 +241,13 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ledger: models.ledger,
       admission: models.admission,
       rollouts,
-      selection: new SelectionEvaluator(rollouts, firstN(splits.val, config.evaluation.sel_env_num), settings.gate.scoring, events, settings.gate.repeats),
+      selection: new SelectionEvaluator(
+        rollouts,
+        firstN(splits.val, config.evaluation.sel_env_num),
+        settings.gate.scoring,
+        events,
+        settings.gate.repeats,
+      ),
       opt,
       callsAhead,
       analystLimit: pLimit(config.gradient.analyst_workers),
@@ -220,7 +270,13 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       steps_per_epoch: plan.stepsPerEpoch,
       total_steps: plan.totalSteps,
       resume_from: (dir.readRuntimeState()?.last_completed_step ?? 0) + 1,
-      data: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: ctx.selection.items.length, test_used: config.evaluation.eval_test ? ctx.test.length : 0 },
+      data: {
+        train: splits.train.length,
+        val: splits.val.length,
+        test: splits.test.length,
+        selection: ctx.selection.items.length,
+        test_used: config.evaluation.eval_test ? ctx.test.length : 0,
+      },
       batch_size: config.train.batch_size,
       budget: Object.entries(config.budget)
         .filter(([, v]) => typeof v === 'number' && v > 0)
@@ -234,7 +290,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     if (outcome.status === 'stopped') {
       const raised = outcome.limit ? [`${outcome.limit.key}=${+(outcome.limit.limit * 2).toPrecision(6)}`] : [];
       const resumeCommand = resume(raised);
-      events.emit({ type: 'run_stopped', reason: outcome.cause, message: outcome.reason, resume_command: resumeCommand });
+      events.emit({
+        type: 'run_stopped',
+        reason: outcome.cause,
+        message: outcome.reason,
+        resume_command: resumeCommand,
+      });
       return { ...outcome, resumeCommand };
     }
     return outcome;
@@ -255,7 +316,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     if (interrupted && !(err instanceof RunStop)) events.warn(`while stopping: ${errorMessage(err)}`);
     if (discard) {
       events.info(`nothing was paid for or saved yet: ${dir.root} is removed`);
-      if (interrupted) return { status: 'stopped', cause: 'interrupted', reason: 'interrupted before anything was saved' };
+      if (interrupted)
+        return { status: 'stopped', cause: 'interrupted', reason: 'interrupted before anything was saved' };
       throw err;
     }
     const runtime = dir.readRuntimeState();
@@ -267,7 +329,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     }
     // A bug of ours keeps its stack in the event log; a user's input error or a model's refusal needs none.
     const bug = err instanceof Error && !(err instanceof UserError) && !(err instanceof FatalModelError);
-    events.emit({ type: 'run_failed', message: errorMessage(err), resume_command: resume(), ...(bug && err.stack ? { stack: err.stack } : {}) });
+    events.emit({
+      type: 'run_failed',
+      message: errorMessage(err),
+      resume_command: resume(),
+      ...(bug && err.stack ? { stack: err.stack } : {}),
+    });
     throw err;
   } finally {
     if (interrupt) opts.signal?.removeEventListener('abort', interrupt);

@@ -24,22 +24,47 @@ export function checkTransferTargets(loaded: LoadedConfig): void {
   });
 }
 
-const cellOf = (c: Cell) => ({ hard: c.hard, soft: c.soft, ...(c.hard_ci95 ? { hard_ci95: c.hard_ci95 } : {}), n: c.n });
+const cellOf = (c: Cell) => ({
+  hard: c.hard,
+  soft: c.soft,
+  ...(c.hard_ci95 ? { hard_ci95: c.hard_ci95 } : {}),
+  n: c.n,
+});
 
 export function transferTable(summary: EvalSummary, dir: string): Transfer {
   const rows = summary.comparisons.map((cmp) => {
     const cell = (label: string) => summary.cells.find((c) => c.target === cmp.target && c.skill_label === label)!;
-    return { target: cmp.target, initial: cellOf(cell(cmp.baseline)), best: cellOf(cell(cmp.candidate)), hard: cmp.hard, soft: cmp.soft };
+    return {
+      target: cmp.target,
+      initial: cellOf(cell(cmp.baseline)),
+      best: cellOf(cell(cmp.candidate)),
+      hard: cmp.hard,
+      soft: cmp.soft,
+    };
   });
   return { split: summary.split, n_items: summary.n_items, dir, rows };
 }
 
-export function transferHook(loaded: LoadedConfig, configFile: string, run: RunDir, environment?: Record<string, string | undefined>) {
+export function transferHook(
+  loaded: LoadedConfig,
+  configFile: string,
+  run: RunDir,
+  environment?: Record<string, string | undefined>,
+) {
   const targets = loaded.config.evaluation.transfer_targets;
   if (targets.length === 0) return undefined;
   return async (skills: { initial: string; best: string }): Promise<Transfer> => {
     const out = run.path('transfer');
-    const summary = await runEvaluation({ loaded, outRoot: out, configFile, skillFiles: [skills.initial, skills.best], split: 'test', targets, environment, out: null });
+    const summary = await runEvaluation({
+      loaded,
+      outRoot: out,
+      configFile,
+      skillFiles: [skills.initial, skills.best],
+      split: 'test',
+      targets,
+      environment,
+      out: null,
+    });
     return transferTable(summary, path.relative(run.root, out));
   };
 }

@@ -41,7 +41,10 @@ function wrap(text: string, width: number, indent: string): string {
 export function addConfigOptions(cmd: Command): Command {
   cmd
     .requiredOption('-c, --config <file>', 'YAML config file (may inherit others through _base_)')
-    .option('--cfg-options <key=value...>', `override config keys; lists and mappings as [a,b] or {k: v}, e.g. ${CFG_OPTIONS_EXAMPLE}`)
+    .option(
+      '--cfg-options <key=value...>',
+      `override config keys; lists and mappings as [a,b] or {k: v}, e.g. ${CFG_OPTIONS_EXAMPLE}`,
+    )
     .option('--set <key=value>', 'override one config key (repeatable; same as --cfg-options)', collect);
   for (const flag of ORIGINAL_FLAGS) cmd.addOption(new Option(`--${flag} <value>`).hideHelp());
   return cmd.addHelpText('after', ORIGINAL_FLAGS_HELP);

@@ -28,37 +28,76 @@ The file replaced is kept; --rollback puts it back exactly (or removes the skill
 export function registerDeploy(program: Command): void {
   program
     .command('deploy')
-    .description("Write a run's best_skill.md where an agent reads skills (after showing the diff), or roll a deployment back")
+    .description(
+      "Write a run's best_skill.md where an agent reads skills (after showing the diff), or roll a deployment back",
+    )
     .argument('[run]', 'the run directory (holding best_skill.md)')
-    .addOption(new Option('--to <agent>', 'the agent that will read it').choices([...DEPLOY_AGENTS]).makeOptionMandatory())
+    .addOption(
+      new Option('--to <agent>', 'the agent that will read it').choices([...DEPLOY_AGENTS]).makeOptionMandatory(),
+    )
     .option('--project <dir>', "the project's skill folder (default: the working directory)")
     .option('--user', "the user's own skill folder, for every project")
     .option('--name <name>', "the skill's name and folder (default: its front matter's, else from the run)")
     .option('--description <text>', 'when the agent should use it (front matter; default: from the run)')
     .option('--dry-run', 'show the diff, write nothing')
-    .option('--rollback', 'undo the last deployment of the skill (--name) in that folder: the previous file back, exactly')
+    .option(
+      '--rollback',
+      'undo the last deployment of the skill (--name) in that folder: the previous file back, exactly',
+    )
     .option('--force', 'with --rollback: even when the deployed file was changed since')
     .addHelpText('after', WHERE)
     .action(async (run: string | undefined, opts: DeployFlags) => {
-      if (opts.project !== undefined && opts.user) throw new UserError('--project and --user name two places: give one of them');
+      if (opts.project !== undefined && opts.user)
+        throw new UserError('--project and --user name two places: give one of them');
       const scope: Scope = opts.user ? { user: true } : { project: opts.project ?? process.cwd() };
       const say = (text: string) => process.stdout.write(`${text}\n`);
       const { deploySkill, rollbackSkill } = await import('../deploy/deploy.ts');
       if (opts.rollback) {
-        if (run) throw new UserError(`--rollback undoes the last deployment in the folder; it takes no run directory (got ${run})`);
+        if (run)
+          throw new UserError(
+            `--rollback undoes the last deployment in the folder; it takes no run directory (got ${run})`,
+          );
         const r = rollbackSkill({ agent: opts.to, scope, name: opts.name, force: opts.force });
-        say(r.action === 'restored' ? `restored the previous ${r.file}` : `removed ${r.file} (there was none before it was deployed)`);
-        if (r.remaining) say(`${r.remaining} earlier deployment${r.remaining > 1 ? 's' : ''} of this skill can be rolled back too`);
+        say(
+          r.action === 'restored'
+            ? `restored the previous ${r.file}`
+            : `removed ${r.file} (there was none before it was deployed)`,
+        );
+        if (r.remaining)
+          say(`${r.remaining} earlier deployment${r.remaining > 1 ? 's' : ''} of this skill can be rolled back too`);
         return;
       }
-      if (!run) throw new UserError('name the run directory to deploy from (skillopt deploy RUN_DIR --to AGENT), or use --rollback');
-      const r = deploySkill({ run, agent: opts.to, scope, name: opts.name, description: opts.description, dryRun: opts.dryRun });
+      if (!run)
+        throw new UserError(
+          'name the run directory to deploy from (skillopt deploy RUN_DIR --to AGENT), or use --rollback',
+        );
+      const r = deploySkill({
+        run,
+        agent: opts.to,
+        scope,
+        name: opts.name,
+        description: opts.description,
+        dryRun: opts.dryRun,
+      });
       if (r.diff) process.stdout.write(r.diff);
       for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
       if (!r.changed) say(`${r.file} already holds this skill: nothing written`);
       else if (!r.written) say(`dry run: ${r.file} not written`);
       else {
-        const undo = [programName(), 'deploy', '--rollback', '--to', opts.to, ...('user' in scope ? ['--user'] : ['--project', path.resolve(scope.project) === process.cwd() ? '.' : shownPath(scope.project)]), '--name', r.name].map(shellWord).join(' ');
+        const undo = [
+          programName(),
+          'deploy',
+          '--rollback',
+          '--to',
+          opts.to,
+          ...('user' in scope
+            ? ['--user']
+            : ['--project', path.resolve(scope.project) === process.cwd() ? '.' : shownPath(scope.project)]),
+          '--name',
+          r.name,
+        ]
+          .map(shellWord)
+          .join(' ');
         say(`deployed to ${r.file}\nto undo: ${undo} (${r.backup ? 'puts the previous file back' : 'removes it'})`);
       }
     });

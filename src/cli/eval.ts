@@ -15,21 +15,45 @@ export function registerEval(program: Command): void {
   addConfigOptions(
     program
       .command('eval')
-      .description('Score skills on a split, on one or several target models, and write eval_summary.json and eval_summary.md')
-      .requiredOption('-s, --skill <file>', 'skill file to evaluate; repeat to compare skills (each is tested against the first on the same items)', collect)
+      .description(
+        'Score skills on a split, on one or several target models, and write eval_summary.json and eval_summary.md',
+      )
+      .requiredOption(
+        '-s, --skill <file>',
+        'skill file to evaluate; repeat to compare skills (each is tested against the first on the same items)',
+        collect,
+      )
       .option('--split <name>', 'train, val, test or all (aliases: valid_seen, selection, valid_unseen)', 'test')
-      .option('-t, --target <backend:model>', "target model, e.g. openai_compatible:qwen3-8b; repeat for a transfer check (default: the config's model.target)", collect)
+      .option(
+        '-t, --target <backend:model>',
+        "target model, e.g. openai_compatible:qwen3-8b; repeat for a transfer check (default: the config's model.target)",
+        collect,
+      )
       .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
       .option('-o, --out <dir>', 'output directory (default: outputs/eval_<env>_<target model>_<timestamp>)'),
   ).action(async (opts: EvalFlags) => {
     const { loadFromOptions } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-    const model = (opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model || 'target').replace(/[^A-Za-z0-9_.-]+/g, '_');
+    const model = (
+      opts.target?.[0]?.split(':').slice(1).join(':') ||
+      loaded.config.model.target.model ||
+      'target'
+    ).replace(/[^A-Za-z0-9_.-]+/g, '_');
     // The original's --out_root names the output directory of eval_only.py too.
-    const outRoot = path.resolve(opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`));
+    const outRoot = path.resolve(
+      opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`),
+    );
     const repeats = Number(opts.repeats);
     const { runEvaluation } = await import('../eval/evaluate.ts');
-    await runEvaluation({ loaded, outRoot, configFile: opts.config, skillFiles: opts.skill, split: opts.split, targets: opts.target, repeats });
+    await runEvaluation({
+      loaded,
+      outRoot,
+      configFile: opts.config,
+      skillFiles: opts.skill,
+      split: opts.split,
+      targets: opts.target,
+      repeats,
+    });
   });
 }

@@ -5,7 +5,10 @@ import { redact } from '../config/redact.ts';
 import { originalFlagsOf, type ConfigOptions } from './common.ts';
 
 export function loadFromOptions(opts: ConfigOptions, extra: string[] = []): LoadedConfig {
-  const loaded = loadConfig(opts.config, { overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...extra], flags: originalFlagsOf(opts) });
+  const loaded = loadConfig(opts.config, {
+    overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...extra],
+    flags: originalFlagsOf(opts),
+  });
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
   return loaded;
 }

@@ -46,7 +46,8 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT_OK;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return EXIT_OK;
       return EXIT_USAGE;
     }
     // A provider's error may echo a key.

@@ -4,9 +4,17 @@ import type { Command } from 'commander';
 export function registerMcp(program: Command): void {
   program
     .command('mcp')
-    .description("Serve skillopt's tools to an agent over MCP (stdio): Sleep's status, dry run, harvest, night, adopt, rollback, history, schedule; train, run progress, eval")
-    .option('--project <dir>', 'the project the tools work in; paths outside it are refused (default: the working directory)')
-    .option('--config <file>', 'the Sleep config file (default: ~/.config/skillopt/sleep.yaml, or $SKILLOPT_SLEEP_CONFIG)')
+    .description(
+      "Serve skillopt's tools to an agent over MCP (stdio): Sleep's status, dry run, harvest, night, adopt, rollback, history, schedule; train, run progress, eval",
+    )
+    .option(
+      '--project <dir>',
+      'the project the tools work in; paths outside it are refused (default: the working directory)',
+    )
+    .option(
+      '--config <file>',
+      'the Sleep config file (default: ~/.config/skillopt/sleep.yaml, or $SKILLOPT_SLEEP_CONFIG)',
+    )
     .action(async (opts: { project?: string; config?: string }) => {
       const { createMcpServer } = await import('../mcp/server.ts');
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');

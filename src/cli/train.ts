@@ -20,7 +20,8 @@ export function defaultOutRoot(env: string, now = new Date()): string {
 }
 
 function holdsRun(dir: string, flag: string): string {
-  if (!fs.existsSync(path.join(dir, 'config.json'))) throw new UserError(`${flag}: there is no run in ${dir} (no config.json)`);
+  if (!fs.existsSync(path.join(dir, 'config.json')))
+    throw new UserError(`${flag}: there is no run in ${dir} (no config.json)`);
   return dir;
 }
 
@@ -33,19 +34,26 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
   const fixed = opts.out || loaded.config.env.out_root;
   if (typeof opts.resume === 'string') {
     const dir = path.resolve(opts.resume);
-    if (opts.out && path.resolve(opts.out) !== dir) throw new UserError(`--out ${opts.out} and --resume ${opts.resume} name different directories: give one of them`);
+    if (opts.out && path.resolve(opts.out) !== dir)
+      throw new UserError(`--out ${opts.out} and --resume ${opts.resume} name different directories: give one of them`);
     return holdsRun(dir, '--resume');
   }
   if (!opts.resume) return path.resolve(fixed || defaultOutRoot(loaded.config.env.name));
   if (fixed) return holdsRun(path.resolve(fixed), '--resume');
-  const [{ trainingChanges }, { runsOfConfig }] = await Promise.all([import('../app/resume-check.ts'), import('../run/find-run.ts')]);
+  const [{ trainingChanges }, { runsOfConfig }] = await Promise.all([
+    import('../app/resume-check.ts'),
+    import('../run/find-run.ts'),
+  ]);
   const root = path.resolve(path.dirname(defaultOutRoot(loaded.config.env.name)));
   const runs = runsOfConfig(root, loaded.files.at(-1)!);
   const unfinished = runs.filter((r) => !r.finished);
-  const chosen = unfinished.find((r) => trainingChanges(r.config, loaded.config, loaded.secretPaths).length === 0) ?? unfinished[0];
+  const chosen =
+    unfinished.find((r) => trainingChanges(r.config, loaded.config, loaded.secretPaths).length === 0) ?? unfinished[0];
   if (!chosen) {
     const latest = runs[0] ? `; the latest, ${runs[0].dir}, is finished` : '';
-    throw new UserError(`--resume: no unfinished run of ${opts.config} under ${root}${latest}. Leave out --resume to start a new run`);
+    throw new UserError(
+      `--resume: no unfinished run of ${opts.config} under ${root}${latest}. Leave out --resume to start a new run`,
+    );
   }
   return chosen.dir;
 }
@@ -58,7 +66,9 @@ async function withStopSignal<T>(work: (signal: AbortSignal) => Promise<T>): Pro
       process.stderr.write(`\n${name} again: exiting now; the run resumes from its last complete step\n`);
       process.exit(Interrupted.exitCode);
     }
-    process.stderr.write(`\n${name}: stopping at a safe point: the model calls in flight finish and are saved, no new call starts. Press Ctrl-C again to exit at once.\n`);
+    process.stderr.write(
+      `\n${name}: stopping at a safe point: the model calls in flight finish and are saved, no new call starts. Press Ctrl-C again to exit at once.\n`,
+    );
     controller.abort();
   };
   process.on('SIGINT', onSignal);
@@ -75,12 +85,26 @@ export function registerTrain(program: Command): void {
   addConfigOptions(
     program
       .command('train')
-      .description('Train a skill: rollouts, reflection, merged and ranked edits, a validation gate, epoch-end slow update and meta skill')
-      .option('-o, --out <dir>', 'run directory (default: env.out_root, else outputs/<env>/<timestamp>); a run already there is resumed')
-      .option('--resume [dir]', 'continue an unfinished run: the one in <dir>, else the latest of this config under outputs/<env>')
-      .option('--force-unlock', 'take over the run lock of a process that cannot be checked from here (another host or container) when you know it is gone')
+      .description(
+        'Train a skill: rollouts, reflection, merged and ranked edits, a validation gate, epoch-end slow update and meta skill',
+      )
+      .option(
+        '-o, --out <dir>',
+        'run directory (default: env.out_root, else outputs/<env>/<timestamp>); a run already there is resumed',
+      )
+      .option(
+        '--resume [dir]',
+        'continue an unfinished run: the one in <dir>, else the latest of this config under outputs/<env>',
+      )
+      .option(
+        '--force-unlock',
+        'take over the run lock of a process that cannot be checked from here (another host or container) when you know it is gone',
+      )
       .option('-v, --verbose', 'print the full resolved config before training')
-      .option('--dry-run', 'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)'),
+      .option(
+        '--dry-run',
+        'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)',
+      ),
   ).action(async (opts: TrainOptions) => {
     const { loadFromOptions, renderConfig } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
@@ -102,9 +126,17 @@ export function registerTrain(program: Command): void {
         invocation: {
           program: programName(),
           config: opts.config,
-          overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...originalFlagsOf(opts).filter(([flag]) => flag !== 'out_root').map(([flag, value]) => `${flag}=${value}`)],
+          overrides: [
+            ...(opts.cfgOptions ?? []),
+            ...(opts.set ?? []),
+            ...originalFlagsOf(opts)
+              .filter(([flag]) => flag !== 'out_root')
+              .map(([flag, value]) => `${flag}=${value}`),
+          ],
         },
-        onStart: opts.verbose ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`) : undefined,
+        onStart: opts.verbose
+          ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`)
+          : undefined,
       }),
     );
     if (outcome.status === 'stopped' && outcome.cause === 'interrupted') {

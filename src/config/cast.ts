@@ -25,10 +25,14 @@ function parseFlow(text: string): unknown[] | Record<string, unknown> {
   try {
     value = parse(text, { prettyErrors: false });
   } catch (err) {
-    throw new Error(`${JSON.stringify(text)} is not a valid ${kind} (${(err as Error).message.split('\n')[0]}); write it as [a, b] or {key: value}, in quotes for the shell`);
+    throw new Error(
+      `${JSON.stringify(text)} is not a valid ${kind} (${(err as Error).message.split('\n')[0]}); write it as [a, b] or {key: value}, in quotes for the shell`,
+    );
   }
   if (kind === 'list' ? !Array.isArray(value) : value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new Error(`${JSON.stringify(text)} is not a valid ${kind}; write it as [a, b] or {key: value}, in quotes for the shell`);
+    throw new Error(
+      `${JSON.stringify(text)} is not a valid ${kind}; write it as [a, b] or {key: value}, in quotes for the shell`,
+    );
   }
   return value as unknown[] | Record<string, unknown>;
 }

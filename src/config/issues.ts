@@ -12,7 +12,8 @@ export function sourceOf(sources: Sources, dotted: string): { source: string; wr
   const exact = sources.get(dotted);
   if (exact) return exact;
   for (const [p, s] of sources) {
-    if (p.startsWith(`${dotted}.`)) return { source: s.source, written: s.written.slice(0, s.written.length - (p.length - dotted.length)) || dotted };
+    if (p.startsWith(`${dotted}.`))
+      return { source: s.source, written: s.written.slice(0, s.written.length - (p.length - dotted.length)) || dotted };
   }
   return { source: 'config', written: dotted };
 }
@@ -22,7 +23,8 @@ export function knownKeysAt(schema: z.ZodType, parts: PropertyKey[]): string[] {
   let node: unknown = schema;
   const unwrap = (n: unknown): unknown => {
     let cur = n as { def?: { innerType?: unknown; in?: unknown }; shape?: unknown };
-    while (cur && !cur.shape && (cur.def?.innerType || cur.def?.in)) cur = (cur.def.innerType ?? cur.def.in) as typeof cur;
+    while (cur && !cur.shape && (cur.def?.innerType || cur.def?.in))
+      cur = (cur.def.innerType ?? cur.def.in) as typeof cur;
     return cur;
   };
   node = unwrap(node);
@@ -35,7 +37,9 @@ export function knownKeysAt(schema: z.ZodType, parts: PropertyKey[]): string[] {
   if (shape) return Object.keys(shape);
   // A union (such as a discriminated one): the keys of every option.
   const options = (node as { def?: { options?: unknown[] } }).def?.options ?? [];
-  return [...new Set(options.flatMap((o) => Object.keys((unwrap(o) as { shape?: Record<string, unknown> }).shape ?? {})))];
+  return [
+    ...new Set(options.flatMap((o) => Object.keys((unwrap(o) as { shape?: Record<string, unknown> }).shape ?? {}))),
+  ];
 }
 
 /** The original's keys that the loader accepts at a path beyond the schema's, for suggestions. */
@@ -52,7 +56,13 @@ function describe(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
-export function formatIssues(issues: z.core.$ZodIssue[], tree: Tree, sources: Sources, schema: z.ZodType, basePath: PropertyKey[] = []): string {
+export function formatIssues(
+  issues: z.core.$ZodIssue[],
+  tree: Tree,
+  sources: Sources,
+  schema: z.ZodType,
+  basePath: PropertyKey[] = [],
+): string {
   const lines = issues.map((issue) => {
     const parts = [...basePath, ...issue.path];
     if (issue.code === 'unrecognized_keys') {

@@ -30,7 +30,11 @@ export function flatKeyPath(key: string): string | undefined {
  * and unknown top-level keys are treated as environment options (the env validates them).
  * Returns the normalised layer and, for each leaf, the key as the user wrote it.
  */
-export function normaliseLayer(raw: Tree, warn: (msg: string) => void, where: string): { tree: Tree; written: Map<string, string> } {
+export function normaliseLayer(
+  raw: Tree,
+  warn: (msg: string) => void,
+  where: string,
+): { tree: Tree; written: Map<string, string> } {
   const tree: Tree = {};
   const written = new Map<string, string>();
   const put = (dotted: string, value: unknown, as: string) => {
@@ -96,7 +100,9 @@ function readYaml(file: string): Tree {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(
-      code === 'ENOENT' ? `config file not found: ${file}` : `cannot read config file ${file}: ${(err as Error).message}`,
+      code === 'ENOENT'
+        ? `config file not found: ${file}`
+        : `cannot read config file ${file}: ${(err as Error).message}`,
       file,
     );
   }
@@ -104,7 +110,10 @@ function readYaml(file: string): Tree {
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const line = e.linePos?.[0];
-    throw new ConfigError(`${file}${line ? `:${line.line}:${line.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`, file);
+    throw new ConfigError(
+      `${file}${line ? `:${line.line}:${line.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`,
+      file,
+    );
   }
   const value = doc.toJS() as unknown;
   if (value == null) return {};
@@ -127,7 +136,11 @@ export function loadLayers(file: string, visiting: string[] = []): Layered {
   const files: string[] = [];
   for (const base of bases) {
     if (typeof base !== 'string' || base.trim() === '') {
-      throw new ConfigError(`${abs}: _base_ must be a path or a list of paths, got ${JSON.stringify(base)}`, abs, '_base_');
+      throw new ConfigError(
+        `${abs}: _base_ must be a path or a list of paths, got ${JSON.stringify(base)}`,
+        abs,
+        '_base_',
+      );
     }
     const basePath = path.resolve(path.dirname(abs), base);
     if (!fs.existsSync(basePath)) {
@@ -146,7 +159,12 @@ export function loadLayers(file: string, visiting: string[] = []): Layered {
 }
 
 /** `child` over `base`, keeping the record of sources in step. */
-export function overlay(base: Tree, baseSources: Sources, child: Tree, childSources: Sources): { tree: Tree; sources: Sources } {
+export function overlay(
+  base: Tree,
+  baseSources: Sources,
+  child: Tree,
+  childSources: Sources,
+): { tree: Tree; sources: Sources } {
   const sources: Sources = new Map(baseSources);
   for (const [p] of leaves(child)) {
     // A child value replaces whatever the base had at or below this path.

@@ -91,24 +91,32 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
 }
 
 /** Replaces `${VAR}` and `${VAR:-default}` in string values. */
-function interpolate(tree: Tree, sources: Sources, environment: Record<string, string | undefined>, secretPaths: Set<string>): void {
+function interpolate(
+  tree: Tree,
+  sources: Sources,
+  environment: Record<string, string | undefined>,
+  secretPaths: Set<string>,
+): void {
   for (const [p, value] of leaves(tree)) {
     if (typeof value !== 'string' || !value.includes('${')) continue;
     let secret = false;
-    const replaced = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
-      const v = environment[name];
-      if (v !== undefined && v !== '') {
-        if (isSecretVariable(name)) secret = true;
-        return v;
-      }
-      if (fallback !== undefined) return fallback;
-      const s = sources.get(p);
-      throw new ConfigError(
-        `${s?.source ?? 'config'}: ${s?.written ?? p} refers to \${${name}}, but the environment variable ${name} is not set (set it in the shell or in .env, or write \${${name}:-default})`,
-        s?.source,
-        p,
-      );
-    });
+    const replaced = value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (_m, name: string, fallback?: string) => {
+        const v = environment[name];
+        if (v !== undefined && v !== '') {
+          if (isSecretVariable(name)) secret = true;
+          return v;
+        }
+        if (fallback !== undefined) return fallback;
+        const s = sources.get(p);
+        throw new ConfigError(
+          `${s?.source ?? 'config'}: ${s?.written ?? p} refers to \${${name}}, but the environment variable ${name} is not set (set it in the shell or in .env, or write \${${name}:-default})`,
+          s?.source,
+          p,
+        );
+      },
+    );
     setPath(tree, p, replaced);
     if (secret) secretPaths.add(p);
   }
@@ -125,7 +133,12 @@ export function overridePath(key: string): string {
   return key;
 }
 
-function applyOverrides(tree: Tree, sources: Sources, items: { item: string; source: string }[], warnings: string[]): { tree: Tree; sources: Sources } {
+function applyOverrides(
+  tree: Tree,
+  sources: Sources,
+  items: { item: string; source: string }[],
+  warnings: string[],
+): { tree: Tree; sources: Sources } {
   const child: Tree = {};
   const childSources: Sources = new Map();
   for (const { item, source } of items) {
@@ -135,11 +148,17 @@ function applyOverrides(tree: Tree, sources: Sources, items: { item: string; sou
       parsed = parseOverride(item);
       value = castValue(parsed.value);
     } catch (err) {
-      throw new ConfigError(`${source}: ${parsed ? `${parsed.key}: ` : ''}${(err as Error).message}`, source, parsed?.key);
+      throw new ConfigError(
+        `${source}: ${parsed ? `${parsed.key}: ` : ''}${(err as Error).message}`,
+        source,
+        parsed?.key,
+      );
     }
     const target = overridePath(parsed.key);
     if (RETIRED_KEYS[target] || RETIRED_KEYS[`gradient.${parsed.key}`]) {
-      warnings.push(`${source}: '${parsed.key}' is retired: ${RETIRED_KEYS[target] ?? RETIRED_KEYS[`gradient.${parsed.key}`]}`);
+      warnings.push(
+        `${source}: '${parsed.key}' is retired: ${RETIRED_KEYS[target] ?? RETIRED_KEYS[`gradient.${parsed.key}`]}`,
+      );
       continue;
     }
     setPath(child, target, value);
@@ -153,7 +172,11 @@ function validate(tree: Tree, sources: Sources): Config {
   if (!result.success) {
     const first = result.error.issues[0]!;
     const key = first.path.join('.');
-    throw new ConfigError(formatIssues(result.error.issues, tree, sources, ConfigSchema), sourceOf(sources, key).source, key);
+    throw new ConfigError(
+      formatIssues(result.error.issues, tree, sources, ConfigSchema),
+      sourceOf(sources, key).source,
+      key,
+    );
   }
   return result.data;
 }
@@ -209,7 +232,11 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   if (envNames().length === 0) throw new Error(NOTHING_REGISTERED);
   if (!factory) {
     const s = sourceOf(sources, 'env.name');
-    throw new ConfigError(`${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`, s.source, 'env.name');
+    throw new ConfigError(
+      `${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`,
+      s.source,
+      'env.name',
+    );
   }
   const unsupported = factory.unsupportedOptions ?? {};
   for (const key of Object.keys(config.env)) {
@@ -229,7 +256,9 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
           return issue.keys
             .map((key) => {
               const s = sourceOf(sources, ['env', ...issue.path, key].join('.'));
-              const known = issue.path.length ? knownKeysAt(factory.optionsSchema, issue.path) : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape), ...Object.keys(unsupported)];
+              const known = issue.path.length
+                ? knownKeysAt(factory.optionsSchema, issue.path)
+                : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape), ...Object.keys(unsupported)];
               return `${s.source}: unknown key '${s.written}' for env '${name}'${didYouMean(key, known)}`;
             })
             .join('\n');
@@ -242,4 +271,3 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   }
   Object.assign(config.env, result.data);
 }
-

@@ -99,4 +99,24 @@ export function flagValue(flag: string, value: string): string {
 }
 
 /** The flags most used, shown by name in `--help`; the rest are named by family. */
-export const COMMON_FLAGS = ['env', 'backend', 'target_model', 'optimizer_model', 'target_backend', 'optimizer_backend', 'num_epochs', 'batch_size', 'edit_budget', 'min_edit_budget', 'lr_scheduler', 'seed', 'use_gate', 'skill_init', 'data_path', 'split_dir', 'workers', 'limit', 'out_root'];
+export const COMMON_FLAGS = [
+  'env',
+  'backend',
+  'target_model',
+  'optimizer_model',
+  'target_backend',
+  'optimizer_backend',
+  'num_epochs',
+  'batch_size',
+  'edit_budget',
+  'min_edit_budget',
+  'lr_scheduler',
+  'seed',
+  'use_gate',
+  'skill_init',
+  'data_path',
+  'split_dir',
+  'workers',
+  'limit',
+  'out_root',
+];

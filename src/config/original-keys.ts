@@ -59,7 +59,8 @@ const bool = (value: unknown, where: string): boolean => {
 };
 const positiveInteger = (value: unknown, where: string): number => {
   const n = number(value, where);
-  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${where}: expected a positive whole number, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new ConfigError(`${where}: expected a positive whole number, got ${JSON.stringify(value)}`);
   return n;
 };
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
@@ -68,14 +69,20 @@ const effort = (value: unknown, where: string): string => {
   const v = text(value, where).toLowerCase();
   if (v === 'off') return 'none';
   if (v === 'max') return 'xhigh';
-  if (!EFFORTS.includes(v)) throw new ConfigError(`${where}: expected one of ${EFFORTS.join(', ')} (or off, max), got ${JSON.stringify(value)}`);
+  if (!EFFORTS.includes(v))
+    throw new ConfigError(
+      `${where}: expected one of ${EFFORTS.join(', ')} (or off, max), got ${JSON.stringify(value)}`,
+    );
   return v;
 };
 /** The original's Qwen and MiniMax temperature: "", none, off or null leave it to the server. */
 const temperature = (value: unknown, where: string): number | undefined =>
-  typeof value === 'string' && ['none', 'off', 'null'].includes(value.trim().toLowerCase()) ? undefined : number(value, where);
+  typeof value === 'string' && ['none', 'off', 'null'].includes(value.trim().toLowerCase())
+    ? undefined
+    : number(value, where);
 
-const CAP = 'a per-backend cap on output tokens is not supported; ignored (model.<role>.max_output_tokens sets the output size)';
+const CAP =
+  'a per-backend cap on output tokens is not supported; ignored (model.<role>.max_output_tokens sets the output size)';
 
 /** Every key of the original's `model` section that our schema does not have, with its rule. */
 export const ORIGINAL_MODEL_KEYS: Record<string, Rule> = {};
@@ -85,20 +92,31 @@ const PREFIXES: [string, RoleName | undefined, number][] = [
   ['target_', 'target', 2],
 ];
 
-function family(backend: string, stem: string, entries: Record<string, Setting | 'special' | { secret: string } | { unsupported: string }>, prefixed = true): void {
+function family(
+  backend: string,
+  stem: string,
+  entries: Record<string, Setting | 'special' | { secret: string } | { unsupported: string }>,
+  prefixed = true,
+): void {
   for (const [prefix, role, rank] of prefixed ? PREFIXES : PREFIXES.slice(0, 1)) {
     for (const [leaf, entry] of Object.entries(entries)) {
       const key = `${prefix}${stem}${leaf}`;
       const name = `${stem}${leaf}`;
       if (entry === 'special') ORIGINAL_MODEL_KEYS[key] = { kind: 'special', backends: [backend], role, name, rank };
-      else if ('secret' in entry) ORIGINAL_MODEL_KEYS[key] = { kind: 'secret', variable: `${role ? `${role.toUpperCase()}_` : ''}${entry.secret}` };
-      else if ('unsupported' in entry) ORIGINAL_MODEL_KEYS[key] = { kind: 'unsupported', feature: entry.unsupported, backends: [backend] };
+      else if ('secret' in entry)
+        ORIGINAL_MODEL_KEYS[key] = {
+          kind: 'secret',
+          variable: `${role ? `${role.toUpperCase()}_` : ''}${entry.secret}`,
+        };
+      else if ('unsupported' in entry)
+        ORIGINAL_MODEL_KEYS[key] = { kind: 'unsupported', feature: entry.unsupported, backends: [backend] };
       else ORIGINAL_MODEL_KEYS[key] = { kind: 'setting', backends: [backend], role, setting: entry, name, rank };
     }
   }
 }
 
-const MANAGED_IDENTITY = 'Azure managed-identity authentication is not built yet; ignored (Azure OpenAI authenticates with AZURE_OPENAI_API_KEY, a token in AZURE_OPENAI_AD_TOKEN, or the Azure CLI)';
+const MANAGED_IDENTITY =
+  'Azure managed-identity authentication is not built yet; ignored (Azure OpenAI authenticates with AZURE_OPENAI_API_KEY, a token in AZURE_OPENAI_AD_TOKEN, or the Azure CLI)';
 family('openai_chat', 'azure_openai_', {
   endpoint: 'special',
   api_version: { field: 'options.api_version', read: text },
@@ -108,9 +126,14 @@ family('openai_chat', 'azure_openai_', {
   managed_identity_client_id: { unsupported: MANAGED_IDENTITY },
 });
 // The original's older spelling, used when the azure_openai_* key is blank.
-for (const [leaf, entry] of Object.entries({ endpoint: 'special', api_version: { field: 'options.api_version', read: text } } as const)) {
+for (const [leaf, entry] of Object.entries({
+  endpoint: 'special',
+  api_version: { field: 'options.api_version', read: text },
+} as const)) {
   ORIGINAL_MODEL_KEYS[`azure_${leaf}`] =
-    entry === 'special' ? { kind: 'special', backends: ['openai_chat'], name: `azure_openai_${leaf}`, rank: 0 } : { kind: 'setting', backends: ['openai_chat'], setting: entry, name: `azure_openai_${leaf}`, rank: 0 };
+    entry === 'special'
+      ? { kind: 'special', backends: ['openai_chat'], name: `azure_openai_${leaf}`, rank: 0 }
+      : { kind: 'setting', backends: ['openai_chat'], setting: entry, name: `azure_openai_${leaf}`, rank: 0 };
 }
 ORIGINAL_MODEL_KEYS.azure_api_key = { kind: 'secret', variable: 'AZURE_OPENAI_API_KEY' };
 
@@ -125,7 +148,10 @@ family('qwen_chat', 'qwen_chat_', {
 });
 
 // MiniMax: the original reads only the shared keys; the role-prefixed ones it lists are honoured here.
-family('minimax_chat', 'minimax_', { base_url: { field: 'base_url', read: text }, api_key: { secret: 'MINIMAX_API_KEY' } });
+family('minimax_chat', 'minimax_', {
+  base_url: { field: 'base_url', read: text },
+  api_key: { secret: 'MINIMAX_API_KEY' },
+});
 family(
   'minimax_chat',
   'minimax_',
@@ -144,25 +170,49 @@ family(
 const CODEX = ['codex_exec', 'codex'];
 const COPILOT = ['copilot_exec', 'copilot_chat'];
 const agentKey = (key: string, backends: string[], entry: Setting | 'special', rank = 1, name = key) => {
-  ORIGINAL_MODEL_KEYS[key] = entry === 'special' ? { kind: 'special', backends, name, rank } : { kind: 'setting', backends, setting: entry, name, rank };
+  ORIGINAL_MODEL_KEYS[key] =
+    entry === 'special'
+      ? { kind: 'special', backends, name, rank }
+      : { kind: 'setting', backends, setting: entry, name, rank };
 };
 const cliPath: Setting = { field: 'options.path', read: text };
 // The path and sandbox keys and their aliases, the canonical spelling first, as the original ranks them.
-['codex_exec_path', 'codex_path', 'codex_cli_bin', 'codex_bin'].forEach((key, i) => agentKey(key, CODEX, cliPath, 4 - i, 'codex_exec_path'));
-['codex_exec_sandbox', 'sandbox', 'codex_sandbox'].forEach((key, i) => agentKey(key, CODEX, 'special', 3 - i, 'codex_exec_sandbox'));
+['codex_exec_path', 'codex_path', 'codex_cli_bin', 'codex_bin'].forEach((key, i) =>
+  agentKey(key, CODEX, cliPath, 4 - i, 'codex_exec_path'),
+);
+['codex_exec_sandbox', 'sandbox', 'codex_sandbox'].forEach((key, i) =>
+  agentKey(key, CODEX, 'special', 3 - i, 'codex_exec_sandbox'),
+);
 agentKey('codex_exec_reasoning_effort', CODEX, { field: 'reasoning_effort', read: effort });
-agentKey('codex_exec_web_search', CODEX, { field: 'options.config.web_search', read: (v, where) => (bool(v, where) ? 'live' : 'disabled') });
-for (const key of ['codex_exec_use_sdk', 'codex_exec_network_access', 'codex_exec_approval_policy']) agentKey(key, CODEX, 'special');
-const NO_PROFILE = "a profile of the user's Codex config.toml is not read: each run has a fresh CODEX_HOME; set what it holds in model.<role>.options.config, or use options.home: user with options.extra_args: [--profile, NAME]";
+agentKey('codex_exec_web_search', CODEX, {
+  field: 'options.config.web_search',
+  read: (v, where) => (bool(v, where) ? 'live' : 'disabled'),
+});
+for (const key of ['codex_exec_use_sdk', 'codex_exec_network_access', 'codex_exec_approval_policy'])
+  agentKey(key, CODEX, 'special');
+const NO_PROFILE =
+  "a profile of the user's Codex config.toml is not read: each run has a fresh CODEX_HOME; set what it holds in model.<role>.options.config, or use options.home: user with options.extra_args: [--profile, NAME]";
 ORIGINAL_MODEL_KEYS.codex_exec_profile = { kind: 'unsupported', feature: NO_PROFILE, backends: CODEX };
-ORIGINAL_MODEL_KEYS.codex_exec_full_auto = { kind: 'unsupported', feature: 'codex_exec_full_auto is deprecated (the original ignores it too); ignored', backends: CODEX };
+ORIGINAL_MODEL_KEYS.codex_exec_full_auto = {
+  kind: 'unsupported',
+  feature: 'codex_exec_full_auto is deprecated (the original ignores it too); ignored',
+  backends: CODEX,
+};
 ORIGINAL_MODEL_KEYS.codex_trace_to_optimizer = { kind: 'model', field: 'trace_to_optimizer', read: bool };
 
 agentKey('claude_code_exec_path', ['claude_code_exec'], cliPath);
 agentKey('claude_code_exec_effort', ['claude_code_exec'], { field: 'reasoning_effort', read: effort });
-agentKey('claude_code_exec_max_thinking_tokens', ['claude_code_exec'], { field: 'options.env.MAX_THINKING_TOKENS', read: (v, where) => String(positiveInteger(v, where)) });
+agentKey('claude_code_exec_max_thinking_tokens', ['claude_code_exec'], {
+  field: 'options.env.MAX_THINKING_TOKENS',
+  read: (v, where) => String(positiveInteger(v, where)),
+});
 agentKey('claude_code_exec_use_sdk', ['claude_code_exec'], 'special');
-ORIGINAL_MODEL_KEYS.claude_code_exec_profile = { kind: 'unsupported', feature: 'a Claude Code profile is not supported; ignored (settings go in model.<role>.options: env, tools, extra_args)', backends: ['claude_code_exec'] };
+ORIGINAL_MODEL_KEYS.claude_code_exec_profile = {
+  kind: 'unsupported',
+  feature:
+    'a Claude Code profile is not supported; ignored (settings go in model.<role>.options: env, tools, extra_args)',
+  backends: ['claude_code_exec'],
+};
 
 agentKey('cursor_exec_path', ['cursor_exec'], cliPath);
 agentKey('cursor_exec_sandbox', ['cursor_exec'], 'special');
@@ -170,13 +220,29 @@ agentKey('cursor_exec_sandbox', ['cursor_exec'], 'special');
 agentKey('copilot_exec_path', COPILOT, cliPath);
 agentKey('copilot_exec_home', COPILOT, { field: 'options.home', read: text });
 agentKey('copilot_exec_allow_all_tools', ['copilot_exec'], 'special');
-agentKey('copilot_chat_timeout', ['copilot_chat'], { field: 'timeout_s', read: (v, where) => positiveInteger(v, where) });
-ORIGINAL_MODEL_KEYS.copilot_chat_optimizer_model = { kind: 'special', backends: ['copilot_chat'], role: 'optimizer', name: 'copilot_chat_model', rank: 1 };
-ORIGINAL_MODEL_KEYS.copilot_chat_target_model = { kind: 'special', backends: ['copilot_chat'], role: 'target', name: 'copilot_chat_model', rank: 1 };
+agentKey('copilot_chat_timeout', ['copilot_chat'], {
+  field: 'timeout_s',
+  read: (v, where) => positiveInteger(v, where),
+});
+ORIGINAL_MODEL_KEYS.copilot_chat_optimizer_model = {
+  kind: 'special',
+  backends: ['copilot_chat'],
+  role: 'optimizer',
+  name: 'copilot_chat_model',
+  rank: 1,
+};
+ORIGINAL_MODEL_KEYS.copilot_chat_target_model = {
+  kind: 'special',
+  backends: ['copilot_chat'],
+  role: 'target',
+  name: 'copilot_chat_model',
+  rank: 1,
+};
 
 /** The original's `human_feedback` section (a human review of each gate decision). */
 export const HUMAN_FEEDBACK_KEYS = ['enabled', 'timeout_seconds', 'on_timeout', 'max_retries_per_step'];
-const HUMAN_FEEDBACK = 'human review of the gate decisions is not built yet; ignored (the validation gate decides alone)';
+const HUMAN_FEEDBACK =
+  'human review of the gate decisions is not built yet; ignored (the validation gate decides alone)';
 
 /** Where a flat key of the original's backend settings lives in the structured form. */
 export function originalFlatPath(key: string): string | undefined {
@@ -201,7 +267,11 @@ const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'st
  * Takes the original's backend keys out of `tree` (so that validation sees only our schema),
  * returning them. A key of `human_feedback` that the original does not have is an error.
  */
-export function extractOriginalKeys(tree: Tree, sources: Sources, suggest: (word: string, known: string[]) => string): FoundKey[] {
+export function extractOriginalKeys(
+  tree: Tree,
+  sources: Sources,
+  suggest: (word: string, known: string[]) => string,
+): FoundKey[] {
   const found: FoundKey[] = [];
   const take = (section: string, key: string, container: Tree) => {
     const path = `${section}.${key}`;
@@ -216,12 +286,20 @@ export function extractOriginalKeys(tree: Tree, sources: Sources, suggest: (word
   if (hf !== undefined) {
     if (!isMapping(hf)) {
       const s = sources.get('human_feedback');
-      throw new ConfigError(`${s?.source ?? 'config'}: human_feedback: expected a mapping of ${HUMAN_FEEDBACK_KEYS.join(', ')}`, s?.source, 'human_feedback');
+      throw new ConfigError(
+        `${s?.source ?? 'config'}: human_feedback: expected a mapping of ${HUMAN_FEEDBACK_KEYS.join(', ')}`,
+        s?.source,
+        'human_feedback',
+      );
     }
     for (const key of Object.keys(hf)) {
       if (!HUMAN_FEEDBACK_KEYS.includes(key)) {
         const s = sources.get(`human_feedback.${key}`);
-        throw new ConfigError(`${s?.source ?? 'config'}: unknown key '${s?.written ?? `human_feedback.${key}`}'${suggest(key, HUMAN_FEEDBACK_KEYS)}`, s?.source, `human_feedback.${key}`);
+        throw new ConfigError(
+          `${s?.source ?? 'config'}: unknown key '${s?.written ?? `human_feedback.${key}`}'${suggest(key, HUMAN_FEEDBACK_KEYS)}`,
+          s?.source,
+          `human_feedback.${key}`,
+        );
       }
       take('human_feedback', key, hf);
     }
@@ -231,7 +309,14 @@ export function extractOriginalKeys(tree: Tree, sources: Sources, suggest: (word
 }
 
 /** Sets a dotted field of a role, recording where its value came from. */
-function setRoleField(config: Config, sources: Sources, role: RoleName, field: string, value: unknown, from: FoundKey): void {
+function setRoleField(
+  config: Config,
+  sources: Sources,
+  role: RoleName,
+  field: string,
+  value: unknown,
+  from: FoundKey,
+): void {
   const rc = config.model[role] as unknown as Tree;
   const parts = field.split('.');
   let node = rc;
@@ -252,7 +337,8 @@ function setByUser(config: Config, sources: Sources, role: RoleName, field: stri
 }
 
 const QWEN_MODES = ['server_default', 'enabled', 'disabled'];
-const NO_FULL_ACCESS = 'danger-full-access is not supported; ignored (the agent stays in its sandbox, confined to its workspace; workspace-write lets it write there)';
+const NO_FULL_ACCESS =
+  'danger-full-access is not supported; ignored (the agent stays in its sandbox, confined to its workspace; workspace-write lets it write there)';
 const NO_SDK = 'the agent SDKs are not used (skillopt runs the CLI); ignored';
 
 /**
@@ -260,7 +346,12 @@ const NO_SDK = 'the agent SDKs are not used (skillopt runs the CLI); ignored';
  * (after role resolution), warnings for the rest. `defaulted` names the roles whose model was
  * left to the backend's default (the original's `minimax_model` fills those).
  */
-export function applyOriginalKeys(config: Config, found: FoundKey[], sources: Sources, defaulted: ReadonlySet<RoleName>): string[] {
+export function applyOriginalKeys(
+  config: Config,
+  found: FoundKey[],
+  sources: Sources,
+  defaulted: ReadonlySet<RoleName>,
+): string[] {
   const warnings: string[] = [];
   const unsupported = new Map<string, FoundKey[]>();
   const note = (message: string, key: FoundKey) => unsupported.set(message, [...(unsupported.get(message) ?? []), key]);
@@ -293,7 +384,13 @@ export function applyOriginalKeys(config: Config, found: FoundKey[], sources: So
     const chosen = new Map<string, { rule: Extract<Rule, { kind: 'setting' | 'special' }>; key: FoundKey }>();
     for (const f of found) {
       const rule = ORIGINAL_MODEL_KEYS[f.key];
-      if (!rule || (rule.kind !== 'setting' && rule.kind !== 'special') || !rule.backends.includes(backend) || blank(f.value)) continue;
+      if (
+        !rule ||
+        (rule.kind !== 'setting' && rule.kind !== 'special') ||
+        !rule.backends.includes(backend) ||
+        blank(f.value)
+      )
+        continue;
       if (rule.role && rule.role !== role) continue;
       const current = chosen.get(rule.name);
       if (!current || rule.rank > current.rule.rank) chosen.set(rule.name, { rule, key: f });
@@ -301,7 +398,8 @@ export function applyOriginalKeys(config: Config, found: FoundKey[], sources: So
     for (const [name, { rule, key }] of chosen) {
       const where = `${key.source}: ${key.written}`;
       if (rule.kind === 'setting') {
-        if (!setByUser(config, sources, role, rule.setting.field)) setRoleField(config, sources, role, rule.setting.field, rule.setting.read(key.value, where), key);
+        if (!setByUser(config, sources, role, rule.setting.field))
+          setRoleField(config, sources, role, rule.setting.field, rule.setting.read(key.value, where), key);
         continue;
       }
       applySpecial(config, sources, role, name, key, (other) => chosen.get(other)?.key, defaulted, note);
@@ -335,21 +433,28 @@ function applySpecial(
       if (setByUser(config, sources, role, 'base_url')) return;
       setRoleField(config, sources, role, 'base_url', text(key.value, where), key);
       // An endpoint named by the Azure keys is an Azure resource, whatever its host name.
-      if (!setByUser(config, sources, role, 'options.provider')) setRoleField(config, sources, role, 'options.provider', 'azure', key);
+      if (!setByUser(config, sources, role, 'options.provider'))
+        setRoleField(config, sources, role, 'options.provider', 'azure', key);
       return;
     case 'azure_openai_auth_mode': {
       const mode = text(key.value, where).toLowerCase();
       if (['api_key', 'key'].includes(mode)) {
-        if (!setByUser(config, sources, role, 'options.auth')) setRoleField(config, sources, role, 'options.auth', 'api_key', key);
+        if (!setByUser(config, sources, role, 'options.auth'))
+          setRoleField(config, sources, role, 'options.auth', 'api_key', key);
       } else if (mode === 'azure_cli') {
-        if (!setByUser(config, sources, role, 'options.auth')) setRoleField(config, sources, role, 'options.auth', 'azure_cli', key);
+        if (!setByUser(config, sources, role, 'options.auth'))
+          setRoleField(config, sources, role, 'options.auth', 'azure_cli', key);
       } else if (['openai_compatible', 'compat', 'openai'].includes(mode)) {
         // The endpoint is a plain OpenAI-style server, not an Azure resource.
         setRoleField(config, sources, role, 'options.provider', 'openai', key);
       } else if (['managed_identity', 'aad', 'azure_ad'].includes(mode)) {
         note(MANAGED_IDENTITY, key);
       } else {
-        throw new ConfigError(`${where}: unknown Azure auth mode '${mode}' (expected api_key, azure_cli, managed_identity or openai_compatible)`, key.source, key.path);
+        throw new ConfigError(
+          `${where}: unknown Azure auth mode '${mode}' (expected api_key, azure_cli, managed_identity or openai_compatible)`,
+          key.source,
+          key.path,
+        );
       }
       return;
     }
@@ -360,10 +465,18 @@ function applySpecial(
       const legacyKey = chosen('qwen_chat_enable_thinking');
       const mode = modeKey ? text(modeKey.value, `${modeKey.source}: ${modeKey.written}`).toLowerCase() : undefined;
       if (mode !== undefined && !QWEN_MODES.includes(mode)) {
-        throw new ConfigError(`${modeKey!.source}: ${modeKey!.written}: expected one of ${QWEN_MODES.join(', ')}, got ${JSON.stringify(modeKey!.value)}`, modeKey!.source, modeKey!.path);
+        throw new ConfigError(
+          `${modeKey!.source}: ${modeKey!.written}: expected one of ${QWEN_MODES.join(', ')}, got ${JSON.stringify(modeKey!.value)}`,
+          modeKey!.source,
+          modeKey!.path,
+        );
       }
       // The original's older switch: true means enabled; false leaves it to the server.
-      const legacy = legacyKey ? (bool(legacyKey.value, `${legacyKey.source}: ${legacyKey.written}`) ? 'enabled' : 'server_default') : undefined;
+      const legacy = legacyKey
+        ? bool(legacyKey.value, `${legacyKey.source}: ${legacyKey.written}`)
+          ? 'enabled'
+          : 'server_default'
+        : undefined;
       if (mode !== undefined && legacy !== undefined && mode !== legacy) {
         throw new ConfigError(
           `${modeKey!.source}: ${modeKey!.written} is '${mode}' but ${legacyKey!.written} (${legacyKey!.source}) says '${legacy}'; keep one of them`,
@@ -381,10 +494,15 @@ function applySpecial(
     case 'codex_exec_sandbox': {
       const mode = text(key.value, where).toLowerCase();
       if (!['read-only', 'workspace-write', 'danger-full-access'].includes(mode)) {
-        throw new ConfigError(`${where}: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(key.value)}`, key.source, key.path);
+        throw new ConfigError(
+          `${where}: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(key.value)}`,
+          key.source,
+          key.path,
+        );
       }
       if (mode === 'danger-full-access') note(NO_FULL_ACCESS, key);
-      else if (!setByUser(config, sources, role, 'options.allow_writes')) setRoleField(config, sources, role, 'options.allow_writes', mode === 'workspace-write', key);
+      else if (!setByUser(config, sources, role, 'options.allow_writes'))
+        setRoleField(config, sources, role, 'options.allow_writes', mode === 'workspace-write', key);
       return;
     }
     case 'codex_exec_use_sdk':
@@ -393,16 +511,28 @@ function applySpecial(
       if (!['auto', 'cli', 'false', 'no', 'off', '0'].includes(text(key.value, where).toLowerCase())) note(NO_SDK, key);
       return;
     case 'codex_exec_network_access':
-      if (bool(key.value, where)) note('network access for the agent\'s commands is not supported; ignored (Codex runs them without network)', key);
+      if (bool(key.value, where))
+        note(
+          "network access for the agent's commands is not supported; ignored (Codex runs them without network)",
+          key,
+        );
       return;
     case 'codex_exec_approval_policy':
-      if (text(key.value, where).toLowerCase() !== 'never') note('an approval policy other than never is not supported; ignored (nobody is there to approve, so the agent runs with approval_policy never)', key);
+      if (text(key.value, where).toLowerCase() !== 'never')
+        note(
+          'an approval policy other than never is not supported; ignored (nobody is there to approve, so the agent runs with approval_policy never)',
+          key,
+        );
       return;
     case 'cursor_exec_sandbox':
       if (text(key.value, where).toLowerCase() !== 'enabled') note("Cursor's sandbox stays enabled; ignored", key);
       return;
     case 'copilot_exec_allow_all_tools':
-      if (bool(key.value, where)) note('allowing all tools is not supported; ignored (options.allow_writes lets the agent write in its workspace)', key);
+      if (bool(key.value, where))
+        note(
+          'allowing all tools is not supported; ignored (options.allow_writes lets the agent write in its workspace)',
+          key,
+        );
       return;
   }
 }

@@ -24,7 +24,11 @@ function checkTrainingSettings(config: Config): void {
       `optimizer.learning_rate is 0: every analyst would be asked for 0 edits and no step could change the skill, so the run would pay for rollouts and reflection and learn nothing; set it to 1 or more (the original's default is 4)`,
     );
   }
-  if (!fullRewrite && (o.lr_scheduler === 'linear' || o.lr_scheduler === 'cosine') && o.min_learning_rate > o.learning_rate) {
+  if (
+    !fullRewrite &&
+    (o.lr_scheduler === 'linear' || o.lr_scheduler === 'cosine') &&
+    o.min_learning_rate > o.learning_rate
+  ) {
     throw new UserError(
       `optimizer.min_learning_rate (${o.min_learning_rate}) is above optimizer.learning_rate (${o.learning_rate}): the ${o.lr_scheduler} schedule decays from learning_rate down to min_learning_rate, so it would never go below ${o.min_learning_rate} edits per step; set min_learning_rate to ${o.learning_rate} or less`,
     );
@@ -35,12 +39,22 @@ function checkTrainingSettings(config: Config): void {
     );
   }
   if (o.pool_size > 1 && config.evaluation.gate_overlap) {
-    throw new UserError("optimizer.pool_size and evaluation.gate_overlap are both on: the overlap starts the next step under the current skill, but a pool's next step improves a member drawn from its front; turn one of them off");
+    throw new UserError(
+      "optimizer.pool_size and evaluation.gate_overlap are both on: the overlap starts the next step under the current skill, but a pool's next step improves a member drawn from its front; turn one of them off",
+    );
   }
-  if (o.pool_merge && o.pool_size <= 1) throw new UserError(`optimizer.pool_merge merges two pool members' edits: it needs optimizer.pool_size of 2 or more (it is ${o.pool_size})`);
-  if (o.pool_merge && fullRewrite) throw new UserError('optimizer.pool_merge carries edits over from one pool member to another: the full-rewrite mode makes no edits; turn it off');
+  if (o.pool_merge && o.pool_size <= 1)
+    throw new UserError(
+      `optimizer.pool_merge merges two pool members' edits: it needs optimizer.pool_size of 2 or more (it is ${o.pool_size})`,
+    );
+  if (o.pool_merge && fullRewrite)
+    throw new UserError(
+      'optimizer.pool_merge carries edits over from one pool member to another: the full-rewrite mode makes no edits; turn it off',
+    );
   if (o.pool_merge && !['patch', 'edits'].includes(o.skill_update_mode.trim().toLowerCase())) {
-    throw new UserError(`optimizer.pool_merge carries edits over from one pool member to another: only the patch mode makes edits (optimizer.skill_update_mode is ${o.skill_update_mode})`);
+    throw new UserError(
+      `optimizer.pool_merge carries edits over from one pool member to another: only the patch mode makes edits (optimizer.skill_update_mode is ${o.skill_update_mode})`,
+    );
   }
   const e = config.evaluation;
   if (e.gate === 'paired' && e.use_semantic_density) {
@@ -59,16 +73,25 @@ export function preflight(config: Config, splits: SplitSizes, envName = config.e
   const warnings: string[] = [];
   if (splits.train === 0) throw new UserError(`env '${envName}': the train split is empty`);
   if (splits.val === 0) throw new UserError(`env '${envName}': the val (selection) split is empty`);
-  if (config.evaluation.eval_test && splits.test === 0) throw new UserError(`env '${envName}': the test split is empty (or set evaluation.eval_test: false)`);
+  if (config.evaluation.eval_test && splits.test === 0)
+    throw new UserError(`env '${envName}': the test split is empty (or set evaluation.eval_test: false)`);
   const trainSize = config.train.train_size;
   if (trainSize > 0 && trainSize !== splits.train) {
     // A benchmark config pins its size; `env.limit` shrinking the splits is not a mismatch.
-    if (config.env.limit > 0) warnings.push(`train.train_size is ${trainSize} but env.limit leaves ${splits.train} training items; using ${splits.train}`);
-    else throw new UserError(`train.train_size is ${trainSize} but the train split has ${splits.train} items; set train.train_size: 0 to use the split's size`);
+    if (config.env.limit > 0)
+      warnings.push(
+        `train.train_size is ${trainSize} but env.limit leaves ${splits.train} training items; using ${splits.train}`,
+      );
+    else
+      throw new UserError(
+        `train.train_size is ${trainSize} but the train split has ${splits.train} items; set train.train_size: 0 to use the split's size`,
+      );
   }
   const { batch_size: batch, accumulation } = config.train;
   if (splits.train < batch) {
-    warnings.push(`the train split has ${splits.train} items, fewer than train.batch_size=${batch}: each epoch is a single step on all ${splits.train} of them`);
+    warnings.push(
+      `the train split has ${splits.train} items, fewer than train.batch_size=${batch}: each epoch is a single step on all ${splits.train} of them`,
+    );
   }
   // Batches per epoch, and how many of them the items fill; the rest repeat items (as the original refills them).
   const batchesPerEpoch = Math.ceil(splits.train / (batch * accumulation)) * accumulation;

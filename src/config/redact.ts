@@ -57,7 +57,12 @@ export function registerSecret(value: string | undefined): void {
  * their directory.
  */
 function keyShaped(value: string): boolean {
-  return !/\s/.test(value) && !/^[/~.]|^[A-Za-z]:[\\/]|:\/\//.test(value) && !/^\d+$/.test(value) && !/^(true|false)$/i.test(value);
+  return (
+    !/\s/.test(value) &&
+    !/^[/~.]|^[A-Za-z]:[\\/]|:\/\//.test(value) &&
+    !/^\d+$/.test(value) &&
+    !/^(true|false)$/i.test(value)
+  );
 }
 
 /** Registers the values of the variables of `environment` whose names say they hold secrets. */
@@ -85,14 +90,21 @@ const KEY_SHAPES: [RegExp, string][] = [
   [/\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, `Bearer ${REDACTED}`],
   [/\bBasic\s+[A-Za-z0-9+/]{8,}=*/g, `Basic ${REDACTED}`],
   // GitHub, Hugging Face, Google, AWS, Slack.
-  [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,})\b/g, REDACTED],
+  [
+    /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,})\b/g,
+    REDACTED,
+  ],
   // Stripe, GitLab, npm, Groq, xAI, Replicate, AWS session keys.
-  [/\b(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}|ASIA[0-9A-Z]{16})\b/g, REDACTED],
+  [
+    /\b(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}|ASIA[0-9A-Z]{16})\b/g,
+    REDACTED,
+  ],
   // JWTs (Microsoft Entra tokens among them).
   [/\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
 ];
 /** `api-key: …`, `x-api-key=…`, `"api_key": "…"`, Azure's `Ocp-Apim-Subscription-Key: …`, `?key=…` in a URL. */
-const LABELLED = /\b(api[-_]?key|x-api-key|subscription-key|access[-_]token|auth[-_]token|client[-_]secret|password)(["']?\s*[:=]\s*["']?)[^\s"',&;]{6,}/gi;
+const LABELLED =
+  /\b(api[-_]?key|x-api-key|subscription-key|access[-_]token|auth[-_]token|client[-_]secret|password)(["']?\s*[:=]\s*["']?)[^\s"',&;]{6,}/gi;
 const URL_PARAM = /([?&](?:key|api[-_]?key|token|access_token|sig|code)=)[^&\s"'#]{6,}/gi;
 
 /**

@@ -41,18 +41,36 @@ function chosenWithBackend(sources: Sources, role: RoleName, backendKey: string)
 }
 
 /** The canonical backend a role names, refusing unknown names and target-only backends in other roles. */
-function checkedBackend(requested: string, role: RoleName, key: string, sources: Sources, viaLabel: string | undefined): string {
+function checkedBackend(
+  requested: string,
+  role: RoleName,
+  key: string,
+  sources: Sources,
+  viaLabel: string | undefined,
+): string {
   const s = sources.get(key);
   const where = `${s?.source ?? 'config'}: ${s?.written ?? key}`;
   const canonical = canonicalBackend(requested);
   if (backendNames().length === 0) throw new Error(NOTHING_REGISTERED);
   if (!canonical) {
-    throw new ConfigError(`${where}: unknown backend '${requested}'${didYouMean(requested, backendNames())}; known backends: ${backendNames().join(', ')}`, s?.source, key);
+    throw new ConfigError(
+      `${where}: unknown backend '${requested}'${didYouMean(requested, backendNames())}; known backends: ${backendNames().join(', ')}`,
+      s?.source,
+      key,
+    );
   }
   const spec = getBackend(canonical)!;
-  const named = viaLabel ? `'${viaLabel}' selects '${canonical}' for model.${role}: ` : requested.trim().toLowerCase() !== canonical ? `'${requested}' is the original's name for '${canonical}': ` : '';
+  const named = viaLabel
+    ? `'${viaLabel}' selects '${canonical}' for model.${role}: `
+    : requested.trim().toLowerCase() !== canonical
+      ? `'${requested}' is the original's name for '${canonical}': `
+      : '';
   if (spec.targetOnly && role !== 'target') {
-    throw new ConfigError(`${where}: ${named}'${canonical}' is an agent harness: it can only be model.target, not model.${role}`, s?.source, key);
+    throw new ConfigError(
+      `${where}: ${named}'${canonical}' is an agent harness: it can only be model.target, not model.${role}`,
+      s?.source,
+      key,
+    );
   }
   return canonical;
 }
@@ -71,10 +89,19 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
     const key = own || (rc.backend && !label) ? `model.${role}.backend` : 'model.backend';
     const fromLabel = !own && Boolean(label);
     const requested = own || (label ? LABELS[canonicalLabel]?.[role] || canonicalLabel : rc.backend || canonicalLabel);
-    const canonical = checkedBackend(requested, role, key, sources, fromLabel && requested !== label ? label : undefined);
+    const canonical = checkedBackend(
+      requested,
+      role,
+      key,
+      sources,
+      fromLabel && requested !== label ? label : undefined,
+    );
     rc.backend = canonical;
     applyBackendDefaults(config, sources, role);
-    if (!rc.model || (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical) && !chosenWithBackend(sources, role, key))) {
+    if (
+      !rc.model ||
+      (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical) && !chosenWithBackend(sources, role, key))
+    ) {
       rc.model = getBackend(canonical)!.defaultModel;
       defaulted.add(role);
     }
@@ -91,14 +118,19 @@ function applyBackendDefaults(config: Config, sources: Sources, role: 'target' |
   const defaults = getBackend(rc.backend)?.roleDefaults;
   if (!defaults) return;
   const unset = (field: string) => !sources.has(`model.${role}.${field}`);
-  for (const [field, value] of Object.entries(defaults) as [keyof typeof defaults, number][]) if (unset(field)) rc[field] = value;
-  if (role === 'target' && unset('timeout_s') && sources.has('env.exec_timeout')) rc.timeout_s = config.env.exec_timeout;
+  for (const [field, value] of Object.entries(defaults) as [keyof typeof defaults, number][])
+    if (unset(field)) rc[field] = value;
+  if (role === 'target' && unset('timeout_s') && sources.has('env.exec_timeout'))
+    rc.timeout_s = config.env.exec_timeout;
 }
 
 /** The judge: its own fields over the (resolved) optimizer's, field by field. */
 export function resolveJudge(config: Config, sources: Sources): void {
   const judge = config.model.judge;
-  const merged = RoleSchema.parse({ ...config.model.optimizer, ...Object.fromEntries(Object.entries(judge).filter(([, v]) => v !== undefined && v !== '')) });
+  const merged = RoleSchema.parse({
+    ...config.model.optimizer,
+    ...Object.fromEntries(Object.entries(judge).filter(([, v]) => v !== undefined && v !== '')),
+  });
   merged.backend = checkedBackend(merged.backend, 'judge', 'model.judge.backend', sources, undefined);
   config.model.judge = merged;
 }

@@ -57,7 +57,11 @@ export const RoleSchema = z
     /** Per-call timeout in seconds. */
     timeout_s: z.number().positive().default(300),
     /** Largest reply body accepted, in bytes; a longer reply fails that call (not retried). */
-    max_reply_bytes: z.number().int().positive().default(8 * 1024 * 1024),
+    max_reply_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024),
     /** First wait before a retry, in seconds; doubles with each retry (with jitter). */
     backoff_s: z.number().nonnegative().default(1),
     /** Longest wait between retries, in seconds. */
@@ -83,21 +87,34 @@ export const RoleSchema = z
  * A transfer target given as an object: the `BACKEND:MODEL` role with the fields it sets replaced
  * (an endpoint, a key variable, a CLI's options, a concurrency). Fields have no defaults here.
  */
-export const TransferTargetSchema = z.union([
-  z.string(),
-  z
-    .object(Object.fromEntries(Object.entries(RoleSchema.shape).map(([k, v]) => [k, (v instanceof z.ZodDefault ? v.unwrap() : v).optional()])))
-    .extend({ backend: z.string().min(1) })
-    .strict() as unknown as z.ZodType<{ backend: string } & Partial<Omit<z.infer<typeof RoleSchema>, 'backend'>>>,
-], {
-  // A mapping's own problems (a key of the wrong type, no backend), else what is expected.
-  error: (issue) => {
-    const input = issue.input;
-    const errors = issue.code === 'invalid_union' && input && typeof input === 'object' && !Array.isArray(input) ? issue.errors[1] : undefined;
-    const said = errors?.map((e) => `${e.path.join('.')}: ${e.message.replace(/^Invalid input: /, '')}`).join('; ');
-    return said || 'expected BACKEND:MODEL or a mapping of role settings with its backend';
+export const TransferTargetSchema = z.union(
+  [
+    z.string(),
+    z
+      .object(
+        Object.fromEntries(
+          Object.entries(RoleSchema.shape).map(([k, v]) => [
+            k,
+            (v instanceof z.ZodDefault ? v.unwrap() : v).optional(),
+          ]),
+        ),
+      )
+      .extend({ backend: z.string().min(1) })
+      .strict() as unknown as z.ZodType<{ backend: string } & Partial<Omit<z.infer<typeof RoleSchema>, 'backend'>>>,
+  ],
+  {
+    // A mapping's own problems (a key of the wrong type, no backend), else what is expected.
+    error: (issue) => {
+      const input = issue.input;
+      const errors =
+        issue.code === 'invalid_union' && input && typeof input === 'object' && !Array.isArray(input)
+          ? issue.errors[1]
+          : undefined;
+      const said = errors?.map((e) => `${e.path.join('.')}: ${e.message.replace(/^Invalid input: /, '')}`).join('; ');
+      return said || 'expected BACKEND:MODEL or a mapping of role settings with its backend';
+    },
   },
-});
+);
 
 export const ModelSchema = z
   .object({
@@ -172,7 +189,21 @@ export const OptimizerSchema = z
     slow_update_samples: z.number().int().positive().default(20),
     slow_update_gate_with_selection: z.boolean().default(false),
     longitudinal_pair_policy: z
-      .enum(['mixed', 'default', 'random', 'all', 'changed', 'change', 'delta', '10_01', '01_10', 'unchanged', 'stable', 'same', '00_11'])
+      .enum([
+        'mixed',
+        'default',
+        'random',
+        'all',
+        'changed',
+        'change',
+        'delta',
+        '10_01',
+        '01_10',
+        'unchanged',
+        'stable',
+        'same',
+        '00_11',
+      ])
       .default('mixed'),
     use_meta_skill: z.boolean().default(true),
     use_skill_aware_reflection: z.boolean().default(false),
@@ -286,7 +317,9 @@ export const RunSchema = z
     queue: z
       .string()
       .default('')
-      .refine((v) => v === '' || /^rediss?:\/\//.test(v), { message: "expected a Redis URL such as 'redis://host:6379', or '' for rollouts in this process" }),
+      .refine((v) => v === '' || /^rediss?:\/\//.test(v), {
+        message: "expected a Redis URL such as 'redis://host:6379', or '' for rollouts in this process",
+      }),
   })
   .strict();
 

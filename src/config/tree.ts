@@ -54,4 +54,3 @@ export function deepMerge(base: Tree, child: Tree): Tree {
   }
   return out;
 }
-

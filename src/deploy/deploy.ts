@@ -81,13 +81,25 @@ function frontMatterField(block: string, key: string): string | undefined {
 
 /** The run's env and the skill name and description its agent target used, when it had one. */
 function runDefaults(run: string): { env: string; name?: string; description?: string } {
-  const stored = readJson<{ config?: { env?: { name?: string }; model?: { target?: { options?: { skill_name?: string; skill_description?: string } } } } }>(path.join(run, 'config.json'));
+  const stored = readJson<{
+    config?: {
+      env?: { name?: string };
+      model?: { target?: { options?: { skill_name?: string; skill_description?: string } } };
+    };
+  }>(path.join(run, 'config.json'));
   const options = stored?.config?.model?.target?.options;
-  return { env: stored?.config?.env?.name || 'skill', name: options?.skill_name, description: options?.skill_description };
+  return {
+    env: stored?.config?.env?.name || 'skill',
+    name: options?.skill_name,
+    description: options?.skill_description,
+  };
 }
 
 function checkName(name: string, from: string): string {
-  if (!NAME.test(name)) throw new UserError(`${from}: the skill name '${name}' must be lower-case letters, digits and hyphens (at most 64), as agents require`);
+  if (!NAME.test(name))
+    throw new UserError(
+      `${from}: the skill name '${name}' must be lower-case letters, digits and hyphens (at most 64), as agents require`,
+    );
   return name;
 }
 
@@ -105,7 +117,10 @@ function entriesOf(dir: string): string[] {
 export function deploySkill(o: DeployOptions): DeployResult {
   const run = path.resolve(o.run);
   const best = path.join(run, 'best_skill.md');
-  if (!fs.existsSync(best)) throw new UserError(`${o.run}: no best_skill.md here (a run of skillopt train writes it once its first step is done)`);
+  if (!fs.existsSync(best))
+    throw new UserError(
+      `${o.run}: no best_skill.md here (a run of skillopt train writes it once its first step is done)`,
+    );
   const skill = fs.readFileSync(best, 'utf8');
   if (!skill.trim()) throw new UserError(`${best} is empty: there is nothing to deploy`);
   const notes: string[] = [];
@@ -115,17 +130,34 @@ export function deploySkill(o: DeployOptions): DeployResult {
   let description: string;
   if (block) {
     const own = frontMatterField(block, 'name');
-    if (!own) throw new UserError(`${best}: its front matter has no name; add one, or remove the front matter and deploy with --name`);
+    if (!own)
+      throw new UserError(
+        `${best}: its front matter has no name; add one, or remove the front matter and deploy with --name`,
+      );
     name = checkName(own, best);
-    if (o.name && o.name !== name) throw new UserError(`--name ${o.name}: the skill's front matter names it '${name}' (an agent needs the folder and the name to agree); change the front matter or leave out --name`);
+    if (o.name && o.name !== name)
+      throw new UserError(
+        `--name ${o.name}: the skill's front matter names it '${name}' (an agent needs the folder and the name to agree); change the front matter or leave out --name`,
+      );
     description = frontMatterField(block, 'description') ?? '';
-    if (!description) notes.push(`${best}: its front matter has no description; agents choose skills by it, so add one`);
+    if (!description)
+      notes.push(`${best}: its front matter has no description; agents choose skills by it, so add one`);
   } else {
-    name = checkName(o.name ?? defaults.name ?? `skillopt-${defaults.env.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`, o.name ? '--name' : best);
+    name = checkName(
+      o.name ??
+        defaults.name ??
+        `skillopt-${defaults.env
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-+|-+$/g, '')}`,
+      o.name ? '--name' : best,
+    );
     description = o.description ?? defaults.description ?? '';
     if (!description) {
       description = `How to do ${defaults.env} tasks well, learned from scored attempts. Read it before doing such a task.`;
-      notes.push('the description is a default: agents choose skills by it, so say with --description when this one should be used');
+      notes.push(
+        'the description is a default: agents choose skills by it, so say with --description when this one should be used',
+      );
     }
   }
   const content = Buffer.from(skillMarkdown(skill, name, description), 'utf8');
@@ -133,7 +165,12 @@ export function deploySkill(o: DeployOptions): DeployResult {
   const file = path.join(folder, name, 'SKILL.md');
   const before = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
   const changed = !before || !before.equals(content);
-  const diff = changed ? unifiedDiff(before?.toString('utf8') ?? '', content.toString('utf8'), { before: before ? file : '(nothing)', after: file }) : '';
+  const diff = changed
+    ? unifiedDiff(before?.toString('utf8') ?? '', content.toString('utf8'), {
+        before: before ? file : '(nothing)',
+        after: file,
+      })
+    : '';
   if (!changed || o.dryRun) return { file, name, diff, changed, written: false, notes };
 
   const createdDir = firstMissing(path.dirname(file));
@@ -143,11 +180,26 @@ export function deploySkill(o: DeployOptions): DeployResult {
   fs.mkdirSync(entryDir, { recursive: true });
   // The replaced file is kept before anything is overwritten.
   if (before) writeFileAtomic(path.join(entryDir, 'previous'), before);
-  const entry: Entry = { file, run, time: new Date().toISOString(), deployed_sha256: sha256(content), previous: before ? { mode: fs.statSync(file).mode & 0o7777 } : null, ...(createdDir ? { created_dir: createdDir } : {}) };
+  const entry: Entry = {
+    file,
+    run,
+    time: new Date().toISOString(),
+    deployed_sha256: sha256(content),
+    previous: before ? { mode: fs.statSync(file).mode & 0o7777 } : null,
+    ...(createdDir ? { created_dir: createdDir } : {}),
+  };
   writeJsonAtomic(path.join(entryDir, 'deploy.json'), entry);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, content);
-  return { file, name, diff, changed, written: true, ...(before ? { backup: path.join(entryDir, 'previous') } : {}), notes };
+  return {
+    file,
+    name,
+    diff,
+    changed,
+    written: true,
+    ...(before ? { backup: path.join(entryDir, 'previous') } : {}),
+    notes,
+  };
 }
 
 export interface RollbackOptions {
@@ -193,7 +245,9 @@ export function rollbackSkill(o: RollbackOptions): RollbackResult {
   const file = path.join(folder, name, 'SKILL.md');
   const now = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
   if (!o.force && (!now || sha256(now) !== entry.deployed_sha256)) {
-    throw new UserError(`${file} ${now ? 'was changed' : 'was removed'} since skillopt deployed it (${entry.time}); rolling back would lose that. Use --force to roll back anyway`);
+    throw new UserError(
+      `${file} ${now ? 'was changed' : 'was removed'} since skillopt deployed it (${entry.time}); rolling back would lose that. Use --force to roll back anyway`,
+    );
   }
   let action: RollbackResult['action'];
   if (entry.previous) {

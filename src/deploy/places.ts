@@ -34,6 +34,10 @@ function userSkills(agent: DeployAgent, env: Record<string, string | undefined>)
 }
 
 /** The folder that holds the agent's skills (one sub-folder per skill) for this scope. */
-export function skillsFolder(agent: DeployAgent, scope: Scope, env: Record<string, string | undefined> = process.env): string {
+export function skillsFolder(
+  agent: DeployAgent,
+  scope: Scope,
+  env: Record<string, string | undefined> = process.env,
+): string {
   return 'user' in scope ? userSkills(agent, env) : path.resolve(scope.project, PROJECT[agent]);
 }

@@ -14,7 +14,12 @@ export interface Schedule {
 
 export function schedule(trainSize: number, batchSize: number, accumulation: number, epochs: number): Schedule {
   const stepsPerEpoch = Math.ceil(trainSize / (batchSize * accumulation));
-  return { trainSize, stepsPerEpoch, batchesPerEpoch: stepsPerEpoch * accumulation, totalSteps: stepsPerEpoch * epochs };
+  return {
+    trainSize,
+    stepsPerEpoch,
+    batchesPerEpoch: stepsPerEpoch * accumulation,
+    totalSteps: stepsPerEpoch * epochs,
+  };
 }
 
 export interface Batch {
@@ -24,7 +29,13 @@ export interface Batch {
 }
 
 /** One pass over the training items: shuffled by `seed + epoch*1000`, cut into batches. */
-export function planEpoch(train: Item[], epoch: number, seed: number, batchSize: number, batchesPerEpoch: number): Batch[] {
+export function planEpoch(
+  train: Item[],
+  epoch: number,
+  seed: number,
+  batchSize: number,
+  batchesPerEpoch: number,
+): Batch[] {
   const shuffled = new Rng(seed + epoch * 1000).shuffle(train);
   const batches: Batch[] = [];
   let cursor = 0;

@@ -15,7 +15,11 @@ import { CandidatePool } from './pool/candidate-pool.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
-export function persistState(ctx: Pick<RunContext, 'dir' | 'clock'>, state: TrainState, status: RunStatus = 'running'): void {
+export function persistState(
+  ctx: Pick<RunContext, 'dir' | 'clock'>,
+  state: TrainState,
+  status: RunStatus = 'running',
+): void {
   const { dir } = ctx;
   // runtime_state.json, written last, is the commit point a resume starts from; the files it
   // points to are flushed to disk before it.
@@ -61,13 +65,18 @@ export interface Resumed {
  * the run directory itself (the paths in the state may name where the run was before it was
  * moved). A state that had to be rebuilt is announced.
  */
-export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'skillInit' | 'settings'>): Promise<Resumed | undefined> {
+export async function readResumeState(
+  ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'skillInit' | 'settings'>,
+): Promise<Resumed | undefined> {
   const { dir } = ctx;
   const problem = dir.runtimeStateProblem();
   const runtime = dir.readRuntimeState();
   if (!runtime) return undefined;
   const last = runtime.last_completed_step;
-  if (problem) ctx.events.warn(`${dir.runtimeState} ${problem}: rebuilt from ${dir.history} and the skill files; resuming after step ${last}`);
+  if (problem)
+    ctx.events.warn(
+      `${dir.runtimeState} ${problem}: rebuilt from ${dir.history} and the skill files; resuming after step ${last}`,
+    );
   const currentFile = dir.skill(last);
   const current = dir.readText(currentFile);
   if (current === undefined) throw new Error(`cannot resume: ${currentFile} is missing`);
@@ -79,8 +88,17 @@ export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | '
   return {
     lastStep: last,
     baselineScore: baseline,
-    current: { skill: current, score: runtime.current_score ?? baseline, origin: runtime.current_origin ?? `step_${pad4(last)}` },
-    best: { skill: best, score: runtime.best_score ?? runtime.current_score ?? baseline, step: runtime.best_step ?? last, origin: runtime.best_origin ?? 'initial_skill' },
+    current: {
+      skill: current,
+      score: runtime.current_score ?? baseline,
+      origin: runtime.current_origin ?? `step_${pad4(last)}`,
+    },
+    best: {
+      skill: best,
+      score: runtime.best_score ?? runtime.current_score ?? baseline,
+      step: runtime.best_step ?? last,
+      origin: runtime.best_origin ?? 'initial_skill',
+    },
     scheduler: runtime.scheduler ?? { current_step: last },
     boundariesDone: runtime.epoch_boundaries_done ?? 0,
     history,
@@ -90,7 +108,11 @@ export async function readResumeState(ctx: Pick<RunContext, 'dir' | 'events' | '
 }
 
 /** The step buffer of an epoch, rebuilt from the digests of its finished steps. */
-export function restoreStepBuffer(ctx: Pick<RunContext, 'dir'>, history: HistoryRecord[], epoch: number): StepBufferEntry[] {
+export function restoreStepBuffer(
+  ctx: Pick<RunContext, 'dir'>,
+  history: HistoryRecord[],
+  epoch: number,
+): StepBufferEntry[] {
   const out: StepBufferEntry[] = [];
   for (const r of history) {
     if (r.epoch !== epoch || isSkipped(r.action)) continue;

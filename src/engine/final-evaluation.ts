@@ -27,8 +27,15 @@ export interface Bucket {
 }
 
 /** Scores per task type, plus `overall`. */
-export function buckets(items: Item[], trajectories: (Trajectory | undefined)[], types: string[] = []): Record<string, Bucket> {
-  const groups = new Map<string, Trajectory[]>([['overall', []], ...types.map((t) => [t, []] as [string, Trajectory[]])]);
+export function buckets(
+  items: Item[],
+  trajectories: (Trajectory | undefined)[],
+  types: string[] = [],
+): Record<string, Bucket> {
+  const groups = new Map<string, Trajectory[]>([
+    ['overall', []],
+    ...types.map((t) => [t, []] as [string, Trajectory[]]),
+  ]);
   trajectories.forEach((t, i) => {
     if (!t) return;
     const type = t.taskType ?? items[i]?.type ?? 'other';
@@ -39,12 +46,32 @@ export function buckets(items: Item[], trajectories: (Trajectory | undefined)[],
   const out: Record<string, Bucket> = {};
   for (const [type, ts] of groups) {
     const s = computeScore(ts);
-    out[type] = { total: s.n, hard: round(s.hard * s.n, 6), hard_acc: round(s.hard, 6), soft: round(s.soft, 6), errors: s.errors };
+    out[type] = {
+      total: s.n,
+      hard: round(s.hard * s.n, 6),
+      hard_acc: round(s.hard, 6),
+      soft: round(s.soft, 6),
+      errors: s.errors,
+    };
   }
   return out;
 }
 
-type FinalContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'selection' | 'test' | 'env' | 'skillInit' | 'ledger' | 'clock' | 'recordedConfig' | 'transfer'>;
+type FinalContext = Pick<
+  RunContext,
+  | 'dir'
+  | 'events'
+  | 'settings'
+  | 'rollouts'
+  | 'selection'
+  | 'test'
+  | 'env'
+  | 'skillInit'
+  | 'ledger'
+  | 'clock'
+  | 'recordedConfig'
+  | 'transfer'
+>;
 
 async function testSkill(ctx: FinalContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
   const dir = ctx.dir.path(dirName);
@@ -55,11 +82,16 @@ async function testSkill(ctx: FinalContext, skill: string, dirName: string): Pro
 }
 
 function table(title: string, b: Record<string, Bucket>): string {
-  const rows = Object.entries(b).map(([type, v]) => `    ${type.padEnd(40)}: hard=${v.hard}/${v.total}=${v.hard_acc.toFixed(4)}`);
+  const rows = Object.entries(b).map(
+    ([type, v]) => `    ${type.padEnd(40)}: hard=${v.hard}/${v.total}=${v.hard_acc.toFixed(4)}`,
+  );
   return [`  ${title}`, ...rows].join('\n');
 }
 
-export async function finalEvaluation(ctx: FinalContext, state: TrainState): Promise<Summary & Record<string, unknown>> {
+export async function finalEvaluation(
+  ctx: FinalContext,
+  state: TrainState,
+): Promise<Summary & Record<string, unknown>> {
   const { settings, events } = ctx;
   persistState(ctx, state);
   let finalSelection: number | null = null;
@@ -68,16 +100,26 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
 
   if (settings.evalTest) {
     const started = performance.now();
-    events.emit({ type: 'stage_started', step: state.lastStep, epoch: settings.epochs, stage: 'final_evaluation', detail: `test items=${ctx.test.length}` });
+    events.emit({
+      type: 'stage_started',
+      step: state.lastStep,
+      epoch: settings.epochs,
+      stage: 'final_evaluation',
+      detail: `test items=${ctx.test.length}`,
+    });
     // The final skill on selection (free when it is the best: its results are cached).
     const sel = await ctx.selection.score(state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
     finalSelection = sel.hard;
     finalSelectionSoft = sel.soft;
     if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
       const length = lengthRule(ctx, state.current.skill, { current: state.current.skill, best: state.best.skill });
-      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote', { length });
+      const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote', {
+        length,
+      });
       if (decision.newBest) {
-        events.info(`[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} vs ${state.best.score.toFixed(4)})`);
+        events.info(
+          `[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} vs ${state.best.score.toFixed(4)})`,
+        );
         state.best = applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep).best;
         persistState(ctx, state);
       }
@@ -141,7 +183,8 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
     final_test_hard: overall(tests.final),
     final_test_soft: overallSoft(tests.final),
     test_delta_hard: tests.best && tests.baseline ? round(overall(tests.best)! - overall(tests.baseline)!, 6) : null,
-    final_test_delta_hard: tests.final && tests.baseline ? round(overall(tests.final)! - overall(tests.baseline)!, 6) : null,
+    final_test_delta_hard:
+      tests.final && tests.baseline ? round(overall(tests.final)! - overall(tests.baseline)!, 6) : null,
     selection_rollouts_used: h.reduce((n, r) => n + (r.gate?.rollouts_used ?? 0), 0),
     selection_rollouts_saved: h.reduce((n, r) => n + (r.gate?.rollouts_saved ?? 0), 0),
     total_wall_time_s: round(ctx.clock.elapsedSeconds(), 1),
@@ -153,11 +196,25 @@ export async function finalEvaluation(ctx: FinalContext, state: TrainState): Pro
   if (ctx.transfer) {
     const started = performance.now();
     const targets = settings.transferTargets.join(', ');
-    events.emit({ type: 'stage_started', step: state.lastStep, epoch: settings.epochs, stage: 'transfer', detail: `initial and best skills on ${targets}` });
+    events.emit({
+      type: 'stage_started',
+      step: state.lastStep,
+      epoch: settings.epochs,
+      stage: 'transfer',
+      detail: `initial and best skills on ${targets}`,
+    });
     const transfer = await ctx.transfer({ initial: ctx.dir.skill(0), best: ctx.dir.bestSkill });
     summary.transfer = transfer;
-    const line = (r: Transfer['rows'][number]) => `${r.target}: initial ${r.initial.hard.toFixed(4)} -> best ${r.best.hard.toFixed(4)} (diff ${r.hard.diff >= 0 ? '+' : ''}${r.hard.diff.toFixed(4)}, p ${r.hard.p ?? '-'})`;
-    events.emit({ type: 'stage_finished', step: state.lastStep, epoch: settings.epochs, stage: 'transfer', seconds: (performance.now() - started) / 1000, detail: transfer.rows.map(line).join('\n') });
+    const line = (r: Transfer['rows'][number]) =>
+      `${r.target}: initial ${r.initial.hard.toFixed(4)} -> best ${r.best.hard.toFixed(4)} (diff ${r.hard.diff >= 0 ? '+' : ''}${r.hard.diff.toFixed(4)}, p ${r.hard.p ?? '-'})`;
+    events.emit({
+      type: 'stage_finished',
+      step: state.lastStep,
+      epoch: settings.epochs,
+      stage: 'transfer',
+      seconds: (performance.now() - started) / 1000,
+      detail: transfer.rows.map(line).join('\n'),
+    });
   }
   const lengths = scoreVsLength(ctx, state);
   ctx.dir.writeJson(ctx.dir.path('score_vs_length.json'), lengths);

@@ -26,7 +26,8 @@ type ReportContext = Pick<RunContext, 'dir' | 'settings' | 'skillInit'>;
 
 export function scoreVsLength(ctx: ReportContext, state: TrainState): LengthPoint[] {
   const points: Omit<LengthPoint, 'best'>[] = [];
-  const add = (origin: string, step: number, score: number, skill: string) => points.push({ origin, step, score, tokens: countTokens(skill), chars: skill.length });
+  const add = (origin: string, step: number, score: number, skill: string) =>
+    points.push({ origin, step, score, tokens: countTokens(skill), chars: skill.length });
   add('initial_skill', 0, state.baselineScore, ctx.skillInit);
   let epochSeen = 0;
   for (const r of state.history) {
@@ -34,20 +35,31 @@ export function scoreVsLength(ctx: ReportContext, state: TrainState): LengthPoin
     for (; epochSeen < r.epoch - 1; epochSeen++) addSlowUpdate(ctx, epochSeen + 1, r.step - 1, add);
     if (!isAccepted(r.action)) continue;
     const skill = ctx.dir.readText(ctx.dir.step(r.step, 'candidate_skill.md'));
-    if (skill !== undefined && r.current_score !== undefined) add(r.current_origin ?? `step ${r.step}`, r.step, r.current_score, skill);
+    if (skill !== undefined && r.current_score !== undefined)
+      add(r.current_origin ?? `step ${r.step}`, r.step, r.current_score, skill);
   }
   for (; epochSeen < state.boundariesDone; epochSeen++) addSlowUpdate(ctx, epochSeen + 1, state.lastStep, add);
   return points.map((p) => ({ ...p, best: p.origin === state.best.origin }));
 }
 
-function addSlowUpdate(ctx: ReportContext, epoch: number, step: number, add: (origin: string, step: number, score: number, skill: string) => void): void {
-  const result = readJson<{ action?: string; state_after?: SkillStates }>(ctx.dir.slowUpdate(epoch, 'slow_result.json'));
+function addSlowUpdate(
+  ctx: ReportContext,
+  epoch: number,
+  step: number,
+  add: (origin: string, step: number, score: number, skill: string) => void,
+): void {
+  const result = readJson<{ action?: string; state_after?: SkillStates }>(
+    ctx.dir.slowUpdate(epoch, 'slow_result.json'),
+  );
   const current = result?.state_after?.current;
   if (!result?.action || !isAccepted(result.action) || !current) return;
   add(current.origin, step, current.score, current.skill);
 }
 
 export function lengthTable(points: LengthPoint[]): string {
-  const rows = points.map((p) => `    ${p.origin.padEnd(28)} step ${String(p.step).padStart(3)}  score=${p.score.toFixed(4)}  tokens=${String(p.tokens).padStart(5)}${p.best ? '  (best)' : ''}`);
+  const rows = points.map(
+    (p) =>
+      `    ${p.origin.padEnd(28)} step ${String(p.step).padStart(3)}  score=${p.score.toFixed(4)}  tokens=${String(p.tokens).padStart(5)}${p.best ? '  (best)' : ''}`,
+  );
   return ['  score against length of every skill taken in:', ...rows].join('\n');
 }

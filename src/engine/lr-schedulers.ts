@@ -112,7 +112,12 @@ export class CosineLr extends DecayingLr {
   }
 }
 
-export function buildScheduler(kind: string, maxLr: number, minLr: number, totalSteps: number): LrScheduler & { valueAt(k: number): number } {
+export function buildScheduler(
+  kind: string,
+  maxLr: number,
+  minLr: number,
+  totalSteps: number,
+): LrScheduler & { valueAt(k: number): number } {
   const min = Math.min(minLr, maxLr);
   switch (kind) {
     case 'constant':

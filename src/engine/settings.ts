@@ -10,8 +10,10 @@ import type { GateScoring } from './scoring/metrics.ts';
 
 export function updateMode(raw: string): UpdateMode {
   const v = raw.trim().toLowerCase();
-  if (['rewrite', 'rewrite_from_suggestions', 'suggestions', 'rewrite_suggestions'].includes(v)) return 'rewrite_from_suggestions';
-  if (['full_rewrite', 'full_rewrite_minibatch', 'minibatch_full_rewrite', 'skill_rewrite_minibatch'].includes(v)) return 'full_rewrite_minibatch';
+  if (['rewrite', 'rewrite_from_suggestions', 'suggestions', 'rewrite_suggestions'].includes(v))
+    return 'rewrite_from_suggestions';
+  if (['full_rewrite', 'full_rewrite_minibatch', 'minibatch_full_rewrite', 'skill_rewrite_minibatch'].includes(v))
+    return 'full_rewrite_minibatch';
   return 'patch';
 }
 
@@ -74,7 +76,14 @@ export interface TrainSettings {
   };
   /** Candidates kept (the Pareto front over selection items); 0 = one current skill. */
   pool: { size: number; merge: boolean };
-  epoch: { slowUpdate: boolean; slowUpdateGated: boolean; samples: number; pairPolicy: PairPolicy; metaSkill: boolean; topUpChunk: number };
+  epoch: {
+    slowUpdate: boolean;
+    slowUpdateGated: boolean;
+    samples: number;
+    pairPolicy: PairPolicy;
+    metaSkill: boolean;
+    topUpChunk: number;
+  };
   evalTest: boolean;
   /** `evaluation.transfer_targets` as `BACKEND:MODEL`: other targets the final evaluation scores the initial and best skills on. */
   transferTargets: string[];
@@ -90,7 +99,12 @@ export function trainSettings(config: Config): TrainSettings {
     accumulation: config.train.accumulation,
     seed: config.train.seed,
     mode,
-    lr: { control: lrControl(o.lr_control_mode, mode), scheduler: o.lr_scheduler, max: o.learning_rate, min: o.min_learning_rate },
+    lr: {
+      control: lrControl(o.lr_control_mode, mode),
+      scheduler: o.lr_scheduler,
+      max: o.learning_rate,
+      min: o.min_learning_rate,
+    },
     reflect: {
       perPatch: o.learning_rate,
       minibatchSize: config.gradient.minibatch_size,
@@ -99,9 +113,16 @@ export function trainSettings(config: Config): TrainSettings {
       mergeStrategy: config.gradient.merge_strategy,
       traces: config.model.trace_to_optimizer,
     },
-    skillAware: { on: o.use_skill_aware_reflection, appendixSource: o.skill_aware_appendix_source, consolidateThreshold: o.skill_aware_consolidate_threshold },
+    skillAware: {
+      on: o.use_skill_aware_reflection,
+      appendixSource: o.skill_aware_appendix_source,
+      consolidateThreshold: o.skill_aware_consolidate_threshold,
+    },
     maxSkillTokens: o.max_skill_tokens,
-    rewrite: { reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined, outputTokens: config.model.rewrite_max_completion_tokens },
+    rewrite: {
+      reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined,
+      outputTokens: config.model.rewrite_max_completion_tokens,
+    },
     gate: {
       on: e.use_gate,
       earlyStop: e.gate_early_stop,
@@ -111,7 +132,11 @@ export function trainSettings(config: Config): TrainSettings {
         metric: e.gate_metric,
         mixedWeight: e.gate_mixed_weight,
         density: e.use_semantic_density
-          ? { weight: e.semantic_density_weight, words: typeof e.leading_words === 'string' ? e.leading_words.split(',').map((w) => w.trim()) : e.leading_words }
+          ? {
+              weight: e.semantic_density_weight,
+              words:
+                typeof e.leading_words === 'string' ? e.leading_words.split(',').map((w) => w.trim()) : e.leading_words,
+            }
           : undefined,
       },
       kind: e.gate,
@@ -131,7 +156,9 @@ export function trainSettings(config: Config): TrainSettings {
       topUpChunk: Math.max(1, config.env.workers),
     },
     evalTest: e.eval_test,
-    transferTargets: e.transfer_targets.map((t) => (typeof t === 'string' ? t : t.model ? `${t.backend}:${t.model}` : t.backend)),
+    transferTargets: e.transfer_targets.map((t) =>
+      typeof t === 'string' ? t : t.model ? `${t.backend}:${t.model}` : t.backend,
+    ),
     budget: config.budget,
   };
 }

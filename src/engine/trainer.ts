@@ -19,7 +19,11 @@ import { poolParent, startPool } from './pool/pool-steps.ts';
 import { budgetStop } from './budget-limits.ts';
 
 export type TrainOutcome =
-  | { status: 'finished'; summary: Record<string, unknown>; /** It had finished before this call. */ alreadyFinished?: boolean }
+  | {
+      status: 'finished';
+      summary: Record<string, unknown> /** It had finished before this call. */;
+      alreadyFinished?: boolean;
+    }
   | {
       status: 'stopped';
       cause: RunStop['reason'];
@@ -39,11 +43,19 @@ async function startState(ctx: RunContext): Promise<TrainState> {
   if (resumed) {
     scheduler.load(resumed.scheduler);
     ctx.clock.resumedAfter(resumed.elapsed);
-    ctx.events.info(`[resume] from step ${resumed.lastStep + 1}  current=${resumed.current.score.toFixed(4)} best=${resumed.best.score.toFixed(4)} (origin=${resumed.best.origin})`);
+    ctx.events.info(
+      `[resume] from step ${resumed.lastStep + 1}  current=${resumed.current.score.toFixed(4)} best=${resumed.best.score.toFixed(4)} (origin=${resumed.best.origin})`,
+    );
     return { ...resumed, scheduler, stepBuffer: [] };
   }
   ctx.dir.writeText(ctx.dir.skill(0), ctx.skillInit);
-  ctx.events.emit({ type: 'stage_started', step: 0, epoch: 0, stage: 'baseline', detail: `initial skill on selection items=${ctx.selection.items.length}` });
+  ctx.events.emit({
+    type: 'stage_started',
+    step: 0,
+    epoch: 0,
+    stage: 'baseline',
+    detail: `initial skill on selection items=${ctx.selection.items.length}`,
+  });
   const started = performance.now();
   const base = await ctx.selection.score(ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), step: 0 });
   ctx.events.emit({
@@ -65,7 +77,9 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     boundariesDone: 0,
     stepBuffer: [],
     history: [],
-    ...(settings.pool.size ? { pool: startPool(settings.pool.size, { ...current, values: base.itemValues }, base) } : {}),
+    ...(settings.pool.size
+      ? { pool: startPool(settings.pool.size, { ...current, values: base.itemValues }, base) }
+      : {}),
   };
   persistState(ctx, state);
   return state;
@@ -76,12 +90,18 @@ async function startState(ctx: RunContext): Promise<TrainState> {
  * (after `pending`, a step still finishing its gate, is committed).
  */
 async function stopHere(ctx: RunContext, state: TrainState, pending?: PendingStep): Promise<TrainOutcome | undefined> {
-  const stop = ctx.stop?.aborted ? undefined : budgetStop(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
+  const stop = ctx.stop?.aborted
+    ? undefined
+    : budgetStop(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
   if (!ctx.stop?.aborted && !stop) return undefined;
   await settle(pending);
   if (ctx.stop?.aborted) {
     persistState(ctx, state, 'stopped');
-    return { status: 'stopped', cause: 'interrupted', reason: `interrupted after step ${state.lastStep}; the run is saved` };
+    return {
+      status: 'stopped',
+      cause: 'interrupted',
+      reason: `interrupted after step ${state.lastStep}; the run is saved`,
+    };
   }
   persistState(ctx, state, 'stopped');
   return { status: 'stopped', cause: 'budget', reason: stop!.message, limit: stop!.limit };
@@ -103,7 +123,10 @@ async function stopInStage(ctx: RunContext, stop: RunStop): Promise<TrainOutcome
   const runtime = ctx.dir.readRuntimeState();
   if (runtime) ctx.dir.writeJson(ctx.dir.runtimeState, { ...runtime, status: 'stopped' });
   const resumesAt = runtime ? `after step ${runtime.last_completed_step}` : 'from the start';
-  const reason = stop.reason === 'interrupted' ? `interrupted: the calls in flight finished and are saved; the run resumes ${resumesAt}, replaying them` : stop.message;
+  const reason =
+    stop.reason === 'interrupted'
+      ? `interrupted: the calls in flight finished and are saved; the run resumes ${resumesAt}, replaying them`
+      : stop.message;
   return { status: 'stopped', cause: stop.reason, reason, limit: stop.limit };
 }
 
@@ -121,7 +144,10 @@ function firstOfNextEpoch(ctx: RunContext, epoch: number): NextStep | undefined 
   const { settings, plan } = ctx;
   const skill = skillAfterBoundary(settings, epoch);
   if (epoch >= settings.epochs || !skill) return undefined;
-  const batches = planEpoch(ctx.train, epoch + 1, settings.seed, settings.batchSize, plan.batchesPerEpoch).slice(0, settings.accumulation);
+  const batches = planEpoch(ctx.train, epoch + 1, settings.seed, settings.batchSize, plan.batchesPerEpoch).slice(
+    0,
+    settings.accumulation,
+  );
   return { batches, sameEpoch: false, skill };
 }
 
@@ -142,9 +168,26 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
       const a = settings.accumulation;
-      const next = s + 1 < plan.stepsPerEpoch ? { batches: batches.slice((s + 1) * a, (s + 2) * a), sameEpoch: true, skill: (kept: string) => kept } : firstOfNextEpoch(ctx, epoch);
+      const next =
+        s + 1 < plan.stepsPerEpoch
+          ? { batches: batches.slice((s + 1) * a, (s + 2) * a), sameEpoch: true, skill: (kept: string) => kept }
+          : firstOfNextEpoch(ctx, epoch);
       const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
-      pending = await trainStep(ctx, state, { epoch, step, stepInEpoch: s, batches: batches.slice(s * a, (s + 1) * a), next, metaSkill, parent: pool?.parent, poolDropped: pool?.dropped }, pending);
+      pending = await trainStep(
+        ctx,
+        state,
+        {
+          epoch,
+          step,
+          stepInEpoch: s,
+          batches: batches.slice(s * a, (s + 1) * a),
+          next,
+          metaSkill,
+          parent: pool?.parent,
+          poolDropped: pool?.dropped,
+        },
+        pending,
+      );
     }
     await settle(pending);
     pending = undefined;

@@ -96,14 +96,28 @@ async function readManifest(dir: string, matchKeys: string[]): Promise<Record<Sp
   const seen = new Map<string, Location>();
   for (const split of SPLIT_NAMES) {
     const sub = path.join(dir, split);
-    if (!fs.existsSync(sub)) throw new DataError(`manifest ${dir} has no ${split}/ directory; an id manifest has train/, val/ and test/, each with an items.json`);
+    if (!fs.existsSync(sub))
+      throw new DataError(
+        `manifest ${dir} has no ${split}/ directory; an id manifest has train/, val/ and test/, each with an items.json`,
+      );
     const files = dataFilesIn(sub);
-    if (files.length !== 1) throw new DataError(`manifest split directory ${sub} should hold exactly one data file (items.json), found ${files.length}`);
+    if (files.length !== 1)
+      throw new DataError(
+        `manifest split directory ${sub} should hold exactly one data file (items.json), found ${files.length}`,
+      );
     out[split] = (await readRecords(files[0]!)).map((rec) => {
-      const keys = matchKeys.map((k) => rec.fields[k]).filter((v) => v !== undefined && v !== null && v !== '').map(String);
+      const keys = matchKeys
+        .map((k) => rec.fields[k])
+        .filter((v) => v !== undefined && v !== null && v !== '')
+        .map(String);
       if (keys.length === 0) throw new DataError(`manifest record has no '${matchKeys[0]}'`, rec.where, matchKeys[0]);
       const before = seen.get(keys[0]!);
-      if (before) throw new DataError(`id '${keys[0]}' appears twice in the manifest (also at ${formatLocation(before)})`, rec.where, matchKeys[0]);
+      if (before)
+        throw new DataError(
+          `id '${keys[0]}' appears twice in the manifest (also at ${formatLocation(before)})`,
+          rec.where,
+          matchKeys[0],
+        );
       seen.set(keys[0]!, rec.where);
       return { keys, where: rec.where, fields: rec.fields };
     });
@@ -115,7 +129,12 @@ function indexRaw(items: RawItem[]): Map<string, RawItem> {
   const byId = new Map<string, RawItem>();
   for (const item of items) {
     const before = byId.get(item.id);
-    if (before) throw new DataError(`duplicate id '${item.id}' in the raw data (also at ${formatLocation(before.where)})`, item.where, 'id');
+    if (before)
+      throw new DataError(
+        `duplicate id '${item.id}' in the raw data (also at ${formatLocation(before.where)})`,
+        item.where,
+        'id',
+      );
     byId.set(item.id, item);
   }
   return byId;
@@ -126,7 +145,8 @@ export async function materialize(opts: MaterializeOptions): Promise<Materialize
   if (!m) throw new UserError(`unknown benchmark '${opts.benchmark}'; known: ${materializerNames().join(', ')}`);
   const raw = path.resolve(opts.raw);
   if (!fs.existsSync(raw)) throw new DataError(`--raw not found: ${raw} (expected ${m.rawHelp})`);
-  if (opts.docs?.length && !m.usesDocs) throw new UserError(`--docs does not apply to ${opts.benchmark}: its items name no documents`);
+  if (opts.docs?.length && !m.usesDocs)
+    throw new UserError(`--docs does not apply to ${opts.benchmark}: its items name no documents`);
   const all = await m.read(raw, { docs: opts.docs?.map((d) => path.resolve(d)) });
   if (all.length === 0) throw new DataError(`no ${opts.benchmark} items in ${raw} (expected ${m.rawHelp})`);
   const byId = indexRaw(all);
@@ -159,18 +179,25 @@ export async function materialize(opts: MaterializeOptions): Promise<Materialize
     }
     for (const split of SPLIT_NAMES) {
       const lost = leftOut.filter((l) => l.split === split);
-      if (groups[split].length === 0 && lost.length) throw new DataError(`split '${split}' has no item left: all ${lost.length} were left out: ${listLeftOut(lost)}`);
+      if (groups[split].length === 0 && lost.length)
+        throw new DataError(
+          `split '${split}' has no item left: all ${lost.length} were left out: ${listLeftOut(lost)}`,
+        );
     }
   } else {
     mode = 'ratio';
     for (const i of all) if (i.leftOut) leftOut.push({ id: i.id, reason: i.leftOut });
-    if (items.length === 0) throw new DataError(`no item of ${raw} is left: all ${leftOut.length} were left out: ${listLeftOut(leftOut)}`);
+    if (items.length === 0)
+      throw new DataError(`no item of ${raw} is left: all ${leftOut.length} were left out: ${listLeftOut(leftOut)}`);
     Object.assign(groups, splitByRatio(items, ratio, seed).groups);
-    for (const split of SPLIT_NAMES) if (groups[split].length === 0) throw new DataError(`split '${split}' would be empty: ${items.length} items cut ${ratio}; change --ratio`);
+    for (const split of SPLIT_NAMES)
+      if (groups[split].length === 0)
+        throw new DataError(`split '${split}' would be empty: ${items.length} items cut ${ratio}; change --ratio`);
   }
   const out = path.resolve(opts.out);
   for (const split of SPLIT_NAMES) {
-    for (const item of groups[split]) for (const f of item.files ?? []) writeFileAtomic(path.join(out, f.path), f.bytes);
+    for (const item of groups[split])
+      for (const f of item.files ?? []) writeFileAtomic(path.join(out, f.path), f.bytes);
     writeJsonAtomic(
       path.join(out, split, 'items.json'),
       groups[split].map((i) => i.record),
@@ -180,7 +207,9 @@ export async function materialize(opts: MaterializeOptions): Promise<Materialize
   writeJsonAtomic(path.join(out, 'split_manifest.json'), {
     benchmark: opts.benchmark,
     source_raw: raw,
-    ...(opts.manifest ? { source_manifest_dir: path.resolve(opts.manifest) } : { split_mode: 'ratio', split_ratio: ratio, split_seed: seed }),
+    ...(opts.manifest
+      ? { source_manifest_dir: path.resolve(opts.manifest) }
+      : { split_mode: 'ratio', split_ratio: ratio, split_seed: seed }),
     counts,
     ...(SPLIT_NAMES.some((s) => missing[s].length) ? { missing } : {}),
     ...(opts.docs?.length ? { docs: opts.docs.map((d) => path.resolve(d)) } : {}),

@@ -44,7 +44,8 @@ function probe(command: string, modules: string[]): Probe | string {
   const res = spawnSync(command, ['-c', PROBE, ...modules], { encoding: 'utf8', timeout: 30_000 });
   let result: Probe | string;
   if (res.error) result = (res.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : res.error.message;
-  else if (res.status !== 0) result = `does not run (${(res.stderr || res.stdout).trim().split('\n').at(-1) ?? `exit ${res.status}`})`;
+  else if (res.status !== 0)
+    result = `does not run (${(res.stderr || res.stdout).trim().split('\n').at(-1) ?? `exit ${res.status}`})`;
   else {
     try {
       result = JSON.parse(res.stdout.trim().split('\n').at(-1)!) as Probe;
@@ -74,7 +75,18 @@ export function findPython(configured: string, need: PythonNeed): string {
 }
 
 /** Variables passed to a Python program: the interpreter's own settings and the locale, no key of any kind. */
-const PASS = ['PATH', 'PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'LANG', 'LANGUAGE', 'SYSTEMROOT', 'SystemRoot'];
+const PASS = [
+  'PATH',
+  'PYTHONPATH',
+  'PYTHONHOME',
+  'VIRTUAL_ENV',
+  'LD_LIBRARY_PATH',
+  'DYLD_LIBRARY_PATH',
+  'LANG',
+  'LANGUAGE',
+  'SYSTEMROOT',
+  'SystemRoot',
+];
 
 /** What Python needs from the parent environment to start as it does there, and nothing else. */
 export function pythonEnvironment(parent: NodeJS.ProcessEnv = process.env): Record<string, string> {

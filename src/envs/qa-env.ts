@@ -31,12 +31,15 @@ export interface QaEnvOptions {
   max_completion_tokens?: number;
 }
 
-export const RETRY_MESSAGE = 'Your reply did not contain a final answer inside <answer></answer> tags. Give the final answer now, inside the tags.';
+export const RETRY_MESSAGE =
+  'Your reply did not contain a final answer inside <answer></answer> tags. Give the final answer now, inside the tags.';
 
 /** `prompts/envs/<env>/system.md` with the skill inserted under a heading (nothing when the skill is blank). */
 export function benchmarkSystem(env: string, skill: string): string {
   const skillSection = skill.trim() ? `## Skill\n\n${skill.trim()}` : '';
-  return render(envPrompt(env, 'system'), { skill_section: skillSection }).replace(/\n{3,}/g, '\n\n').trim();
+  return render(envPrompt(env, 'system'), { skill_section: skillSection })
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 export abstract class QaEnv implements Env {
@@ -63,7 +66,10 @@ export abstract class QaEnv implements Env {
   async load(): Promise<LoadedSplits> {
     const splits = await loadSplits(
       { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
-      { toItem: (rec, split) => this.toItem(rec, split), ...(this.readRaw ? { readRaw: (p: string) => this.readRaw!(p) } : {}) },
+      {
+        toItem: (rec, split) => this.toItem(rec, split),
+        ...(this.readRaw ? { readRaw: (p: string) => this.readRaw!(p) } : {}),
+      },
     );
     for (const item of [...splits.train, ...splits.val, ...splits.test]) if (item.type) this.types.add(item.type);
     return splits;
@@ -81,10 +87,27 @@ export abstract class QaEnv implements Env {
     const shown = await this.present(item, ctx);
     const system = this.system(skill);
     const asked = await askForAnswer(
-      { system, skill, user: shown.user, rule: this.rule, maxTurns: this.options.max_turns, retryMessage: RETRY_MESSAGE, maxOutputTokens: this.options.max_completion_tokens },
+      {
+        system,
+        skill,
+        user: shown.user,
+        rule: this.rule,
+        maxTurns: this.options.max_turns,
+        retryMessage: RETRY_MESSAGE,
+        maxOutputTokens: this.options.max_completion_tokens,
+      },
       ctx,
     );
     const score = shown.score(asked.extracted.answer, asked.reply);
-    return scoredTrajectory({ item, task: shown.task, system, user: describeUser(shown.user), asked, conversation: conversationOf(asked.messages), score, expected: shown.expected });
+    return scoredTrajectory({
+      item,
+      task: shown.task,
+      system,
+      user: describeUser(shown.user),
+      asked,
+      conversation: conversationOf(asked.messages),
+      score,
+      expected: shown.expected,
+    });
   }
 }

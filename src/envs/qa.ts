@@ -12,7 +12,12 @@ import type { Score } from './scoring/types.ts';
 import type { ConversationEntry, Item, RolloutContext, Trajectory } from './types.ts';
 
 export function addUsage(a: Usage, b: Usage): Usage {
-  return { input: a.input + b.input, output: a.output + b.output, cached: a.cached + b.cached, reasoning: a.reasoning + b.reasoning };
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cached: a.cached + b.cached,
+    reasoning: a.reasoning + b.reasoning,
+  };
 }
 
 export interface AskOptions {
@@ -74,7 +79,13 @@ export async function askForAnswer(opts: AskOptions, ctx: RolloutContext): Promi
 /** The user message as a line of the trajectory (images named, not inlined). */
 export function describeUser(content: string | (TextPart | ImagePart)[]): string {
   if (typeof content === 'string') return content;
-  return content.map((p) => (p.type === 'text' ? p.text : `[image] ${p.image.startsWith('data:') ? '(inline image)' : p.image.split('/').at(-1)}`)).join('\n');
+  return content
+    .map((p) =>
+      p.type === 'text'
+        ? p.text
+        : `[image] ${p.image.startsWith('data:') ? '(inline image)' : p.image.split('/').at(-1)}`,
+    )
+    .join('\n');
 }
 
 export function conversationOf(messages: Message[]): ConversationEntry[] {
@@ -106,11 +117,18 @@ export function scoredTrajectory(p: TrajectoryParts): Trajectory {
   const { score, asked } = p;
   const predicted = asked.extracted.answer;
   const expectedText =
-    p.expected === undefined || p.expected === null ? '(no reference answer)' : typeof p.expected === 'string' ? `'${quote(p.expected)}'` : quote(JSON.stringify(p.expected));
+    p.expected === undefined || p.expected === null
+      ? '(no reference answer)'
+      : typeof p.expected === 'string'
+        ? `'${quote(p.expected)}'`
+        : quote(JSON.stringify(p.expected));
   const formatNote = asked.extracted.found
     ? undefined
     : `the reply gave no answer in the required form${predicted ? `; '${quote(predicted, 80)}' was taken as the answer by the fallback rule` : ''}`;
-  const failReason = score.hard >= 1 ? undefined : `${score.metric}=${+score.hard.toFixed(4)}: predicted '${quote(predicted)}' but expected ${expectedText}`;
+  const failReason =
+    score.hard >= 1
+      ? undefined
+      : `${score.metric}=${+score.hard.toFixed(4)}: predicted '${quote(predicted)}' but expected ${expectedText}`;
   const feedback = [formatNote, score.feedback, ...(p.notes ?? [])].filter(Boolean).join('\n') || undefined;
   const evaluation = [
     '[EVALUATION RESULT]',

@@ -35,6 +35,7 @@ export function missingFields(template: string, values: Record<string, unknown>)
 /** Fills the placeholders; lists and objects are written as JSON. Throws on a missing field. */
 export function render(template: string, values: Record<string, unknown>): string {
   const missing = missingFields(template, values);
-  if (missing.length) throw new Error(`template field${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
+  if (missing.length)
+    throw new Error(`template field${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
   return template.replace(PLACEHOLDER, (_m, name: string) => stringify(lookup(values, name)));
 }

@@ -57,24 +57,40 @@ const pair = (i: Interval | undefined): [number, number] | undefined => (i ? [ro
 
 /** The items of a split name ('all' = train, val and test in turn), capped by `evaluation.test_env_num`. */
 export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, split: string, cap: number): Item[] {
-  const items = split.trim().toLowerCase() === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[canonicalSplit(split)];
+  const items =
+    split.trim().toLowerCase() === 'all'
+      ? [...splits.train, ...splits.val, ...splits.test]
+      : splits[canonicalSplit(split)];
   return firstN(items, cap);
 }
 
 /** A role config for `BACKEND:MODEL`, keeping the config target's settings when the backend is the same. */
 export function targetRole(spec: string, base: RoleConfig): RoleConfig {
   const colon = spec.indexOf(':');
-  if (colon <= 0 || colon === spec.length - 1) throw new UserError(`--target ${spec}: expected BACKEND:MODEL, for example openai_compatible:qwen3-8b`);
+  if (colon <= 0 || colon === spec.length - 1)
+    throw new UserError(`--target ${spec}: expected BACKEND:MODEL, for example openai_compatible:qwen3-8b`);
   return roleOn(spec.slice(0, colon).trim(), spec.slice(colon + 1).trim(), base, `--target ${spec}`);
 }
 
 function roleOn(backendName: string, model: string, base: RoleConfig, label: string): RoleConfig {
   const backend = canonicalBackend(backendName);
-  if (!backend) throw new UserError(`${label}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`);
+  if (!backend)
+    throw new UserError(
+      `${label}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`,
+    );
   if (backend === base.backend) return { ...base, model };
   // Another backend: endpoint, key variable, options and price of the config's target do not apply,
   // nor its limits where the backend has its own (an agent CLI runs fewer calls at once, for longer).
-  return { ...base, ...getBackend(backend)?.roleDefaults, backend, model, base_url: '', api_key_env: '', options: {}, price: undefined };
+  return {
+    ...base,
+    ...getBackend(backend)?.roleDefaults,
+    backend,
+    model,
+    base_url: '',
+    api_key_env: '',
+    options: {},
+    price: undefined,
+  };
 }
 
 /** A transfer target's role: `BACKEND:MODEL`, or that role with the fields an object sets replaced. */
@@ -130,8 +146,11 @@ function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: I
 /** The target models, through the same stack as training's; each further target has a pool of its own. */
 async function buildTargets(config: Config, opts: EvalOptions, stack: ModelStack): Promise<ChatModel[]> {
   const poolOf = (i: number, id: string) => (i === 0 ? undefined : `target:${id}`);
-  if (opts.models?.targets?.length) return opts.models.targets.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
-  const roles = opts.targets?.length ? opts.targets.map((t) => transferRole(t, config.model.target)) : [config.model.target];
+  if (opts.models?.targets?.length)
+    return opts.models.targets.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
+  const roles = opts.targets?.length
+    ? opts.targets.map((t) => transferRole(t, config.model.target))
+    : [config.model.target];
   const models: ChatModel[] = [];
   for (const [i, rc] of roles.entries()) {
     if (!rc.model) rc.model = getBackend(rc.backend)?.defaultModel ?? '';
@@ -165,9 +184,13 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   const { config } = opts.loaded;
   const say = (line: string) => opts.out !== null && (opts.out ?? process.stdout).write(`${line}\n`);
   const repeats = opts.repeats ?? 1;
-  if (!Number.isInteger(repeats) || repeats < 1) throw new UserError(`--repeats: expected a whole number of at least 1, got ${opts.repeats}`);
+  if (!Number.isInteger(repeats) || repeats < 1)
+    throw new UserError(`--repeats: expected a whole number of at least 1, got ${opts.repeats}`);
   // Workers build the config's target, not those of --target.
-  if (config.run.queue && opts.targets?.length) throw new UserError('--target: with run.queue the workers run the config\'s model.target only; evaluate other targets without run.queue');
+  if (config.run.queue && opts.targets?.length)
+    throw new UserError(
+      "--target: with run.queue the workers run the config's model.target only; evaluate other targets without run.queue",
+    );
   const skills = readSkills(opts.skillFiles);
   const out = path.resolve(opts.outRoot);
   const { env, splits } = await buildEnv(opts.loaded, out);
@@ -185,12 +208,30 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   });
   const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
   // With `run.queue`, rollouts run on `skillopt worker` processes.
-  const remote = config.run.queue ? await remoteRollouts({ url: config.run.queue, runRoot: out, loaded: opts.loaded, ledger: stack.ledger, admission: stack.admission }) : undefined;
+  const remote = config.run.queue
+    ? await remoteRollouts({
+        url: config.run.queue,
+        runRoot: out,
+        loaded: opts.loaded,
+        ledger: stack.ledger,
+        admission: stack.admission,
+      })
+    : undefined;
   // A Sleep night started while this evaluation runs waits for another night.
   const activity = markActivity('eval', out, (m) => say(`warning: ${m}`));
   try {
     await remote?.connect();
-    return await evaluateAll({ opts, env: remote ? remote.wrap(env) : env, items, skills, repeats, out, stack, cache, say });
+    return await evaluateAll({
+      opts,
+      env: remote ? remote.wrap(env) : env,
+      items,
+      skills,
+      repeats,
+      out,
+      stack,
+      cache,
+      say,
+    });
   } finally {
     activity.release();
     await remote?.close();
@@ -212,12 +253,28 @@ interface EvalRun {
   say: (line: string) => void;
 }
 
-async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cache, say }: EvalRun): Promise<EvalSummary> {
+async function evaluateAll({
+  opts,
+  env,
+  items,
+  skills,
+  repeats,
+  out,
+  stack,
+  cache,
+  say,
+}: EvalRun): Promise<EvalSummary> {
   const { config } = opts.loaded;
   const targets = await buildTargets(config, opts, stack);
-  const judge = !env.usesJudge ? undefined : opts.models?.judge ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig) : await stack.model('judge');
+  const judge = !env.usesJudge
+    ? undefined
+    : opts.models?.judge
+      ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig)
+      : await stack.model('judge');
   const limit = pLimit(config.env.workers);
-  say(`eval: env=${env.name} split=${opts.split} items=${items.length} skills=${skills.length} targets=${targets.map((t) => t.id).join(', ')} repeats=${repeats}`);
+  say(
+    `eval: env=${env.name} split=${opts.split} items=${items.length} skills=${skills.length} targets=${targets.map((t) => t.id).join(', ')} repeats=${repeats}`,
+  );
 
   const cells: Cell[] = [];
   const itemScores = new Map<string, ItemScore[]>();
@@ -228,7 +285,18 @@ async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cach
       const dirs: string[] = [];
       for (let r = 0; r < repeats; r++) {
         const dir = path.join(out, 'rollouts', slug(target.id), skill.label, `repeat_${String(r).padStart(2, '0')}`);
-        const result = await rollout({ env, target, judge, skill: skill.text, items, limit, cache, seed: config.train.seed + r, sample: r, dir });
+        const result = await rollout({
+          env,
+          target,
+          judge,
+          skill: skill.text,
+          items,
+          limit,
+          cache,
+          seed: config.train.seed + r,
+          sample: r,
+          dir,
+        });
         runs.push(result.trajectories);
         dirs.push(path.relative(out, dir));
       }
@@ -262,7 +330,9 @@ async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cach
         rollout_dirs: dirs,
       };
       cells.push(cell);
-      say(`  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`);
+      say(
+        `  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`,
+      );
     }
   }
 
@@ -276,8 +346,18 @@ async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cach
         target: target.id,
         baseline: skills[0]!.label,
         candidate: skill.label,
-        hard: roundTest(pairedTest(pairs.map(([b]) => b.hard), pairs.map(([, c]) => c.hard))),
-        soft: roundTest(pairedTest(pairs.map(([b]) => b.soft), pairs.map(([, c]) => c.soft))),
+        hard: roundTest(
+          pairedTest(
+            pairs.map(([b]) => b.hard),
+            pairs.map(([, c]) => c.hard),
+          ),
+        ),
+        soft: roundTest(
+          pairedTest(
+            pairs.map(([b]) => b.soft),
+            pairs.map(([, c]) => c.soft),
+          ),
+        ),
       });
     }
   }
@@ -305,6 +385,10 @@ async function evaluateAll({ opts, env, items, skills, repeats, out, stack, cach
 }
 
 function roundTest(t: PairedTest): PairedTest {
-  return { ...t, diff: round(t.diff), ...(t.ci ? { ci: [round(t.ci[0]), round(t.ci[1])] } : {}), p: t.p === null ? null : round(t.p) };
+  return {
+    ...t,
+    diff: round(t.diff),
+    ...(t.ci ? { ci: [round(t.ci[0]), round(t.ci[1])] } : {}),
+    p: t.p === null ? null : round(t.p),
+  };
 }
-

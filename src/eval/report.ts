@@ -11,7 +11,11 @@ function cellText(s: CellStats | undefined, key: 'hard' | 'soft'): string {
 }
 
 function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 }
 
 function testText(t: PairedTest): string {
@@ -27,27 +31,57 @@ export function evalMarkdown(s: EvalSummary, envName: string): string {
   const targets = [...new Set(s.cells.map((c) => c.target))];
   const cell = (skill: string, target: string) => s.cells.find((c) => c.skill_label === skill && c.target === target);
   const out: string[] = [];
-  out.push(`## Evaluation: ${envName}, split ${s.split}, ${s.items} items${s.repeats > 1 ? `, ${s.repeats} repeats (item scores averaged over repeats)` : ''}`);
+  out.push(
+    `## Evaluation: ${envName}, split ${s.split}, ${s.items} items${s.repeats > 1 ? `, ${s.repeats} repeats (item scores averaged over repeats)` : ''}`,
+  );
   out.push('');
-  out.push("Mean score over items, 95% confidence interval in brackets (Wilson for 0/1 scores, Student's t otherwise).");
+  out.push(
+    "Mean score over items, 95% confidence interval in brackets (Wilson for 0/1 scores, Student's t otherwise).",
+  );
   for (const key of ['hard', 'soft'] as const) {
-    out.push('', `### ${key}`, '', table(['skill', ...targets], skills.map((sk) => [sk, ...targets.map((t) => cellText(cell(sk, t), key))])));
+    out.push(
+      '',
+      `### ${key}`,
+      '',
+      table(
+        ['skill', ...targets],
+        skills.map((sk) => [sk, ...targets.map((t) => cellText(cell(sk, t), key))]),
+      ),
+    );
   }
   const errors = s.cells.filter((c) => c.errors > 0);
   if (errors.length) {
-    out.push('', `Not scored (infrastructure errors): ${errors.map((c) => `${c.skill_label} on ${c.target}: ${c.errors}`).join('; ')}.`);
+    out.push(
+      '',
+      `Not scored (infrastructure errors): ${errors.map((c) => `${c.skill_label} on ${c.target}: ${c.errors}`).join('; ')}.`,
+    );
   }
   for (const target of targets) {
     const types = [...new Set(skills.flatMap((sk) => Object.keys(cell(sk, target)?.by_type ?? {})))].sort();
     if (types.length < 2) continue;
-    out.push('', `### hard by type, ${target}`, '', table(['type', ...skills], types.map((ty) => [ty, ...skills.map((sk) => cellText(cell(sk, target)?.by_type[ty], 'hard'))])));
+    out.push(
+      '',
+      `### hard by type, ${target}`,
+      '',
+      table(
+        ['type', ...skills],
+        types.map((ty) => [ty, ...skills.map((sk) => cellText(cell(sk, target)?.by_type[ty], 'hard'))]),
+      ),
+    );
   }
   if (s.comparisons.length) {
     out.push('', '### Paired comparisons (candidate − baseline, on the items both scored)', '');
     out.push(
       table(
         ['target', 'baseline', 'candidate', 'n', 'Δ hard [95% CI]', 'p (hard)', 'Δ soft [95% CI]', 'p (soft)'],
-        s.comparisons.map((c) => [c.target, c.baseline, c.candidate, String(c.hard.n), ...testText(c.hard).split(' | '), ...testText(c.soft).split(' | ')]),
+        s.comparisons.map((c) => [
+          c.target,
+          c.baseline,
+          c.candidate,
+          String(c.hard.n),
+          ...testText(c.hard).split(' | '),
+          ...testText(c.soft).split(' | '),
+        ]),
       ),
     );
   }

@@ -25,7 +25,11 @@ export interface CliOptions {
 /** Runs `skillopt <args>` to its end. */
 export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SKILLOPT_BIN, ...args], { cwd: options.cwd, env: options.environment ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SKILLOPT_BIN, ...args], {
+      cwd: options.cwd,
+      env: options.environment ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let cancelled = false;
@@ -40,8 +44,14 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
         for (const line of parts) if (line.trim()) options.onLine?.(line);
       };
     };
-    child.stdout.on('data', lines((s) => (stdout += s)));
-    child.stderr.on('data', lines((s) => (stderr += s)));
+    child.stdout.on(
+      'data',
+      lines((s) => (stdout += s)),
+    );
+    child.stderr.on(
+      'data',
+      lines((s) => (stderr += s)),
+    );
     const cancel = () => {
       cancelled = true;
       child.kill('SIGINT');

@@ -9,7 +9,12 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 
 export type Consent = { ok: true; how: 'confirmed' | 'configured' } | { ok: false; reason: string };
 
-export async function confirmWithUser(server: Server, question: string, actWithoutConfirmation: boolean, signal?: AbortSignal): Promise<Consent> {
+export async function confirmWithUser(
+  server: Server,
+  question: string,
+  actWithoutConfirmation: boolean,
+  signal?: AbortSignal,
+): Promise<Consent> {
   if (!server.getClientCapabilities()?.elicitation) {
     if (actWithoutConfirmation) return { ok: true, how: 'configured' };
     return {
@@ -23,10 +28,17 @@ export async function confirmWithUser(server: Server, question: string, actWitho
     {
       mode: 'form',
       message: question,
-      requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Go ahead', description: question } }, required: ['confirm'] },
+      requestedSchema: {
+        type: 'object',
+        properties: { confirm: { type: 'boolean', title: 'Go ahead', description: question } },
+        required: ['confirm'],
+      },
     },
     { signal },
   );
   if (reply.action === 'accept' && reply.content?.confirm === true) return { ok: true, how: 'confirmed' };
-  return { ok: false, reason: `not done: you ${reply.action === 'accept' ? 'did not confirm' : reply.action === 'decline' ? 'declined' : 'cancelled'}` };
+  return {
+    ok: false,
+    reason: `not done: you ${reply.action === 'accept' ? 'did not confirm' : reply.action === 'decline' ? 'declined' : 'cancelled'}`,
+  };
 }

@@ -34,6 +34,7 @@ export function insideProject(project: string, given: string, what: string): str
   if (given.includes('\0')) throw new UserError(`${what} contains a NUL byte`);
   const root = fs.realpathSync(project);
   const resolved = path.resolve(root, given);
-  if (!within(root, resolved) || !within(root, realish(resolved))) throw new UserError(`${what} must lie inside the project ${root}: ${given}`);
+  if (!within(root, resolved) || !within(root, realish(resolved)))
+    throw new UserError(`${what} must lie inside the project ${root}: ${given}`);
   return resolved;
 }

@@ -5,7 +5,10 @@ import type { CliResult } from './cli-process.ts';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-export const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+export const text = (t: string, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text: t }],
+  ...(isError ? { isError: true } : {}),
+});
 
 /** The end of a long output (an agent's context is precious). */
 export function tail(s: string, max = 4000): string {
@@ -14,7 +17,8 @@ export function tail(s: string, max = 4000): string {
 
 /** A CLI process's output as a tool result; an error unless it exited with 0 (or one of `okCodes`). */
 export function outcome(r: CliResult, what: string, okCodes: number[] = [0]): CallToolResult {
-  if (r.cancelled) return text(`${what} was cancelled (exit ${r.exitCode ?? r.signal}).\n${tail(r.stdout + r.stderr)}`, true);
+  if (r.cancelled)
+    return text(`${what} was cancelled (exit ${r.exitCode ?? r.signal}).\n${tail(r.stdout + r.stderr)}`, true);
   const out = [r.stdout.trim(), r.stderr.trim() ? `[stderr]\n${r.stderr.trim()}` : ''].filter(Boolean).join('\n');
   return text(tail(out) || `${what} printed nothing`, r.exitCode === null || !okCodes.includes(r.exitCode));
 }
@@ -26,6 +30,11 @@ export function progressSender(extra: Extra) {
   return async (message: string, progress?: number, total?: number) => {
     if (token === undefined) return;
     count++;
-    await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: progress ?? count, ...(total ? { total } : {}), message } }).catch(() => {});
+    await extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: progress ?? count, ...(total ? { total } : {}), message },
+      })
+      .catch(() => {});
   };
 }

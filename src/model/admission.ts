@@ -45,7 +45,8 @@ export class Admission {
     this.inFlight--;
     // Resolved on the next turn of the loop: the callers' continuations, which record the call in
     // the ledger, have run by then.
-    if (this.inFlight === 0 && this.idleWaiters.length) setImmediate(() => this.inFlight === 0 && this.idleWaiters.splice(0).forEach((resolve) => resolve()));
+    if (this.inFlight === 0 && this.idleWaiters.length)
+      setImmediate(() => this.inFlight === 0 && this.idleWaiters.splice(0).forEach((resolve) => resolve()));
   }
 
   /** Asks for a stop (the first one asked for is kept); returns the stop in force. */

@@ -19,7 +19,15 @@ import type Database from 'better-sqlite3';
 import { requestKey } from './request-key.ts';
 import { validReply } from './structured.ts';
 import type { AgentTrace } from './harness/trace.ts';
-import { FatalModelError, type ChatModel, type ChatRequest, type ChatResponse, type Message, type ToolCall, type Usage } from './types.ts';
+import {
+  FatalModelError,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type Message,
+  type ToolCall,
+  type Usage,
+} from './types.ts';
 
 export type CacheMode = 'read_write' | 'read_only' | 'off' | 'replay';
 
@@ -77,9 +85,13 @@ export class ResponseCache {
     this.db = new Sqlite(file, { timeout: BUSY_TIMEOUT_MS });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec('CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)');
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)',
+    );
     this.getStmt = this.db.prepare('SELECT response FROM responses WHERE key = ?');
-    this.putStmt = this.db.prepare('INSERT OR REPLACE INTO responses (key, model, created, response) VALUES (?, ?, ?, ?)');
+    this.putStmt = this.db.prepare(
+      'INSERT OR REPLACE INTO responses (key, model, created, response) VALUES (?, ?, ?, ?)',
+    );
     this.putMany = this.db.transaction((rows: [string, string, string, string][]) => {
       for (const row of rows) this.putStmt.run(...row);
     });
@@ -136,7 +148,8 @@ export class ResponseCache {
   }
 }
 
-const isLocalImage = (p: { type: string; image?: string }) => p.type === 'image' && !/^(data:|https?:)/i.test(p.image ?? '');
+const isLocalImage = (p: { type: string; image?: string }) =>
+  p.type === 'image' && !/^(data:|https?:)/i.test(p.image ?? '');
 
 /** Local image files enter the key by content, so a changed file is a different request. */
 function withImageDigests(messages: Message[]): unknown[] {
@@ -159,8 +172,12 @@ function withImageDigests(messages: Message[]): unknown[] {
 
 /** The cache key of a request to a model whose fixed settings are `identity`. */
 export function cacheKey(modelId: string, req: ChatRequest, identity: Record<string, unknown>): string {
-  const localImages = req.messages.some((m) => m.role === 'user' && typeof m.content !== 'string' && m.content.some(isLocalImage));
-  return requestKey(modelId, localImages ? { ...req, messages: withImageDigests(req.messages) as Message[] } : req, { settings: identity });
+  const localImages = req.messages.some(
+    (m) => m.role === 'user' && typeof m.content !== 'string' && m.content.some(isLocalImage),
+  );
+  return requestKey(modelId, localImages ? { ...req, messages: withImageDigests(req.messages) as Message[] } : req, {
+    settings: identity,
+  });
 }
 
 export class CachedModel implements ChatModel {
@@ -215,8 +232,19 @@ export class CachedModel implements ChatModel {
       this.inFlight.delete(key);
     }
     if (this.mode === 'read_write') {
-      this.cache.store(key, this.id, { text: res.text, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), usage: res.usage, ...(res.trace ? { trace: res.trace } : {}) }, (reason) =>
-        this.warn(`the response cache (${this.cache.file}) could not store an answer (${reason}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`),
+      this.cache.store(
+        key,
+        this.id,
+        {
+          text: res.text,
+          ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}),
+          usage: res.usage,
+          ...(res.trace ? { trace: res.trace } : {}),
+        },
+        (reason) =>
+          this.warn(
+            `the response cache (${this.cache.file}) could not store an answer (${reason}); the answer is kept in the run's calls.jsonl, and the cache is not written for the next ${WRITE_PAUSE_MS / 1000} s`,
+          ),
       );
     }
     return res;
@@ -228,7 +256,9 @@ export class CachedModel implements ChatModel {
       return this.cache.get(key);
     } catch (err) {
       if (this.mode === 'replay') throw err;
-      this.warn(`the response cache (${this.cache.file}) could not be read (${(err as Error).message}); the call goes to the provider`);
+      this.warn(
+        `the response cache (${this.cache.file}) could not be read (${(err as Error).message}); the call goes to the provider`,
+      );
       return undefined;
     }
   }

@@ -17,7 +17,8 @@ const CHECK: Partial<Record<FailureKind, string>> = {
   network: 'is the server running, and are the scheme, host, port and path of base_url right?',
   timeout: 'does the server answer at all at that address, and is timeout_s long enough for this model?',
   server: 'the server fails on every request: check its logs, and that it serves this model with these settings',
-  bad_response: 'the replies cannot be read: is base_url the API root of a server of this backend (e.g. ending in /v1)?',
+  bad_response:
+    'the replies cannot be read: is base_url the API root of a server of this backend (e.g. ending in /v1)?',
   rejected: "every request is refused: check the model's context size against the prompts, and the request settings",
   truncated: 'every reply runs out of output tokens before any answer: raise the output token limit',
 };

@@ -99,7 +99,11 @@ export function exhaustedWindowMs(headers: Record<string, string>, now = Date.no
   let wait: number | undefined;
   for (const what of ['requests', 'tokens', 'input-tokens', 'output-tokens']) {
     for (const [remainingKey, resetKey, parse] of [
-      [`x-ratelimit-remaining-${what}`, `x-ratelimit-reset-${what}`, (t: string) => parseDuration(t) ?? parseWhen(t, now)],
+      [
+        `x-ratelimit-remaining-${what}`,
+        `x-ratelimit-reset-${what}`,
+        (t: string) => parseDuration(t) ?? parseWhen(t, now),
+      ],
       [`anthropic-ratelimit-${what}-remaining`, `anthropic-ratelimit-${what}-reset`, (t: string) => parseWhen(t, now)],
     ] as const) {
       const remaining = headers[remainingKey];
@@ -113,7 +117,8 @@ export function exhaustedWindowMs(headers: Record<string, string>, now = Date.no
 }
 
 /** Per-request rejections that a retry cannot fix but that say nothing about the configuration. */
-const PER_REQUEST = /context[_ ]length|maximum context|too many tokens|prompt is too long|content[_ ]?(filter|policy|management)|safety system|input is too long|string too long/i;
+const PER_REQUEST =
+  /context[_ ]length|maximum context|too many tokens|prompt is too long|content[_ ]?(filter|policy|management)|safety system|input is too long|string too long/i;
 /** 429s that no wait will fix. */
 const NO_QUOTA = /insufficient_quota|exceeded your current quota|billing|credit balance/i;
 
@@ -124,18 +129,26 @@ function short(text: string | undefined, max = 300): string {
 }
 
 /** The classified failure of an HTTP status with its body and headers. */
-export function failureFromStatus(status: number, message: string, body: string | undefined, headers: Record<string, string>, where: string): CallFailure {
+export function failureFromStatus(
+  status: number,
+  message: string,
+  body: string | undefined,
+  headers: Record<string, string>,
+  where: string,
+): CallFailure {
   const detail = short(message && message !== 'Bad Request' ? message : body) || `HTTP ${status}`;
   const text = `${where}: HTTP ${status}: ${detail}`;
   if (status === 429) {
-    if (NO_QUOTA.test(`${message} ${body ?? ''}`)) return new CallFailure(`${text} (the account has no quota left)`, 'auth', status);
+    if (NO_QUOTA.test(`${message} ${body ?? ''}`))
+      return new CallFailure(`${text} (the account has no quota left)`, 'auth', status);
     return new CallFailure(text, 'rate_limit', status, retryAfterMs(headers));
   }
   if (status === 401 || status === 403) return new CallFailure(text, 'auth', status);
   if (status === 404) return new CallFailure(text, 'not_found', status);
   if (status === 408) return new CallFailure(text, 'timeout', status, retryAfterMs(headers));
   if (status >= 500) return new CallFailure(text, 'server', status, retryAfterMs(headers));
-  if (status >= 200 && status < 300) return new CallFailure(`${where}: unreadable reply: ${detail}`, 'bad_response', status);
+  if (status >= 200 && status < 300)
+    return new CallFailure(`${where}: unreadable reply: ${detail}`, 'bad_response', status);
   if (status === 400 || status === 413 || status === 422) {
     return new CallFailure(text, PER_REQUEST.test(`${message} ${body ?? ''}`) ? 'rejected' : 'bad_request', status);
   }
@@ -143,7 +156,8 @@ export function failureFromStatus(status: number, message: string, body: string 
   return new CallFailure(text, 'server', status, retryAfterMs(headers));
 }
 
-const NETWORK_CODES = /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|UND_ERR|socket|other side closed|terminated|ConnectionClosed|ConnectionRefused/i;
+const NETWORK_CODES =
+  /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|UND_ERR|socket|other side closed|terminated|ConnectionClosed|ConnectionRefused/i;
 
 /**
  * Anything an SDK call threw, classified; undefined for errors that are not about the call
@@ -155,17 +169,25 @@ export function classifyFailure(err: unknown, where: string): CallFailure | unde
     // A failure of ours raised while the SDK read the body (the reply size limit).
     if (err.cause instanceof CallFailure) return err.cause;
     const headers = headerMap(err.responseHeaders);
-    if (err.statusCode !== undefined) return failureFromStatus(err.statusCode, err.message, err.responseBody, headers, where);
+    if (err.statusCode !== undefined)
+      return failureFromStatus(err.statusCode, err.message, err.responseBody, headers, where);
     const cause = err.cause as { code?: string; message?: string } | undefined;
     return new CallFailure(`${where}: ${short(err.message)}${cause?.code ? ` (${cause.code})` : ''}`, 'network');
   }
   const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } };
   const name = e?.name ?? '';
-  if (name === 'AI_JSONParseError' || name === 'AI_TypeValidationError' || name === 'AI_InvalidResponseDataError' || name === 'AI_EmptyResponseBodyError' || name === 'AI_NoContentGeneratedError') {
+  if (
+    name === 'AI_JSONParseError' ||
+    name === 'AI_TypeValidationError' ||
+    name === 'AI_InvalidResponseDataError' ||
+    name === 'AI_EmptyResponseBodyError' ||
+    name === 'AI_NoContentGeneratedError'
+  ) {
     return new CallFailure(`${where}: unreadable reply: ${short(e.message)}`, 'bad_response');
   }
   const text = `${e?.message ?? ''} ${e?.code ?? ''} ${e?.cause?.code ?? ''} ${e?.cause?.message ?? ''}`;
-  if (name === 'TypeError' && /fetch failed/i.test(text)) return new CallFailure(`${where}: connection failed: ${short(e?.cause?.message ?? e.message)}`, 'network');
+  if (name === 'TypeError' && /fetch failed/i.test(text))
+    return new CallFailure(`${where}: connection failed: ${short(e?.cause?.message ?? e.message)}`, 'network');
   if (NETWORK_CODES.test(text)) return new CallFailure(`${where}: connection failed: ${short(text)}`, 'network');
   return undefined;
 }

@@ -72,7 +72,9 @@ export function extractJson(text: string): unknown {
   if (candidate === undefined || !looksLikeJson(candidate)) return undefined;
   try {
     const repaired = JSON.parse(jsonrepair(candidate)) as unknown;
-    return repaired && typeof repaired === 'object' && !Array.isArray(repaired) && Object.keys(repaired).length > 0 ? repaired : undefined;
+    return repaired && typeof repaired === 'object' && !Array.isArray(repaired) && Object.keys(repaired).length > 0
+      ? repaired
+      : undefined;
   } catch {
     return undefined;
   }

@@ -14,7 +14,15 @@ import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../
 import type { StageUsage } from '../run/records.ts';
 import type { AgentTrace } from './harness/trace.ts';
 import { requestKey } from './request-key.ts';
-import { RunStop, type ChatModel, type ChatRequest, type ChatResponse, type Role, type ToolCall, type Usage } from './types.ts';
+import {
+  RunStop,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type Role,
+  type ToolCall,
+  type Usage,
+} from './types.ts';
 
 export interface CallRecord {
   time: string;
@@ -69,7 +77,16 @@ const REPLY = '/response/';
 /** An agent's trace is many short strings: stored whole when long. */
 const WHOLE = ['trace'];
 
-const emptyTotals = (): Totals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0 });
+const emptyTotals = (): Totals => ({
+  calls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  costUsd: 0,
+  unpricedCalls: 0,
+});
 
 export class Ledger {
   /** Every call of the run, without its reply: those of earlier processes (read from the file) first. */
@@ -152,7 +169,15 @@ export class Ledger {
   byPurpose(since = 0): Record<string, StageUsage> {
     const out: Record<string, StageUsage> = {};
     for (const r of this.records.slice(since)) {
-      const s = (out[r.purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 0, cost_usd: 0 });
+      const s = (out[r.purpose] ??= {
+        calls: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cached_tokens: 0,
+        reasoning_tokens: 0,
+        total_tokens: 0,
+        cost_usd: 0,
+      });
       if (r.from === 'journal') continue;
       s.calls += 1;
       s.prompt_tokens += r.usage.input;
@@ -188,7 +213,15 @@ function addTo(t: Totals, r: CallRecord): void {
 }
 
 export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
-  const total: StageUsage = { calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 0, cost_usd: 0 };
+  const total: StageUsage = {
+    calls: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    cached_tokens: 0,
+    reasoning_tokens: 0,
+    total_tokens: 0,
+    cost_usd: 0,
+  };
   for (const s of Object.values(stages)) {
     total.calls += s.calls;
     total.prompt_tokens += s.prompt_tokens;
@@ -196,7 +229,8 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
     total.cached_tokens = (total.cached_tokens ?? 0) + (s.cached_tokens ?? 0);
     total.reasoning_tokens = (total.reasoning_tokens ?? 0) + (s.reasoning_tokens ?? 0);
     total.total_tokens = (total.total_tokens ?? 0) + (s.total_tokens ?? s.prompt_tokens + s.completion_tokens);
-    total.cost_usd = total.cost_usd === null || s.cost_usd === null || s.cost_usd === undefined ? null : total.cost_usd! + s.cost_usd;
+    total.cost_usd =
+      total.cost_usd === null || s.cost_usd === null || s.cost_usd === undefined ? null : total.cost_usd! + s.cost_usd;
   }
   return total;
 }
@@ -221,7 +255,15 @@ export class LedgerModel implements ChatModel {
     const replayed = this.ledger.takeReplay(key);
     if (replayed?.response) {
       const usage = replayed.usage;
-      this.ledger.record({ ...base, time: new Date().toISOString(), usage, latency_ms: 0, retries: 0, from: 'journal', cost_usd: 0 });
+      this.ledger.record({
+        ...base,
+        time: new Date().toISOString(),
+        usage,
+        latency_ms: 0,
+        retries: 0,
+        from: 'journal',
+        cost_usd: 0,
+      });
       return { ...replayed.response, usage, latencyMs: 0, retries: 0, from: 'journal', costUsd: 0 };
     }
     const started = performance.now();
@@ -236,7 +278,12 @@ export class LedgerModel implements ChatModel {
         retries: res.retries ?? 0,
         from,
         cost_usd: from === 'provider' ? (res.costUsd === undefined ? null : res.costUsd) : 0,
-        response: { text: res.text, ...(res.parsed !== undefined ? { parsed: res.parsed } : {}), ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}), ...(res.trace ? { trace: res.trace } : {}) },
+        response: {
+          text: res.text,
+          ...(res.parsed !== undefined ? { parsed: res.parsed } : {}),
+          ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}),
+          ...(res.trace ? { trace: res.trace } : {}),
+        },
       });
       return res;
     } catch (err) {

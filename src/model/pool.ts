@@ -110,7 +110,8 @@ export class Pool {
 
   /** Additive increase: one more slot per `limit` successes, up to the configured concurrency. */
   onSuccess(): void {
-    if (this.limit < this.limits.concurrency) this.limit = Math.min(this.limits.concurrency, this.limit + 1 / this.limit);
+    if (this.limit < this.limits.concurrency)
+      this.limit = Math.min(this.limits.concurrency, this.limit + 1 / this.limit);
     this.stats.limit = this.limit;
     this.pump();
   }
@@ -161,7 +162,12 @@ export class Pool {
     for (let head = this.first(); head && this.active < Math.floor(this.limit); head = this.first()) {
       const now = this.clock.now();
       // Catching up after a late timer goes at most twice the pace: starts never bunch.
-      let wait = Math.max(0, this.pausedUntil - now, this.nextStartAt - now, this.lastStartAt + this.interval / 2 - now);
+      let wait = Math.max(
+        0,
+        this.pausedUntil - now,
+        this.nextStartAt - now,
+        this.lastStartAt + this.interval / 2 - now,
+      );
       if (wait === 0 && this.capacity !== Infinity) {
         this.refill();
         const need = Math.min(head.tokens, this.capacity);
@@ -177,11 +183,13 @@ export class Pool {
       this.stats.started++;
       this.stats.maxActive = Math.max(this.stats.maxActive, this.active);
       this.stats.recentStarts.push(now);
-      if (this.stats.recentStarts.length > RECENT) this.stats.recentStarts.splice(0, this.stats.recentStarts.length - RECENT);
+      if (this.stats.recentStarts.length > RECENT)
+        this.stats.recentStarts.splice(0, this.stats.recentStarts.length - RECENT);
       // The next start is one interval after this one was due: a timer that fires a little late
       // does not push every later start back (the pace holds over a minute), and a pool that was
       // idle starts afresh.
-      if (this.interval) this.nextStartAt = (now - this.nextStartAt < this.interval ? this.nextStartAt : now) + this.interval;
+      if (this.interval)
+        this.nextStartAt = (now - this.nextStartAt < this.interval ? this.nextStartAt : now) + this.interval;
       this.lastStartAt = now;
       if (this.capacity !== Infinity) this.tokens -= head.tokens;
       head.resolve();

@@ -10,7 +10,13 @@ import type { Price } from '../config/schema.ts';
 import type { Usage } from './types.ts';
 
 /** Anthropic's rates derive from the input price: cache reads 0.1×, 5-minute writes 1.25×, 1-hour writes 2×. */
-const anthropic = (input: number, output: number): Price => ({ input, cached_input: input / 10, cache_write: input * 1.25, cache_write_1h: input * 2, output });
+const anthropic = (input: number, output: number): Price => ({
+  input,
+  cached_input: input / 10,
+  cache_write: input * 1.25,
+  cache_write_1h: input * 2,
+  output,
+});
 
 export const PRICE_TABLE: Readonly<Record<string, Price>> = {
   // OpenAI (and the same models on Azure when the deployment is named after the model). OpenAI
@@ -75,7 +81,12 @@ export function lookupModel<T>(table: Readonly<Record<string, T>>, model: string
   if (table[name] !== undefined) return table[name];
   let best: string | undefined;
   for (const key of Object.keys(table)) {
-    if (name.startsWith(`${key}-`) && /^-(\d{4}-?\d{2}-?\d{2}|\d{8}|latest|preview)/.test(name.slice(key.length)) && (!best || key.length > best.length)) best = key;
+    if (
+      name.startsWith(`${key}-`) &&
+      /^-(\d{4}-?\d{2}-?\d{2}|\d{8}|latest|preview)/.test(name.slice(key.length)) &&
+      (!best || key.length > best.length)
+    )
+      best = key;
   }
   return best ? table[best] : undefined;
 }

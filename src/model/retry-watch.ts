@@ -72,7 +72,14 @@ export class RetryWatch {
     const until = epochMs + ms;
     if (until <= s.waitUntil + 1000) return;
     s.waitUntil = until;
-    this.emit({ type: 'model_wait', role, model, reason, seconds: Math.round(ms / 100) / 10, until: new Date(until).toISOString() });
+    this.emit({
+      type: 'model_wait',
+      role,
+      model,
+      reason,
+      seconds: Math.round(ms / 100) / 10,
+      until: new Date(until).toISOString(),
+    });
   }
 
   /** One failed attempt of a call of `role` to `model` at `url`; `final`: no retry follows. */
@@ -80,7 +87,10 @@ export class RetryWatch {
     const s = this.state(role);
     s.pending++;
     s.total++;
-    const hint = failure.kind === 'network' && url && !s.hinted ? `model.${role} cannot reach ${url}: is the server running and listening there? Check model.${role}.base_url (or the backend's *_BASE_URL variable)` : undefined;
+    const hint =
+      failure.kind === 'network' && url && !s.hinted
+        ? `model.${role} cannot reach ${url}: is the server running and listening there? Check model.${role}.base_url (or the backend's *_BASE_URL variable)`
+        : undefined;
     const now = this.now();
     if (!hint && now - s.lastAt < this.intervalMs) return;
     if (hint) s.hinted = true;

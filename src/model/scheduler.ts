@@ -71,7 +71,8 @@ const INFRA_KIND: Record<FailureKind, InfraError['kind']> = {
 const FATAL_HINT: Partial<Record<FailureKind, string>> = {
   auth: 'the provider refused the credentials: check the API key (or token) and its access to this model',
   not_found: 'the model, deployment or endpoint does not exist: check the model name and base_url',
-  bad_request: 'the provider rejected a request built from the configuration: check the model and its settings (options, max_output_tokens, json_schema, reasoning_effort)',
+  bad_request:
+    'the provider rejected a request built from the configuration: check the model and its settings (options, max_output_tokens, json_schema, reasoning_effort)',
 };
 
 /**
@@ -156,7 +157,9 @@ export class ScheduledModel implements ChatModel {
         waited += wait.ms;
         this.reportWait(wait.ms, wait.reason);
         try {
-          await sleep(wait.ms, undefined, { signal: req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal });
+          await sleep(wait.ms, undefined, {
+            signal: req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal,
+          });
         } catch (err) {
           throw req.signal?.aborted ? err : (this.admission.stopped ?? err);
         }
@@ -185,14 +188,17 @@ export class ScheduledModel implements ChatModel {
         const ms = Math.min(waitMs, this.policy.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
         this.pool.pause(ms);
         this.hooks.pace?.pause(ms);
-        this.reportWait(ms, 'the provider\'s rate-limit window is used up until it resets: no call starts before then');
+        this.reportWait(ms, "the provider's rate-limit window is used up until it resets: no call starts before then");
       }
       return { answer };
     } catch (err) {
       if (req.signal?.aborted) throw err;
       // Our timer fired, whatever the SDK made of the aborted read (headers or body).
       const failure = timedOut
-        ? new CallFailure(`${this.id}: no complete reply within ${this.policy.timeoutMs / 1000} s (${this.label}.timeout_s)`, 'timeout')
+        ? new CallFailure(
+            `${this.id}: no complete reply within ${this.policy.timeoutMs / 1000} s (${this.label}.timeout_s)`,
+            'timeout',
+          )
         : classifyFailure(err, this.id);
       if (!failure) throw err;
       return { failure, startedAt };
@@ -202,11 +208,21 @@ export class ScheduledModel implements ChatModel {
   }
 
   /** How long to wait before the next attempt, and why; throws when no attempt follows. */
-  private nextWait(req: ChatRequest, call: number, failure: CallFailure, startedAt: number, attempt: number, waited: number): { ms: number; reason: string } {
+  private nextWait(
+    req: ChatRequest,
+    call: number,
+    failure: CallFailure,
+    startedAt: number,
+    attempt: number,
+    waited: number,
+  ): { ms: number; reason: string } {
     const hint = FATAL_HINT[failure.kind];
     if (hint) {
       // A deployment name the capability table does not know gets the effort; the way out is one setting.
-      const effort = failure.kind === 'bad_request' && /reasoning[._]effort/i.test(failure.message) ? `. If the model takes no reasoning effort, set ${this.label}.capabilities.reasoning_effort: false` : '';
+      const effort =
+        failure.kind === 'bad_request' && /reasoning[._]effort/i.test(failure.message)
+          ? `. If the model takes no reasoning effort, set ${this.label}.capabilities.reasoning_effort: false`
+          : '';
       throw new FatalModelError(`${this.label} (${this.id}): ${hint}. ${failure.message}${effort}`);
     }
     const final = !failure.retryable || attempt >= this.policy.maxRetries;
@@ -229,19 +245,44 @@ export class ScheduledModel implements ChatModel {
       this.hooks.pace?.pause(asked);
     }
     if (final) throw this.health.failed(call, failure) ?? this.giveUp(req, failure, attempt);
-    if (asked !== undefined) return { ms: asked, reason: `${failure.kind === 'rate_limit' ? 'rate limited' : failure.kind} (${failure.status ? `HTTP ${failure.status}` : failure.kind}); the provider asked to wait` };
+    if (asked !== undefined)
+      return {
+        ms: asked,
+        reason: `${failure.kind === 'rate_limit' ? 'rate limited' : failure.kind} (${failure.status ? `HTTP ${failure.status}` : failure.kind}); the provider asked to wait`,
+      };
     const ms = Math.min(this.backoff(attempt), maxWait - waited);
     if (ms <= 0) {
-      throw new InfraError(`${this.label}: gave up after ${attempt + 1} attempts and ${duration(waited)} of waiting (${this.label}.max_wait_s): ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+      throw new InfraError(
+        `${this.label}: gave up after ${attempt + 1} attempts and ${duration(waited)} of waiting (${this.label}.max_wait_s): ${failure.message}`,
+        INFRA_KIND[failure.kind],
+        attempt,
+      );
     }
-    return { ms, reason: `backing off after ${failure.kind === 'server' && failure.status ? `HTTP ${failure.status}` : failure.kind} (attempt ${attempt + 1} of ${this.policy.maxRetries + 1})` };
+    return {
+      ms,
+      reason: `backing off after ${failure.kind === 'server' && failure.status ? `HTTP ${failure.status}` : failure.kind} (attempt ${attempt + 1} of ${this.policy.maxRetries + 1})`,
+    };
   }
 
   /** The error of a call given up (no retry left, or none would help). */
   private giveUp(req: ChatRequest, failure: CallFailure, attempt: number): InfraError {
-    if (failure.kind === 'truncated') return new InfraError(`${this.label}: ${failure.message}: raise ${outputLimitSetting(this.label, req)}`, 'truncated', attempt);
-    if (!failure.retryable) return new InfraError(`${this.label}: the provider rejected this request: ${failure.message}`, INFRA_KIND[failure.kind], attempt);
-    return new InfraError(`${this.label}: failed after ${attempt + 1} attempt${attempt ? 's' : ''}: ${failure.message}`, INFRA_KIND[failure.kind], attempt);
+    if (failure.kind === 'truncated')
+      return new InfraError(
+        `${this.label}: ${failure.message}: raise ${outputLimitSetting(this.label, req)}`,
+        'truncated',
+        attempt,
+      );
+    if (!failure.retryable)
+      return new InfraError(
+        `${this.label}: the provider rejected this request: ${failure.message}`,
+        INFRA_KIND[failure.kind],
+        attempt,
+      );
+    return new InfraError(
+      `${this.label}: failed after ${attempt + 1} attempt${attempt ? 's' : ''}: ${failure.message}`,
+      INFRA_KIND[failure.kind],
+      attempt,
+    );
   }
 
   private reportWait(ms: number, reason: string): void {

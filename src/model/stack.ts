@@ -73,7 +73,13 @@ export async function buildBackendModel(
 ): Promise<ChatModel> {
   const spec = getBackend(rc.backend);
   if (!spec) throw new FatalModelError(`unknown backend '${rc.backend}' for model.${role}`);
-  return spec.create(rc, { role, environment, reasoningEffort: config.model.reasoning_effort, seed: config.train.seed, ...extra });
+  return spec.create(rc, {
+    role,
+    environment,
+    reasoningEffort: config.model.reasoning_effort,
+    seed: config.train.seed,
+    ...extra,
+  });
 }
 
 /** What shapes a role's answers beyond the request (the resolved endpoint comes from the backend): part of the response-cache key. */
@@ -123,7 +129,12 @@ export class ModelStack {
     const override = rc === this.config.model[role] ? this.options.override?.[role] : undefined;
     if (override) return this.wrap(role, override, rc, { pool, cached: false });
     const notice = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
-    return this.wrap(role, await buildBackendModel(role, rc, this.config, this.environment, { notice, fetch: this.options.fetch }), rc, { pool, cached: true });
+    return this.wrap(
+      role,
+      await buildBackendModel(role, rc, this.config, this.environment, { notice, fetch: this.options.fetch }),
+      rc,
+      { pool, cached: true },
+    );
   }
 
   /** A given model wrapped like a built one (the caller's own models: not cached). */
@@ -136,7 +147,13 @@ export class ModelStack {
     }
     const url = (inner as { url?: string }).url;
     if (!inner.priced) this.unpriced.set(role, inner.id);
-    const policy = { maxRetries: rc.max_retries, timeoutMs: rc.timeout_s * 1000, backoffMs: rc.backoff_s * 1000, backoffMaxMs: rc.backoff_max_s * 1000, maxWaitMs: rc.max_wait_s * 1000 };
+    const policy = {
+      maxRetries: rc.max_retries,
+      timeoutMs: rc.timeout_s * 1000,
+      backoffMs: rc.backoff_s * 1000,
+      backoffMaxMs: rc.backoff_max_s * 1000,
+      maxWaitMs: rc.max_wait_s * 1000,
+    };
     let model: ChatModel = new ScheduledModel(inner, pool, policy, `model.${role}`, {
       onFailure: (failure, final) => this.watch.failed(role, inner.id, url, failure, final),
       onWait: (ms, reason) => this.watch.waiting(role, inner.id, ms, reason),
@@ -145,7 +162,13 @@ export class ModelStack {
     });
     if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
       const warn = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
-      model = new CachedModel(model, this.openCache(), this.config.cache.mode, roleIdentity(rc, this.config, inner), warn);
+      model = new CachedModel(
+        model,
+        this.openCache(),
+        this.config.cache.mode,
+        roleIdentity(rc, this.config, inner),
+        warn,
+      );
     }
     return new LedgerModel(model, this.ledger, role);
   }
@@ -153,7 +176,9 @@ export class ModelStack {
   private openCache(): ResponseCache {
     if (this.cache) return this.cache;
     const configured = this.config.cache.path;
-    const file = configured ? path.resolve(this.options.configDir ?? process.cwd(), configured) : defaultCachePath(this.environment);
+    const file = configured
+      ? path.resolve(this.options.configDir ?? process.cwd(), configured)
+      : defaultCachePath(this.environment);
     this.cache = new ResponseCache(file);
     return this.cache;
   }

@@ -27,7 +27,10 @@ function describeIssues(error: z.ZodError): string {
 }
 
 /** The reply text as a valid object of `schema`, or what is wrong with it. */
-export function validReply<T>(schema: z.ZodType<T>, text: string): { ok: true; value: T } | { ok: false; problem: string } {
+export function validReply<T>(
+  schema: z.ZodType<T>,
+  text: string,
+): { ok: true; value: T } | { ok: false; problem: string } {
   const candidate = extractJson(text);
   if (candidate === undefined) return { ok: false, problem: 'the reply holds no JSON object' };
   const result = schema.safeParse(candidate);
@@ -43,7 +46,10 @@ function check<T>(schema: z.ZodType<T>, res: ChatResponse): { ok: true; value: T
 }
 
 /** A reply validated against `req.schema`; one corrective retry. */
-export async function completeJson<T>(model: ChatModel, req: ChatRequest & { schema: z.ZodType<T> }): Promise<{ value: T; response: ChatResponse }> {
+export async function completeJson<T>(
+  model: ChatModel,
+  req: ChatRequest & { schema: z.ZodType<T> },
+): Promise<{ value: T; response: ChatResponse }> {
   const first = await model.complete(req);
   const checked = check(req.schema, first);
   if (checked.ok) return { value: checked.value, response: first };
@@ -52,11 +58,17 @@ export async function completeJson<T>(model: ChatModel, req: ChatRequest & { sch
     messages: [
       ...req.messages,
       { role: 'assistant', content: first.text },
-      { role: 'user', content: `Your reply could not be used (${checked.problem}). Reply again with only the JSON object, in the format asked for.` },
+      {
+        role: 'user',
+        content: `Your reply could not be used (${checked.problem}). Reply again with only the JSON object, in the format asked for.`,
+      },
     ],
   };
   const second = await model.complete(retry);
   const again = check(req.schema, second);
   if (again.ok) return { value: again.value, response: second };
-  throw new StructuredOutputError(`the ${req.purpose} reply was not valid JSON of the expected shape: ${again.problem}`, second.text);
+  throw new StructuredOutputError(
+    `the ${req.purpose} reply was not valid JSON of the expected shape: ${again.problem}`,
+    second.text,
+  );
 }

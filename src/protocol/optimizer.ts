@@ -64,11 +64,12 @@ export function changesOf(mode: UpdateMode, items: UpdateItem[]): Changes {
 }
 
 /** The list key of a patch in each update mode, and how items are called in messages. */
-export const PAYLOAD: Record<UpdateMode, { key: 'edits' | 'revise_suggestions' | 'skill_candidates'; label: string }> = {
-  patch: { key: 'edits', label: 'edits' },
-  rewrite_from_suggestions: { key: 'revise_suggestions', label: 'suggestions' },
-  full_rewrite_minibatch: { key: 'skill_candidates', label: 'skill candidates' },
-};
+export const PAYLOAD: Record<UpdateMode, { key: 'edits' | 'revise_suggestions' | 'skill_candidates'; label: string }> =
+  {
+    patch: { key: 'edits', label: 'edits' },
+    rewrite_from_suggestions: { key: 'revise_suggestions', label: 'suggestions' },
+    full_rewrite_minibatch: { key: 'skill_candidates', label: 'skill candidates' },
+  };
 
 /** A patch: reasoning plus the mode's list of items. */
 export interface Patch {
@@ -107,7 +108,19 @@ export function analystReplySchema(mode: UpdateMode, source: 'failure' | 'succes
     .object({
       batch_size: z.coerce.number().optional(),
       ...(source === 'failure'
-        ? { failure_summary: z.array(z.object({ failure_type: z.string().default(''), count: z.coerce.number().optional(), description: z.string().default('') }).loose()).default([]) }
+        ? {
+            failure_summary: z
+              .array(
+                z
+                  .object({
+                    failure_type: z.string().default(''),
+                    count: z.coerce.number().optional(),
+                    description: z.string().default(''),
+                  })
+                  .loose(),
+              )
+              .default([]),
+          }
         : { success_patterns: z.array(z.string()).default([]) }),
       patch: patchReplySchema(mode).optional(),
       /** Read tolerantly (see extractNotes): strings, {note} or {content} objects, or one string. */
@@ -116,7 +129,9 @@ export function analystReplySchema(mode: UpdateMode, source: 'failure' | 'succes
     .loose();
 }
 
-export const RankReplySchema = z.object({ reasoning: z.string().default(''), selected_indices: z.array(z.unknown()).default([]) }).loose();
+export const RankReplySchema = z
+  .object({ reasoning: z.string().default(''), selected_indices: z.array(z.unknown()).default([]) })
+  .loose();
 
 export const LrReplySchema = z
   .object({
@@ -128,7 +143,11 @@ export const LrReplySchema = z
   .loose();
 
 export const RewriteReplySchema = z
-  .object({ reasoning: z.string().default(''), change_summary: z.union([z.array(z.string()), z.string()]).default([]), new_skill: z.string().default('') })
+  .object({
+    reasoning: z.string().default(''),
+    change_summary: z.union([z.array(z.string()), z.string()]).default([]),
+    new_skill: z.string().default(''),
+  })
   .loose();
 
 export const ConsolidateReplySchema = z.object({ appendix_notes: z.array(z.string()).default([]) }).loose();
@@ -184,7 +203,16 @@ export interface ComparisonPair {
 }
 
 /** The kinds of optimizer request, each answered by its own reply schema. */
-export const OPTIMIZER_REQUESTS = ['analyst', 'merge', 'rank', 'lr_autonomous', 'rewrite', 'slow_update', 'meta_skill', 'appendix_consolidate'] as const;
+export const OPTIMIZER_REQUESTS = [
+  'analyst',
+  'merge',
+  'rank',
+  'lr_autonomous',
+  'rewrite',
+  'slow_update',
+  'meta_skill',
+  'appendix_consolidate',
+] as const;
 
 /** The payload of an optimizer request (`ChatRequest.meta`), or undefined for another kind of request. */
 export function optimizerRequest(meta: unknown): OptimizerMeta | undefined {
@@ -216,7 +244,14 @@ export type OptimizerMeta =
       budget?: number;
     }
   | { kind: 'rank'; mode: UpdateMode; skill: string; items: UpdateItem[]; budget: number }
-  | { kind: 'lr_autonomous'; mode: UpdateMode; skill: string; items: UpdateItem[]; rolloutHard: number; rolloutN: number }
+  | {
+      kind: 'lr_autonomous';
+      mode: UpdateMode;
+      skill: string;
+      items: UpdateItem[];
+      rolloutHard: number;
+      rolloutN: number;
+    }
   | { kind: 'rewrite'; skill: string; suggestions: Suggestion[] }
   | { kind: 'slow_update'; prevSkill: string; currSkill: string; guidance: string; pairs: ComparisonPair[] }
   | { kind: 'meta_skill'; prevSkill: string; currSkill: string; previous: string; pairs: ComparisonPair[] }

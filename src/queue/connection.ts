@@ -4,7 +4,8 @@ import { Redis } from 'ioredis';
 import { UserError } from '../errors.ts';
 
 function checkUrl(url: string, where: string): void {
-  if (!/^rediss?:\/\/[^/]/.test(url)) throw new UserError(`${where}: expected a Redis URL such as 'redis://host:6379', got '${url}'`);
+  if (!/^rediss?:\/\/[^/]/.test(url))
+    throw new UserError(`${where}: expected a Redis URL such as 'redis://host:6379', got '${url}'`);
 }
 
 /** For BullMQ: blocking commands must not time out, or a worker waiting for jobs fails. */

@@ -21,7 +21,18 @@ import { skillHash } from '../skill/document.ts';
 import { VERSION } from '../version.ts';
 import type { Redis } from 'ioredis';
 import { openRedis, redisConnection } from './connection.ts';
-import { KEEP_SECONDS, KEY_PREFIX, QUEUE_NAME, RolloutOutcomeSchema, rolloutJobId, runSpecKey, skillKey, type JobError, type RolloutJobData, type RunSpec } from './jobs.ts';
+import {
+  KEEP_SECONDS,
+  KEY_PREFIX,
+  QUEUE_NAME,
+  RolloutOutcomeSchema,
+  rolloutJobId,
+  runSpecKey,
+  skillKey,
+  type JobError,
+  type RolloutJobData,
+  type RunSpec,
+} from './jobs.ts';
 
 export interface RemoteEnvOptions {
   /** The Redis URL (`run.queue`). */
@@ -37,7 +48,10 @@ export interface RemoteEnvOptions {
 
 /** The run's name in Redis: the same run directory on the same host is the same run. */
 export function queueRunId(runRoot: string): string {
-  return createHash('sha256').update(JSON.stringify([os.hostname(), runRoot])).digest('hex').slice(0, 24);
+  return createHash('sha256')
+    .update(JSON.stringify([os.hostname(), runRoot]))
+    .digest('hex')
+    .slice(0, 24);
 }
 
 export class RemoteRollouts {
@@ -67,7 +81,9 @@ export class RemoteRollouts {
       try {
         await this.redis.set(runSpecKey(this.run), JSON.stringify(spec), 'EX', KEEP_SECONDS);
       } catch (err) {
-        throw new UserError(`run.queue: cannot use Redis at ${redactText(this.o.url)} (is redis-server running there, and reachable from here?): ${err instanceof Error ? err.message : String(err)}`);
+        throw new UserError(
+          `run.queue: cannot use Redis at ${redactText(this.o.url)} (is redis-server running there, and reachable from here?): ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
       const connection = redisConnection(this.o.url, 'run.queue');
       this.queue = new Queue<RolloutJobData>(QUEUE_NAME, { connection, prefix: KEY_PREFIX });
@@ -105,7 +121,15 @@ export class RemoteRollouts {
     await this.connect();
     const hash = skillHash(skill);
     await this.storeSkill(hash, skill);
-    const data: RolloutJobData = { run: this.run, skill: hash, item: item.id, target: ctx.target.id, seed: ctx.seed, sample: ctx.sample ?? 0, training: ctx.training ?? false };
+    const data: RolloutJobData = {
+      run: this.run,
+      skill: hash,
+      item: item.id,
+      target: ctx.target.id,
+      seed: ctx.seed,
+      sample: ctx.sample ?? 0,
+      training: ctx.training ?? false,
+    };
     // A job is a call in flight for the admission: checked against the run's limits, and waited for on a stop.
     this.o.admission.enter();
     try {
@@ -116,10 +140,16 @@ export class RemoteRollouts {
       } catch (err) {
         if (err instanceof RunStop) throw err;
         // The job failed in BullMQ's hands (its worker lost twice, a worker's bug): not the item's fault.
-        throw new InfraError(`rollout of ${item.id} on the workers failed: ${err instanceof Error ? err.message : String(err)}`, 'other');
+        throw new InfraError(
+          `rollout of ${item.id} on the workers failed: ${err instanceof Error ? err.message : String(err)}`,
+          'other',
+        );
       }
       const outcome = RolloutOutcomeSchema.safeParse(value);
-      if (!outcome.success) throw new Error(`rollout job ${jobId} of ${item.id}: a worker's reply is not an outcome (${outcome.error.issues[0]?.message}); are the trainer and the worker the same version?`);
+      if (!outcome.success)
+        throw new Error(
+          `rollout job ${jobId} of ${item.id}: a worker's reply is not an outcome (${outcome.error.issues[0]?.message}); are the trainer and the worker the same version?`,
+        );
       this.o.ledger.recordJob(jobId, outcome.data.calls as unknown as CallRecord[]);
       this.o.onOutcome?.(outcome.data.worker);
       if (outcome.data.error) {

@@ -30,7 +30,6 @@ if until_ > tonumber(redis.call('GET', KEYS[1]) or '0') then redis.call('SET', K
 return until_
 `;
 
-
 type PaceRedis = Redis & {
   skilloptReserve(next: string, pause: string, interval: number): Promise<number>;
   skilloptPause(pause: string, ms: number): Promise<number>;

@@ -21,7 +21,17 @@ import { FatalModelError, RunStop, type ChatModel } from '../model/types.ts';
 import { VERSION } from '../version.ts';
 import type { Redis } from 'ioredis';
 import { openRedis, redisConnection } from './connection.ts';
-import { KEY_PREFIX, QUEUE_NAME, RolloutJobSchema, RunSpecSchema, runSpecKey, skillKey, type JobError, type RolloutJobData, type RolloutOutcome } from './jobs.ts';
+import {
+  KEY_PREFIX,
+  QUEUE_NAME,
+  RolloutJobSchema,
+  RunSpecSchema,
+  runSpecKey,
+  skillKey,
+  type JobError,
+  type RolloutJobData,
+  type RolloutOutcome,
+} from './jobs.ts';
 import { SharedPace } from './shared-pace.ts';
 
 export interface WorkerOptions {
@@ -78,7 +88,9 @@ export class RolloutWorker {
       await this.redis.ping();
     } catch (err) {
       this.redis.disconnect();
-      throw new UserError(`--redis: cannot use Redis at ${redactText(this.o.url)} (is redis-server running there, and reachable from here?): ${errorMessage(err)}`);
+      throw new UserError(
+        `--redis: cannot use Redis at ${redactText(this.o.url)} (is redis-server running there, and reachable from here?): ${errorMessage(err)}`,
+      );
     }
     const lockDuration = this.o.lockMs ?? 30_000;
     this.worker = new Worker<RolloutJobData, RolloutOutcome>(QUEUE_NAME, (job) => this.process(job), {
@@ -105,27 +117,46 @@ export class RolloutWorker {
   private async process(job: Job<RolloutJobData, RolloutOutcome>): Promise<RolloutOutcome> {
     const data = RolloutJobSchema.parse(job.data);
     const calls = new JobCalls();
-    const outcome = (extra: Pick<RolloutOutcome, 'trajectory' | 'error'>): RolloutOutcome => ({ ...extra, calls: calls.calls, worker: this.name });
+    const outcome = (extra: Pick<RolloutOutcome, 'trajectory' | 'error'>): RolloutOutcome => ({
+      ...extra,
+      calls: calls.calls,
+      worker: this.name,
+    });
     let services: RunServices;
     let skill: string;
     let item: Item;
     try {
       services = await this.services(data.run);
       const text = await this.redis.get(skillKey(data.skill));
-      if (text === null) throw new Error(`the skill ${data.skill} is not in Redis (expired, or another Redis than the trainer's)`);
+      if (text === null)
+        throw new Error(`the skill ${data.skill} is not in Redis (expired, or another Redis than the trainer's)`);
       skill = text;
       const found = services.items.get(data.item);
-      if (!found) throw new Error(`item '${data.item}' is not in this worker's data for env '${services.env.name}': the worker must have the same data as the trainer`);
+      if (!found)
+        throw new Error(
+          `item '${data.item}' is not in this worker's data for env '${services.env.name}': the worker must have the same data as the trainer`,
+        );
       item = found;
-      if (services.target.id !== data.target) throw new Error(`the trainer's target is ${data.target}, this worker's ${services.target.id}: give both the same config and environment`);
+      if (services.target.id !== data.target)
+        throw new Error(
+          `the trainer's target is ${data.target}, this worker's ${services.target.id}: give both the same config and environment`,
+        );
     } catch (err) {
       this.log(`job ${job.id}: ${errorMessage(err)}`);
-      return outcome({ error: { type: 'other', kind: 'worker', message: `worker ${this.name}: ${redactText(errorMessage(err))}` } });
+      return outcome({
+        error: { type: 'other', kind: 'worker', message: `worker ${this.name}: ${redactText(errorMessage(err))}` },
+      });
     }
     const target = new LedgerModel(services.target, calls, 'target');
     const judge = services.judge && new LedgerModel(services.judge, calls, 'judge');
     try {
-      const trajectory = await services.env.rollout(item, skill, { target, judge, seed: data.seed, sample: data.sample, training: data.training });
+      const trajectory = await services.env.rollout(item, skill, {
+        target,
+        judge,
+        seed: data.seed,
+        sample: data.sample,
+        training: data.training,
+      });
       return outcome({ trajectory });
     } catch (err) {
       const failed = itemError(item, err);
@@ -135,7 +166,11 @@ export class RolloutWorker {
         this.drop(data.run);
         return outcome({ error: { type: 'stop', kind: err.reason, message: redactText(err.message) } });
       }
-      const error: JobError = { type: err instanceof FatalModelError ? 'fatal' : 'other', kind: err instanceof Error ? err.name : 'error', message: redactText(errorMessage(err)) };
+      const error: JobError = {
+        type: err instanceof FatalModelError ? 'fatal' : 'other',
+        kind: err instanceof Error ? err.name : 'error',
+        message: redactText(errorMessage(err)),
+      };
       return outcome({ error });
     }
   }
@@ -143,7 +178,10 @@ export class RolloutWorker {
   private drop(run: string): void {
     const services = this.runs.get(run);
     this.runs.delete(run);
-    void services?.then((s) => s.stack.close(), () => {});
+    void services?.then(
+      (s) => s.stack.close(),
+      () => {},
+    );
   }
 
   private services(run: string): Promise<RunServices> {
@@ -158,11 +196,21 @@ export class RolloutWorker {
 
   private async build(run: string): Promise<RunServices> {
     const stored = await this.redis.get(runSpecKey(run));
-    if (stored === null) throw new Error(`run ${run} has no spec in Redis (expired, or another Redis than the trainer's)`);
+    if (stored === null)
+      throw new Error(`run ${run} has no spec in Redis (expired, or another Redis than the trainer's)`);
     const spec = RunSpecSchema.parse(JSON.parse(stored));
-    if (spec.version !== VERSION) throw new Error(`the trainer runs skillopt ${spec.version}, this worker ${VERSION}: workers need the trainer's version`);
+    if (spec.version !== VERSION)
+      throw new Error(
+        `the trainer runs skillopt ${spec.version}, this worker ${VERSION}: workers need the trainer's version`,
+      );
     const config = ConfigSchema.parse(spec.config);
-    const loaded: LoadedConfig = { config, files: [spec.configFile], secretPaths: new Set(), warnings: [], baseDirOf: (key) => spec.baseDirs[key] ?? spec.defaultDir };
+    const loaded: LoadedConfig = {
+      config,
+      files: [spec.configFile],
+      secretPaths: new Set(),
+      warnings: [],
+      baseDirOf: (key) => spec.baseDirs[key] ?? spec.defaultDir,
+    };
     const { env, splits } = await buildEnv(loaded);
     const items = new Map<string, Item>();
     for (const split of [splits.train, splits.val, splits.test]) for (const item of split) items.set(item.id, item);

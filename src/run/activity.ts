@@ -36,7 +36,12 @@ let exitHook = false;
  * Marks this process as doing `kind` work in `dir` until `release()` (or its exit). Never throws:
  * when the marker cannot be written, `warn` is told once per process.
  */
-export function markActivity(kind: ActivityKind, dir: string, warn: (message: string) => void, folder = activityDir()): { release(): void } {
+export function markActivity(
+  kind: ActivityKind,
+  dir: string,
+  warn: (message: string) => void,
+  folder = activityDir(),
+): { release(): void } {
   const owner = me();
   const file = path.join(folder, `${kind}-${owner.pid}-${crypto.randomBytes(4).toString('hex')}.json`);
   try {
@@ -45,7 +50,9 @@ export function markActivity(kind: ActivityKind, dir: string, warn: (message: st
   } catch (err) {
     if (!warned) {
       warned = true;
-      warn(`cannot mark this ${kind === 'train' ? 'training run' : 'evaluation'} as running in ${folder} (${(err as Error).message}): a Sleep night started meanwhile will not know to wait`);
+      warn(
+        `cannot mark this ${kind === 'train' ? 'training run' : 'evaluation'} as running in ${folder} (${(err as Error).message}): a Sleep night started meanwhile will not know to wait`,
+      );
     }
     return { release: () => {} };
   }

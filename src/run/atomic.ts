@@ -53,7 +53,11 @@ function openCreating(file: string): number {
  * process, for bulky derived files (per-item trajectories) where a power cut may lose the file.
  * `mode` sets the file's permissions (else the default for a new file).
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string | Uint8Array>, options: { durable?: boolean; mode?: number } = {}): void {
+export function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array | Iterable<string | Uint8Array>,
+  options: { durable?: boolean; mode?: number } = {},
+): void {
   const tmp = tempPath(file);
   let fd: number | undefined;
   try {
@@ -138,7 +142,10 @@ export class AppendFile {
     this.readFd ??= fs.openSync(this.file, 'r');
     const bytes = Buffer.allocUnsafe(at.bytes);
     const n = fs.readSync(this.readFd, bytes, 0, at.bytes, at.offset);
-    if (n !== at.bytes) throw new Error(`${this.file}: the line at byte ${at.offset} is cut short (${n} of ${at.bytes} bytes): the file changed under the run`);
+    if (n !== at.bytes)
+      throw new Error(
+        `${this.file}: the line at byte ${at.offset} is cut short (${n} of ${at.bytes} bytes): the file changed under the run`,
+      );
     return bytes.toString('utf8');
   }
 
@@ -166,7 +173,10 @@ const CHUNK_BYTES = 1024 * 1024;
  * next writer starts a fresh line after it. Yields each value with its line number (from 1) and
  * its text.
  */
-export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: number } = {}): Generator<{ value: T; line: number; text: string; at: LineAt }> {
+export function* jsonLines<T = unknown>(
+  file: string,
+  options: { maxLineBytes?: number } = {},
+): Generator<{ value: T; line: number; text: string; at: LineAt }> {
   const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
   let fd: number;
   try {
@@ -210,7 +220,9 @@ export function* jsonLines<T = unknown>(file: string, options: { maxLineBytes?: 
         pending.push(Buffer.from(chunk.subarray(start, n)));
         pendingBytes += n - start;
         if (pendingBytes > maxLine) {
-          throw new Error(`${file}: line ${line + 1} is longer than ${maxLine} bytes; the file is damaged or was not written by skillopt`);
+          throw new Error(
+            `${file}: line ${line + 1} is longer than ${maxLine} bytes; the file is damaged or was not written by skillopt`,
+          );
         }
       }
       read += n;

@@ -65,9 +65,12 @@ export class BlobStore {
     try {
       text = fs.readFileSync(this.file(hash), 'utf8');
     } catch (err) {
-      throw new BlobMissingError(`${this.file(hash)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : (err as Error).message}`);
+      throw new BlobMissingError(
+        `${this.file(hash)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : (err as Error).message}`,
+      );
     }
-    if (crypto.createHash('sha256').update(text).digest('hex') !== hash) throw new BlobMissingError(`${this.file(hash)}: damaged (its content does not match its name)`);
+    if (crypto.createHash('sha256').update(text).digest('hex') !== hash)
+      throw new BlobMissingError(`${this.file(hash)}: damaged (its content does not match its name)`);
     this.remember(hash, text);
     return text;
   }
@@ -94,7 +97,12 @@ const JSON_REF = 'json:';
  * `under` limits this to the strings below one key (the rest of the line stays readable as is);
  * a value under a key named in `whole` goes to one blob as its JSON when that is long.
  */
-export function toJournalLine(record: object, store: BlobStore, under = '', whole: readonly string[] = []): Record<string, unknown> {
+export function toJournalLine(
+  record: object,
+  store: BlobStore,
+  under = '',
+  whole: readonly string[] = [],
+): Record<string, unknown> {
   const refs: Record<string, string> = {};
   const walk = (value: unknown, pointer: string): unknown => {
     if (typeof value === 'string') {
@@ -102,7 +110,12 @@ export function toJournalLine(record: object, store: BlobStore, under = '', whol
       refs[pointer] = store.put(value);
       return null;
     }
-    if (value && typeof value === 'object' && whole.includes(unescapeToken(pointer.slice(pointer.lastIndexOf('/') + 1))) && pointer.startsWith(under)) {
+    if (
+      value &&
+      typeof value === 'object' &&
+      whole.includes(unescapeToken(pointer.slice(pointer.lastIndexOf('/') + 1))) &&
+      pointer.startsWith(under)
+    ) {
       const json = JSON.stringify(value);
       if (json.length >= BLOB_MIN_CHARS) {
         refs[pointer] = `${JSON_REF}${store.put(json)}`;
@@ -130,8 +143,11 @@ export function fromJournalLine<T>(line: Record<string, unknown>, store: BlobSto
     const tokens = pointer.split('/').slice(1).map(unescapeToken);
     let parent: Record<string, unknown> | unknown[] = record;
     for (const t of tokens.slice(0, -1)) parent = (parent as Record<string, unknown>)[t] as Record<string, unknown>;
-    if (!parent || typeof parent !== 'object') throw new BlobMissingError(`a reference to blob ${hash} at ${pointer} does not fit the line`);
-    (parent as Record<string, unknown>)[tokens.at(-1)!] = hash.startsWith(JSON_REF) ? JSON.parse(store.get(hash.slice(JSON_REF.length))) : store.get(hash);
+    if (!parent || typeof parent !== 'object')
+      throw new BlobMissingError(`a reference to blob ${hash} at ${pointer} does not fit the line`);
+    (parent as Record<string, unknown>)[tokens.at(-1)!] = hash.startsWith(JSON_REF)
+      ? JSON.parse(store.get(hash.slice(JSON_REF.length)))
+      : store.get(hash);
   }
   return record as T;
 }

@@ -9,11 +9,30 @@ import { AppendFile, readJsonLines } from './atomic.ts';
 import { GATE_ACTIONS, STEP_ACTIONS } from './records.ts';
 
 /** The stages a run reports: the baseline, the six of a step (and a pool's merge), the slow update, the final evaluation and the transfer check. */
-export const STAGES = ['baseline', 'rollout', 'reflect', 'aggregate', 'select', 'update', 'evaluate', 'pool_merge', 'slow_update', 'final_evaluation', 'transfer'] as const;
+export const STAGES = [
+  'baseline',
+  'rollout',
+  'reflect',
+  'aggregate',
+  'select',
+  'update',
+  'evaluate',
+  'pool_merge',
+  'slow_update',
+  'final_evaluation',
+  'transfer',
+] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** What an epoch boundary did: the slow update's outcomes (a gate action among them), then the meta skill's. */
-export const BOUNDARY_ACTIONS = ['inject_placeholder', 'no_content', 'over_length_limit', ...GATE_ACTIONS, 'skip_first_epoch', 'write_meta_skill'] as const;
+export const BOUNDARY_ACTIONS = [
+  'inject_placeholder',
+  'no_content',
+  'over_length_limit',
+  ...GATE_ACTIONS,
+  'skip_first_epoch',
+  'write_meta_skill',
+] as const;
 type BoundaryAction = (typeof BOUNDARY_ACTIONS)[number];
 export type SlowUpdateAction = Exclude<BoundaryAction, 'skip_first_epoch' | 'write_meta_skill'>;
 export type MetaSkillAction = Extract<BoundaryAction, 'skip_first_epoch' | 'write_meta_skill' | 'no_content'>;
@@ -47,7 +66,15 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** The command that resumes this run if it stops. */
     resume_command: z.string().optional(),
   }),
-  z.object({ ...base, type: z.literal('stage_started'), step: num, epoch: num, stage, total: num.optional(), detail: z.string().optional() }),
+  z.object({
+    ...base,
+    type: z.literal('stage_started'),
+    step: num,
+    epoch: num,
+    stage,
+    total: num.optional(),
+    detail: z.string().optional(),
+  }),
   z.object({ ...base, type: z.literal('stage_progress'), step: num, stage, done: num, total: num }),
   z.object({
     ...base,
@@ -134,9 +161,21 @@ export const EventSchema = z.discriminatedUnion('type', [
     seconds: num,
   }),
   /** Stopped by a limit (`reason`: budget, wait) or by the user (interrupted), resumably. */
-  z.object({ ...base, type: z.literal('run_stopped'), reason: z.string(), message: z.string(), resume_command: z.string().optional() }),
+  z.object({
+    ...base,
+    type: z.literal('run_stopped'),
+    reason: z.string(),
+    message: z.string(),
+    resume_command: z.string().optional(),
+  }),
   /** The stack is kept for failures that are bugs (not a user's input error or a model refusing). */
-  z.object({ ...base, type: z.literal('run_failed'), message: z.string(), stack: z.string().optional(), resume_command: z.string().optional() }),
+  z.object({
+    ...base,
+    type: z.literal('run_failed'),
+    message: z.string(),
+    stack: z.string().optional(),
+    resume_command: z.string().optional(),
+  }),
   /** Calls of a role are failing and being retried (at most one event per role every few seconds). */
   z.object({
     ...base,
@@ -151,7 +190,15 @@ export const EventSchema = z.discriminatedUnion('type', [
     hint: z.string().optional(),
   }),
   /** Calls of a role wait (a rate limit, a backoff, a used-up window), shown when the wait is long. */
-  z.object({ ...base, type: z.literal('model_wait'), role: z.string(), model: z.string(), reason: z.string(), seconds: num, until: z.string() }),
+  z.object({
+    ...base,
+    type: z.literal('model_wait'),
+    role: z.string(),
+    model: z.string(),
+    reason: z.string(),
+    seconds: num,
+    until: z.string(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof EventSchema>;
 export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'time'> : never) : never;

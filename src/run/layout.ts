@@ -87,7 +87,8 @@ export class RunDir {
     const raw = readJson(this.history);
     if (raw === undefined) return [];
     const parsed = HistorySchema.safeParse(raw);
-    if (!parsed.success) throw new Error(`${this.history} is not a list of step records: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new Error(`${this.history} is not a list of step records: ${parsed.error.issues[0]?.message}`);
     // The records as written (key order kept), once known to be valid.
     return raw as HistoryRecord[];
   }
@@ -103,7 +104,9 @@ export class RunDir {
     const parsed = RuntimeStateSchema.safeParse(raw);
     if (parsed.success) return { state: parsed.data };
     const issue = parsed.error.issues[0]!;
-    return { problem: `is not a valid run state (${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message})` };
+    return {
+      problem: `is not a valid run state (${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message})`,
+    };
   }
 
   /**

@@ -85,7 +85,14 @@ function processExists(pid: number): boolean {
  * still runs. `start_unknown`: another process of that pid runs, and the owner did not record its
  * start time; `start_unreadable`: it did, but this one cannot be read.
  */
-export type OwnerState = 'alive' | 'dead' | 'other_host' | 'restarted' | 'other_container' | 'start_unknown' | 'start_unreadable';
+export type OwnerState =
+  | 'alive'
+  | 'dead'
+  | 'other_host'
+  | 'restarted'
+  | 'other_container'
+  | 'start_unknown'
+  | 'start_unreadable';
 
 export function ownerState(owner: LockOwner, self: LockOwner): OwnerState {
   if (owner.host !== self.host) return 'other_host';
@@ -111,7 +118,10 @@ function judge(owner: LockOwner | undefined, self: LockOwner): Judgement {
     case 'other_host':
       return { state: 'unknown', why: `it was taken on another host (${owner.host})` };
     case 'restarted':
-      return { state: 'unknown', why: 'it was taken before this machine restarted, or on another machine of the same name' };
+      return {
+        state: 'unknown',
+        why: 'it was taken before this machine restarted, or on another machine of the same name',
+      };
     case 'other_container':
       return { state: 'unknown', why: 'it was taken in another container (PID namespace)' };
     case 'start_unknown':
@@ -237,7 +247,10 @@ export function acquireRunLock(dir: string, options: LockOptions = {}): RunLock 
     const j = result.judgement;
     const what = options.what ?? `run directory ${dir}`;
     const otherwise = options.otherwise ?? 'choose another output directory';
-    if (j.state === 'dead') throw new UserError(`${what}: another process is taking over the lock of ${who}, which is gone; try again in a moment`);
+    if (j.state === 'dead')
+      throw new UserError(
+        `${what}: another process is taking over the lock of ${who}, which is gone; try again in a moment`,
+      );
     if (j.state === 'unknown') {
       throw new UserError(
         `${what} is in use by ${who}, which cannot be checked from here: ${j.why}. ` +
@@ -263,7 +276,12 @@ export function acquireRunLock(dir: string, options: LockOptions = {}): RunLock 
       for (const r of [...held]) r();
     });
   }
-  const replaced = result.replaced === undefined ? undefined : typeof result.replaced === 'string' ? describe(undefined, result.replaced) : describe(result.replaced, '');
+  const replaced =
+    result.replaced === undefined
+      ? undefined
+      : typeof result.replaced === 'string'
+        ? describe(undefined, result.replaced)
+        : describe(result.replaced, '');
   return { release, ...(replaced ? { replaced: `took over the lock of ${replaced}` } : {}) };
 }
 

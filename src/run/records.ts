@@ -121,7 +121,9 @@ export const StepRecordSchema = z
     candidate_skill_len: z.number().optional(),
     candidate_skill_tokens: z.number().optional(),
     rewrite_change_summary: z.array(z.string()).optional(),
-    edit_apply_summary: z.object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() }).optional(),
+    edit_apply_summary: z
+      .object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() })
+      .optional(),
     selection_hard: z.number().nullable().optional(),
     selection_soft: z.number().nullable().optional(),
     gate_metric: z.enum(['hard', 'soft', 'mixed']).optional(),
@@ -137,7 +139,12 @@ export const StepRecordSchema = z
         members: z.array(z.string()),
         dropped: z.array(z.string()),
         merge: z
-          .object({ parents: z.array(z.string()), action: z.string(), score: z.number().nullable().optional(), rollouts_used: z.number().optional() })
+          .object({
+            parents: z.array(z.string()),
+            action: z.string(),
+            score: z.number().nullable().optional(),
+            rollouts_used: z.number().optional(),
+          })
           .optional(),
       })
       .optional(),
@@ -172,41 +179,43 @@ export const HistoryRecordSchema = StepRecordSchema.partial()
     accumulation_batches: z.array(z.looseObject({})).optional(),
     lr_decision: z.looseObject({}).optional(),
     rewrite_change_summary: z.unknown().optional(),
-    edit_apply_summary: z.object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() }).loose().optional(),
+    edit_apply_summary: z
+      .object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() })
+      .loose()
+      .optional(),
   })
   .loose();
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
 export const HistorySchema = z.array(HistoryRecordSchema);
 
 /** A candidate of a pool run (`pool/lineage.json`): where it came from and what the gate did with it. */
-export const LineageNodeSchema = z
-  .object({
-    /** The skill's origin: `initial_skill`, `step_0003`, `merge_0003`, `slow_update_epoch_02`, … */
-    id: z.string(),
-    /** One parent, two for a merge, none for the initial skill. */
-    parents: z.array(z.string()),
-    kind: z.enum(['initial', 'step', 'merge', 'slow_update']),
-    /** The step it was made in (a boundary's skill: the epoch's last step). */
-    step: z.number(),
-    /** What the gate did with it (`initial` for the initial skill). */
-    action: z.string(),
-    /** Selection score on the gate metric; null when the gate stopped early. */
-    score: z.number().nullable(),
-    tokens: z.number(),
-    skill_hash: z.string(),
-    /** The file holding the skill, in the run directory. */
-    skill_file: z.string(),
-    /** Per selection item, its score (members only; null: not scored). */
-    item_scores: z.array(z.number().nullable()).optional(),
-    /** The edits that made it from its first parent (patch mode): what a merge can carry over. */
-    edits: z.array(z.record(z.string(), z.unknown())).optional(),
-    /** The paired gate's test: effect per item and one-sided p-value. */
-    test: z.object({ effect: z.number(), p: z.number() }).optional(),
-    /** A member of the pool as of the last commit. */
-    in_pool: z.boolean(),
-    /** The step whose record lists it as dropped (one dropped for a slow update's skill: the step after the boundary). */
-    dropped_at: z.number().optional(),
-  });
+export const LineageNodeSchema = z.object({
+  /** The skill's origin: `initial_skill`, `step_0003`, `merge_0003`, `slow_update_epoch_02`, … */
+  id: z.string(),
+  /** One parent, two for a merge, none for the initial skill. */
+  parents: z.array(z.string()),
+  kind: z.enum(['initial', 'step', 'merge', 'slow_update']),
+  /** The step it was made in (a boundary's skill: the epoch's last step). */
+  step: z.number(),
+  /** What the gate did with it (`initial` for the initial skill). */
+  action: z.string(),
+  /** Selection score on the gate metric; null when the gate stopped early. */
+  score: z.number().nullable(),
+  tokens: z.number(),
+  skill_hash: z.string(),
+  /** The file holding the skill, in the run directory. */
+  skill_file: z.string(),
+  /** Per selection item, its score (members only; null: not scored). */
+  item_scores: z.array(z.number().nullable()).optional(),
+  /** The edits that made it from its first parent (patch mode): what a merge can carry over. */
+  edits: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** The paired gate's test: effect per item and one-sided p-value. */
+  test: z.object({ effect: z.number(), p: z.number() }).optional(),
+  /** A member of the pool as of the last commit. */
+  in_pool: z.boolean(),
+  /** The step whose record lists it as dropped (one dropped for a slow update's skill: the step after the boundary). */
+  dropped_at: z.number().optional(),
+});
 
 export const LineageFileSchema = z.object({ members: z.array(z.string()), nodes: z.array(LineageNodeSchema) }).loose();
 export type LineageFile = z.infer<typeof LineageFileSchema>;
@@ -229,8 +238,18 @@ export const TransferSchema = z.object({
   rows: z.array(
     z.object({
       target: z.string(),
-      initial: z.object({ hard: z.number(), soft: z.number(), hard_ci95: z.tuple([z.number(), z.number()]).optional(), n: z.number() }),
-      best: z.object({ hard: z.number(), soft: z.number(), hard_ci95: z.tuple([z.number(), z.number()]).optional(), n: z.number() }),
+      initial: z.object({
+        hard: z.number(),
+        soft: z.number(),
+        hard_ci95: z.tuple([z.number(), z.number()]).optional(),
+        n: z.number(),
+      }),
+      best: z.object({
+        hard: z.number(),
+        soft: z.number(),
+        hard_ci95: z.tuple([z.number(), z.number()]).optional(),
+        n: z.number(),
+      }),
       /** The best skill against the initial one on the same items. */
       hard: PairedTestSchema,
       soft: PairedTestSchema,

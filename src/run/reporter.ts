@@ -23,7 +23,8 @@ export const f4 = (x: number | null | undefined) => (x == null ? 'n/a' : x.toFix
 /** What the epoch-boundary actions mean, in words (the action's name follows in parentheses). */
 const EPOCH_ACTIONS: Record<'slow_update' | 'meta_skill', Record<string, string>> = {
   slow_update: {
-    inject_placeholder: 'no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs',
+    inject_placeholder:
+      'no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs',
     no_content: 'the skill is unchanged',
     over_length_limit: 'the guidance would take the skill over optimizer.max_skill_tokens; the skill is unchanged',
     force_accept: 'guidance from comparing the two epochs is written into the skill',
@@ -39,14 +40,26 @@ const EPOCH_ACTIONS: Record<'slow_update' | 'meta_skill', Record<string, string>
 };
 
 function formatRunStarted(event: Extract<RunEvent, { type: 'run_started' }>): string {
-  const roles = [`target ${event.target}`, `optimizer ${event.optimizer}`, ...(event.judge ? [`judge ${event.judge}`] : [])].join(', ');
+  const roles = [
+    `target ${event.target}`,
+    `optimizer ${event.optimizer}`,
+    ...(event.judge ? [`judge ${event.judge}`] : []),
+  ].join(', ');
   const d = event.data;
   const resumed =
-    event.resume_from > event.total_steps ? `  resuming after the last step (${event.total_steps} of ${event.total_steps} done)` : event.resume_from > 1 ? `  resuming at step ${event.resume_from} of ${event.total_steps}` : undefined;
+    event.resume_from > event.total_steps
+      ? `  resuming after the last step (${event.total_steps} of ${event.total_steps} done)`
+      : event.resume_from > 1
+        ? `  resuming at step ${event.resume_from} of ${event.total_steps}`
+        : undefined;
   return [
     '='.repeat(60),
     `  skillopt train  env=${event.env}  ${roles}`,
-    ...(d ? [`  data: ${d.train} train items, selection ${d.selection} of ${d.val} val items, test ${d.test_used} of ${d.test} items`] : []),
+    ...(d
+      ? [
+          `  data: ${d.train} train items, selection ${d.selection} of ${d.val} val items, test ${d.test_used} of ${d.test} items`,
+        ]
+      : []),
     `  ${count(event.epochs, 'epoch')} x ${count(event.steps_per_epoch, 'step')} = ${count(event.total_steps, 'step')}${event.batch_size ? ` (batch ${event.batch_size})` : ''}` +
       (event.budget ? `; budget: ${event.budget.length ? event.budget.join(', ') : 'no limit'}` : ''),
     `  run directory: ${event.out_root}`,
@@ -96,13 +109,17 @@ export function formatEvent(event: RunEvent): string | undefined {
         force_accept: 'FORCE-ACCEPT (gate disabled)',
       };
       const cmp = event.action === 'reject' ? '<=' : '>';
-      const against = event.action === 'accept_new_best' ? `prev best ${f4(event.best_score)}` : `current=${f4(event.current_score)}`;
+      const against =
+        event.action === 'accept_new_best' ? `prev best ${f4(event.best_score)}` : `current=${f4(event.current_score)}`;
       const saved = `selection rollouts used=${event.rollouts_used} saved=${event.rollouts_saved}${event.early_stopped ? ', stopped early: at most this score' : ''}`;
-      if (event.action === 'force_accept') return `    [6/6 EVALUATE] ${verdict[event.action]} ${event.metric}=${f4(event.candidate_score)}  (${saved})`;
+      if (event.action === 'force_accept')
+        return `    [6/6 EVALUATE] ${verdict[event.action]} ${event.metric}=${f4(event.candidate_score)}  (${saved})`;
       if (event.test) {
         const t = event.test;
         const evidence = `paired ${t.method}: effect ${t.effect >= 0 ? '+' : ''}${t.effect.toFixed(4)} per item, p=${t.p.toPrecision(3)} ${t.p <= t.alpha ? '<=' : '>'} alpha=${t.alpha}, n=${t.n}`;
-        const scored = event.early_stopped ? `at most ${f4(event.candidate_score)}, stopped once the test could no longer pass` : f4(event.candidate_score);
+        const scored = event.early_stopped
+          ? `at most ${f4(event.candidate_score)}, stopped once the test could no longer pass`
+          : f4(event.candidate_score);
         return `    [6/6 EVALUATE] ${verdict[event.action] ?? event.action} ${event.metric}=${scored} vs current=${f4(event.current_score)}: ${evidence}  (selection rollouts used=${event.rollouts_used} saved=${event.rollouts_saved})`;
       }
       return `    [6/6 EVALUATE] ${verdict[event.action] ?? event.action} ${event.metric}=${f4(event.candidate_score)} ${cmp} ${against}  (${saved})`;
@@ -122,7 +139,9 @@ export function formatEvent(event: RunEvent): string | undefined {
     }
     case 'gate_overlap': {
       const under = event.guess === 'candidate' ? 'the candidate' : 'the current skill';
-      const outcome = event.right ? 'the guess was right: the next step takes them' : `the guess was wrong: ${count(event.wasted, 'call')} wasted`;
+      const outcome = event.right
+        ? 'the guess was right: the next step takes them'
+        : `the guess was wrong: ${count(event.wasted, 'call')} wasted`;
       return `    [overlap] ${count(event.rollouts, 'rollout')} of the next step ran ahead under ${under}; ${outcome}`;
     }
     case 'reflect_ahead':
@@ -155,7 +174,11 @@ export function formatEvent(event: RunEvent): string | undefined {
 }
 
 /** Prints a run's events as they are emitted; returns a function that detaches it. */
-export function attachConsoleReporter(log: EventLog, out: Output = process.stdout, err: Output = process.stderr): () => void {
+export function attachConsoleReporter(
+  log: EventLog,
+  out: Output = process.stdout,
+  err: Output = process.stderr,
+): () => void {
   const tty = Boolean(out.isTTY);
   let bar: cliProgress.SingleBar | undefined;
   let barKey = '';
@@ -173,7 +196,12 @@ export function attachConsoleReporter(log: EventLog, out: Output = process.stdou
         // Loaded with the first bar: a run not on a terminal has none.
         const progress = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
         bar = new progress.SingleBar(
-          { format: `      ${event.stage} [{bar}] {value}/{total}`, stream: out as NodeJS.WritableStream, clearOnComplete: true, hideCursor: false },
+          {
+            format: `      ${event.stage} [{bar}] {value}/{total}`,
+            stream: out as NodeJS.WritableStream,
+            clearOnComplete: true,
+            hideCursor: false,
+          },
           progress.Presets.shades_classic,
         );
         bar.start(event.total, event.done);
@@ -187,7 +215,10 @@ export function attachConsoleReporter(log: EventLog, out: Output = process.stdou
     const line = formatEvent(event);
     if (line === undefined) return;
     stopBar();
-    (event.type === 'model_retry' || event.type === 'model_wait' || (event.type === 'log' && event.level === 'warn') ? err : out).write(`${line}\n`);
+    (event.type === 'model_retry' || event.type === 'model_wait' || (event.type === 'log' && event.level === 'warn')
+      ? err
+      : out
+    ).write(`${line}\n`);
   });
   return () => {
     stopBar();

@@ -38,14 +38,27 @@ export function shownPath(dir: string, cwd = process.cwd()): string {
  * `extra` overrides replace earlier ones of the same key (a raised budget). `redactSecrets`
  * hides the value of an override whose key names a secret.
  */
-export function resumeArgs(inv: Invocation, runDir: string, extra: string[] = [], cwd = process.cwd(), redactSecrets = false): string[] {
+export function resumeArgs(
+  inv: Invocation,
+  runDir: string,
+  extra: string[] = [],
+  cwd = process.cwd(),
+  redactSecrets = false,
+): string[] {
   const keyOf = (o: string) => o.slice(0, Math.max(0, o.indexOf('=')));
   const replaced = new Set(extra.map(keyOf));
   const overrides = [...inv.overrides.filter((o) => !replaced.has(keyOf(o))), ...extra].map((o) => {
     const key = keyOf(o);
     return redactSecrets && isSecretKeyName(key.split('.').at(-1) ?? '') ? `${key}=${REDACTED}` : o;
   });
-  return ['train', '--config', inv.config, '--resume', shownPath(path.resolve(runDir), cwd), ...overrides.flatMap((o) => ['--set', o])];
+  return [
+    'train',
+    '--config',
+    inv.config,
+    '--resume',
+    shownPath(path.resolve(runDir), cwd),
+    ...overrides.flatMap((o) => ['--set', o]),
+  ];
 }
 
 /**

@@ -55,7 +55,9 @@ function stepSeconds(dir: RunFiles, history: HistoryRecord[]): number {
  */
 export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeState {
   const refuse = (why: string) =>
-    new UserError(`${dir.runtimeState} ${problem}, and the run cannot be rebuilt from its other files: ${why}. Restore the file, or move the run directory away to start over`);
+    new UserError(
+      `${dir.runtimeState} ${problem}, and the run cannot be rebuilt from its other files: ${why}. Restore the file, or move the run directory away to start over`,
+    );
   let history: HistoryRecord[];
   try {
     history = dir.readHistory();
@@ -64,7 +66,8 @@ export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeStat
   }
   const last = history.at(-1);
   if (!last) {
-    if (!fs.existsSync(dir.skill(0))) throw refuse(`neither ${dir.history} nor ${dir.skill(0)} exists (the run has not finished its baseline)`);
+    if (!fs.existsSync(dir.skill(0)))
+      throw refuse(`neither ${dir.history} nor ${dir.skill(0)} exists (the run has not finished its baseline)`);
     return {
       last_completed_step: 0,
       current_skill_path: dir.skill(0),
@@ -80,13 +83,26 @@ export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeStat
   }
   const { step, epoch } = last;
   if (!fs.existsSync(dir.skill(step))) throw refuse(`${dir.skill(step)}, the skill after step ${step}, is missing`);
-  if (typeof last.current_score !== 'number' || typeof last.best_score !== 'number' || last.best_step === undefined || !last.current_origin || !last.best_origin) {
-    throw refuse(`the record of step ${step} in ${dir.history} lacks current_score, best_score, best_step, current_origin or best_origin`);
+  if (
+    typeof last.current_score !== 'number' ||
+    typeof last.best_score !== 'number' ||
+    last.best_step === undefined ||
+    !last.current_origin ||
+    !last.best_origin
+  ) {
+    throw refuse(
+      `the record of step ${step} in ${dir.history} lacks current_score, best_score, best_step, current_origin or best_origin`,
+    );
   }
   const bestFile = skillOfOrigin(dir, last.best_origin);
-  if (!bestFile || !fs.existsSync(bestFile)) throw refuse(`the best skill (origin '${last.best_origin}') is not in the run directory${bestFile ? ` (${bestFile})` : ''}`);
+  if (!bestFile || !fs.existsSync(bestFile))
+    throw refuse(
+      `the best skill (origin '${last.best_origin}') is not in the run directory${bestFile ? ` (${bestFile})` : ''}`,
+    );
   // The scheduler moves once per step that drew a budget from it (autonomous budgets come from the optimizer).
-  const scheduled = history.filter((r) => typeof r.edit_budget === 'number' && r.lr_control_mode !== 'autonomous').length;
+  const scheduled = history.filter(
+    (r) => typeof r.edit_budget === 'number' && r.lr_control_mode !== 'autonomous',
+  ).length;
   return {
     last_completed_step: step,
     current_skill_path: dir.skill(step),

@@ -18,7 +18,9 @@ export function loadSkill(file: string, options: { startBlank?: boolean; key?: s
   const key = options.key ?? 'env.skill_init';
   if (!file) {
     if (options.startBlank) return '';
-    throw new UserError(`${key} is not set: name the initial skill file, or set env.start_blank: true to start from an empty skill`);
+    throw new UserError(
+      `${key} is not set: name the initial skill file, or set env.start_blank: true to start from an empty skill`,
+    );
   }
   try {
     return fs.readFileSync(file, 'utf8');
@@ -26,7 +28,9 @@ export function loadSkill(file: string, options: { startBlank?: boolean; key?: s
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && options.startBlank) return '';
     if (code === 'ENOENT') {
-      throw new UserError(`skill file not found: ${file} (from ${key}); create it, or set env.start_blank: true to start from an empty skill`);
+      throw new UserError(
+        `skill file not found: ${file} (from ${key}); create it, or set env.start_blank: true to start from an empty skill`,
+      );
     }
     throw new UserError(`cannot read skill file ${file} (from ${key}): ${(err as Error).message}`);
   }
@@ -45,7 +49,20 @@ export function countTokens(text: string): number {
 }
 
 /** A unified diff between two versions of a skill. */
-export function unifiedDiff(before: string, after: string, labels: { before?: string; after?: string } = {}, context = 3): string {
+export function unifiedDiff(
+  before: string,
+  after: string,
+  labels: { before?: string; after?: string } = {},
+  context = 3,
+): string {
   diff ??= require('diff') as typeof import('diff');
-  return diff.createTwoFilesPatch(labels.before ?? 'before', labels.after ?? 'after', before, after, undefined, undefined, { context });
+  return diff.createTwoFilesPatch(
+    labels.before ?? 'before',
+    labels.after ?? 'after',
+    before,
+    after,
+    undefined,
+    undefined,
+    { context },
+  );
 }

@@ -78,7 +78,12 @@ export function isApplied(status: EditStatus): boolean {
   return status.startsWith('applied');
 }
 
-export function summariseReports(reports: EditReport[]): { total: number; applied: number; skipped: number; errors: number } {
+export function summariseReports(reports: EditReport[]): {
+  total: number;
+  applied: number;
+  skipped: number;
+  errors: number;
+} {
   return {
     total: reports.length,
     applied: reports.filter((r) => isApplied(r.status)).length,
@@ -111,7 +116,11 @@ function findMatches(skill: string, target: string): Match[] {
   const head = /^\w/.test(words[0]!) ? '(?<![\\w])' : '';
   const tail = /\w$/.test(words.at(-1)!) ? '(?![\\w])' : '';
   const pattern = new RegExp(`${head}${words.map(escapeRegExp).join('\\s+')}${tail}`, 'g');
-  return [...skill.matchAll(pattern)].map((m) => ({ start: m.index, end: m.index + m[0].length, kind: 'whitespace' as const }));
+  return [...skill.matchAll(pattern)].map((m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    kind: 'whitespace' as const,
+  }));
 }
 
 /** Whether a match meets text an earlier edit wrote (a deletion counts where it cut). */
@@ -172,7 +181,12 @@ function appendChange(skill: string, content: string, status: { plain: EditStatu
   };
 }
 
-function applyOne(skill: string, edit: Edit, touched: Span[], options: ApplyOptions): Change | { status: EditStatus; reason: string } {
+function applyOne(
+  skill: string,
+  edit: Edit,
+  touched: Span[],
+  options: ApplyOptions,
+): Change | { status: EditStatus; reason: string } {
   const op = edit.op;
   const content = stripMarkers(edit.content ?? '').trim();
   const target = edit.target ?? '';
@@ -194,7 +208,10 @@ function applyOne(skill: string, edit: Edit, touched: Span[], options: ApplyOpti
       return { status: 'skipped_protected_region', reason };
     }
     if ('status' in located && located.status === 'overlap') {
-      return { status: 'skipped_overlapping_edit', reason: 'the target overlaps text changed by an earlier edit of this patch' };
+      return {
+        status: 'skipped_overlapping_edit',
+        reason: 'the target overlaps text changed by an earlier edit of this patch',
+      };
     }
   }
   const found = located && 'match' in located ? located.match : undefined;
@@ -202,7 +219,10 @@ function applyOne(skill: string, edit: Edit, touched: Span[], options: ApplyOpti
   switch (op as EditOp) {
     case 'append':
       if (!content) return { status: 'skipped_empty_content', reason: 'nothing to append' };
-      return appendChange(skill, content, { plain: 'applied_append', beforeRegion: 'applied_append_before_protected_region' });
+      return appendChange(skill, content, {
+        plain: 'applied_append',
+        beforeRegion: 'applied_append_before_protected_region',
+      });
     case 'insert_after': {
       if (!content) return { status: 'skipped_empty_content', reason: 'nothing to insert' };
       if (!found) {
@@ -215,7 +235,10 @@ function applyOne(skill: string, edit: Edit, touched: Span[], options: ApplyOpti
       const nl = skill[found.end - 1] === '\n' ? found.end - 1 : skill.indexOf('\n', found.end);
       const i = nl < 0 ? skill.length : nl + 1;
       if (touched.some((t) => t.start < i && i < t.end)) {
-        return { status: 'skipped_overlapping_edit', reason: 'the insertion point falls inside text changed by an earlier edit of this patch' };
+        return {
+          status: 'skipped_overlapping_edit',
+          reason: 'the insertion point falls inside text changed by an earlier edit of this patch',
+        };
       }
       const lead = nl < 0 ? '\n\n' : '\n';
       return {
@@ -267,7 +290,9 @@ export function applyEdits(skill: string, edits: Edit[], options: ApplyOptions =
       index: i + 1,
       op: String(edit.op ?? ''),
       target: (edit.target ?? '').slice(0, 200),
-      content_preview: stripMarkers(edit.content ?? '').trim().slice(0, 200),
+      content_preview: stripMarkers(edit.content ?? '')
+        .trim()
+        .slice(0, 200),
     };
     try {
       const result = applyOne(current, edit, touched, options);
@@ -279,7 +304,11 @@ export function applyEdits(skill: string, edits: Edit[], options: ApplyOptions =
       if (limit > 0 && result.skill.length > current.length) {
         const tokens = countTokens(result.skill);
         if (tokens > limit) {
-          reports.push({ ...base, status: 'skipped_length_limit', reason: `the skill would grow to ${tokens} tokens, over the limit of ${limit}` });
+          reports.push({
+            ...base,
+            status: 'skipped_length_limit',
+            reason: `the skill would grow to ${tokens} tokens, over the limit of ${limit}`,
+          });
           return;
         }
       }

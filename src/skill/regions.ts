@@ -73,7 +73,10 @@ function removeRegionsFrom(skill: string, open: string, close: string): string {
     const start = out.indexOf(open);
     if (start < 0) break;
     const end = out.indexOf(close, start + open.length);
-    out = end < 0 ? out.slice(0, start) + out.slice(start + open.length) : out.slice(0, start) + out.slice(end + close.length);
+    out =
+      end < 0
+        ? out.slice(0, start) + out.slice(start + open.length)
+        : out.slice(0, start) + out.slice(end + close.length);
   }
   out = out.split(close).join('');
   return out.replace(/\n{3,}/g, '\n\n').trimEnd();
@@ -147,7 +150,11 @@ export function extractAppendixNotes(skill: string): string[] {
 }
 
 function noteKey(note: string): string {
-  return note.replace(/\s+/g, ' ').trim().replace(/[ .;:,_-]+$/, '').toLocaleLowerCase();
+  return note
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[ .;:,_-]+$/, '')
+    .toLocaleLowerCase();
 }
 
 export function dedupeNotes(notes: string[]): string[] {

@@ -18,7 +18,15 @@ import { UserError } from '../errors.ts';
 import { readJson, writeJsonAtomic } from '../run/atomic.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { documentSlug, readManifest, stagedNights, type StagedDocument } from './staging.ts';
-import { missingDirs, readLive, realPathOf, recover, runTransaction, sha256Bytes, type FileChange } from './transaction.ts';
+import {
+  missingDirs,
+  readLive,
+  realPathOf,
+  recover,
+  runTransaction,
+  sha256Bytes,
+  type FileChange,
+} from './transaction.ts';
 
 const ReceiptEntrySchema = z.object({
   name: z.string(),
@@ -71,7 +79,11 @@ export function pendingDocuments(night: string): StagedDocument[] {
 /** Runs `f` under the adoption lock, after finishing any change a killed process left. */
 export function underAdoptionLock<T>(stateDir: string, f: () => T, options: { forceUnlock?: boolean } = {}): T {
   fs.mkdirSync(stateDir, { recursive: true });
-  const lock = acquireRunLock(path.join(stateDir, 'locks', 'adopt'), { forceUnlock: options.forceUnlock, what: 'adoption', otherwise: 'run it again once that process is done' });
+  const lock = acquireRunLock(path.join(stateDir, 'locks', 'adopt'), {
+    forceUnlock: options.forceUnlock,
+    what: 'adoption',
+    otherwise: 'run it again once that process is done',
+  });
   try {
     recover(journalFile(stateDir));
     return f();
@@ -85,7 +97,12 @@ export interface AdoptResult {
   adopted: { name: string; live_path: string; backup: string }[];
 }
 
-export function adopt(stateDir: string, night: string, names: string[] | undefined, options: { forceUnlock?: boolean } = {}): AdoptResult {
+export function adopt(
+  stateDir: string,
+  night: string,
+  names: string[] | undefined,
+  options: { forceUnlock?: boolean } = {},
+): AdoptResult {
   return underAdoptionLock(
     stateDir,
     () => {
@@ -95,20 +112,31 @@ export function adopt(stateDir: string, night: string, names: string[] | undefin
       if (names?.length) {
         const known = new Set(manifest.documents.map((d) => d.name));
         for (const n of names) {
-          if (!known.has(n)) throw new UserError(`the night ${path.basename(night)} staged no document '${n}'; it staged: ${manifest.documents.map((d) => d.name).join(', ') || 'nothing'}`);
+          if (!known.has(n))
+            throw new UserError(
+              `the night ${path.basename(night)} staged no document '${n}'; it staged: ${manifest.documents.map((d) => d.name).join(', ') || 'nothing'}`,
+            );
         }
         chosen = pending.filter((d) => names.includes(d.name));
         const done = names.filter((n) => !chosen.some((d) => d.name === n));
-        if (done.length) throw new UserError(`already adopted from this night: ${done.join(', ')} (roll it back first to adopt it again)`);
+        if (done.length)
+          throw new UserError(
+            `already adopted from this night: ${done.join(', ')} (roll it back first to adopt it again)`,
+          );
       }
       if (chosen.length === 0) {
-        throw new UserError(manifest.documents.length ? `everything the night ${path.basename(night)} staged is adopted already` : `the night ${path.basename(night)} staged nothing to adopt (no proposal passed the gate)`);
+        throw new UserError(
+          manifest.documents.length
+            ? `everything the night ${path.basename(night)} staged is adopted already`
+            : `the night ${path.basename(night)} staged nothing to adopt (no proposal passed the gate)`,
+        );
       }
       const changes: FileChange[] = [];
       const problems: string[] = [];
       for (const d of chosen) {
         const proposed = fs.readFileSync(path.join(night, d.proposed_file));
-        if (sha256Bytes(proposed) !== d.proposed_sha256) problems.push(`${d.proposed_file} is not the file the night staged (its hash differs)`);
+        if (sha256Bytes(proposed) !== d.proposed_sha256)
+          problems.push(`${d.proposed_file} is not the file the night staged (its hash differs)`);
         let live: Buffer | null;
         try {
           live = readLive(d.live_path);
@@ -116,17 +144,32 @@ export function adopt(stateDir: string, night: string, names: string[] | undefin
           problems.push((err as Error).message);
           continue;
         }
-        if (realPathOf(d.live_path) !== d.live_realpath) problems.push(`${d.live_path} now leads to ${realPathOf(d.live_path)}, not to ${d.live_realpath} as when the night read it`);
+        if (realPathOf(d.live_path) !== d.live_realpath)
+          problems.push(
+            `${d.live_path} now leads to ${realPathOf(d.live_path)}, not to ${d.live_realpath} as when the night read it`,
+          );
         const now = live === null ? '' : sha256Bytes(live);
         if (now !== d.live_sha256) {
-          problems.push(`${d.live_path} (${d.name}) ${live === null ? 'was deleted' : d.live_sha256 ? 'was edited' : 'was created'} since the night read it; it is left as it is (run a new night to learn on top of it)`);
+          problems.push(
+            `${d.live_path} (${d.name}) ${live === null ? 'was deleted' : d.live_sha256 ? 'was edited' : 'was created'} since the night read it; it is left as it is (run a new night to learn on top of it)`,
+          );
         }
-        if (live !== null && fs.statSync(d.live_path).nlink > 1) problems.push(`${d.live_path} has other hard links: replacing it would split them; adopt by hand from ${d.proposed_file}`);
-        changes.push({ name: d.name, path: d.live_path, before: live, after: proposed, backup: live === null ? undefined : path.join(night, 'backup', `${documentSlug(d.kind, d.name)}.md`) });
+        if (live !== null && fs.statSync(d.live_path).nlink > 1)
+          problems.push(
+            `${d.live_path} has other hard links: replacing it would split them; adopt by hand from ${d.proposed_file}`,
+          );
+        changes.push({
+          name: d.name,
+          path: d.live_path,
+          before: live,
+          after: proposed,
+          backup: live === null ? undefined : path.join(night, 'backup', `${documentSlug(d.kind, d.name)}.md`),
+        });
       }
       if (problems.length) throw new UserError(`nothing adopted:\n  ${problems.join('\n  ')}`);
       for (const c of changes) {
-        if (c.backup && fs.existsSync(c.backup)) throw new UserError(`${c.backup} exists already: a backup is never replaced (move it away to adopt again)`);
+        if (c.backup && fs.existsSync(c.backup))
+          throw new UserError(`${c.backup} exists already: a backup is never replaced (move it away to adopt again)`);
       }
       const receipt = readReceipt(night);
       const created = changes.map((c) => missingDirs(c.path));
@@ -169,34 +212,49 @@ function latestAdoption(stateDir: string, night?: string): { night: string; adop
   return best;
 }
 
-export function rollback(stateDir: string, night: string | undefined, options: { forceUnlock?: boolean } = {}): RollbackResult {
+export function rollback(
+  stateDir: string,
+  night: string | undefined,
+  options: { forceUnlock?: boolean } = {},
+): RollbackResult {
   return underAdoptionLock(
     stateDir,
     () => {
       const found = latestAdoption(stateDir, night);
-      if (!found) throw new UserError(night ? `the night ${path.basename(night)} has no adoption to roll back` : 'no adoption to roll back');
+      if (!found)
+        throw new UserError(
+          night ? `the night ${path.basename(night)} has no adoption to roll back` : 'no adoption to roll back',
+        );
       const changes: FileChange[] = [];
       const problems: string[] = [];
       for (const d of found.adoption.documents) {
         const live = readLive(d.live_path);
         if ((live === null ? '' : sha256Bytes(live)) !== d.sha256_after) {
-          problems.push(`${d.live_path} (${d.name}) changed since it was adopted; it is left as it is (its backup: ${d.backup ? path.join(found.night, d.backup) : 'none, it did not exist'})`);
+          problems.push(
+            `${d.live_path} (${d.name}) changed since it was adopted; it is left as it is (its backup: ${d.backup ? path.join(found.night, d.backup) : 'none, it did not exist'})`,
+          );
           continue;
         }
         let before: Buffer | null = null;
         if (d.backup) {
           before = fs.readFileSync(path.join(found.night, d.backup));
-          if (sha256Bytes(before) !== d.sha256_before) problems.push(`the backup ${d.backup} is not the file as it was (its hash differs)`);
+          if (sha256Bytes(before) !== d.sha256_before)
+            problems.push(`the backup ${d.backup} is not the file as it was (its hash differs)`);
         }
         changes.push({ name: d.name, path: d.live_path, before: live, after: before, removeDirs: d.created_dirs });
       }
       if (problems.length) throw new UserError(`nothing rolled back:\n  ${problems.join('\n  ')}`);
       const receipt = readReceipt(found.night);
       runTransaction(journalFile(stateDir), 'rollback', changes, receiptFile(found.night), (id) => {
-        const adoptions = receipt.adoptions.map((a) => (a.id === found.adoption.id ? { ...a, rolled_back: { id, at: new Date().toISOString() } } : a));
+        const adoptions = receipt.adoptions.map((a) =>
+          a.id === found.adoption.id ? { ...a, rolled_back: { id, at: new Date().toISOString() } } : a,
+        );
         writeJsonAtomic(receiptFile(found.night), { adoptions });
       });
-      return { night: found.night, restored: changes.map((c) => ({ name: c.name, live_path: c.path, removed: c.after === null })) };
+      return {
+        night: found.night,
+        restored: changes.map((c) => ({ name: c.name, live_path: c.path, removed: c.after === null })),
+      };
     },
     options,
   );

@@ -24,17 +24,27 @@ export const HarvestConfigSchema = z
   .object({
     /** Which agents to read: 'all' (each that is installed) or a list of source names. */
     sources: z
-      .union([z.literal('all'), z.array(z.string()).min(1)], { error: `expected 'all' or a list of agents (${SOURCE_NAMES.join(', ')})` })
+      .union([z.literal('all'), z.array(z.string()).min(1)], {
+        error: `expected 'all' or a list of agents (${SOURCE_NAMES.join(', ')})`,
+      })
       .superRefine((value, ctx) => {
         if (value === 'all') return;
         value.forEach((name) => {
-          if (!(SOURCE_NAMES as readonly string[]).includes(name)) ctx.addIssue({ code: 'custom', message: `unknown agent '${name}'${didYouMean(name, SOURCE_NAMES)}; the agents are ${SOURCE_NAMES.join(', ')}` });
+          if (!(SOURCE_NAMES as readonly string[]).includes(name))
+            ctx.addIssue({
+              code: 'custom',
+              message: `unknown agent '${name}'${didYouMean(name, SOURCE_NAMES)}; the agents are ${SOURCE_NAMES.join(', ')}`,
+            });
         });
       })
       .transform((value) => value as 'all' | SourceName[])
       .default('all'),
     /** 'invoked' (the project of the working directory), 'all', or a list of project folders. */
-    projects: z.union([z.enum(['invoked', 'all']), z.array(z.string().min(1)).min(1)], { error: "expected 'invoked', 'all' or a list of project folders" }).default('invoked'),
+    projects: z
+      .union([z.enum(['invoked', 'all']), z.array(z.string().min(1)).min(1)], {
+        error: "expected 'invoked', 'all' or a list of project folders",
+      })
+      .default('invoked'),
     /** How far back to look when no --since is given; 0 = all history. */
     lookback_hours: z.number().nonnegative().default(72),
     /** The most sessions one harvest keeps (the newest); 0 = no limit. */
@@ -70,7 +80,10 @@ export const MineConfigSchema = z
     target_filter: z.boolean().default(true),
   })
   .strict()
-  .refine((m) => m.val_fraction + m.test_fraction < 1, { message: 'val_fraction + test_fraction must be below 1 (nothing would be left to train on)', path: ['val_fraction'] });
+  .refine((m) => m.val_fraction + m.test_fraction < 1, {
+    message: 'val_fraction + test_fraction must be below 1 (nothing would be left to train on)',
+    path: ['val_fraction'],
+  });
 
 export const ConsolidateConfigSchema = z
   .object({
@@ -95,7 +108,10 @@ export const DocumentsConfigSchema = z
   .object({
     /** The managed skill's SKILL.md; '' = <claude_home>/skills/<skill_name>/SKILL.md. */
     skill: z.string().default(''),
-    skill_name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a folder name (letters, digits, . _ -)').default('skillopt-sleep-learned'),
+    skill_name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a folder name (letters, digits, . _ -)')
+      .default('skillopt-sleep-learned'),
     /** The project's memory file to train too: none, CLAUDE.md or AGENTS.md (in the project's folder). */
     memory: z.enum(['none', 'CLAUDE.md', 'AGENTS.md']).default('none'),
     /** Also train each skill that sessions invoked (found under the skill folders), on those sessions' tasks. */
@@ -147,8 +163,15 @@ export interface LoadedSleepConfig {
 }
 
 /** The default config file of this user. */
-export function defaultSleepConfigPath(environment: Record<string, string | undefined> = process.env, platform = process.platform, home = os.homedir()): string {
-  const base = platform === 'win32' ? (environment.APPDATA ?? path.join(home, 'AppData', 'Roaming')) : environment.XDG_CONFIG_HOME || path.join(home, '.config');
+export function defaultSleepConfigPath(
+  environment: Record<string, string | undefined> = process.env,
+  platform = process.platform,
+  home = os.homedir(),
+): string {
+  const base =
+    platform === 'win32'
+      ? (environment.APPDATA ?? path.join(home, 'AppData', 'Roaming'))
+      : environment.XDG_CONFIG_HOME || path.join(home, '.config');
   return path.join(base, 'skillopt', 'sleep.yaml');
 }
 
@@ -159,14 +182,21 @@ export function expandHome(p: string, home = os.homedir()): string {
 
 /** Every dotted path of a tree, list items included (`harvest.sources.1`), for naming a bad value. */
 function keyPaths(value: unknown, prefix = ''): string[] {
-  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : isMapping(value) ? Object.entries(value) : [];
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [String(i), v] as const)
+    : isMapping(value)
+      ? Object.entries(value)
+      : [];
   return entries.flatMap(([k, v]) => {
     const p = prefix ? `${prefix}.${k}` : k;
     return [p, ...keyPaths(v, p)];
   });
 }
 
-export function loadSleepConfig(file?: string, environment: Record<string, string | undefined> = process.env): LoadedSleepConfig {
+export function loadSleepConfig(
+  file?: string,
+  environment: Record<string, string | undefined> = process.env,
+): LoadedSleepConfig {
   const named = file || environment.SKILLOPT_SLEEP_CONFIG;
   const target = path.resolve(expandHome(named || defaultSleepConfigPath(environment)));
   if (!fs.existsSync(target)) {
@@ -180,7 +210,11 @@ export function loadSleepConfig(file?: string, environment: Record<string, strin
     throw new ConfigError(`${target}: not valid YAML: ${errorMessage(err)}`, target);
   }
   const tree: Tree = raw === null || raw === undefined ? {} : (raw as Tree);
-  if (!isMapping(tree)) throw new ConfigError(`${target}: expected a mapping of keys (${Object.keys(SleepConfigSchema.shape).join(', ')}), got ${Array.isArray(raw) ? 'a list' : typeof raw}`, target);
+  if (!isMapping(tree))
+    throw new ConfigError(
+      `${target}: expected a mapping of keys (${Object.keys(SleepConfigSchema.shape).join(', ')}), got ${Array.isArray(raw) ? 'a list' : typeof raw}`,
+      target,
+    );
   const result = SleepConfigSchema.safeParse(tree);
   const sources: Sources = new Map(keyPaths(tree).map((p) => [p, { source: target, written: p }]));
   if (!result.success) {

@@ -33,7 +33,13 @@ import type { ReplayDocument } from './replay/documents.ts';
 import { ReplayEnv, taskItem } from './replay/env.ts';
 import type { TaskRecord } from './task.ts';
 
-export type SleepGateAction = 'accept_new_best' | 'reject' | 'reject_unverified' | 'greedy_applied' | 'no_edits' | 'no_tasks';
+export type SleepGateAction =
+  | 'accept_new_best'
+  | 'reject'
+  | 'reject_unverified'
+  | 'greedy_applied'
+  | 'no_edits'
+  | 'no_tasks';
 
 export interface ConsolidateSettings {
   editBudget: number;
@@ -138,7 +144,7 @@ export function splitTasks(tasks: TaskRecord[]): { train: TaskRecord[]; val: Tas
 function analystGuide(name: string): string {
   return [
     `The tasks are requests a developer made to their coding agent, replayed under the guidance the agent reads (the skill "${name}" and the project's notes).`,
-    'You may change only the learned rules: the bullet list between the SKILLOPT-SLEEP:LEARNED markers. Add rules with `append`; `replace` or `delete` only lines of that list. Text outside the block is the developer\'s own and edits to it are refused, so when a hand-written instruction causes failures, add a learned rule that overrides it, saying so.',
+    "You may change only the learned rules: the bullet list between the SKILLOPT-SLEEP:LEARNED markers. Add rules with `append`; `replace` or `delete` only lines of that list. Text outside the block is the developer's own and edits to it are refused, so when a hand-written instruction causes failures, add a learned rule that overrides it, saying so.",
     'Write each rule as one short, general line starting with "- ": the convention, format or procedure, with exact values (formats, names, limits). Never write the answer to one task, and never tell the agent to ask the developer questions.',
   ].join('\n');
 }
@@ -150,12 +156,27 @@ function scoreOf(sel: Pick<SelectionScore, 'trajectories' | 'gate'>): SplitScore
 }
 
 /** Per val task, the gate metric before and after, and whether it moved. */
-export function taskDeltas(items: { id: string }[], before: (Trajectory | undefined)[], after: (Trajectory | undefined)[], scoring: GateScoring): TaskDelta[] {
-  const metric = (t: Trajectory | undefined) => (t && !t.error ? itemMetric(t.hard, t.soft, scoring.metric, scoring.mixedWeight) : null);
+export function taskDeltas(
+  items: { id: string }[],
+  before: (Trajectory | undefined)[],
+  after: (Trajectory | undefined)[],
+  scoring: GateScoring,
+): TaskDelta[] {
+  const metric = (t: Trajectory | undefined) =>
+    t && !t.error ? itemMetric(t.hard, t.soft, scoring.metric, scoring.mixedWeight) : null;
   return items.map((item, i) => {
     const b = metric(before[i]);
     const c = metric(after[i]);
-    const status = b === null || c === null ? (c === null && b !== null ? 'regressed' : 'unchanged') : c > b + 1e-12 ? 'improved' : c < b - 1e-12 ? 'regressed' : 'unchanged';
+    const status =
+      b === null || c === null
+        ? c === null && b !== null
+          ? 'regressed'
+          : 'unchanged'
+        : c > b + 1e-12
+          ? 'improved'
+          : c < b - 1e-12
+            ? 'regressed'
+            : 'unchanged';
     return { task_id: item.id, baseline: b, candidate: c, status };
   });
 }
@@ -164,7 +185,11 @@ export function taskDeltas(items: { id: string }[], before: (Trajectory | undefi
  * The edits applied to the learned rules only. An edit whose target is not in the block but is
  * elsewhere in the document aims at the user's own text: it is refused as protected.
  */
-export function applyToBlock(documentText: string, edits: Parameters<typeof applyEdits>[1], where: string): { text: string; reports: EditReport[] } {
+export function applyToBlock(
+  documentText: string,
+  edits: Parameters<typeof applyEdits>[1],
+  where: string,
+): { text: string; reports: EditReport[] } {
   const rules = rulesOf(documentText, where);
   const { skill: edited, reports } = applyEdits(rules, edits);
   // Appends come as paragraphs; the rules read as one list.
@@ -176,7 +201,11 @@ export function applyToBlock(documentText: string, edits: Parameters<typeof appl
   const fixed = reports.map((r): EditReport => {
     const notFound = r.status === 'skipped_replace_target_not_found' || r.status === 'skipped_delete_target_not_found';
     return notFound && r.target && outside.includes(r.target)
-      ? { ...r, status: 'skipped_protected_region', reason: 'the target is in the hand-written text outside the learned block, which Sleep never changes' }
+      ? {
+          ...r,
+          status: 'skipped_protected_region',
+          reason: 'the target is in the hand-written text outside the learned block, which Sleep never changes',
+        }
       : r;
   });
   return { text: withRules(documentText, newRules, where), reports: fixed };
@@ -210,7 +239,10 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
     analystGuide: analystGuide(input.name),
   });
   const limit = pLimit(Math.max(1, s.workers));
-  const rollouts = new Rollouts({ env, target: models.target, judge: models.judge, limit, cache: new ScoreCache() }, s.seed);
+  const rollouts = new Rollouts(
+    { env, target: models.target, judge: models.judge, limit, cache: new ScoreCache() },
+    s.seed,
+  );
   const valItems = val.map(taskItem);
   const trainItems = train.map(taskItem);
   const selection = new SelectionEvaluator(rollouts, valItems, s.scoring, new EventLog());
@@ -244,8 +276,21 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
   const trainTrajectories = rolled.trajectories.filter((t): t is Trajectory => t !== undefined);
   const trainScore = computeScore(trainTrajectories);
   result.train = { hard: trainScore.hard, soft: trainScore.soft, gate: 0, n: trainScore.n, errors: trainScore.errors };
-  for (const t of trainTrajectories) evidence.log('replay', 'result', { document: input.name, phase: 'train', task_id: t.id, hard: t.hard, soft: t.soft, why: t.failReason ?? '', response_head: String(t.predicted ?? '').slice(0, 400), error: t.error?.message });
-  if (trainScore.n === 0) throw new Error(`every replay of ${input.name}'s train tasks failed (${trainTrajectories[0]?.error?.kind}: ${trainTrajectories[0]?.error?.message}); check the target model and its endpoint`);
+  for (const t of trainTrajectories)
+    evidence.log('replay', 'result', {
+      document: input.name,
+      phase: 'train',
+      task_id: t.id,
+      hard: t.hard,
+      soft: t.soft,
+      why: t.failReason ?? '',
+      response_head: String(t.predicted ?? '').slice(0, 400),
+      error: t.error?.message,
+    });
+  if (trainScore.n === 0)
+    throw new Error(
+      `every replay of ${input.name}'s train tasks failed (${trainTrajectories[0]?.error?.kind}: ${trainTrajectories[0]?.error?.message}); check the target model and its endpoint`,
+    );
   if (base) {
     result.baseline = scoreOf(base);
     evidence.log('gate', 'baseline', { document: input.name, ...result.baseline });
@@ -253,15 +298,22 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
 
   // ② reflect, ③ aggregate
   const calls = reflector.close();
-  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
-  const merged = await aggregate({ ctx: models.opt, skill: input.text, metaSkill: '', groupSize: 8 }, calls.failure.map(asPatch), calls.success.map(asPatch));
+  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> =>
+    p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
+  const merged = await aggregate(
+    { ctx: models.opt, skill: input.text, metaSkill: '', groupSize: 8 },
+    calls.failure.map(asPatch),
+    calls.success.map(asPatch),
+  );
   const analysts = await Promise.all([...calls.failure, ...calls.success]);
   input.checkpoint?.();
-  if (analysts.length > 0 && analysts.every((a) => a.failed)) throw new Error(`every optimizer call about ${input.name} failed; check the optimizer model and its endpoint`);
+  if (analysts.length > 0 && analysts.every((a) => a.failed))
+    throw new Error(`every optimizer call about ${input.name} failed; check the optimizer model and its endpoint`);
   evidence.log('reflect', 'edits_returned', { document: input.name, analysts: analysts.length, merged: merged.items });
   if (merged.items.length === 0) {
     result.action = 'no_edits';
-    result.reason = trainScore.hard >= 1 ? 'every train task passed: nothing to learn' : 'the optimizer proposed no change';
+    result.reason =
+      trainScore.hard >= 1 ? 'every train task passed: nothing to learn' : 'the optimizer proposed no change';
     return result;
   }
 
@@ -272,7 +324,13 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
   const applied = applyToBlock(input.text, changes.mode === 'patch' ? changes.items : [], where);
   result.edits = applied.reports.map((r, i) => {
     const edit = changes.items[i];
-    return { op: r.op, target: String(edit?.target ?? ''), content: String(edit?.content ?? ''), status: r.status, ...(r.reason ? { reason: r.reason } : {}) };
+    return {
+      op: r.op,
+      target: String(edit?.target ?? ''),
+      content: String(edit?.content ?? ''),
+      status: r.status,
+      ...(r.reason ? { reason: r.reason } : {}),
+    };
   });
   evidence.log('update', 'edits_applied', { document: input.name, reports: applied.reports });
   if (!applied.reports.some((r) => isApplied(r.status)) || applied.text === input.text) {
@@ -314,7 +372,16 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
       : result.blockedByRegression && decision.replacesCurrent
         ? `better on the whole (${arithmetic}) but worse on ${result.deltas.filter((d) => d.status === 'regressed').length} val task(s), and no regression is allowed`
         : `not better on the val tasks (${arithmetic})`;
-  evidence.log('gate', 'decision', { document: input.name, action, accepted, leaked, blocked_by_regression: result.blockedByRegression, baseline: base!.gate, candidate: cand.gate, deltas: result.deltas });
+  evidence.log('gate', 'decision', {
+    document: input.name,
+    action,
+    accepted,
+    leaked,
+    blocked_by_regression: result.blockedByRegression,
+    baseline: base!.gate,
+    candidate: cand.gate,
+    deltas: result.deltas,
+  });
 
   const test = input.tasks.filter((t) => t.split === 'test').map(taskItem);
   if (test.length) {

@@ -48,7 +48,9 @@ export function readDocument(file: string, kind: LiveDocument['kind'], name: str
   try {
     bytes = readLive(abs);
   } catch (err) {
-    throw new UserError(err instanceof UserError ? err.message : `${abs}: cannot read ${name}: ${(err as Error).message}`);
+    throw new UserError(
+      err instanceof UserError ? err.message : `${abs}: cannot read ${name}: ${(err as Error).message}`,
+    );
   }
   let text = '';
   if (bytes !== null) {

@@ -22,11 +22,19 @@ export class Evidence {
 
   private cut(text: string): string {
     const clean = redactSecrets(text);
-    return clean.length <= this.maxChars ? clean : `${clean.slice(0, this.maxChars)}…[truncated ${clean.length - this.maxChars} chars]`;
+    return clean.length <= this.maxChars
+      ? clean
+      : `${clean.slice(0, this.maxChars)}…[truncated ${clean.length - this.maxChars} chars]`;
   }
 
   log(stage: string, event: string, fields: Record<string, unknown> = {}): void {
-    const line = { ts: new Date().toISOString(), stage, event, seq: ++this.seq, ...mapStrings(fields, (s) => this.cut(s)) };
+    const line = {
+      ts: new Date().toISOString(),
+      stage,
+      event,
+      seq: ++this.seq,
+      ...mapStrings(fields, (s) => this.cut(s)),
+    };
     this.events.push(line);
     this.out?.append(JSON.stringify(line));
   }

@@ -31,7 +31,10 @@ export interface PendingPrompt {
 
 function messageText(m: Message): string {
   if (m.role === 'tool') return `[tool ${m.toolName} result]\n${m.content}`;
-  const content = typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '[image]')).join('\n');
+  const content =
+    typeof m.content === 'string'
+      ? m.content
+      : m.content.map((p) => (p.type === 'text' ? p.text : '[image]')).join('\n');
   return m.role === 'assistant' ? `[your earlier reply]\n${content}` : content;
 }
 
@@ -39,7 +42,10 @@ function messageText(m: Message): string {
 export function handoffPrompt(req: ChatRequest): string {
   const parts = [REPLAY_PROMPT_MARKER];
   if (req.system?.trim()) parts.push(`# Instructions\n\n${req.system.trim()}`);
-  const conversation = req.messages.map(messageText).join('\n\n').replace(new RegExp(`^${REPLAY_PROMPT_MARKER.replace(/[[\]]/g, '\\$&')}\\s*`), '');
+  const conversation = req.messages
+    .map(messageText)
+    .join('\n\n')
+    .replace(new RegExp(`^${REPLAY_PROMPT_MARKER.replace(/[[\]]/g, '\\$&')}\\s*`), '');
   parts.push(`# Request\n\n${conversation.trim()}`);
   if (req.sample) parts.push(`(Attempt ${req.sample + 1}: answer independently of any other attempt.)`);
   return redactSecrets(parts.join('\n\n'));
@@ -72,7 +78,13 @@ export class HandoffModel implements ChatModel {
     }
     if (text) {
       const tokens = (s: string) => Math.ceil(s.length / 4);
-      return { text, usage: { input: tokens(prompt), output: tokens(text), cached: 0, reasoning: 0 }, latencyMs: 0, from: 'provider', costUsd: 0 };
+      return {
+        text,
+        usage: { input: tokens(prompt), output: tokens(text), cached: 0, reasoning: 0 },
+        latencyMs: 0,
+        from: 'provider',
+        costUsd: 0,
+      };
     }
     this.pending.set(id, { prompt, purpose: req.purpose });
     throw new CallFailure(`${this.id}: ${PENDING} (${path.join('answers', `${id}.md`)})`, 'rejected');
@@ -89,7 +101,12 @@ export class HandoffModel implements ChatModel {
     for (const [id, p] of [...this.pending].sort((a, b) => a[0].localeCompare(b[0]))) {
       const promptFile = path.join(this.dir, 'prompts', `${id}.md`);
       writeFileAtomic(promptFile, `${p.prompt}\n`);
-      list.push({ id, prompt_file: promptFile, answer_file: path.join(this.answersDir, `${id}.md`), purpose: p.purpose });
+      list.push({
+        id,
+        prompt_file: promptFile,
+        answer_file: path.join(this.answersDir, `${id}.md`),
+        purpose: p.purpose,
+      });
       blocks.push(`----- BEGIN PROMPT ${id} (${p.purpose}) -----\n${p.prompt}\n----- END PROMPT ${id} -----`);
     }
     const head = [
@@ -103,7 +120,10 @@ export class HandoffModel implements ChatModel {
       '',
     ].join('\n');
     writeFileAtomic(path.join(this.dir, 'PROMPTS.md'), `${head}\n${blocks.join('\n\n')}\n`);
-    writeFileAtomic(path.join(this.dir, 'pending.json'), toJson({ format: HANDOFF_FORMAT, answers_dir: this.answersDir, pending: list }));
+    writeFileAtomic(
+      path.join(this.dir, 'pending.json'),
+      toJson({ format: HANDOFF_FORMAT, answers_dir: this.answersDir, pending: list }),
+    );
     return list;
   }
 }

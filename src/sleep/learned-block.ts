@@ -10,7 +10,8 @@ import { UserError } from '../errors.ts';
 export const LEARNED_START = '<!-- SKILLOPT-SLEEP:LEARNED START -->';
 export const LEARNED_END = '<!-- SKILLOPT-SLEEP:LEARNED END -->';
 export const LEARNED_HEADING = '## Learned preferences & procedures';
-export const LEARNED_NOTE = '_Maintained by SkillOpt-Sleep: rules learned from your sessions, checked offline, changed only when you adopt them. Text outside this block is never touched._';
+export const LEARNED_NOTE =
+  '_Maintained by SkillOpt-Sleep: rules learned from your sessions, checked offline, changed only when you adopt them. Text outside this block is never touched._';
 
 export interface DocumentParts {
   /** The text before the block (all of it when there is none). */
@@ -27,8 +28,12 @@ export function splitDocument(text: string, where = 'the document'): DocumentPar
   const start = text.indexOf(LEARNED_START);
   if (start < 0) return { before: text, rules: '', after: '', hasBlock: false };
   const end = text.indexOf(LEARNED_END, start + LEARNED_START.length);
-  if (end < 0) throw new UserError(`${where}: the learned block opens (${LEARNED_START}) but does not close (${LEARNED_END}); close it or remove the marker`);
-  if (text.indexOf(LEARNED_START, end) >= 0) throw new UserError(`${where}: holds more than one learned block; keep one`);
+  if (end < 0)
+    throw new UserError(
+      `${where}: the learned block opens (${LEARNED_START}) but does not close (${LEARNED_END}); close it or remove the marker`,
+    );
+  if (text.indexOf(LEARNED_START, end) >= 0)
+    throw new UserError(`${where}: holds more than one learned block; keep one`);
   const inner = text.slice(start + LEARNED_START.length, end);
   const rules = inner
     .split('\n')

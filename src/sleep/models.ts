@@ -34,7 +34,11 @@ export const NO_BACKEND =
  * The night's models from the config and `--backend NAME[:MODEL]` (which wins). Roles are
  * resolved and checked only when a backend is named: a harvest or a dry run needs none.
  */
-export function chooseModels(loaded: Pick<LoadedSleepConfig, 'config' | 'sources' | 'file'>, flag?: string, budget: Partial<Config['budget']> = {}): ModelChoice {
+export function chooseModels(
+  loaded: Pick<LoadedSleepConfig, 'config' | 'sources' | 'file'>,
+  flag?: string,
+  budget: Partial<Config['budget']> = {},
+): ModelChoice {
   const sc = loaded.config;
   const model = structuredClone(sc.model);
   const sources: Sources = new Map(loaded.sources);
@@ -51,8 +55,14 @@ export function chooseModels(loaded: Pick<LoadedSleepConfig, 'config' | 'sources
       model.optimizer.model = m;
     }
   }
-  const config = ConfigSchema.parse({ model, budget: { ...sc.budget, ...budget }, cache: sc.cache, train: { seed: sc.mine.seed } });
-  const chosen = handoff || Boolean(model.backend.trim() || model.target.backend.trim() || model.optimizer.backend.trim());
+  const config = ConfigSchema.parse({
+    model,
+    budget: { ...sc.budget, ...budget },
+    cache: sc.cache,
+    train: { seed: sc.mine.seed },
+  });
+  const chosen =
+    handoff || Boolean(model.backend.trim() || model.target.backend.trim() || model.optimizer.backend.trim());
   if (chosen && !handoff) {
     resolveRoles(config, sources);
     resolveJudge(config, sources);
@@ -69,14 +79,23 @@ export function chooseModels(loaded: Pick<LoadedSleepConfig, 'config' | 'sources
   return { config, handoff, chosen, describe };
 }
 
-const BUDGET_FLAGS: Record<string, string> = { 'budget.max_calls': '--budget-calls', 'budget.max_tokens': '--budget-tokens', 'budget.max_usd': '--budget-usd', 'budget.max_minutes': '--budget-minutes' };
+const BUDGET_FLAGS: Record<string, string> = {
+  'budget.max_calls': '--budget-calls',
+  'budget.max_tokens': '--budget-tokens',
+  'budget.max_usd': '--budget-usd',
+  'budget.max_minutes': '--budget-minutes',
+};
 
 /** The stop of a night whose budget is reached (a night is not resumed: it is run again). */
 function nightBudgetStop(...args: Parameters<typeof budgetExceeded>): RunStop | undefined {
   const reached = budgetExceeded(...args);
   if (!reached) return undefined;
   const flag = BUDGET_FLAGS[reached.key];
-  return new RunStop(`the night's budget is reached: ${reached.message}${flag ? ` (raise it with ${flag})` : ''}.`, 'budget', { key: reached.key, limit: reached.limit });
+  return new RunStop(
+    `the night's budget is reached: ${reached.message}${flag ? ` (raise it with ${flag})` : ''}.`,
+    'budget',
+    { key: reached.key, limit: reached.limit },
+  );
 }
 
 export interface NightModels {
@@ -132,7 +151,9 @@ export async function buildNightModels(choice: ModelChoice, o: BuildOptions): Pr
     mode: 'patch',
     env: 'sleep',
     maxTokens: config.model.optimizer_max_completion_tokens,
-    reasoningEffort: (config.model.optimizer.reasoning_effort || config.model.reasoning_effort || undefined) as ReasoningEffort | undefined,
+    reasoningEffort: (config.model.optimizer.reasoning_effort || config.model.reasoning_effort || undefined) as
+      | ReasoningEffort
+      | undefined,
     // While the handoff waits for answers, calls fail by design: no warning for each.
     warn: (m) => {
       if (!handoff?.hasPending()) o.warn(m);

@@ -77,11 +77,20 @@ export function nightProject(h: ResolvedHarvest): string {
 }
 
 function slug(p: string): string {
-  return (p || 'all-projects').replace(/^[\\/]+/, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(-80) || 'root';
+  return (
+    (p || 'all-projects')
+      .replace(/^[\\/]+/, '')
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .slice(-80) || 'root'
+  );
 }
 
 function splitCounts(tasks: TaskRecord[]): Record<'train' | 'val' | 'test', number> {
-  return { train: tasks.filter((t) => t.split === 'train').length, val: tasks.filter((t) => t.split === 'val').length, test: tasks.filter((t) => t.split === 'test').length };
+  return {
+    train: tasks.filter((t) => t.split === 'train').length,
+    val: tasks.filter((t) => t.split === 'val').length,
+    test: tasks.filter((t) => t.split === 'test').length,
+  };
 }
 
 /** The live documents of the night: the managed skill, then the memory file when asked for. */
@@ -90,7 +99,10 @@ function liveDocuments(o: NightOptions, project: string): LiveDocument[] {
   const skillPath = managedSkillPath(c, o.harvest.locations.claudeHome, project || process.cwd());
   const docs = [readDocument(skillPath, 'skill', managedSkillName(skillPath))];
   if (c.documents.memory !== 'none') {
-    if (!project) throw new UserError(`documents.memory: ${c.documents.memory} belongs to one project; run the night for one project (--project DIR), not for all`);
+    if (!project)
+      throw new UserError(
+        `documents.memory: ${c.documents.memory} belongs to one project; run the night for one project (--project DIR), not for all`,
+      );
     docs.push(readDocument(path.join(project, c.documents.memory), 'memory', c.documents.memory));
   }
   return docs;
@@ -110,7 +122,11 @@ export async function runNight(o: NightOptions): Promise<NightOutcome> {
   }
   let lock: RunLock;
   try {
-    lock = acquireRunLock(path.join(o.stateDir, 'locks', 'night'), { forceUnlock: o.forceUnlock, what: 'a Sleep night', otherwise: 'run this one later' });
+    lock = acquireRunLock(path.join(o.stateDir, 'locks', 'night'), {
+      forceUnlock: o.forceUnlock,
+      what: 'a Sleep night',
+      otherwise: 'run this one later',
+    });
   } catch (err) {
     return skip(o, err);
   }
@@ -144,9 +160,20 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
   fs.mkdirSync(work, { recursive: true });
   const evidence = new Evidence(path.join(work, 'evidence.jsonl'));
   let models: NightModels | undefined;
-  const record = (r: Pick<NightRecord, 'dir' | 'outcome' | 'n_sessions' | 'n_tasks' | 'documents' | 'note'>, advance: boolean) => {
+  const record = (
+    r: Pick<NightRecord, 'dir' | 'outcome' | 'n_sessions' | 'n_tasks' | 'documents' | 'note'>,
+    advance: boolean,
+  ) => {
     const totals = models?.stack.ledger.totals();
-    state.history.push({ night: nightNo, project, started_at: started.toISOString(), ended_at: new Date().toISOString(), tokens: totals ? totals.inputTokens + totals.outputTokens : 0, cost_usd: totals?.costUsd ?? 0, ...r });
+    state.history.push({
+      night: nightNo,
+      project,
+      started_at: started.toISOString(),
+      ended_at: new Date().toISOString(),
+      tokens: totals ? totals.inputTokens + totals.outputTokens : 0,
+      cost_usd: totals?.costUsd ?? 0,
+      ...r,
+    });
     state.night = nightNo;
     if (advance) state.last_harvest[project] = started.toISOString();
     writeState(o.stateDir, state);
@@ -163,7 +190,12 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
       warn: o.warn,
       override: o.override,
     });
-    evidence.log('cycle', 'start', { night: nightNo, project, models: choice.describe, documents: docs.map((d) => ({ name: d.name, path: d.path, exists: d.exists })) });
+    evidence.log('cycle', 'start', {
+      night: nightNo,
+      project,
+      models: choice.describe,
+      documents: docs.map((d) => ({ name: d.name, path: d.path, exists: d.exists })),
+    });
 
     // harvest and mine (a handoff night pins both, so that every round asks the same prompts)
     let tasks: TaskRecord[];
@@ -175,7 +207,9 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
       const loaded = readTasksFile(o.tasksFile, split);
       for (const w of loaded.warnings) o.warn(w);
       if (!loaded.reviewed && !isSim(choice)) {
-        throw new UserError(`${o.tasksFile} is not marked reviewed: its tasks would go to the models as they are. Read them, remove what must not be sent, set "reviewed": true, and run again`);
+        throw new UserError(
+          `${o.tasksFile} is not marked reviewed: its tasks would go to the models as they are. Read them, remove what must not be sent, set "reviewed": true, and run again`,
+        );
       }
       tasks = loaded.tasks;
       nSessions = loaded.n_sessions;
@@ -187,7 +221,14 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
     } else {
       const digests = harvestDigests(o, handoffDir);
       nSessions = digests.length;
-      for (const d of digests) evidence.log('harvest', 'session', { source: d.source, session_id: d.session_id, prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)), final: (d.assistant_finals.at(-1) ?? '').slice(0, 300), feedback: d.feedback_signals });
+      for (const d of digests)
+        evidence.log('harvest', 'session', {
+          source: d.source,
+          session_id: d.session_id,
+          prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)),
+          final: (d.assistant_finals.at(-1) ?? '').slice(0, 300),
+          feedback: d.feedback_signals,
+        });
       const managed = docs[0]!;
       const mined = await mine(digests, {
         maxTasks: c.mine.max_tasks,
@@ -198,14 +239,41 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
       pendingCheck();
       tasks = mined.tasks;
       minerName = mined.miner;
-      if (mined.stats?.failed) o.warn(`the model could not mine ${mined.stats.failed} of ${mined.stats.sessions} sessions (see the warnings above)`);
-      if (pinnedTasks) writeTasksFile(pinnedTasks, { project, transcript_source: mined.miner, n_sessions: nSessions, target_skill_path: managed.path, reviewed: false, tasks });
+      if (mined.stats?.failed)
+        o.warn(
+          `the model could not mine ${mined.stats.failed} of ${mined.stats.sessions} sessions (see the warnings above)`,
+        );
+      if (pinnedTasks)
+        writeTasksFile(pinnedTasks, {
+          project,
+          transcript_source: mined.miner,
+          n_sessions: nSessions,
+          target_skill_path: managed.path,
+          reviewed: false,
+          tasks,
+        });
     }
-    for (const t of tasks) evidence.log('mine', 'task_ready', { id: t.id, split: t.split, intent: t.intent.slice(0, 300), reference_kind: t.reference_kind, checks: t.judge.checks ?? [], rubric: t.reference_kind === 'rubric' ? t.reference : '', source_sessions: t.source_sessions });
-    o.say(`night ${nightNo}: ${nSessions} sessions -> ${tasks.length} tasks (${Object.entries(splitCounts(tasks)).map(([k, v]) => `${v} ${k}`).join(', ')})`);
+    for (const t of tasks)
+      evidence.log('mine', 'task_ready', {
+        id: t.id,
+        split: t.split,
+        intent: t.intent.slice(0, 300),
+        reference_kind: t.reference_kind,
+        checks: t.judge.checks ?? [],
+        rubric: t.reference_kind === 'rubric' ? t.reference : '',
+        source_sessions: t.source_sessions,
+      });
+    o.say(
+      `night ${nightNo}: ${nSessions} sessions -> ${tasks.length} tasks (${Object.entries(splitCounts(tasks))
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')})`,
+    );
     if (tasks.length === 0) {
       evidence.log('cycle', 'end', { outcome: 'no_tasks' });
-      record({ dir: '', outcome: 'no_tasks', n_sessions: nSessions, n_tasks: 0, documents: [], note: 'no tasks mined' }, true);
+      record(
+        { dir: '', outcome: 'no_tasks', n_sessions: nSessions, n_tasks: 0, documents: [], note: 'no tasks mined' },
+        true,
+      );
       if (handoffDir) fs.rmSync(handoffDir, { recursive: true, force: true });
       return { status: 'no_tasks', dir: handoffDir ? undefined : work, sessions: nSessions };
     }
@@ -251,11 +319,21 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
     if (c.documents.fanout) {
       const roots = skillRoots(project || process.cwd(), o.harvest.locations.claudeHome, c.documents.skill_roots);
       const groups = new Map<string, TaskRecord[]>();
-      for (const t of tasks) if (t.skill_hint && t.skill_hint !== docs[0]!.name) groups.set(t.skill_hint, [...(groups.get(t.skill_hint) ?? []), t]);
+      for (const t of tasks)
+        if (t.skill_hint && t.skill_hint !== docs[0]!.name)
+          groups.set(t.skill_hint, [...(groups.get(t.skill_hint) ?? []), t]);
       for (const [name, groupTasks] of groups) {
         const found = resolveSkill(name, roots);
         if (found.status !== 'found') {
-          skipped.push({ skill: name, reason: found.status === 'ambiguous' ? `found in several places (${found.candidates.join(', ')})` : found.status === 'rejected' ? found.why : 'no SKILL.md of that name under the skill folders' });
+          skipped.push({
+            skill: name,
+            reason:
+              found.status === 'ambiguous'
+                ? `found in several places (${found.candidates.join(', ')})`
+                : found.status === 'rejected'
+                  ? found.why
+                  : 'no SKILL.md of that name under the skill folders',
+          });
           continue;
         }
         if (docs.some((d) => d.realpath === found.path)) {
@@ -275,15 +353,37 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
 
     // stage
     const dir = handoffDir ? reserveNightDir(o.stateDir, started) : work;
-    const report = stage(o, dir, nightNo, project, started, choice.describe, nSessions, minerName, tasks, results, skipped, models);
-    evidence.log('cycle', 'end', { outcome: 'completed', staged: report.documents.filter((d) => d.staged).map((d) => d.document) });
+    const report = stage(
+      o,
+      dir,
+      nightNo,
+      project,
+      started,
+      choice.describe,
+      nSessions,
+      minerName,
+      tasks,
+      results,
+      skipped,
+      models,
+    );
+    evidence.log('cycle', 'end', {
+      outcome: 'completed',
+      staged: report.documents.filter((d) => d.staged).map((d) => d.document),
+    });
     record(
       {
         dir,
         outcome: 'staged',
         n_sessions: nSessions,
         n_tasks: tasks.length,
-        documents: report.documents.map((d) => ({ name: d.document, action: d.action, baseline: d.baseline?.gate ?? null, candidate: d.candidate?.gate ?? null, accepted: d.accepted })),
+        documents: report.documents.map((d) => ({
+          name: d.document,
+          action: d.action,
+          baseline: d.baseline?.gate ?? null,
+          candidate: d.candidate?.gate ?? null,
+          accepted: d.accepted,
+        })),
         note: '',
       },
       true,
@@ -298,7 +398,12 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
   } catch (err) {
     if (models?.handoff?.hasPending()) {
       const prompts = models.handoff.flush(o.rerun);
-      return { status: 'handoff_pending', dir: handoffDir!, prompts: prompts.length, file: path.join(handoffDir!, 'PROMPTS.md') };
+      return {
+        status: 'handoff_pending',
+        dir: handoffDir!,
+        prompts: prompts.length,
+        file: path.join(handoffDir!, 'PROMPTS.md'),
+      };
     }
     if (err instanceof RunStop) {
       evidence.log('cycle', 'end', { outcome: 'stopped', message: err.message });
@@ -360,7 +465,17 @@ function stage(
     const { candidateText: _c, proposedText, ...rest } = result;
     const staged = result.accepted && proposedText !== doc.text;
     if (staged) {
-      proposals.push({ name: doc.name, kind: doc.kind, livePath: doc.path, liveRealpath: doc.realpath, liveSha256: doc.sha256, text: proposedText, action: result.action, baseline: result.baseline?.gate ?? null, candidate: result.candidate?.gate ?? null });
+      proposals.push({
+        name: doc.name,
+        kind: doc.kind,
+        livePath: doc.path,
+        liveRealpath: doc.realpath,
+        liveSha256: doc.sha256,
+        text: proposedText,
+        action: result.action,
+        baseline: result.baseline?.gate ?? null,
+        candidate: result.candidate?.gate ?? null,
+      });
       diffs.push(unifiedDiff(doc.text, proposedText, { before: doc.exists ? doc.path : '/dev/null', after: doc.path }));
     }
     return { ...rest, kind: doc.kind, live_path: doc.path, staged };
@@ -379,10 +494,23 @@ function stage(
     gate_metric: c.consolidate.gate ? c.consolidate.gate_metric : 'none (gate off)',
     documents,
     skipped,
-    usage: { calls: totals.calls, input_tokens: totals.inputTokens, output_tokens: totals.outputTokens, cost_usd: totals.costUsd, unpriced_calls: totals.unpricedCalls },
+    usage: {
+      calls: totals.calls,
+      input_tokens: totals.inputTokens,
+      output_tokens: totals.outputTokens,
+      cost_usd: totals.costUsd,
+      unpriced_calls: totals.unpricedCalls,
+    },
     notes: [],
   };
-  writeTasksFile(path.join(dir, 'tasks.json'), { project, transcript_source: miner, n_sessions: nSessions, target_skill_path: results[0]?.doc.path ?? '', reviewed: false, tasks });
+  writeTasksFile(path.join(dir, 'tasks.json'), {
+    project,
+    transcript_source: miner,
+    n_sessions: nSessions,
+    target_skill_path: results[0]?.doc.path ?? '',
+    reviewed: false,
+    tasks,
+  });
   writeJsonAtomic(path.join(dir, 'report.json'), report);
   writeFileAtomic(path.join(dir, 'report.md'), renderReport(report, tasks));
   if (diffs.length) writeFileAtomic(path.join(dir, 'diff.patch'), diffs.join('\n'));

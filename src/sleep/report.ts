@@ -41,7 +41,9 @@ export function safeLine(text: string, max = 300): string {
     .replace(/\s+/g, ' ')
     .trim();
   const cut = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-  return cut.replace(/[\\`*_[\]<>|#&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`));
+  return cut.replace(/[\\`*_[\]<>|#&]/g, (c) =>
+    c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '&' ? '&amp;' : `\\${c}`,
+  );
 }
 
 const score = (s: SplitScore | undefined) => (s ? s.gate.toFixed(3) : '—');
@@ -59,28 +61,46 @@ const ACTION_WORDS: Record<string, string> = {
 function documentSection(d: DocumentReport): string[] {
   const lines = [`## ${d.kind === 'skill' ? 'Skill' : 'Project notes'}: ${safeLine(d.document)}`, ''];
   lines.push(`- file: \`${safeLine(d.live_path)}\``);
-  lines.push(`- decision: **${d.action}** (${ACTION_WORDS[d.action] ?? d.action})${d.staged ? ', staged for adoption' : ''}`);
+  lines.push(
+    `- decision: **${d.action}** (${ACTION_WORDS[d.action] ?? d.action})${d.staged ? ', staged for adoption' : ''}`,
+  );
   if (d.reason) lines.push(`- why: ${safeLine(d.reason)}`);
   lines.push(`- tasks: ${d.nTrain} train, ${d.nVal} val`);
-  if (d.train) lines.push(`- train tasks under the current document: hard ${d.train.hard.toFixed(3)}, soft ${d.train.soft.toFixed(3)}${d.train.errors ? ` (${d.train.errors} could not run)` : ''}`);
+  if (d.train)
+    lines.push(
+      `- train tasks under the current document: hard ${d.train.hard.toFixed(3)}, soft ${d.train.soft.toFixed(3)}${d.train.errors ? ` (${d.train.errors} could not run)` : ''}`,
+    );
   if (d.baseline || d.candidate) lines.push(`- val score: ${score(d.baseline)} → ${score(d.candidate)}`);
-  if (d.test) lines.push(`- held-out test score (measured only): ${d.test.before.gate.toFixed(3)} → ${d.test.after.gate.toFixed(3)}`);
-  if (d.leaked) lines.push('', '> **Not validated.** The val tasks were also train tasks (too few tasks to hold any out), so the gate could not tell whether the edits help. They are shown below as suggestions and are not staged.');
+  if (d.test)
+    lines.push(
+      `- held-out test score (measured only): ${d.test.before.gate.toFixed(3)} → ${d.test.after.gate.toFixed(3)}`,
+    );
+  if (d.leaked)
+    lines.push(
+      '',
+      '> **Not validated.** The val tasks were also train tasks (too few tasks to hold any out), so the gate could not tell whether the edits help. They are shown below as suggestions and are not staged.',
+    );
   if (d.deltas.length) {
     lines.push('', '### Val tasks, before and after', '', '| Task | Before | After | Change |', '|---|---|---|---|');
-    for (const t of d.deltas) lines.push(`| ${safeLine(t.task_id, 60)} | ${num(t.baseline)} | ${num(t.candidate)} | ${t.status} |`);
+    for (const t of d.deltas)
+      lines.push(`| ${safeLine(t.task_id, 60)} | ${num(t.baseline)} | ${num(t.candidate)} | ${t.status} |`);
     lines.push('', '_Changes on single tasks are observations, not proof that one edit caused them._');
   }
   const applied = d.edits.filter((e) => e.status.startsWith('applied'));
   const refused = d.edits.filter((e) => !e.status.startsWith('applied'));
   if (applied.length) {
-    const title = d.accepted ? 'Edits taken' : d.action === 'reject_unverified' ? 'Unverified suggestions' : 'Edits tried and rejected by the gate';
+    const title = d.accepted
+      ? 'Edits taken'
+      : d.action === 'reject_unverified'
+        ? 'Unverified suggestions'
+        : 'Edits tried and rejected by the gate';
     lines.push('', `### ${title}`, '');
     for (const e of applied) lines.push(`- [${e.op}] ${safeLine(e.content || e.target)}`);
   }
   if (refused.length) {
     lines.push('', '### Edits that could not be applied', '');
-    for (const e of refused) lines.push(`- [${e.op}] ${safeLine(e.content || e.target)} (${safeLine(e.reason ?? e.status)})`);
+    for (const e of refused)
+      lines.push(`- [${e.op}] ${safeLine(e.content || e.target)} (${safeLine(e.reason ?? e.status)})`);
   }
   return lines;
 }
@@ -106,7 +126,8 @@ export function renderReport(r: NightReport, tasks: TaskRecord[]): string {
   }
   if (tasks.length) {
     lines.push('## Tasks', '', '| Split | Id | Request | Judged by |', '|---|---|---|---|');
-    for (const t of tasks) lines.push(`| ${t.split} | ${safeLine(t.id, 40)} | ${safeLine(t.intent, 120)} | ${t.reference_kind} |`);
+    for (const t of tasks)
+      lines.push(`| ${t.split} | ${safeLine(t.id, 40)} | ${safeLine(t.intent, 120)} | ${t.reference_kind} |`);
     lines.push('');
   }
   if (r.notes.length) {

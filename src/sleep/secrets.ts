@@ -21,10 +21,27 @@ const ASSIGNMENT = /(^|[\s;,&?({'"`])([A-Za-z_][A-Za-z0-9_.-]*)(\s*=\s*)("[^"\n]
 const COLON_PAIR = /(^|[\s{,;'"`])(["']?)([A-Za-z_][A-Za-z0-9_.-]*)(\2\s*:[ \t]*)("[^"\n]+"|'[^'\n]+'|[^\s,;}'"`]+)/gm;
 
 /** "my password is hunter2!", "token abc123def": a secret's name followed by a token-like word. */
-const PROSE = /\b(api[ _-]?key|token|secret|password|passwd|passphrase)(\s+(?:is\s+|was\s+|:\s*)?)((?=[^\s,;'"`]*[0-9_+/=!@#$%^&*-])[^\s,;'"`]{6,})/gi;
+const PROSE =
+  /\b(api[ _-]?key|token|secret|password|passwd|passphrase)(\s+(?:is\s+|was\s+|:\s*)?)((?=[^\s,;'"`]*[0-9_+/=!@#$%^&*-])[^\s,;'"`]{6,})/gi;
 
 /** Last words that make a name a secret's name (`DB_PASSWORD`, `apiKey`, `x-api-key`, `AccountKey`). */
-const SECRET_LAST_WORDS = new Set(['key', 'apikey', 'accountkey', 'secret', 'token', 'password', 'passwd', 'pass', 'pwd', 'passphrase', 'credential', 'credentials', 'auth', 'sig', 'sas']);
+const SECRET_LAST_WORDS = new Set([
+  'key',
+  'apikey',
+  'accountkey',
+  'secret',
+  'token',
+  'password',
+  'passwd',
+  'pass',
+  'pwd',
+  'passphrase',
+  'credential',
+  'credentials',
+  'auth',
+  'sig',
+  'sas',
+]);
 /** Words that make a name a secret's name wherever they stand (`client_secret_value`, `password_hash`). */
 const SECRET_ANY_WORDS = new Set(['secret', 'password', 'passwd', 'credential', 'credentials', 'apikey']);
 
@@ -65,14 +82,20 @@ function keepQuotes(value: string): string {
 /** `text` with every secret it holds replaced by `****`. */
 export function redactSecrets(text: string): string {
   if (!text) return text;
-  let out = redactText(text.replace(PRIVATE_KEY, (_m, kind: string) => `-----BEGIN ${kind}-----${REDACTED}-----END ${kind}-----`));
+  let out = redactText(
+    text.replace(PRIVATE_KEY, (_m, kind: string) => `-----BEGIN ${kind}-----${REDACTED}-----END ${kind}-----`),
+  );
   out = out.replace(ASSIGNMENT, (m, lead: string, name: string, sep: string, value: string) =>
     value.includes(REDACTED) || !isSecretName(name, value) ? m : `${lead}${name}${sep}${keepQuotes(value)}`,
   );
   out = out.replace(COLON_PAIR, (m, lead: string, quote: string, name: string, sep: string, value: string) =>
-    value.includes(REDACTED) || !isSecretName(name, value) || !tokenLike(value) ? m : `${lead}${quote}${name}${sep}${keepQuotes(value)}`,
+    value.includes(REDACTED) || !isSecretName(name, value) || !tokenLike(value)
+      ? m
+      : `${lead}${quote}${name}${sep}${keepQuotes(value)}`,
   );
-  return out.replace(PROSE, (m, name: string, sep: string, value: string) => (value.includes(REDACTED) ? m : `${name}${sep}${REDACTED}`));
+  return out.replace(PROSE, (m, name: string, sep: string, value: string) =>
+    value.includes(REDACTED) ? m : `${name}${sep}${REDACTED}`,
+  );
 }
 
 /** A deep copy of `value` with every string passed through `redactSecrets`. */

@@ -9,7 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expandHome } from './config.ts';
 
-export type Resolution = { status: 'found'; path: string } | { status: 'missing' } | { status: 'ambiguous'; candidates: string[] } | { status: 'rejected'; why: string };
+export type Resolution =
+  | { status: 'found'; path: string }
+  | { status: 'missing' }
+  | { status: 'ambiguous'; candidates: string[] }
+  | { status: 'rejected'; why: string };
 
 export function skillRoots(project: string, claudeHome: string, extra: string[]): string[] {
   const candidates = [
@@ -31,7 +35,8 @@ export function skillRoots(project: string, claudeHome: string, extra: string[])
 
 export function safeSkillName(name: string): string | undefined {
   const n = name.trim();
-  if (!n || n === '.' || n === '..' || n.startsWith('~') || /[\\/:*?"<>|\u0000-\u001f]/.test(n) || /[. ]$/.test(n)) return undefined;
+  if (!n || n === '.' || n === '..' || n.startsWith('~') || /[\\/:*?"<>|\u0000-\u001f]/.test(n) || /[. ]$/.test(n))
+    return undefined;
   return n;
 }
 
@@ -48,7 +53,8 @@ export function resolveSkill(name: string, roots: string[]): Resolution {
       continue;
     }
     const rel = path.relative(root, real);
-    if (rel.startsWith('..') || path.isAbsolute(rel)) return { status: 'rejected', why: `${file} leads outside ${root}` };
+    if (rel.startsWith('..') || path.isAbsolute(rel))
+      return { status: 'rejected', why: `${file} leads outside ${root}` };
     if (fs.statSync(real).isFile() && !found.includes(real)) found.push(real);
   }
   if (found.length === 0) return { status: 'missing' };

@@ -87,7 +87,11 @@ export interface Proposal {
 }
 
 /** Writes the proposals, then the manifest (last: it publishes the night). */
-export function writeManifest(dir: string, head: Omit<Manifest, 'schema' | 'schema_version' | 'documents'>, proposals: Proposal[]): Manifest {
+export function writeManifest(
+  dir: string,
+  head: Omit<Manifest, 'schema' | 'schema_version' | 'documents'>,
+  proposals: Proposal[],
+): Manifest {
   const documents: StagedDocument[] = proposals.map((p) => {
     const rel = path.join('proposed', `${documentSlug(p.kind, p.name)}.md`);
     const bytes = Buffer.from(p.text, 'utf8');
@@ -118,10 +122,13 @@ export function readManifest(dir: string): Manifest {
   } catch (err) {
     throw new UserError(`${file}: ${(err as Error).message}`);
   }
-  if (raw === undefined) throw new UserError(`${dir} is not a staged night (it has no manifest.json: the night stopped, or mined nothing)`);
+  if (raw === undefined)
+    throw new UserError(`${dir} is not a staged night (it has no manifest.json: the night stopped, or mined nothing)`);
   const head = z.object({ schema: z.unknown(), schema_version: z.unknown() }).loose().safeParse(raw);
   if (!head.success || head.data.schema !== MANIFEST_SCHEMA || head.data.schema_version !== MANIFEST_VERSION) {
-    throw new UserError(`${file}: not a night this version can adopt (schema ${JSON.stringify(head.data?.schema)} version ${JSON.stringify(head.data?.schema_version)}; expected ${MANIFEST_SCHEMA} ${MANIFEST_VERSION})`);
+    throw new UserError(
+      `${file}: not a night this version can adopt (schema ${JSON.stringify(head.data?.schema)} version ${JSON.stringify(head.data?.schema_version)}; expected ${MANIFEST_SCHEMA} ${MANIFEST_VERSION})`,
+    );
   }
   const parsed = ManifestSchema.safeParse(raw);
   if (!parsed.success) {

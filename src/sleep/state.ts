@@ -19,7 +19,17 @@ export const NightRecordSchema = z
     outcome: z.enum(['staged', 'no_tasks', 'stopped', 'handoff_pending']),
     n_sessions: z.number().int(),
     n_tasks: z.number().int(),
-    documents: z.array(z.object({ name: z.string(), action: z.string(), baseline: z.number().nullable(), candidate: z.number().nullable(), accepted: z.boolean() })).default([]),
+    documents: z
+      .array(
+        z.object({
+          name: z.string(),
+          action: z.string(),
+          baseline: z.number().nullable(),
+          candidate: z.number().nullable(),
+          accepted: z.boolean(),
+        }),
+      )
+      .default([]),
     tokens: z.number().default(0),
     cost_usd: z.number().default(0),
     note: z.string().default(''),
@@ -49,7 +59,10 @@ export function readState(stateDir: string): SleepState {
     throw new UserError(`${file}: ${(err as Error).message}`);
   }
   const parsed = StateSchema.safeParse(raw ?? {});
-  if (!parsed.success) throw new UserError(`${file}: not Sleep's state (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); move it away to start afresh`);
+  if (!parsed.success)
+    throw new UserError(
+      `${file}: not Sleep's state (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); move it away to start afresh`,
+    );
   return parsed.data;
 }
 

@@ -29,7 +29,14 @@ export interface StatusView {
   latest?: {
     dir: string;
     night: number;
-    pending: { name: string; kind: string; live_path: string; action: string; baseline: number | null; candidate: number | null }[];
+    pending: {
+      name: string;
+      kind: string;
+      live_path: string;
+      action: string;
+      baseline: number | null;
+      candidate: number | null;
+    }[];
     /** The size of the proposals' diff (diff.patch). */
     diff: { file: string; added: number; removed: number } | null;
     adopted: { name: string; live_path: string; at: string; rolled_back: boolean }[];
@@ -49,7 +56,15 @@ export function statusOf(stateDir: string, project: string, handoffDirs: string[
     interrupted_adoption: fs.existsSync(journalFile(stateDir)),
   };
   const last = view.history.at(-1);
-  if (last) view.last_night = { night: last.night, started_at: last.started_at, ended_at: last.ended_at, outcome: last.outcome, staged: last.documents.filter((d) => d.accepted).map((d) => d.name), note: last.note };
+  if (last)
+    view.last_night = {
+      night: last.night,
+      started_at: last.started_at,
+      ended_at: last.ended_at,
+      outcome: last.outcome,
+      staged: last.documents.filter((d) => d.accepted).map((d) => d.name),
+      note: last.note,
+    };
   const skip = lastSkip(stateDir, project);
   if (skip && (!last || skip.at > last.started_at)) view.skipped = skip;
   const job = scheduledJobs(stateDir).find((j) => j.project === project);
@@ -59,9 +74,23 @@ export function statusOf(stateDir: string, project: string, handoffDirs: string[
     view.latest = {
       dir: latest.dir,
       night: latest.manifest.night,
-      pending: pendingDocuments(latest.dir).map((d) => ({ name: d.name, kind: d.kind, live_path: d.live_path, action: d.action, baseline: d.baseline, candidate: d.candidate })),
+      pending: pendingDocuments(latest.dir).map((d) => ({
+        name: d.name,
+        kind: d.kind,
+        live_path: d.live_path,
+        action: d.action,
+        baseline: d.baseline,
+        candidate: d.candidate,
+      })),
       diff: diffSize(path.join(latest.dir, 'diff.patch')),
-      adopted: readReceipt(latest.dir).adoptions.flatMap((a) => a.documents.map((d) => ({ name: d.name, live_path: d.live_path, at: a.at, rolled_back: Boolean(a.rolled_back) }))),
+      adopted: readReceipt(latest.dir).adoptions.flatMap((a) =>
+        a.documents.map((d) => ({
+          name: d.name,
+          live_path: d.live_path,
+          at: a.at,
+          rolled_back: Boolean(a.rolled_back),
+        })),
+      ),
       report: path.join(latest.dir, 'report.md'),
     };
   }
@@ -92,8 +121,17 @@ export function historyRows(history: NightRecord[]): string[] {
   const rows = [['night', 'started (UTC)', 'project', 'outcome', 'sessions', 'tasks']];
   const last = ['documents'];
   for (const h of history) {
-    const docs = h.documents.map((d) => `${safeLine(d.name, 40)}: ${d.action} ${score(d.baseline)}→${score(d.candidate)}`).join('; ');
-    rows.push([String(h.night), when(h.started_at), tilde(h.project || '(all)'), h.outcome, String(h.n_sessions), String(h.n_tasks)]);
+    const docs = h.documents
+      .map((d) => `${safeLine(d.name, 40)}: ${d.action} ${score(d.baseline)}→${score(d.candidate)}`)
+      .join('; ');
+    rows.push([
+      String(h.night),
+      when(h.started_at),
+      tilde(h.project || '(all)'),
+      h.outcome,
+      String(h.n_sessions),
+      String(h.n_tasks),
+    ]);
     last.push(docs || safeLine(h.note, 60));
   }
   // The documents, of any length, follow the aligned columns.
@@ -101,27 +139,57 @@ export function historyRows(history: NightRecord[]): string[] {
 }
 
 export function formatStatus(v: StatusView): string {
-  const lines = [`Sleep: ${tilde(v.state_dir)}, ${v.night} night(s) so far; project ${tilde(v.project || '(every project)')}`];
-  if (v.interrupted_adoption) lines.push('  an adoption was interrupted: the next `skillopt sleep adopt` or `rollback` finishes it (the files are restored first)');
+  const lines = [
+    `Sleep: ${tilde(v.state_dir)}, ${v.night} night(s) so far; project ${tilde(v.project || '(every project)')}`,
+  ];
+  if (v.interrupted_adoption)
+    lines.push(
+      '  an adoption was interrupted: the next `skillopt sleep adopt` or `rollback` finishes it (the files are restored first)',
+    );
   const at = (h: number, m: number) => `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`;
-  lines.push(v.schedule ? `  scheduled: every night at ${at(v.schedule.hour, v.schedule.minute)} (${v.schedule.scheduler}, since ${when(v.schedule.since)} UTC)` : '  not scheduled: `skillopt sleep schedule` runs a night every night');
+  lines.push(
+    v.schedule
+      ? `  scheduled: every night at ${at(v.schedule.hour, v.schedule.minute)} (${v.schedule.scheduler}, since ${when(v.schedule.since)} UTC)`
+      : '  not scheduled: `skillopt sleep schedule` runs a night every night',
+  );
   if (v.last_night) {
     const n = v.last_night;
-    const what = n.outcome === 'staged' ? (n.staged.length ? `staged ${n.staged.map((s) => safeLine(s, 40)).join(', ')}` : 'staged nothing (no proposal passed the gate)') : `${n.outcome}${n.note ? `: ${safeLine(n.note, 100)}` : ''}`;
+    const what =
+      n.outcome === 'staged'
+        ? n.staged.length
+          ? `staged ${n.staged.map((s) => safeLine(s, 40)).join(', ')}`
+          : 'staged nothing (no proposal passed the gate)'
+        : `${n.outcome}${n.note ? `: ${safeLine(n.note, 100)}` : ''}`;
     lines.push(`  last night: ${n.night}, ran ${when(n.started_at)} UTC, ${what}`);
   }
-  if (v.skipped) lines.push(`  skipped a night at ${when(v.skipped.at)} UTC, the machine was busy: ${safeLine(v.skipped.reason, 200)}`);
+  if (v.skipped)
+    lines.push(
+      `  skipped a night at ${when(v.skipped.at)} UTC, the machine was busy: ${safeLine(v.skipped.reason, 200)}`,
+    );
   if (v.history.length) lines.push('', 'Last nights:', ...historyRows(v.history).map((l) => `  ${l}`));
   else lines.push('', 'No night yet for this project: `skillopt sleep dry-run` shows what one would learn.');
   if (v.latest) {
     lines.push('', `Latest staged night: ${v.latest.night} (${tilde(v.latest.dir)})`);
-    for (const p of v.latest.pending) lines.push(`  waiting for adoption: ${p.kind} ${safeLine(p.name)} (${tilde(p.live_path)}), gate ${p.action.replace(/[^\w-]/g, '').slice(0, 40)}: val ${score(p.baseline)} → ${score(p.candidate)}`);
-    if (v.latest.diff && v.latest.pending.length) lines.push(`  diff: +${v.latest.diff.added} -${v.latest.diff.removed} lines (${tilde(v.latest.diff.file)})`);
-    for (const a of v.latest.adopted) lines.push(`  ${a.rolled_back ? 'adopted, then rolled back' : 'adopted'}: ${safeLine(a.name)} (${tilde(a.live_path)}) at ${when(a.at)} UTC`);
-    if (!v.latest.pending.length && !v.latest.adopted.length) lines.push('  nothing to adopt (no proposal passed the gate)');
+    for (const p of v.latest.pending)
+      lines.push(
+        `  waiting for adoption: ${p.kind} ${safeLine(p.name)} (${tilde(p.live_path)}), gate ${p.action.replace(/[^\w-]/g, '').slice(0, 40)}: val ${score(p.baseline)} → ${score(p.candidate)}`,
+      );
+    if (v.latest.diff && v.latest.pending.length)
+      lines.push(`  diff: +${v.latest.diff.added} -${v.latest.diff.removed} lines (${tilde(v.latest.diff.file)})`);
+    for (const a of v.latest.adopted)
+      lines.push(
+        `  ${a.rolled_back ? 'adopted, then rolled back' : 'adopted'}: ${safeLine(a.name)} (${tilde(a.live_path)}) at ${when(a.at)} UTC`,
+      );
+    if (!v.latest.pending.length && !v.latest.adopted.length)
+      lines.push('  nothing to adopt (no proposal passed the gate)');
     lines.push(`  report: ${tilde(v.latest.report)}`);
-    if (v.latest.pending.length) lines.push('  adopt with `skillopt sleep adopt`; undo an adoption with `skillopt sleep rollback`');
+    if (v.latest.pending.length)
+      lines.push('  adopt with `skillopt sleep adopt`; undo an adoption with `skillopt sleep rollback`');
   }
-  if (v.handoff) lines.push('', `Handoff: ${v.handoff.prompts} prompt(s) wait for answers in ${tilde(path.join(v.handoff.dir, 'PROMPTS.md'))}`);
+  if (v.handoff)
+    lines.push(
+      '',
+      `Handoff: ${v.handoff.prompts} prompt(s) wait for answers in ${tilde(path.join(v.handoff.dir, 'PROMPTS.md'))}`,
+    );
   return lines.join('\n');
 }

@@ -16,7 +16,9 @@ export type Outcome = (typeof OUTCOMES)[number];
 export const REFERENCE_KINDS = ['exact', 'rubric', 'rule', 'none'] as const;
 export type ReferenceKind = (typeof REFERENCE_KINDS)[number];
 
-export const CheckSchema = z.object({ op: z.string(), arg: z.union([z.string(), z.number(), z.null()]).optional() }).loose();
+export const CheckSchema = z
+  .object({ op: z.string(), arg: z.union([z.string(), z.number(), z.null()]).optional() })
+  .loose();
 export type Check = z.infer<typeof CheckSchema>;
 
 /** A rule judge: `{kind: 'rule', checks: [...]}`; `{}` for tasks judged otherwise. */
@@ -47,7 +49,10 @@ export const TaskRecordSchema = z.object({
     .transform((s, ctx) => {
       const v = LEGACY_SPLITS[s] ?? s;
       if ((SPLITS as readonly string[]).includes(v)) return v as TaskSplit;
-      ctx.addIssue({ code: 'custom', message: `expected one of ${SPLITS.join(', ')} (or the original's replay, holdout), got '${s}'` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected one of ${SPLITS.join(', ')} (or the original's replay, holdout), got '${s}'`,
+      });
       return z.NEVER;
     }),
   origin: z.enum(['real', 'dream']).default('real'),

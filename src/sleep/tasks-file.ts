@@ -55,8 +55,12 @@ export function readTasksFile(file: string, split: { val: number; test: number; 
     throw new UserError(`${file}: cannot read the tasks file: ${(err as Error).message}`);
   }
   const head = HeadSchema.safeParse(Array.isArray(raw) ? { tasks: raw } : raw);
-  if (!head.success) throw new UserError(`${file}: expected a tasks file (an object with "tasks", format ${TASKS_FORMAT}) or a list of tasks`);
-  if (head.data.format !== undefined && head.data.format !== TASKS_FORMAT) throw new UserError(`${file}: format '${head.data.format}' is not ${TASKS_FORMAT}`);
+  if (!head.success)
+    throw new UserError(
+      `${file}: expected a tasks file (an object with "tasks", format ${TASKS_FORMAT}) or a list of tasks`,
+    );
+  if (head.data.format !== undefined && head.data.format !== TASKS_FORMAT)
+    throw new UserError(`${file}: format '${head.data.format}' is not ${TASKS_FORMAT}`);
   const errors: string[] = [];
   const warnings: string[] = [];
   const tasks: TaskRecord[] = [];
@@ -80,7 +84,10 @@ export function readTasksFile(file: string, split: { val: number; test: number; 
     }
     tasks.push(task);
   });
-  if (errors.length) throw new UserError(`${file}: ${errors.length === 1 ? 'a task is' : 'tasks are'} not valid:\n  ${errors.join('\n  ')}`);
+  if (errors.length)
+    throw new UserError(
+      `${file}: ${errors.length === 1 ? 'a task is' : 'tasks are'} not valid:\n  ${errors.join('\n  ')}`,
+    );
   const ids = new Set<string>();
   for (const t of tasks) {
     if (ids.has(t.id)) throw new UserError(`${file}: two tasks have the id '${t.id}'`);

@@ -65,7 +65,10 @@ export function readLive(file: string): Buffer | null {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  if (st.isSymbolicLink()) throw new UserError(`${file} is a symbolic link: Sleep changes only regular files (point the config at the file itself)`);
+  if (st.isSymbolicLink())
+    throw new UserError(
+      `${file} is a symbolic link: Sleep changes only regular files (point the config at the file itself)`,
+    );
   if (!st.isFile()) throw new UserError(`${file} is not a regular file`);
   return fs.readFileSync(file);
 }
@@ -128,7 +131,9 @@ function removeLeftovers(file: string): void {
   } catch {
     return;
   }
-  for (const n of names) if (n.startsWith(prefix) && /\.tmp-\d+-[0-9a-f]+$/.test(n)) fs.rmSync(path.join(path.dirname(file), n), { force: true });
+  for (const n of names)
+    if (n.startsWith(prefix) && /\.tmp-\d+-[0-9a-f]+$/.test(n))
+      fs.rmSync(path.join(path.dirname(file), n), { force: true });
 }
 
 /** Removes the folders that are empty, innermost (last) first. */
@@ -167,7 +172,9 @@ function rollBack(journalFile: string, journal: Journal): void {
     put(t.path, t.before_b64 === null ? null : Buffer.from(t.before_b64, 'base64'), t.before_mode);
   }
   if (conflicts.length) {
-    throw new UserError(`an interrupted change could not be undone: ${conflicts.join(', ')} changed since (the journal ${journalFile} keeps the original bytes; restore or remove the file, then run the command again)`);
+    throw new UserError(
+      `an interrupted change could not be undone: ${conflicts.join(', ')} changed since (the journal ${journalFile} keeps the original bytes; restore or remove the file, then run the command again)`,
+    );
   }
   for (const t of journal.targets) {
     removeLeftovers(t.path);
@@ -202,7 +209,10 @@ export function recover(journalFile: string): 'undone' | 'completed' | undefined
   if (raw === undefined) return undefined;
   // The journal is written atomically: an unreadable one was damaged by something else.
   const parsed = JournalSchema.safeParse(raw);
-  if (!parsed.success) throw new UserError(`${journalFile}: an unreadable journal of an interrupted change; check the files it names, then remove it`);
+  if (!parsed.success)
+    throw new UserError(
+      `${journalFile}: an unreadable journal of an interrupted change; check the files it names, then remove it`,
+    );
   if (committed(parsed.data)) {
     for (const t of parsed.data.targets) removeLeftovers(t.path);
     fs.rmSync(journalFile, { force: true });
@@ -218,7 +228,13 @@ export function recover(journalFile: string): 'undone' | 'completed' | undefined
  * commit point). Each file must still hold `before` when its turn comes: a file changed
  * meanwhile aborts the whole transaction, undone.
  */
-export function runTransaction(journalFile: string, kind: string, changes: FileChange[], receipt: string, commit: (id: string) => void): void {
+export function runTransaction(
+  journalFile: string,
+  kind: string,
+  changes: FileChange[],
+  receipt: string,
+  commit: (id: string) => void,
+): void {
   const id = `${kind}-${new Date().toISOString()}-${randomBytes(4).toString('hex')}`;
   const journal: Journal = {
     version: 1,
@@ -236,7 +252,8 @@ export function runTransaction(journalFile: string, kind: string, changes: FileC
       created_dirs: [...missingDirs(c.path), ...(c.backup && c.before !== null ? missingDirs(c.backup) : [])],
     })),
   };
-  if (fs.existsSync(journalFile)) throw new UserError(`${journalFile}: another change is unfinished; run the command again to recover it first`);
+  if (fs.existsSync(journalFile))
+    throw new UserError(`${journalFile}: another change is unfinished; run the command again to recover it first`);
   writeJsonAtomic(journalFile, journal);
   syncDir(path.dirname(journalFile));
   try {
@@ -246,7 +263,8 @@ export function runTransaction(journalFile: string, kind: string, changes: FileC
         writeOnce(c.backup, c.before);
       }
       const now = readLive(c.path);
-      if (hashOf(now) !== journal.targets[i]!.before_sha256) throw new UserError(`${c.path} (${c.name}) changed while it was being replaced; nothing was changed`);
+      if (hashOf(now) !== journal.targets[i]!.before_sha256)
+        throw new UserError(`${c.path} (${c.name}) changed while it was being replaced; nothing was changed`);
       fs.mkdirSync(path.dirname(c.path), { recursive: true });
       put(c.path, c.after, journal.targets[i]!.before_mode);
       if (c.after === null) removeEmpty(c.removeDirs ?? []);

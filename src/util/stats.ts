@@ -11,7 +11,8 @@ import type binomialCdfFn from '@stdlib/stats-base-dists-binomial-cdf';
 // a run should not pay before its first model call, nor a command that tests nothing.
 const require = createRequire(import.meta.url);
 const ttest = (): typeof ttestFn => require('@stdlib/stats-ttest') as typeof ttestFn;
-const binomialCdf = (x: number, n: number, p: number): number => (require('@stdlib/stats-base-dists-binomial-cdf') as typeof binomialCdfFn)(x, n, p);
+const binomialCdf = (x: number, n: number, p: number): number =>
+  (require('@stdlib/stats-base-dists-binomial-cdf') as typeof binomialCdfFn)(x, n, p);
 
 /** z for a two-sided 95% interval. */
 const Z95 = 1.959963984540054;
@@ -80,7 +81,11 @@ export function mcnemarGreater(baselineOnly: number, candidateOnly: number): num
  * paired t-test on the differences. `alternative: 'greater'` tests that the candidate is better
  * (one-sided), as the training gate asks; the default is two-sided.
  */
-export function pairedTest(baseline: readonly number[], candidate: readonly number[], options: { alternative?: 'two-sided' | 'greater' } = {}): PairedTest {
+export function pairedTest(
+  baseline: readonly number[],
+  candidate: readonly number[],
+  options: { alternative?: 'two-sided' | 'greater' } = {},
+): PairedTest {
   const greater = options.alternative === 'greater';
   if (baseline.length !== candidate.length) throw new Error('paired test: the two lists must have the same length');
   const n = baseline.length;
@@ -88,13 +93,37 @@ export function pairedTest(baseline: readonly number[], candidate: readonly numb
   const diffs = candidate.map((c, i) => c - baseline[i]!);
   const diff = mean(diffs);
   const constant = diffs.every((d) => d === diffs[0]);
-  const ci: [number, number] | undefined = n < 2 ? undefined : constant ? [diff, diff] : (ttest()([...candidate], [...baseline], { alpha: 0.05 }).ci as [number, number]);
+  const ci: [number, number] | undefined =
+    n < 2
+      ? undefined
+      : constant
+        ? [diff, diff]
+        : (ttest()([...candidate], [...baseline], { alpha: 0.05 }).ci as [number, number]);
   if (isBinary(baseline) && isBinary(candidate)) {
     const b = baseline.filter((v, i) => v === 1 && candidate[i] === 0).length;
     const c = baseline.filter((v, i) => v === 0 && candidate[i] === 1).length;
-    const p = greater ? mcnemarGreater(b, c) : b + c === 0 ? 1 : Math.min(1, 2 * binomialCdf(Math.min(b, c), b + c, 0.5));
-    return { n, diff, ...(ci ? { ci } : {}), p, method: 'mcnemar_exact', discordant: { baseline_only: b, candidate_only: c } };
+    const p = greater
+      ? mcnemarGreater(b, c)
+      : b + c === 0
+        ? 1
+        : Math.min(1, 2 * binomialCdf(Math.min(b, c), b + c, 0.5));
+    return {
+      n,
+      diff,
+      ...(ci ? { ci } : {}),
+      p,
+      method: 'mcnemar_exact',
+      discordant: { baseline_only: b, candidate_only: c },
+    };
   }
-  if (n < 2 || constant) return { n, diff, ...(ci ? { ci } : {}), p: n >= 2 && diff === 0 ? 1 : null, method: 'paired_t' };
-  return { n, diff, ci, p: ttest()([...candidate], [...baseline], { alpha: 0.05, ...(greater ? { alternative: 'greater' as const } : {}) }).pValue, method: 'paired_t' };
+  if (n < 2 || constant)
+    return { n, diff, ...(ci ? { ci } : {}), p: n >= 2 && diff === 0 ? 1 : null, method: 'paired_t' };
+  return {
+    n,
+    diff,
+    ci,
+    p: ttest()([...candidate], [...baseline], { alpha: 0.05, ...(greater ? { alternative: 'greater' as const } : {}) })
+      .pValue,
+    method: 'paired_t',
+  };
 }

@@ -51,7 +51,8 @@ export function walkFiles(root: string, options: WalkOptions): FoundFile[] {
     for (const e of entries) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) {
-        if ((options.maxDepth === undefined || depth < options.maxDepth) && !options.skipDir?.(e.name)) walk(p, depth + 1);
+        if ((options.maxDepth === undefined || depth < options.maxDepth) && !options.skipDir?.(e.name))
+          walk(p, depth + 1);
       } else if (e.isFile() && options.file(e.name)) {
         const found = statFile(p);
         if (found) out.push(found);

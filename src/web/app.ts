@@ -79,7 +79,8 @@ const TEXT_FILE = /\.(json|jsonl|md|txt|yaml|yml|log|csv)$/i;
 const MAX_FILE_BYTES = 2 << 20;
 
 const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
@@ -109,7 +110,9 @@ export function createDashboardApp(options: DashboardAppOptions) {
   };
   const runOf = (c: Context) => readerFor(roots.resolve(c.req.query('run')));
   const nights = options.sleepStateDir ? new SleepNights(options.sleepStateDir) : undefined;
-  const jobs = options.actions?.access.enabled ? new Jobs({ program: options.actions.program ?? 'skillopt', cwd: options.actions.cwd }) : undefined;
+  const jobs = options.actions?.access.enabled
+    ? new Jobs({ program: options.actions.program ?? 'skillopt', cwd: options.actions.cwd })
+    : undefined;
 
   const app = new Hono();
 
@@ -124,7 +127,12 @@ export function createDashboardApp(options: DashboardAppOptions) {
     if (options.allowedHosts) {
       const host = c.req.header('host') ?? '';
       if (!options.allowedHosts.allows(host)) {
-        return c.json({ error: `requests for host ${JSON.stringify(host)} are refused (a defence against DNS rebinding); to reach the dashboard by this name, start it with --allowed-host NAME` }, 403);
+        return c.json(
+          {
+            error: `requests for host ${JSON.stringify(host)} are refused (a defence against DNS rebinding); to reach the dashboard by this name, start it with --allowed-host NAME`,
+          },
+          403,
+        );
       }
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.header(k, v);
@@ -176,7 +184,11 @@ export function createDashboardApp(options: DashboardAppOptions) {
   app.get('/api/diff', async (c) => {
     const a = c.req.query('a');
     const b = c.req.query('b');
-    if (!a || !b) throw new HttpError(400, 'the a and b parameters name the two skills to compare (best, v:N, cand:N, slow:E or pool:ORIGIN)');
+    if (!a || !b)
+      throw new HttpError(
+        400,
+        'the a and b parameters name the two skills to compare (best, v:N, cand:N, slow:E or pool:ORIGIN)',
+      );
     const context = intParam(c, 'context') ?? 3;
     return c.json(await diffSkills(runOf(c).run, diffs, a, b, Math.min(context, 100000), c.req.raw.signal));
   });
@@ -210,7 +222,11 @@ export function createDashboardApp(options: DashboardAppOptions) {
     const rel = c.req.query('path');
     if (!rel) throw new HttpError(400, 'the path parameter is missing (a file of the run, relative to its directory)');
     const file = resolveInside(reader.run.root, rel, 'path');
-    if (!TEXT_FILE.test(file)) throw new HttpError(403, `only the run's text files (.json, .jsonl, .md, .txt, .yaml, .log, .csv) are shown, not ${rel}`);
+    if (!TEXT_FILE.test(file))
+      throw new HttpError(
+        403,
+        `only the run's text files (.json, .jsonl, .md, .txt, .yaml, .log, .csv) are shown, not ${rel}`,
+      );
     const read = readTextCapped(reader.run.root, file, MAX_FILE_BYTES);
     if (!read) throw new HttpError(404, `no file ${rel} in this run`);
     return c.json({ path: rel, ...read });
@@ -220,7 +236,9 @@ export function createDashboardApp(options: DashboardAppOptions) {
 
   app.get('/api/lineage', (c) => c.json(readLineage(runOf(c).run)));
 
-  app.get('/api/nights', (c) => c.json(nights ? { enabled: true, ...nights.list() } : { enabled: false, stateDir: null, nights: [], problems: [] }));
+  app.get('/api/nights', (c) =>
+    c.json(nights ? { enabled: true, ...nights.list() } : { enabled: false, stateDir: null, nights: [], problems: [] }),
+  );
 
   app.get('/api/night', (c) => {
     if (!nights) throw new HttpError(404, 'this dashboard shows no Sleep nights (start it with --sleep-state DIR)');
@@ -228,11 +246,20 @@ export function createDashboardApp(options: DashboardAppOptions) {
   });
 
   if (options.actions && jobs) {
-    mountActions(app, { access: options.actions.access, configs: new ConfigRoots(options.actions.configRoots), jobs, roots, readerFor, preflight: options.actions.preflight });
+    mountActions(app, {
+      access: options.actions.access,
+      configs: new ConfigRoots(options.actions.configRoots),
+      jobs,
+      roots,
+      readerFor,
+      preflight: options.actions.preflight,
+    });
     if (nights) mountNightActions(app, nights);
   } else {
     const access = options.actions?.access;
-    app.get('/api/actions', (c) => c.json(access ? access.describe(c) : { enabled: false, reason: 'this dashboard only watches runs' }));
+    app.get('/api/actions', (c) =>
+      c.json(access ? access.describe(c) : { enabled: false, reason: 'this dashboard only watches runs' }),
+    );
   }
 
   app.get('/api/live', (c) =>

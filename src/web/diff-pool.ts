@@ -40,7 +40,9 @@ export class DiffPool {
   /** The unified diff of the job's two texts; HttpError 503 when it cannot be given in time. */
   diff(job: DiffJob, signal?: AbortSignal): Promise<string> {
     if (this.limit.pendingCount >= MAX_WAITING) {
-      return Promise.reject(new HttpError(503, `${MAX_WAITING} diffs are already waiting for the ones being computed; try again shortly`));
+      return Promise.reject(
+        new HttpError(503, `${MAX_WAITING} diffs are already waiting for the ones being computed; try again shortly`),
+      );
     }
     return this.limit(() => this.run(job, signal));
   }
@@ -63,14 +65,28 @@ export class DiffPool {
       };
       const which = `${job.labels.before} and ${job.labels.after}`;
       const timer = setTimeout(
-        () => finish(() => reject(new HttpError(503, `the diff of ${which} did not finish within ${this.timeoutMs / 1000} s (the two versions differ in too many lines); open each one whole instead`))),
+        () =>
+          finish(() =>
+            reject(
+              new HttpError(
+                503,
+                `the diff of ${which} did not finish within ${this.timeoutMs / 1000} s (the two versions differ in too many lines); open each one whole instead`,
+              ),
+            ),
+          ),
         this.timeoutMs,
       );
       const onAbort = () => finish(() => reject(new HttpError(503, 'the request went away; its diff was stopped')));
       signal?.addEventListener('abort', onAbort, { once: true });
       worker.once('message', (m: { patch: string }) => finish(() => resolve(m.patch)));
       worker.once('error', (err: Error & { code?: string }) =>
-        finish(() => reject(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new HttpError(503, `the diff of ${which} needed more than ${MEMORY_MB} MB; open each one whole instead`) : err)),
+        finish(() =>
+          reject(
+            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? new HttpError(503, `the diff of ${which} needed more than ${MEMORY_MB} MB; open each one whole instead`)
+              : err,
+          ),
+        ),
       );
       worker.once('exit', () => finish(() => reject(new HttpError(503, 'the dashboard is stopping'))));
     });

@@ -6,4 +6,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createTwoFilesPatch } from 'diff';
 
 const { before, after, labels, context } = workerData;
-parentPort.postMessage({ patch: createTwoFilesPatch(labels.before, labels.after, before, after, undefined, undefined, { context }) });
+parentPort.postMessage({
+  patch: createTwoFilesPatch(labels.before, labels.after, before, after, undefined, undefined, { context }),
+});

@@ -26,14 +26,34 @@ const EvalCellSchema = z
     errors: z.number().default(0),
   })
   .loose();
-const TestSchema = z.object({ n: z.number().optional(), diff: z.number(), ci: pair.optional(), p: z.number().nullable(), method: z.string().optional() }).loose();
+const TestSchema = z
+  .object({
+    n: z.number().optional(),
+    diff: z.number(),
+    ci: pair.optional(),
+    p: z.number().nullable(),
+    method: z.string().optional(),
+  })
+  .loose();
 export const EvalSummarySchema = z
   .object({
     split: z.string(),
     repeats: z.number().default(1),
     items: z.number().optional(),
     cells: z.array(EvalCellSchema),
-    comparisons: z.array(z.object({ target: z.string(), baseline: z.string(), candidate: z.string(), hard: TestSchema, soft: TestSchema.optional() }).loose()).default([]),
+    comparisons: z
+      .array(
+        z
+          .object({
+            target: z.string(),
+            baseline: z.string(),
+            candidate: z.string(),
+            hard: TestSchema,
+            soft: TestSchema.optional(),
+          })
+          .loose(),
+      )
+      .default([]),
   })
   .loose();
 export type EvalSummary = z.infer<typeof EvalSummarySchema>;

@@ -13,7 +13,10 @@ export const MAX_JSON_BYTES = 64 << 20;
 
 const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
 
-export type JsonRead<T> = { ok: true; value: T } | { ok: false; missing: true } | { ok: false; missing: false; error: string };
+export type JsonRead<T> =
+  | { ok: true; value: T }
+  | { ok: false; missing: true }
+  | { ok: false; missing: false; error: string };
 
 interface Fingerprint {
   size: number;
@@ -76,7 +79,12 @@ export function parseJsonFile<T>(base: string, file: string, schema: ZodType<T>,
   try {
     const read = readInside(base, file, MAX_JSON_BYTES);
     if (!read) return { ok: false, missing: true };
-    if (read.truncated) return { ok: false, missing: false, error: `${file} is ${mb(read.size)}, more than the ${mb(MAX_JSON_BYTES)} the dashboard reads of a JSON file` };
+    if (read.truncated)
+      return {
+        ok: false,
+        missing: false,
+        error: `${file} is ${mb(read.size)}, more than the ${mb(MAX_JSON_BYTES)} the dashboard reads of a JSON file`,
+      };
     text = read.data.toString('utf8');
   } catch (err) {
     if (err instanceof HttpError) return { ok: false, missing: false, error: err.message };
@@ -201,7 +209,11 @@ export class JsonlTail<T> {
  * A text file of the run, or undefined when it is missing; larger files are cut with a note.
  * Throws HttpError 403 for a file outside the run directory or not a regular file.
  */
-export function readTextCapped(base: string, file: string, maxBytes: number): { text: string; truncated: boolean; size: number } | undefined {
+export function readTextCapped(
+  base: string,
+  file: string,
+  maxBytes: number,
+): { text: string; truncated: boolean; size: number } | undefined {
   const read = readInside(base, file, maxBytes);
   return read && { text: read.data.toString('utf8'), truncated: read.truncated, size: read.size };
 }

@@ -15,7 +15,11 @@ LOOPBACK.addAddress('::1', 'ipv6');
 
 /** A host as compared: lower case, no brackets, no trailing dot, IPv4-mapped IPv6 as IPv4. */
 function canonical(host: string): string {
-  let h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  let h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
   if (mapped) h = mapped[1]!;
   return h;
@@ -69,6 +73,7 @@ export class HostAllowList {
 
 function localAddresses(): Set<string> {
   const out = new Set<string>();
-  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) out.add(canonical(a.address.replace(/%.*$/, '')));
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? []) out.add(canonical(a.address.replace(/%.*$/, '')));
   return out;
 }

@@ -16,7 +16,17 @@ export interface LineageView {
 }
 
 export function readLineage(run: RunDir): LineageView {
-  const read = parseJsonFile(run.root, run.path('pool', 'lineage.json'), LineageFileSchema, 'the lineage of the candidate pool ({members, nodes})');
+  const read = parseJsonFile(
+    run.root,
+    run.path('pool', 'lineage.json'),
+    LineageFileSchema,
+    'the lineage of the candidate pool ({members, nodes})',
+  );
   if (!read.ok) return { pool: false, members: [], nodes: [], problems: read.missing ? [] : [read.error] };
-  return { pool: true, members: read.value.members, nodes: read.value.nodes.map(({ item_scores: _s, edits: _e, ...n }) => n), problems: [] };
+  return {
+    pool: true,
+    members: read.value.members,
+    nodes: read.value.nodes.map(({ item_scores: _s, edits: _e, ...n }) => n),
+    problems: [],
+  };
 }

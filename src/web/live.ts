@@ -12,7 +12,14 @@ export type LiveMessage = { type: 'runs'; ids: string[] } | { type: 'run'; run: 
 type Listener = (msg: LiveMessage) => void;
 
 /** The files of a run whose change is news. */
-export const WATCHED = ['history.json', 'runtime_state.json', 'summary.json', 'events.jsonl', 'calls.jsonl', 'run.lock'];
+export const WATCHED = [
+  'history.json',
+  'runtime_state.json',
+  'summary.json',
+  'events.jsonl',
+  'calls.jsonl',
+  'run.lock',
+];
 
 function stamp(file: string): string {
   try {

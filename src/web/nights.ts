@@ -20,7 +20,17 @@ import { MAX_DIFF_BYTES, patchLines, type SkillDiff } from './skills.ts';
 /** What report.json says of each document: the part the dashboard shows. */
 const ReportSchema = z
   .object({
-    documents: z.array(z.object({ document: z.string(), staged: z.boolean().default(false), edits: z.array(z.object({ status: z.string() }).loose()).default([]) }).loose()).default([]),
+    documents: z
+      .array(
+        z
+          .object({
+            document: z.string(),
+            staged: z.boolean().default(false),
+            edits: z.array(z.object({ status: z.string() }).loose()).default([]),
+          })
+          .loose(),
+      )
+      .default([]),
   })
   .loose();
 
@@ -84,10 +94,13 @@ export class SleepNights {
 
   /** The folder of a night named in a request; 400 for anything but a night's name, 404 when there is none. */
   dirOf(id: string | undefined): string {
-    if (!id) throw new HttpError(400, 'the night parameter is missing (a night id such as 20261130-031702, from /api/nights)');
-    if (!NIGHT_NAME.test(id)) throw new HttpError(400, `not a night id: ${JSON.stringify(id)} (expected YYYYMMDD-HHMMSS, from /api/nights)`);
+    if (!id)
+      throw new HttpError(400, 'the night parameter is missing (a night id such as 20261130-031702, from /api/nights)');
+    if (!NIGHT_NAME.test(id))
+      throw new HttpError(400, `not a night id: ${JSON.stringify(id)} (expected YYYYMMDD-HHMMSS, from /api/nights)`);
     const dir = resolveInside(this.root, id, 'night', 'the Sleep nights folder');
-    if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new HttpError(404, `no night ${id} in ${nightsDir(this.stateDir)}`);
+    if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+      throw new HttpError(404, `no night ${id} in ${nightsDir(this.stateDir)}`);
     return dir;
   }
 
@@ -95,7 +108,12 @@ export class SleepNights {
   list(): { stateDir: string; nights: NightRow[]; problems: string[] } {
     const problems: string[] = [];
     const stateDirReal = realDir(this.stateDir);
-    const state = parseJsonFile(stateDirReal, stateFile(stateDirReal), StateSchema, "Sleep's state (night, last_harvest, history)");
+    const state = parseJsonFile(
+      stateDirReal,
+      stateFile(stateDirReal),
+      StateSchema,
+      "Sleep's state (night, last_harvest, history)",
+    );
     if (!state.ok && !state.missing) problems.push(state.error);
     const history = state.ok ? state.value.history : [];
     const rows: NightRow[] = [];
@@ -103,15 +121,40 @@ export class SleepNights {
     for (const record of history) {
       const id = this.idOf(record.dir);
       if (id) seen.add(id);
-      rows.push(id ? this.row(id, record) : { night: record.night, project: record.project, at: record.started_at, state: record.outcome, ...(record.note ? { reason: record.note } : {}), documents: record.documents.map((d) => ({ ...d, staged: false, adopted: false })), edits: 0, problems: [] });
+      rows.push(
+        id
+          ? this.row(id, record)
+          : {
+              night: record.night,
+              project: record.project,
+              at: record.started_at,
+              state: record.outcome,
+              ...(record.note ? { reason: record.note } : {}),
+              documents: record.documents.map((d) => ({ ...d, staged: false, adopted: false })),
+              edits: 0,
+              problems: [],
+            },
+      );
     }
     // A staged night the history no longer holds (it keeps the last 200) is still offered.
     for (const e of listInside(this.root, this.root)) {
-      if (e.isDirectory() && NIGHT_NAME.test(e.name) && !seen.has(e.name) && this.manifest(path.join(this.root, e.name)).ok) rows.push(this.row(e.name));
+      if (
+        e.isDirectory() &&
+        NIGHT_NAME.test(e.name) &&
+        !seen.has(e.name) &&
+        this.manifest(path.join(this.root, e.name)).ok
+      )
+        rows.push(this.row(e.name));
     }
-    const skips = parseJsonFile(stateDirReal, skipsFile(stateDirReal), SkipsSchema, 'the skipped nights (by project: at, reason)');
+    const skips = parseJsonFile(
+      stateDirReal,
+      skipsFile(stateDirReal),
+      SkipsSchema,
+      'the skipped nights (by project: at, reason)',
+    );
     if (!skips.ok && !skips.missing) problems.push(skips.error);
-    for (const [project, skip] of Object.entries(skips.ok ? skips.value : {})) rows.push({ project, at: skip.at, state: 'skipped', reason: skip.reason, documents: [], edits: 0, problems: [] });
+    for (const [project, skip] of Object.entries(skips.ok ? skips.value : {}))
+      rows.push({ project, at: skip.at, state: 'skipped', reason: skip.reason, documents: [], edits: 0, problems: [] });
     rows.sort((a, b) => b.at.localeCompare(a.at));
     return { stateDir: this.stateDir, nights: rows, problems };
   }
@@ -121,7 +164,13 @@ export class SleepNights {
     const dir = this.dirOf(id);
     const files = this.files(dir);
     const { manifest, receipt } = files;
-    if (!manifest.ok) throw new HttpError(404, manifest.missing ? `the night ${id} staged nothing (it has no manifest.json: it stopped, or mined nothing)` : manifest.error);
+    if (!manifest.ok)
+      throw new HttpError(
+        404,
+        manifest.missing
+          ? `the night ${id} staged nothing (it has no manifest.json: it stopped, or mined nothing)`
+          : manifest.error,
+      );
     const row = this.row(path.basename(dir), undefined, files);
     const patches = this.patches(dir, row.problems);
     // diff.patch holds the staged documents' patches, in the manifest's order.
@@ -150,7 +199,12 @@ export class SleepNights {
   }
 
   private manifest(dir: string) {
-    return parseJsonFile<Manifest>(dir, path.join(dir, 'manifest.json'), ManifestSchema, 'a staged night (schema, night, project, documents)');
+    return parseJsonFile<Manifest>(
+      dir,
+      path.join(dir, 'manifest.json'),
+      ManifestSchema,
+      'a staged night (schema, night, project, documents)',
+    );
   }
 
   /** The per-document patches of the night's diff.patch. */
@@ -190,13 +244,40 @@ export class SleepNights {
       return doc && doc.edits.filter((e) => e.status.startsWith('applied')).length;
     };
     const staged = manifest.ok ? manifest.value.documents : [];
-    const documents: NightDocument[] = staged.map((d) => ({ name: d.name, kind: d.kind, live_path: d.live_path, action: d.action, baseline: d.baseline, candidate: d.candidate, staged: true, edits: editsOf(d.name), adopted: adopted.has(d.name) }));
+    const documents: NightDocument[] = staged.map((d) => ({
+      name: d.name,
+      kind: d.kind,
+      live_path: d.live_path,
+      action: d.action,
+      baseline: d.baseline,
+      candidate: d.candidate,
+      staged: true,
+      edits: editsOf(d.name),
+      adopted: adopted.has(d.name),
+    }));
     // The documents the gate turned down, from the night's record.
     for (const d of record?.documents ?? []) {
-      if (!documents.some((s) => s.name === d.name)) documents.push({ name: d.name, action: d.action, baseline: d.baseline, candidate: d.candidate, staged: false, edits: editsOf(d.name), adopted: false });
+      if (!documents.some((s) => s.name === d.name))
+        documents.push({
+          name: d.name,
+          action: d.action,
+          baseline: d.baseline,
+          candidate: d.candidate,
+          staged: false,
+          edits: editsOf(d.name),
+          adopted: false,
+        });
     }
     const last = adoptions.at(-1);
-    const state: NightState = !manifest.ok ? (record?.outcome ?? 'stopped') : last ? (adopted.size ? 'adopted' : 'rolled_back') : staged.length ? 'staged' : 'nothing_staged';
+    const state: NightState = !manifest.ok
+      ? (record?.outcome ?? 'stopped')
+      : last
+        ? adopted.size
+          ? 'adopted'
+          : 'rolled_back'
+        : staged.length
+          ? 'staged'
+          : 'nothing_staged';
     return {
       id,
       night: manifest.ok ? manifest.value.night : record?.night,

@@ -91,14 +91,20 @@ export class Roots {
   resolve(id: string | undefined): RunLocation {
     if (!id) throw new HttpError(400, 'the run parameter is missing (a run id such as 0/my-run, from /api/runs)');
     const m = /^(\d+)(?:\/(.*))?$/.exec(id);
-    if (!m) throw new HttpError(400, `not a run id: ${id} (expected <root index>/<path under the root>, from /api/runs)`);
+    if (!m)
+      throw new HttpError(400, `not a run id: ${id} (expected <root index>/<path under the root>, from /api/runs)`);
     const root = this.roots[Number(m[1])];
     if (!root) throw new HttpError(404, `no run root number ${m[1]} (there are ${this.roots.length})`);
     root.real = realDir(root.given);
     const rel = (m[2] ?? '').replace(/\/+$/, '');
     const dir = rel ? resolveInside(root.real, rel, 'run id') : root.real;
-    if (!fs.existsSync(dir)) throw new HttpError(404, `run not found: ${id} (no directory ${rel || '.'} under ${root.given})`);
-    if (!isRunDir(dir)) throw new HttpError(404, `not a run directory: ${id} (${rel || '.'} under ${root.given} has no history.json, runtime_state.json, events.jsonl or config.json)`);
+    if (!fs.existsSync(dir))
+      throw new HttpError(404, `run not found: ${id} (no directory ${rel || '.'} under ${root.given})`);
+    if (!isRunDir(dir))
+      throw new HttpError(
+        404,
+        `not a run directory: ${id} (${rel || '.'} under ${root.given} has no history.json, runtime_state.json, events.jsonl or config.json)`,
+      );
     return this.location(root, rel, dir);
   }
 }

@@ -14,7 +14,10 @@ import { resultRows } from './trajectories.ts';
 const AnyObject = z.record(z.string(), z.unknown());
 
 /** `summary.json` of the test evaluations: per task type, `{total, hard_acc}`. */
-const TestBucketsSchema = z.record(z.string(), z.object({ total: z.number().optional(), hard_acc: z.number().optional(), hard: z.number().optional() }).loose());
+const TestBucketsSchema = z.record(
+  z.string(),
+  z.object({ total: z.number().optional(), hard_acc: z.number().optional(), hard: z.number().optional() }).loose(),
+);
 
 export interface EpochInfo {
   epoch: number;
@@ -124,7 +127,12 @@ export function readTests(run: RunDir, problems: string[]): TestRow[] {
     ['test_eval', 'best'],
     ['test_eval_final', 'final'],
   ] as const) {
-    const read = parseJsonFile(run.root, run.path(dir, 'summary.json'), TestBucketsSchema, 'test results per task type ({type: {total, hard_acc}})');
+    const read = parseJsonFile(
+      run.root,
+      run.path(dir, 'summary.json'),
+      TestBucketsSchema,
+      'test results per task type ({type: {total, hard_acc}})',
+    );
     if (!read.ok) {
       if (!read.missing) problems.push(read.error);
       continue;
@@ -137,20 +145,28 @@ export function readTests(run: RunDir, problems: string[]): TestRow[] {
     }
   }
   // 'overall' last, as in the original's table.
-  return [...rows.values()].sort((a, b) => (a.type === 'overall' ? 1 : b.type === 'overall' ? -1 : a.type.localeCompare(b.type)));
+  return [...rows.values()].sort((a, b) =>
+    a.type === 'overall' ? 1 : b.type === 'overall' ? -1 : a.type.localeCompare(b.type),
+  );
 }
 
 /** The mean hard score of the initial skill's selection rollout (a run whose summary is not written yet). */
 export function baselineFromRollouts(run: RunDir): number | null {
-  const scored = resultRows(run.root, run.path('selection_eval_baseline', 'results.jsonl')).filter((r) => r.outcome !== 'error');
+  const scored = resultRows(run.root, run.path('selection_eval_baseline', 'results.jsonl')).filter(
+    (r) => r.outcome !== 'error',
+  );
   return scored.length ? scored.reduce((sum, r) => sum + r.hard, 0) / scored.length : null;
 }
 
 /** Usage per stage from the summary, else summed over the step records (no call ledger). */
-export function stageUsageFromFiles(tokenSummary: Record<string, StageUsage> | undefined, records: HistoryRecord[]): Record<string, UsageTotals> {
+export function stageUsageFromFiles(
+  tokenSummary: Record<string, StageUsage> | undefined,
+  records: HistoryRecord[],
+): Record<string, UsageTotals> {
   const out: Record<string, UsageTotals> = {};
   const add = (stages: Record<string, StageUsage>) => {
-    for (const [stage, s] of Object.entries(stages)) if (stage !== '_total') sumStages({ [stage]: s }, (out[stage] ??= emptyUsage()));
+    for (const [stage, s] of Object.entries(stages))
+      if (stage !== '_total') sumStages({ [stage]: s }, (out[stage] ??= emptyUsage()));
   };
   if (tokenSummary) add(tokenSummary);
   else for (const r of records) if (r.tokens) add(r.tokens);

@@ -8,13 +8,37 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { RunDir } from '../run/layout.ts';
-import { HistoryRecordSchema, RuntimeStateSchema, SummarySchema, type HistoryRecord, type Transfer } from '../run/records.ts';
+import {
+  HistoryRecordSchema,
+  RuntimeStateSchema,
+  SummarySchema,
+  type HistoryRecord,
+  type Transfer,
+} from '../run/records.ts';
 import { CachedJson, JsonlTail } from './file-cache.ts';
 import { isFileInside } from './safe-path.ts';
-import { baselineFromRollouts, describeConfig, readEpochs, readTests, stageUsageFromFiles, sumStages, type EpochInfo, type TestRow } from './run-files.ts';
+import {
+  baselineFromRollouts,
+  describeConfig,
+  readEpochs,
+  readTests,
+  stageUsageFromFiles,
+  sumStages,
+  type EpochInfo,
+  type TestRow,
+} from './run-files.ts';
 import { WATCHED } from './live.ts';
 import type { RunLocation } from './roots.ts';
-import { CallFold, EventFold, emptyUsage, lockHolderAlive, parseCall, parseEvent, type LiveStage, type UsageTotals } from './run-state.ts';
+import {
+  CallFold,
+  EventFold,
+  emptyUsage,
+  lockHolderAlive,
+  parseCall,
+  parseEvent,
+  type LiveStage,
+  type UsageTotals,
+} from './run-state.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped' | 'interrupted' | 'incomplete';
 
@@ -143,11 +167,22 @@ export class RunReader {
     const base = r.root;
     this.config = new CachedJson(base, r.config, AnyObject, 'a JSON object (the run configuration)');
     this.historyRaw = new CachedJson(base, r.history, AnyList, 'a list of step records');
-    this.runtime = new CachedJson(base, r.runtimeState, RuntimeStateSchema, 'the runtime state (last_completed_step, scores, status)');
+    this.runtime = new CachedJson(
+      base,
+      r.runtimeState,
+      RuntimeStateSchema,
+      'the runtime state (last_completed_step, scores, status)',
+    );
     this.summary = new CachedJson(base, r.summary, SummarySchema, 'the run summary');
     this.lock = new CachedJson(base, r.path('run.lock'), LockSchema, 'a run lock');
-    this.events = new JsonlTail(base, r.events, parseEvent, { item: (e) => this.eventFold.add(e), reset: () => (this.eventFold = new EventFold()) });
-    this.calls = new JsonlTail(base, r.calls, parseCall, { item: (c) => this.callFold.add(c), reset: () => (this.callFold = new CallFold()) });
+    this.events = new JsonlTail(base, r.events, parseEvent, {
+      item: (e) => this.eventFold.add(e),
+      reset: () => (this.eventFold = new EventFold()),
+    });
+    this.calls = new JsonlTail(base, r.calls, parseCall, {
+      item: (c) => this.callFold.add(c),
+      reset: () => (this.callFold = new CallFold()),
+    });
   }
 
   /** The step records, each checked; a record that does not read is left out and named. */
@@ -168,7 +203,9 @@ export class RunReader {
         if (parsed.success) this.records.push(parsed.data);
         else {
           const issue = parsed.error.issues[0];
-          this.recordProblems.push(`${this.run.history}: record ${i + 1} is not a step record (${issue?.path.join('.') || 'record'}: ${issue?.message}); it is left out`);
+          this.recordProblems.push(
+            `${this.run.history}: record ${i + 1} is not a step record (${issue?.path.join('.') || 'record'}: ${issue?.message}); it is left out`,
+          );
         }
       });
     }
@@ -219,7 +256,8 @@ export class RunReader {
     const summary = this.summary.value();
     const sumProblem = this.summary.problem();
     if (sumProblem) problems.push(sumProblem);
-    if (this.events.bad > 0) problems.push(`${this.run.events}: ${this.events.bad} line(s) are not events and were skipped`);
+    if (this.events.bad > 0)
+      problems.push(`${this.run.events}: ${this.events.bad} line(s) are not events and were skipped`);
     for (const tail of [this.events, this.calls]) if (tail.problem) problems.push(tail.problem);
     const lockProblem = this.lock.problem();
     if (lockProblem) problems.push(lockProblem);
@@ -230,7 +268,10 @@ export class RunReader {
     const last = records.at(-1);
     const completedSteps = Math.max(last?.step ?? 0, runtime?.last_completed_step ?? 0, fold.lastStepFinished);
     const epochs = fold.started?.epochs ?? desc.epochs;
-    const totalSteps = fold.started?.total_steps ?? desc.totalSteps ?? (desc.epochs && desc.stepsPerEpoch ? desc.epochs * desc.stepsPerEpoch : undefined);
+    const totalSteps =
+      fold.started?.total_steps ??
+      desc.totalSteps ??
+      (desc.epochs && desc.stepsPerEpoch ? desc.epochs * desc.stepsPerEpoch : undefined);
     const { status, detail } = this.status(runtime, summary, layout);
     const finished = fold.ended?.type === 'run_finished' ? fold.ended : undefined;
 
@@ -245,7 +286,13 @@ export class RunReader {
       optimizer: desc.optimizer ?? fold.started?.optimizer,
       status,
       statusDetail: detail,
-      progress: { completedSteps, totalSteps, epoch: fold.stage?.epoch ?? last?.epoch, epochs, stage: status === 'running' ? fold.stage : undefined },
+      progress: {
+        completedSteps,
+        totalSteps,
+        epoch: fold.stage?.epoch ?? last?.epoch,
+        epochs,
+        stage: status === 'running' ? fold.stage : undefined,
+      },
       bestScore: runtime?.best_score ?? last?.best_score ?? summary?.best_selection_hard ?? null,
       bestStep: runtime?.best_step ?? last?.best_step ?? summary?.best_step,
       currentScore: runtime?.current_score ?? last?.current_score ?? null,
@@ -261,22 +308,45 @@ export class RunReader {
     };
   }
 
-  private status(runtime: z.infer<typeof RuntimeStateSchema> | undefined, summary: unknown, layout: 'skillopt' | 'python'): { status: RunStatus; detail?: string } {
+  private status(
+    runtime: z.infer<typeof RuntimeStateSchema> | undefined,
+    summary: unknown,
+    layout: 'skillopt' | 'python',
+  ): { status: RunStatus; detail?: string } {
     const ended = this.eventFold.ended;
-    const endedStatus = ended?.type === 'run_finished' ? 'finished' : ended?.type === 'run_stopped' ? 'stopped' : ended?.type === 'run_failed' ? 'failed' : undefined;
-    const resumeWith = ended && 'resume_command' in ended && ended.resume_command ? `; to resume: ${ended.resume_command}` : '';
-    const detail = ended?.type === 'run_stopped' ? `${ended.reason}: ${ended.message}${resumeWith}` : ended?.type === 'run_failed' ? `${ended.message}${resumeWith}` : undefined;
+    const endedStatus =
+      ended?.type === 'run_finished'
+        ? 'finished'
+        : ended?.type === 'run_stopped'
+          ? 'stopped'
+          : ended?.type === 'run_failed'
+            ? 'failed'
+            : undefined;
+    const resumeWith =
+      ended && 'resume_command' in ended && ended.resume_command ? `; to resume: ${ended.resume_command}` : '';
+    const detail =
+      ended?.type === 'run_stopped'
+        ? `${ended.reason}: ${ended.message}${resumeWith}`
+        : ended?.type === 'run_failed'
+          ? `${ended.message}${resumeWith}`
+          : undefined;
     const declared = runtime?.status ?? endedStatus;
     if (declared && declared !== 'running') return { status: declared, detail };
     if (declared === 'running' || (this.eventFold.started && !ended)) {
       if (lockHolderAlive(this.lock.value())) return { status: 'running' };
       const resume = this.eventFold.started?.resume_command;
-      return { status: 'interrupted', detail: `the training process is gone without finishing; resume it with: ${resume ?? 'the same command and --resume <this run directory>'}` };
+      return {
+        status: 'interrupted',
+        detail: `the training process is gone without finishing; resume it with: ${resume ?? 'the same command and --resume <this run directory>'}`,
+      };
     }
     if (summary) return { status: 'finished' };
     return {
       status: 'incomplete',
-      detail: layout === 'python' ? 'no summary.json: still running, or stopped before the end' : 'no summary.json and no event log',
+      detail:
+        layout === 'python'
+          ? 'no summary.json: still running, or stopped before the end'
+          : 'no summary.json and no event log',
     };
   }
 
@@ -344,6 +414,9 @@ export class RunReader {
   /** The initial skill's selection score: from the summary, else from its rollout (a run in progress). */
   baselineSelection(): number | null {
     const baseline = (this.runtime.value() as { baseline_score?: unknown } | undefined)?.baseline_score;
-    return this.summary.value()?.baseline_selection_hard ?? (typeof baseline === 'number' ? baseline : baselineFromRollouts(this.run));
+    return (
+      this.summary.value()?.baseline_selection_hard ??
+      (typeof baseline === 'number' ? baseline : baselineFromRollouts(this.run))
+    );
   }
 }

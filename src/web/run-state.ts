@@ -51,7 +51,15 @@ export class EventFold {
         this.ended = undefined;
         break;
       case 'stage_started':
-        this.stage = { step: e.step, epoch: e.epoch, stage: e.stage, detail: e.detail, total: e.total, done: e.total ? 0 : undefined, since: e.time };
+        this.stage = {
+          step: e.step,
+          epoch: e.epoch,
+          stage: e.stage,
+          detail: e.detail,
+          total: e.total,
+          done: e.total ? 0 : undefined,
+          since: e.time,
+        };
         break;
       case 'stage_progress':
         if (this.stage && this.stage.stage === e.stage && this.stage.step === e.step) {
@@ -98,7 +106,15 @@ const CallLineSchema = z
     purpose: z.string().default('other'),
     model: z.string().optional(),
     from: z.enum(['provider', 'cache', 'journal']).default('provider'),
-    usage: z.object({ input: z.number().default(0), output: z.number().default(0), cached: z.number().default(0), reasoning: z.number().default(0) }).loose().default({ input: 0, output: 0, cached: 0, reasoning: 0 }),
+    usage: z
+      .object({
+        input: z.number().default(0),
+        output: z.number().default(0),
+        cached: z.number().default(0),
+        reasoning: z.number().default(0),
+      })
+      .loose()
+      .default({ input: 0, output: 0, cached: 0, reasoning: 0 }),
     cost_usd: z.number().nullable().default(null),
     error: z.string().optional(),
   })
@@ -126,7 +142,17 @@ export interface UsageTotals {
   failedCalls: number;
 }
 
-export const emptyUsage = (): UsageTotals => ({ calls: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, costUsd: 0, unpricedCalls: 0, reusedCalls: 0, failedCalls: 0 });
+export const emptyUsage = (): UsageTotals => ({
+  calls: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  costUsd: 0,
+  unpricedCalls: 0,
+  reusedCalls: 0,
+  failedCalls: 0,
+});
 
 /** The ledger reduced to totals, overall and per purpose (stage). */
 export class CallFold {

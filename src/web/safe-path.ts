@@ -54,7 +54,8 @@ export function resolveInside(base: string, rel: string, what = 'path', where = 
   }
   const parts = normalised.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.some((p) => p === '..')) throw new HttpError(403, `${what} may not leave ${where}: ${rel}`);
-  if (parts.some((p) => p.startsWith('.'))) throw new HttpError(403, `${what} names a hidden file, which is never served: ${rel}`);
+  if (parts.some((p) => p.startsWith('.')))
+    throw new HttpError(403, `${what} names a hidden file, which is never served: ${rel}`);
   const joined = path.join(base, ...parts);
   let real: string;
   try {
@@ -74,9 +75,13 @@ function realInside(base: string, file: string): string | undefined {
     real = fs.realpathSync(file);
   } catch (err) {
     if (missing(err)) return undefined;
-    throw new HttpError(403, `${shown(base, file)} cannot be resolved (${(err as NodeJS.ErrnoException).code}); it is not read`);
+    throw new HttpError(
+      403,
+      `${shown(base, file)} cannot be resolved (${(err as NodeJS.ErrnoException).code}); it is not read`,
+    );
   }
-  if (!within(base, real)) throw new HttpError(403, `${shown(base, file)} resolves outside the run directory; it is not read`);
+  if (!within(base, real))
+    throw new HttpError(403, `${shown(base, file)} resolves outside the run directory; it is not read`);
   return real;
 }
 
@@ -120,14 +125,17 @@ export function openInside(base: string, file: string): OpenFile | undefined {
   } catch (err) {
     if (missing(err)) return undefined;
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new HttpError(403, `${shown(base, file)} was replaced by a link while being opened; it is not read`);
+    if (code === 'ELOOP')
+      throw new HttpError(403, `${shown(base, file)} was replaced by a link while being opened; it is not read`);
     throw new HttpError(403, `${shown(base, file)} cannot be opened (${code ?? (err as Error).message})`);
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw new HttpError(403, `${shown(base, file)} is ${kindOf(stat)}, not a regular file; it is not read`);
+    if (!stat.isFile())
+      throw new HttpError(403, `${shown(base, file)} is ${kindOf(stat)}, not a regular file; it is not read`);
     const opened = openedPath(fd);
-    if (opened !== undefined && !within(base, opened)) throw new HttpError(403, `${shown(base, file)} resolves outside the run directory; it is not read`);
+    if (opened !== undefined && !within(base, opened))
+      throw new HttpError(403, `${shown(base, file)} resolves outside the run directory; it is not read`);
     return { fd, stat };
   } catch (err) {
     fs.closeSync(fd);
@@ -148,7 +156,11 @@ export function readAt(fd: number, length: number, position: number): Buffer {
 }
 
 /** The first `maxBytes` of a regular file inside `base`, or undefined when it does not exist. */
-export function readInside(base: string, file: string, maxBytes: number): { data: Buffer; size: number; truncated: boolean } | undefined {
+export function readInside(
+  base: string,
+  file: string,
+  maxBytes: number,
+): { data: Buffer; size: number; truncated: boolean } | undefined {
   const open = openInside(base, file);
   if (!open) return undefined;
   try {

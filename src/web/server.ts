@@ -44,9 +44,14 @@ export interface RunningDashboard {
 
 /** Starts the server; port 0 picks a free port. */
 export async function startDashboard(opts: DashboardOptions): Promise<RunningDashboard> {
-  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new UserError(`--port must be a port number (0-65535), not ${opts.port}`);
+  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535)
+    throw new UserError(`--port must be a port number (0-65535), not ${opts.port}`);
   const hosts = new HostAllowList(opts.host, opts.allowedHosts);
-  const access = new ActionAccess({ bind: opts.host, allowActions: opts.allowActions, ...(opts.log ? { log: opts.log } : {}) });
+  const access = new ActionAccess({
+    bind: opts.host,
+    allowActions: opts.allowActions,
+    ...(opts.log ? { log: opts.log } : {}),
+  });
   const configRoots = opts.configRoots ?? defaultConfigRoots();
   const program = opts.program ?? (await import('../run/resume-command.ts')).programName();
   const { app, watcher, diffs, jobs } = createDashboardApp({
@@ -60,7 +65,11 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new UserError(`port ${opts.port} on ${opts.host} is in use; choose another with --port`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new UserError(`port ${opts.port} on ${opts.host} is in use; choose another with --port`)
+          : err,
+      ),
     );
   });
   // Idle connections are kept longer than clients keep them (Node's 5 s races them: a request
@@ -98,11 +107,16 @@ export async function serveDashboard(opts: DashboardOptions): Promise<void> {
     );
   }
   // One write: whoever waits for the address has the rest with it.
-  const lines = [`skillopt dashboard: ${dash.url}  (runs from ${opts.roots.join(', ')}${opts.sleepStateDir ? `, Sleep nights from ${opts.sleepStateDir}` : ''}; Ctrl-C to stop)`];
+  const lines = [
+    `skillopt dashboard: ${dash.url}  (runs from ${opts.roots.join(', ')}${opts.sleepStateDir ? `, Sleep nights from ${opts.sleepStateDir}` : ''}; Ctrl-C to stop)`,
+  ];
   if (!dash.access.enabled) lines.push(`actions are off: ${dash.access.disabledReason}`);
   else {
-    lines.push(`actions: launch, stop, resume and evaluate runs from the page (configs from ${dash.configRoots.join(', ')}; new runs under ${opts.roots[0]})`);
-    if (dash.access.tokenFromUser) lines.push(`actions token: ${dash.access.token}  (open ${dash.url}?token=${dash.access.token})`);
+    lines.push(
+      `actions: launch, stop, resume and evaluate runs from the page (configs from ${dash.configRoots.join(', ')}; new runs under ${opts.roots[0]})`,
+    );
+    if (dash.access.tokenFromUser)
+      lines.push(`actions token: ${dash.access.token}  (open ${dash.url}?token=${dash.access.token})`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   await new Promise<void>((resolve) => {

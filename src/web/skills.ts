@@ -33,7 +33,11 @@ export function skillFile(run: RunDir, ref: string): string {
   throw new HttpError(400, `not a skill reference: ${ref} (expected best, v:N, cand:N, slow:E or pool:ORIGIN)`);
 }
 
-export function readSkill(run: RunDir, ref: string, maxBytes = MAX_SKILL_BYTES): { ref: string; text: string; truncated: boolean; size: number } {
+export function readSkill(
+  run: RunDir,
+  ref: string,
+  maxBytes = MAX_SKILL_BYTES,
+): { ref: string; text: string; truncated: boolean; size: number } {
   const file = skillFile(run, ref);
   const read = readTextCapped(run.root, file, maxBytes);
   if (!read) throw new HttpError(404, `skill ${ref} not found in this run (${file} does not exist)`);
@@ -56,13 +60,16 @@ export function savedVersions(run: RunDir): number[] {
 /** Every version a person may want to open, in order. */
 export function listSkillVersions(run: RunDir): SkillVersion[] {
   const out: SkillVersion[] = [];
-  for (const v of savedVersions(run)) out.push({ ref: `v:${v}`, label: v === 0 ? 'initial skill (v0)' : `current after step ${v}`, step: v });
+  for (const v of savedVersions(run))
+    out.push({ ref: `v:${v}`, label: v === 0 ? 'initial skill (v0)' : `current after step ${v}`, step: v });
   if (isFileInside(run.root, run.bestSkill)) out.push({ ref: 'best', label: 'best skill' });
   for (const s of listNumbered(run, 'steps', /^step_(\d+)$/)) {
-    if (isFileInside(run.root, run.step(s, 'candidate_skill.md'))) out.push({ ref: `cand:${s}`, label: `candidate of step ${s}`, step: s });
+    if (isFileInside(run.root, run.step(s, 'candidate_skill.md')))
+      out.push({ ref: `cand:${s}`, label: `candidate of step ${s}`, step: s });
   }
   for (const e of listNumbered(run, 'slow_update', /^epoch_(\d+)$/)) {
-    if (isFileInside(run.root, run.slowUpdate(e, 'candidate_skill.md'))) out.push({ ref: `slow:${e}`, label: `slow update candidate, epoch ${e}` });
+    if (isFileInside(run.root, run.slowUpdate(e, 'candidate_skill.md')))
+      out.push({ ref: `slow:${e}`, label: `slow update candidate, epoch ${e}` });
   }
   return out;
 }
@@ -91,13 +98,26 @@ function skillForDiff(run: RunDir, ref: string): string {
   const read = readSkill(run, ref, MAX_DIFF_BYTES);
   if (read.truncated) {
     const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
-    throw new HttpError(413, `skill ${ref} is ${mb(read.size)}; a diff compares skills of up to ${mb(MAX_DIFF_BYTES)} each (open it whole instead)`);
+    throw new HttpError(
+      413,
+      `skill ${ref} is ${mb(read.size)}; a diff compares skills of up to ${mb(MAX_DIFF_BYTES)} each (open it whole instead)`,
+    );
   }
   return read.text;
 }
 
-export async function diffSkills(run: RunDir, pool: DiffPool, a: string, b: string, context = 3, signal?: AbortSignal): Promise<SkillDiff> {
-  const patch = await pool.diff({ before: skillForDiff(run, a), after: skillForDiff(run, b), labels: { before: a, after: b }, context }, signal);
+export async function diffSkills(
+  run: RunDir,
+  pool: DiffPool,
+  a: string,
+  b: string,
+  context = 3,
+  signal?: AbortSignal,
+): Promise<SkillDiff> {
+  const patch = await pool.diff(
+    { before: skillForDiff(run, a), after: skillForDiff(run, b), labels: { before: a, after: b }, context },
+    signal,
+  );
   const [file] = parsePatch(patch);
   return { a, b, ...patchLines(file) };
 }
@@ -110,7 +130,10 @@ export function patchLines(file: StructuredPatch | undefined): Omit<SkillDiff, '
   for (const hunk of file?.hunks ?? []) {
     // The header as the patch wrote it (an empty side's start is one lower, as unified diffs have it).
     const start = (n: number, count: number) => (count === 0 ? n - 1 : n);
-    lines.push({ t: '@', text: `@@ -${start(hunk.oldStart, hunk.oldLines)},${hunk.oldLines} +${start(hunk.newStart, hunk.newLines)},${hunk.newLines} @@` });
+    lines.push({
+      t: '@',
+      text: `@@ -${start(hunk.oldStart, hunk.oldLines)},${hunk.oldLines} +${start(hunk.newStart, hunk.newLines)},${hunk.newLines} @@`,
+    });
     for (const line of hunk.lines) {
       const t = line[0];
       if (t === '+') added++;

@@ -84,13 +84,17 @@ export interface StepView {
 
 /** The list of update items in a patch file: `edits`, `revise_suggestions`, `skill_candidates`, or a bare list. */
 function patchItems(value: unknown): { reasoning?: string; items: Record<string, unknown>[] } {
-  if (Array.isArray(value)) return { items: value.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null) };
+  if (Array.isArray(value))
+    return { items: value.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null) };
   if (!value || typeof value !== 'object') return { items: [] };
   const v = value as Record<string, unknown>;
-  const list = v.edits ?? v.revise_suggestions ?? v.skill_candidates ?? (v.patch as Record<string, unknown> | undefined)?.edits;
+  const list =
+    v.edits ?? v.revise_suggestions ?? v.skill_candidates ?? (v.patch as Record<string, unknown> | undefined)?.edits;
   return {
     reasoning: typeof v.reasoning === 'string' ? v.reasoning : undefined,
-    items: Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null) : [],
+    items: Array.isArray(list)
+      ? list.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null)
+      : [],
   };
 }
 
@@ -134,7 +138,12 @@ export function stepView(reader: RunReader, step: number): StepView {
   const fromFile = read('step_record.json', AnyObject, 'a step record') as HistoryRecord | undefined;
   const fromHistory = reader.record(step);
   let record = fromHistory ?? (fromFile && typeof fromFile.step === 'number' ? fromFile : undefined);
-  if (record && fromHistory && fromFile) record = { ...fromHistory, timing: fromHistory.timing ?? fromFile.timing, wall_time_s: fromHistory.wall_time_s ?? fromFile.wall_time_s };
+  if (record && fromHistory && fromFile)
+    record = {
+      ...fromHistory,
+      timing: fromHistory.timing ?? fromFile.timing,
+      wall_time_s: fromHistory.wall_time_s ?? fromFile.wall_time_s,
+    };
   // None when the step has not started, or never wrote anything.
   const files = listInside(run.root, run.step(step))
     .map((e) => e.name)
@@ -142,19 +151,33 @@ export function stepView(reader: RunReader, step: number): StepView {
 
   const ranked = patchItems(read('ranked_edits.json', z.unknown(), 'the ranked edits'));
   const merged = patchItems(read('merged_patch.json', z.unknown(), 'the merged patch'));
-  const report = read('edit_apply_report.json', z.array(ApplyRowSchema), 'a list of apply-report rows (index, op, target, status)') as ApplyRow[] | undefined;
+  const report = read(
+    'edit_apply_report.json',
+    z.array(ApplyRowSchema),
+    'a list of apply-report rows (index, op, target, status)',
+  ) as ApplyRow[] | undefined;
   const rowByIndex = new Map((report ?? []).map((r) => [r.index, r]));
   const edits = ranked.items.map((item, i) => toView(item, i + 1, rowByIndex.get(i + 1)));
   const rankedKeys = new Set(ranked.items.map(editKey));
   const notSelected = ranked.items.length
     ? merged.items
         .filter((m) => !rankedKeys.has(editKey(m)))
-        .map((m, i) => ({ ...toView(m, i + 1), status: 'not_selected', reason: `beyond the step's edit budget${record?.edit_budget != null ? ` (${record.edit_budget})` : ''}` }))
+        .map((m, i) => ({
+          ...toView(m, i + 1),
+          status: 'not_selected',
+          reason: `beyond the step's edit budget${record?.edit_budget != null ? ` (${record.edit_budget})` : ''}`,
+        }))
     : [];
 
-  const digest = read('trajectory_digest.json', AnyObject, 'a trajectory digest') as Record<string, unknown> | undefined;
-  const rejectedEdits = Array.isArray(digest?.rejected_edits) ? (digest.rejected_edits as Record<string, unknown>[]) : undefined;
-  const failurePatterns = Array.isArray(digest?.failure_patterns) ? (digest.failure_patterns as StepView['failurePatterns']) : [];
+  const digest = read('trajectory_digest.json', AnyObject, 'a trajectory digest') as
+    | Record<string, unknown>
+    | undefined;
+  const rejectedEdits = Array.isArray(digest?.rejected_edits)
+    ? (digest.rejected_edits as Record<string, unknown>[])
+    : undefined;
+  const failurePatterns = Array.isArray(digest?.failure_patterns)
+    ? (digest.failure_patterns as StepView['failurePatterns'])
+    : [];
 
   const candidate = isFileInside(run.root, run.step(step, 'candidate_skill.md')) ? `cand:${step}` : undefined;
   const decided = reader.gateEvent(step);
@@ -175,8 +198,10 @@ export function stepView(reader: RunReader, step: number): StepView {
           candidate: record.candidate_gate_score,
           // A gate that stopped early knows only the most the candidate could have scored.
           atMost: n((record as Record<string, unknown>).candidate_gate_upper_bound),
-          before: decided?.current_score ?? previous?.current_score ?? (step === 1 ? reader.baselineSelection() : undefined),
-          bestBefore: decided?.best_score ?? previous?.best_score ?? (step === 1 ? reader.baselineSelection() : undefined),
+          before:
+            decided?.current_score ?? previous?.current_score ?? (step === 1 ? reader.baselineSelection() : undefined),
+          bestBefore:
+            decided?.best_score ?? previous?.best_score ?? (step === 1 ? reader.baselineSelection() : undefined),
           current: record.current_score,
           best: record.best_score,
           used: record.gate?.rollouts_used,
@@ -189,7 +214,12 @@ export function stepView(reader: RunReader, step: number): StepView {
     edits,
     notSelected,
     rejected: rejectedEdits
-      ? { scoreBefore: n(digest?.score_before), scoreAfter: n(digest?.score_after), scoreAfterAtMost: n(digest?.score_after_at_most), edits: rejectedEdits }
+      ? {
+          scoreBefore: n(digest?.score_before),
+          scoreAfter: n(digest?.score_after),
+          scoreAfterAtMost: n(digest?.score_after_at_most),
+          edits: rejectedEdits,
+        }
       : undefined,
     failurePatterns,
     rollouts: listRolloutDirs(run, step),

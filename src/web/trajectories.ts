@@ -85,7 +85,14 @@ function asText(v: unknown): string | undefined {
 export function expectedOf(r: RolloutResult): string | undefined {
   const x = r as Record<string, unknown>;
   const mcq = asText(x.correct_label) && [asText(x.correct_label), asText(x.correct_text)].filter(Boolean).join('. ');
-  return asText(r.expected) ?? asText(x.gold_answers) ?? asText(x.gold_answer) ?? asText(x.ground_truth) ?? mcq ?? asText(x.reference_answer);
+  return (
+    asText(r.expected) ??
+    asText(x.gold_answers) ??
+    asText(x.gold_answer) ??
+    asText(x.ground_truth) ??
+    mcq ??
+    asText(x.reference_answer)
+  );
 }
 
 /** The task type; '' when the result has none (the original's SearchQA writes none). */
@@ -215,10 +222,16 @@ function collect(run: RunDir, rel: string, depth: number, out: RolloutDirInfo[])
     const leaf = parts.at(-1)!;
     const batch = parts.find((p) => /^batch_\d+$/.test(p));
     const epoch = /^(slow_update|meta_skill)$/.test(parts[0]!) ? /^epoch_(\d+)$/.exec(parts[1] ?? '') : null;
-    const where = epoch ? `${parts[0] === 'slow_update' ? 'slow update' : 'meta skill'}, epoch ${Number(epoch[1])}: ` : '';
+    const where = epoch
+      ? `${parts[0] === 'slow_update' ? 'slow update' : 'meta skill'}, epoch ${Number(epoch[1])}: `
+      : '';
     // An evaluation's rollouts: evals/<name>/rollouts/<target>/<skill>/repeat_NN.
-    const evaluation = parts[0] === EVALS_DIR && parts.length === 6 ? `evaluation ${parts[1]}: ${parts[4]} on ${parts[3]}, ${leaf.replace('_', ' ')}` : undefined;
-    const label = evaluation ?? `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`;
+    const evaluation =
+      parts[0] === EVALS_DIR && parts.length === 6
+        ? `evaluation ${parts[1]}: ${parts[4]} on ${parts[3]}, ${leaf.replace('_', ' ')}`
+        : undefined;
+    const label =
+      evaluation ?? `${where}${LABELS[leaf] ?? leaf.replace(/_/g, ' ')}${batch ? ` (${batch.replace('_', ' ')})` : ''}`;
     out.push({ dir: rel, label, count: resultRows(run.root, path.join(abs, 'results.jsonl')).length });
   }
   if (depth <= 0) return;
@@ -233,7 +246,14 @@ export function listRolloutDirs(run: RunDir, step?: number): RolloutDirInfo[] {
     for (const d of subdirs(run, run.step(step))) collect(run, `${rel}/${d}`, 2, out);
     return out;
   }
-  for (const d of ['selection_eval_baseline', 'test_eval_baseline', 'test_eval', 'test_eval_final', 'final_selection_eval']) collect(run, d, 0, out);
+  for (const d of [
+    'selection_eval_baseline',
+    'test_eval_baseline',
+    'test_eval',
+    'test_eval_final',
+    'final_selection_eval',
+  ])
+    collect(run, d, 0, out);
   for (const group of ['slow_update', 'meta_skill']) {
     for (const e of subdirs(run, run.path(group))) collect(run, `${group}/${e}`, 1, out);
   }
@@ -247,7 +267,8 @@ function rolloutIndex(runReal: string, rel: string): ResultsIndex {
   const index = indexOf(runReal, path.join(dir, 'results.jsonl'));
   index.all();
   if (index.problem) throw new HttpError(403, index.problem);
-  if (!fs.existsSync(path.join(dir, 'results.jsonl'))) throw new HttpError(404, `no rollouts in ${rel} (it has no results.jsonl)`);
+  if (!fs.existsSync(path.join(dir, 'results.jsonl')))
+    throw new HttpError(404, `no rollouts in ${rel} (it has no results.jsonl)`);
   return index;
 }
 
@@ -273,7 +294,8 @@ export interface TrajectoryPage {
 }
 
 export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQuery): TrajectoryPage {
-  if (query.outcome && !['pass', 'fail', 'error'].includes(query.outcome)) throw new HttpError(400, `outcome must be pass, fail or error, not ${query.outcome}`);
+  if (query.outcome && !['pass', 'fail', 'error'].includes(query.outcome))
+    throw new HttpError(400, `outcome must be pass, fail or error, not ${query.outcome}`);
   const index = rolloutIndex(runReal, rel);
   const all = index.all();
   const counts: Record<Outcome, number> = { pass: 0, fail: 0, error: 0 };
@@ -291,7 +313,17 @@ export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQu
   );
   const offset = Math.max(0, query.offset ?? 0);
   const limit = Math.min(MAX_PAGE, Math.max(1, query.limit ?? 50));
-  return { dir: rel, total: all.length, matched: matches.length, offset, limit, counts, types, bad: index.bad, rows: matches.slice(offset, offset + limit) };
+  return {
+    dir: rel,
+    total: all.length,
+    matched: matches.length,
+    offset,
+    limit,
+    counts,
+    types,
+    bad: index.bad,
+    rows: matches.slice(offset, offset + limit),
+  };
 }
 
 export interface TrajectoryDetail {
@@ -314,7 +346,15 @@ export interface TrajectoryDetail {
 export function trajectoryDetail(runReal: string, rel: string, n: number): TrajectoryDetail {
   const result = rolloutIndex(runReal, rel).result(n);
   if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
-  const detail: TrajectoryDetail = { dir: rel, n, result: result as Record<string, unknown>, outcome: outcomeOf(result), expected: expectedOf(result), type: typeOf(result), files: [] };
+  const detail: TrajectoryDetail = {
+    dir: rel,
+    n,
+    result: result as Record<string, unknown>,
+    outcome: outcomeOf(result),
+    expected: expectedOf(result),
+    type: typeOf(result),
+    files: [],
+  };
   // skillopt keeps the conversation in the result line; the original, in a file per item.
   const inline = (result as { conversation?: unknown }).conversation;
   if (Array.isArray(inline)) {

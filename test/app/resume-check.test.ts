@@ -28,7 +28,10 @@ describe('resuming a run of an earlier version', () => {
 
   it('a key it did not have, now set to something else, is a change', () => {
     const { config: before } = loadConfig(SIM_CONFIG, { environment: {} });
-    const { config, secretPaths } = loadConfig(SIM_CONFIG, { environment: {}, overrides: ['evaluation.gate=paired', 'model.target.options.noise=0.2'] });
+    const { config, secretPaths } = loadConfig(SIM_CONFIG, {
+      environment: {},
+      overrides: ['evaluation.gate=paired', 'model.target.options.noise=0.2'],
+    });
     const changes = trainingChanges(storedBefore(before, NEW_KEYS), config, secretPaths);
     assert.deepEqual(changes.sort(), ['evaluation.gate: "exact" -> "paired"', 'model.target.options.noise: 0 -> 0.2']);
   });
@@ -38,7 +41,10 @@ const configWith = (overrides: string[] = []) => loadConfig(SIM_CONFIG, { overri
 
 /** The stored config of a run started before `gradient.merge_strategy` and `evaluation.gate_overlap` existed. */
 function storedBeforeMergeStrategy(): unknown {
-  const stored = JSON.parse(JSON.stringify(configWith())) as { gradient: Record<string, unknown>; evaluation: Record<string, unknown> };
+  const stored = JSON.parse(JSON.stringify(configWith())) as {
+    gradient: Record<string, unknown>;
+    evaluation: Record<string, unknown>;
+  };
   delete stored.gradient.merge_strategy;
   delete stored.evaluation.gate_overlap;
   return stored;
@@ -46,11 +52,23 @@ function storedBeforeMergeStrategy(): unknown {
 
 describe('resuming a run started before a setting existed', () => {
   it('counts the missing merge strategy as the staged one, which that run used', () => {
-    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(['gradient.merge_strategy=staged']), new Set()), []);
-    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(), new Set()), ['gradient.merge_strategy: "staged" -> "combined"']);
+    assert.deepEqual(
+      trainingChanges(storedBeforeMergeStrategy(), configWith(['gradient.merge_strategy=staged']), new Set()),
+      [],
+    );
+    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(), new Set()), [
+      'gradient.merge_strategy: "staged" -> "combined"',
+    ]);
   });
 
   it('lets the gate overlap be switched on or off: it changes no decision', () => {
-    assert.deepEqual(trainingChanges(storedBeforeMergeStrategy(), configWith(['gradient.merge_strategy=staged', 'evaluation.gate_overlap=true']), new Set()), []);
+    assert.deepEqual(
+      trainingChanges(
+        storedBeforeMergeStrategy(),
+        configWith(['gradient.merge_strategy=staged', 'evaluation.gate_overlap=true']),
+        new Set(),
+      ),
+      [],
+    );
   });
 });

@@ -29,7 +29,10 @@ async function run(overrides: string[]) {
   try {
     const dir = tmpDir('http-workload');
     const file = await writeHttpWorkload(dir, fake.url, ENV);
-    const loaded = loadConfig(file, { overrides: ['train.batch_size=10', 'train.num_epochs=1', 'env.workers=4', ...overrides], environment: {} });
+    const loaded = loadConfig(file, {
+      overrides: ['train.batch_size=10', 'train.num_epochs=1', 'env.workers=4', ...overrides],
+      environment: {},
+    });
     const out = path.join(dir, 'run');
     const outcome = await runTraining({ loaded, outRoot: out, configFile: file, console: false, environment: {} });
     assert.equal(outcome.status, 'finished');
@@ -44,17 +47,25 @@ describe("the engine bench's HTTP workload", () => {
     const { history, replies } = await run([]);
     assert.equal(history.length, 2);
     for (const r of history) {
-      assert.ok((r.n_failure_patches ?? 0) > 0 && (r.n_success_patches ?? 0) > 0, `step ${r.step}: patches of both kinds`);
+      assert.ok(
+        (r.n_failure_patches ?? 0) > 0 && (r.n_success_patches ?? 0) > 0,
+        `step ${r.step}: patches of both kinds`,
+      );
       assert.ok((r.tokens?.merge?.calls ?? 0) > 0, `step ${r.step}: merged`);
       assert.ok((r.n_edits_merged ?? 0) > 0);
     }
     // The first step learns conventions the seed skill lacks: its candidate is taken in.
     assert.match(history[0]!.action, /^accept/);
-    const failure = replies.filter((r) => r.schema === 'analyst_failure').map((r) => analystReplySchema('patch', 'failure').parse(JSON.parse(r.text)));
-    const named = failure.flatMap((f) => ((f as { failure_summary?: { failure_type: string }[] }).failure_summary ?? []).map((s) => s.failure_type));
+    const failure = replies
+      .filter((r) => r.schema === 'analyst_failure')
+      .map((r) => analystReplySchema('patch', 'failure').parse(JSON.parse(r.text)));
+    const named = failure.flatMap((f) =>
+      ((f as { failure_summary?: { failure_type: string }[] }).failure_summary ?? []).map((s) => s.failure_type),
+    );
     // The failed answers break conventions the seed skill lacks, and the analysts name them.
     assert.ok(named.includes('two_decimals') || named.includes('no_thousands'), named.join(', '));
-    for (const r of replies.filter((x) => x.schema === 'merged_patch')) assert.ok(patchReplySchema('patch').parse(JSON.parse(r.text)).edits!.length > 0);
+    for (const r of replies.filter((x) => x.schema === 'merged_patch'))
+      assert.ok(patchReplySchema('patch').parse(JSON.parse(r.text)).edits!.length > 0);
   });
 
   it('ranks the merged edits when the staged merge leaves more than the budget', async () => {

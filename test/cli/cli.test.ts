@@ -52,12 +52,25 @@ describe('skillopt CLI', () => {
     const env = { OPENAI_API_KEY: '', TARGET_OPENAI_API_KEY: '', OPTIMIZER_OPENAI_API_KEY: '' };
     const runs = [
       ['train', '--config', config, '--set', 'model.backend=openai_chat', '--out', path.join(dir, 'run')],
-      ['eval', '--config', config, '--set', 'model.backend=openai_chat', '--skill', path.join(dir, 'skill.md'), '--out', path.join(dir, 'eval')],
+      [
+        'eval',
+        '--config',
+        config,
+        '--set',
+        'model.backend=openai_chat',
+        '--skill',
+        path.join(dir, 'skill.md'),
+        '--out',
+        path.join(dir, 'eval'),
+      ],
     ];
     for (const args of runs) {
       const r = runCli(args, { env, cwd: dir });
       assert.equal(r.status, 2, `${args[0]}: ${r.stderr}`);
-      assert.match(r.stderr, /^skillopt: model\.target: the OpenAI key is missing: set the environment variable OPENAI_API_KEY /);
+      assert.match(
+        r.stderr,
+        /^skillopt: model\.target: the OpenAI key is missing: set the environment variable OPENAI_API_KEY /,
+      );
     }
     assert.deepEqual(fs.readdirSync(dir), ['skill.md']);
   });
@@ -66,10 +79,23 @@ describe('skillopt CLI', () => {
     const dir = tmpDir();
     const config = path.join(import.meta.dirname, '../../configs/sim/default.yaml');
     const env = { OPENAI_API_KEY: 'sk-test' };
-    const role = (...sets: string[]) => ['train', '--config', config, '--cfg-options', 'model.target.backend=openai_compatible', 'model.target.model=m', ...sets, '--out', path.join(dir, 'run')];
+    const role = (...sets: string[]) => [
+      'train',
+      '--config',
+      config,
+      '--cfg-options',
+      'model.target.backend=openai_compatible',
+      'model.target.model=m',
+      ...sets,
+      '--out',
+      path.join(dir, 'run'),
+    ];
     const cases: [string[], RegExp][] = [
       [role('model.target.base_url=not a url'), /^skillopt: model\.target\.base_url: 'not a url' is not a URL/],
-      [role('model.target.base_url=ftp://127.0.0.1/v1'), /^skillopt: model\.target\.base_url: 'ftp:\/\/127\.0\.0\.1\/v1' must start with http:\/\/ or https:\/\//],
+      [
+        role('model.target.base_url=ftp://127.0.0.1/v1'),
+        /^skillopt: model\.target\.base_url: 'ftp:\/\/127\.0\.0\.1\/v1' must start with http:\/\/ or https:\/\//,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = runCli(args, { env, cwd: dir });

@@ -53,13 +53,18 @@ async function run(argv: string[]): Promise<Captured> {
 
 async function helpOf(command: string): Promise<string> {
   const { program, help } = capturingProgram();
-  await assert.rejects(program.parseAsync(['node', 'skillopt', command, '--help']), (e: { code?: string }) => e.code === 'commander.helpDisplayed');
+  await assert.rejects(
+    program.parseAsync(['node', 'skillopt', command, '--help']),
+    (e: { code?: string }) => e.code === 'commander.helpDisplayed',
+  );
   return help.join('');
 }
 
 /** `key=value` tokens of an example text (placeholders such as k=v left out). */
 function overrideTokens(text: string): string[] {
-  return (text.match(/(?<![\w-])[a-z_]+(?:\.[a-z_]+)*=\S+/g) ?? []).filter((t) => !/^(k|key)=/.test(t)).map((t) => t.replace(/[`),.;]+$/, ''));
+  return (text.match(/(?<![\w-])[a-z_]+(?:\.[a-z_]+)*=\S+/g) ?? [])
+    .filter((t) => !/^(k|key)=/.test(t))
+    .map((t) => t.replace(/[`),.;]+$/, ''));
 }
 
 /** The `npx skillopt …` command lines of the README's shell blocks (continuations joined, comments dropped), with the variables its `export` lines set. */
@@ -94,14 +99,33 @@ describe('the examples in --help', () => {
       assert.match(help, /--batch_size/);
       assert.match(help, /--target_model/);
       // The hundred-odd backend flags are accepted but not listed one per line.
-      assert.doesNotMatch(help, /--target_azure_openai_managed_identity_client_id|--optimizer_qwen_chat_timeout_seconds/);
+      assert.doesNotMatch(
+        help,
+        /--target_azure_openai_managed_identity_client_id|--optimizer_qwen_chat_timeout_seconds/,
+      );
     });
   }
 });
 
 describe("the original's flat flags on the command line", () => {
   it('train takes them after --cfg-options, as the original', async () => {
-    const c = await run(['train', '--config', SIM, '--cfg-options', 'train.batch_size=8', 'train.seed=3', '--batch_size', '4', '--edit_budget=2', '--use_gate', '0', '--target_model', 'sim-2', '--out_root', 'runs/x']);
+    const c = await run([
+      'train',
+      '--config',
+      SIM,
+      '--cfg-options',
+      'train.batch_size=8',
+      'train.seed=3',
+      '--batch_size',
+      '4',
+      '--edit_budget=2',
+      '--use_gate',
+      '0',
+      '--target_model',
+      'sim-2',
+      '--out_root',
+      'runs/x',
+    ]);
     const { config } = loadFromOptions(c.opts as unknown as ConfigOptions);
     assert.equal(config.train.batch_size, 4);
     assert.equal(config.train.seed, 3);
@@ -112,7 +136,21 @@ describe("the original's flat flags on the command line", () => {
   });
 
   it('eval takes them too; --out_root names its output directory', async () => {
-    const c = await run(['eval', '--config', SIM, '--skill', 'a.md', '--split', 'val', '--env', 'sim', '--test_env_num', '5', '--out_root', 'runs/e']);
+    const c = await run([
+      'eval',
+      '--config',
+      SIM,
+      '--skill',
+      'a.md',
+      '--split',
+      'val',
+      '--env',
+      'sim',
+      '--test_env_num',
+      '5',
+      '--out_root',
+      'runs/e',
+    ]);
     const { config } = loadFromOptions(c.opts as unknown as ConfigOptions);
     assert.equal(config.evaluation.test_env_num, 5);
     assert.equal(c.opts.out_root, 'runs/e');
@@ -120,15 +158,23 @@ describe("the original's flat flags on the command line", () => {
 
   it('a misspelt flag is still refused', async () => {
     const { program } = capturingProgram();
-    await assert.rejects(program.parseAsync(['node', 'skillopt', 'train', '--config', SIM, '--batch_sise', '4']), (e: { code?: string }) => e.code === 'commander.unknownOption');
+    await assert.rejects(
+      program.parseAsync(['node', 'skillopt', 'train', '--config', SIM, '--batch_sise', '4']),
+      (e: { code?: string }) => e.code === 'commander.unknownOption',
+    );
   });
 });
 
 describe('the examples in the README', () => {
   it('every --cfg-options and --set example loads against one of the shipped configs (an env key against its env)', () => {
-    const configs = fs.readdirSync(path.join(ROOT, 'configs')).map((d) => path.join(ROOT, 'configs', d, 'default.yaml')).filter((f) => fs.existsSync(f));
+    const configs = fs
+      .readdirSync(path.join(ROOT, 'configs'))
+      .map((d) => path.join(ROOT, 'configs', d, 'default.yaml'))
+      .filter((f) => fs.existsSync(f));
     // Shell quotes around a value are the shell's: drop them as the shell would.
-    const examples = [...README.matchAll(/`--(?:cfg-options|set) ([^`]+)`/g)].flatMap((m) => overrideTokens(m[1]!.replace(/'([^']*)'/g, '$1')));
+    const examples = [...README.matchAll(/`--(?:cfg-options|set) ([^`]+)`/g)].flatMap((m) =>
+      overrideTokens(m[1]!.replace(/'([^']*)'/g, '$1')),
+    );
     assert.ok(examples.length >= 4, examples.join(' '));
     for (const example of examples) {
       const errors = configs.flatMap((file) => {
@@ -154,9 +200,29 @@ describe('the examples in the README', () => {
       if (c.command === 'train' || c.command === 'eval') {
         const environment = { ...process.env, ...env };
         const opts = c.opts as unknown as ConfigOptions;
-        assert.doesNotThrow(() => loadConfig(opts.config, { environment, overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? [])] }), line);
+        assert.doesNotThrow(
+          () => loadConfig(opts.config, { environment, overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? [])] }),
+          line,
+        );
       }
     }
-    assert.deepEqual([...seen].sort(), ['data materialize', 'deploy', 'eval', 'sleep adopt', 'sleep dry-run', 'sleep harvest', 'sleep history', 'sleep install', 'sleep rollback', 'sleep run', 'sleep schedule', 'sleep status', 'sleep uninstall', 'sleep unschedule', 'train', 'ui']);
+    assert.deepEqual([...seen].sort(), [
+      'data materialize',
+      'deploy',
+      'eval',
+      'sleep adopt',
+      'sleep dry-run',
+      'sleep harvest',
+      'sleep history',
+      'sleep install',
+      'sleep rollback',
+      'sleep run',
+      'sleep schedule',
+      'sleep status',
+      'sleep uninstall',
+      'sleep unschedule',
+      'train',
+      'ui',
+    ]);
   });
 });

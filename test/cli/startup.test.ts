@@ -17,7 +17,8 @@ const HOOK = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 /** What the build's bundle holds: per file of dist/bundle/, the modules bundled into it. */
-const bundled = (): Record<string, string[]> => JSON.parse(fs.readFileSync(path.join(ROOT, 'dist/bundle/inputs.json'), 'utf8')) as Record<string, string[]>;
+const bundled = (): Record<string, string[]> =>
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'dist/bundle/inputs.json'), 'utf8')) as Record<string, string[]>;
 
 /** The modules a loaded URL stands for: a file of the bundle, those bundled into it. */
 function modulesOf(url: string): string[] {
@@ -30,10 +31,16 @@ function modulesOf(url: string): string[] {
 
 /** The modules of the package (path under src/ or dist/, without extension) and the packages a run of `skillopt args` loads. */
 function loaded(args: string[]): { own: string[]; packages: Set<string> } {
-  const r = spawnSync(process.execPath, ['--import', HOOK, BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, ['--import', HOOK, BIN, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   const urls = [...r.stderr.matchAll(/^LOADED (\S+)$/gm)].flatMap((m) => modulesOf(m[1]!));
-  const own = urls.flatMap((u) => /\/(?:src|dist)\/(.+)\.[jt]s$/.exec(u)?.[1] ?? []).filter((u) => !u.includes('node_modules'));
+  const own = urls
+    .flatMap((u) => /\/(?:src|dist)\/(.+)\.[jt]s$/.exec(u)?.[1] ?? [])
+    .filter((u) => !u.includes('node_modules'));
   const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
   return { own, packages };
 }
@@ -43,17 +50,31 @@ describe('start-up', () => {
     const { own, packages } = loaded(['--help']);
     assert.ok(own.includes('cli/main'), own.join(', '));
     assert.deepEqual(
-      own.filter((m) => /^(builtins|envs|engine|app|eval|web|sleep)\b|^model\/(?!types$)|^config\/(schema|load)$/.test(m)),
+      own.filter((m) =>
+        /^(builtins|envs|engine|app|eval|web|sleep)\b|^model\/(?!types$)|^config\/(schema|load)$/.test(m),
+      ),
       [],
     );
-    for (const heavy of ['zod', 'yaml', 'better-sqlite3', 'gpt-tokenizer', '@ai-sdk/openai', 'hono']) assert.ok(!packages.has(heavy), heavy);
+    for (const heavy of ['zod', 'yaml', 'better-sqlite3', 'gpt-tokenizer', '@ai-sdk/openai', 'hono'])
+      assert.ok(!packages.has(heavy), heavy);
   });
 
   it('a run on the simulator loads no provider SDK, no SQLite and no queue', () => {
     const out = path.join(tmpDir('skillopt-startup-'), 'run');
-    const sets = ['train.num_epochs=1', 'env.n_train=8', 'env.n_val=4', 'env.n_test=4', 'train.batch_size=4'].flatMap((s) => ['--set', s]);
+    const sets = ['train.num_epochs=1', 'env.n_train=8', 'env.n_val=4', 'env.n_test=4', 'train.batch_size=4'].flatMap(
+      (s) => ['--set', s],
+    );
     const { own, packages } = loaded(['train', '--config', 'configs/sim/default.yaml', '--out', out, ...sets]);
     assert.ok(own.includes('engine/trainer'), 'it trained');
-    for (const sdk of ['@ai-sdk/openai', '@ai-sdk/azure', '@ai-sdk/anthropic', '@ai-sdk/openai-compatible', 'better-sqlite3', 'bullmq', 'ioredis']) assert.ok(!packages.has(sdk), sdk);
+    for (const sdk of [
+      '@ai-sdk/openai',
+      '@ai-sdk/azure',
+      '@ai-sdk/anthropic',
+      '@ai-sdk/openai-compatible',
+      'better-sqlite3',
+      'bullmq',
+      'ioredis',
+    ])
+      assert.ok(!packages.has(sdk), sdk);
   });
 });

@@ -34,7 +34,8 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await sleep(10);
 }
 
-const eventsOf = (out: string) => (fs.existsSync(path.join(out, 'events.jsonl')) ? readText(path.join(out, 'events.jsonl')) : '');
+const eventsOf = (out: string) =>
+  fs.existsSync(path.join(out, 'events.jsonl')) ? readText(path.join(out, 'events.jsonl')) : '';
 
 describe('skillopt train', () => {
   it("runs the README's demo: a short summary first, readable stage lines, the improvement at the end, and no secret anywhere", () => {
@@ -44,7 +45,9 @@ describe('skillopt train', () => {
     });
     const out = path.join(dir, 'run');
     const secret = 'sk-demo-0123456789';
-    const r = runCli(['train', '--config', path.join(dir, 'secret.yaml'), '--out', out], { env: { DEMO_API_KEY: secret } });
+    const r = runCli(['train', '--config', path.join(dir, 'secret.yaml'), '--out', out], {
+      env: { DEMO_API_KEY: secret },
+    });
     assert.equal(r.status, 0, r.stderr);
 
     assert.doesNotMatch(r.stdout, /resolved config|max_retries|backoff_max_s/, 'no config dump');
@@ -56,11 +59,20 @@ describe('skillopt train', () => {
     assert.match(head, new RegExp(`full config: ${path.join(out, 'config.json')}`));
     // Counts agree with their nouns; codes are explained.
     assert.doesNotMatch(r.stdout, /\b1 (groups|edits|minibatches|failure minibatches|success minibatches)\b/);
-    assert.match(r.stdout, /\[2\/6 REFLECT\] \d+ failure minibatch(es)?, \d+ success minibatch(es)? \(up to 5 trajectories each; at most 4 edits per patch\)/);
+    assert.match(
+      r.stdout,
+      /\[2\/6 REFLECT\] \d+ failure minibatch(es)?, \d+ success minibatch(es)? \(up to 5 trajectories each; at most 4 edits per patch\)/,
+    );
     assert.doesNotMatch(r.stdout, /M=\d|L=\d/);
-    assert.match(r.stdout, /\[slow update, end of epoch 1\] no earlier epoch to compare with yet; an empty guidance field is added to the skill .* \(inject_placeholder\)/);
+    assert.match(
+      r.stdout,
+      /\[slow update, end of epoch 1\] no earlier epoch to compare with yet; an empty guidance field is added to the skill .* \(inject_placeholder\)/,
+    );
     assert.match(r.stdout, /\[meta skill, end of epoch 1\] nothing yet: .* \(skip_first_epoch\)/);
-    assert.match(r.stdout, /\[final evaluation done\] hard score on 60 test items, per task type: {2}\(\d+\.\ds\)\n {2}\[1\] initial skill/);
+    assert.match(
+      r.stdout,
+      /\[final evaluation done\] hard score on 60 test items, per task type: {2}\(\d+\.\ds\)\n {2}\[1\] initial skill/,
+    );
 
     assert.match(r.stdout, /\[1\] initial skill\n\s+overall\s+: hard=\d+\/60=0\.\d{4}/);
     const m = r.stdout.match(/test: initial=(\d\.\d{4}) {2}best=(\d\.\d{4})/);
@@ -106,8 +118,14 @@ describe('skillopt train', () => {
     assert.doesNotMatch(r.stdout, /resuming/);
     const s = first.summary as Record<string, number>;
     assert.equal(lineAfter(r.stdout, 'This run is finished:'), first.out);
-    assert.equal(lineAfter(r.stdout, `best skill from step ${s.best_step} (selection ${s.best_selection_hard!.toFixed(4)}):`), path.join(first.out, 'best_skill.md'));
-    assert.equal(lineAfter(r.stdout, 'test:'), `initial=${s.baseline_test_hard!.toFixed(4)}  best=${s.test_hard!.toFixed(4)}  final=${s.final_test_hard!.toFixed(4)}`);
+    assert.equal(
+      lineAfter(r.stdout, `best skill from step ${s.best_step} (selection ${s.best_selection_hard!.toFixed(4)}):`),
+      path.join(first.out, 'best_skill.md'),
+    );
+    assert.equal(
+      lineAfter(r.stdout, 'test:'),
+      `initial=${s.baseline_test_hard!.toFixed(4)}  best=${s.test_hard!.toFixed(4)}  final=${s.final_test_hard!.toFixed(4)}`,
+    );
     assert.deepEqual(snapshot(first.out), before);
   });
 
@@ -118,7 +136,13 @@ describe('skillopt train', () => {
     const config = path.join(dir, 'sim.yaml');
     const finished = path.join(dir, 'finished');
     const stopped = path.join(dir, 'stopped');
-    const train = (out: string, overrides: string[]) => runTraining({ loaded: loadConfig(config, { overrides, environment: {} }), outRoot: out, configFile: config, console: false });
+    const train = (out: string, overrides: string[]) =>
+      runTraining({
+        loaded: loadConfig(config, { overrides, environment: {} }),
+        outRoot: out,
+        configFile: config,
+        console: false,
+      });
     assert.equal((await train(finished, ['train.num_epochs=1'])).status, 'finished');
     assert.equal((await train(stopped, ['budget.max_calls=100'])).status, 'stopped');
     const runs = { finished: snapshot(finished), stopped: snapshot(stopped) };
@@ -137,16 +161,24 @@ describe('skillopt train', () => {
 
   it('writes under outputs/<env>/<timestamp> when no --out is given (--verbose: the full config first); the budget stop prints the command that continues it', () => {
     const dir = tmpDir();
-    const stopped = runCli(['train', '--config', SIM_CONFIG, '--set', 'budget.max_calls=400', '--verbose'], { cwd: dir });
+    const stopped = runCli(['train', '--config', SIM_CONFIG, '--set', 'budget.max_calls=400', '--verbose'], {
+      cwd: dir,
+    });
     assert.equal(stopped.status, 0, stopped.stderr);
     // --verbose: the full resolved config first.
-    assert.match(stopped.stdout, /^resolved config \(.*configs\/_base_\/default\.yaml <- .*configs\/sim\/default\.yaml\):\nmodel:\n {2}backend: sim\n(.*\n)* {4}max_retries: 5\n(.*\n)*=+\n {2}skillopt train /);
+    assert.match(
+      stopped.stdout,
+      /^resolved config \(.*configs\/_base_\/default\.yaml <- .*configs\/sim\/default\.yaml\):\nmodel:\n {2}backend: sim\n(.*\n)* {4}max_retries: 5\n(.*\n)*=+\n {2}skillopt train /,
+    );
     const runs = fs.readdirSync(path.join(dir, 'outputs', 'sim'));
     assert.equal(runs.length, 1);
     assert.match(runs[0]!, /^\d{8}_\d{6}$/);
     const run = path.join(dir, 'outputs', 'sim', runs[0]!);
     const command = lineAfter(stopped.stdout, 'To continue with twice the limit:');
-    assert.equal(command, `skillopt train --config ${SIM_CONFIG} --resume ${path.join('outputs', 'sim', runs[0]!)} --set budget.max_calls=800`);
+    assert.equal(
+      command,
+      `skillopt train --config ${SIM_CONFIG} --resume ${path.join('outputs', 'sim', runs[0]!)} --set budget.max_calls=800`,
+    );
 
     const continued = runPrinted(command, { cwd: dir });
     assert.equal(continued.status, 0, continued.stderr);
@@ -156,12 +188,32 @@ describe('skillopt train', () => {
 
     const nothing = runCli(['train', '--config', SIM_CONFIG, '--resume'], { cwd: dir });
     assert.equal(nothing.status, 2);
-    assert.match(nothing.stderr, new RegExp(`no unfinished run of .*configs/sim/default\\.yaml under ${path.join(dir, 'outputs', 'sim')}; the latest, ${run}, is finished`));
+    assert.match(
+      nothing.stderr,
+      new RegExp(
+        `no unfinished run of .*configs/sim/default\\.yaml under ${path.join(dir, 'outputs', 'sim')}; the latest, ${run}, is finished`,
+      ),
+    );
   });
 
   it("a run started with the original's flat flags resumes with them: the printed command is not refused as a changed config", () => {
     const dir = tmpDir();
-    const stopped = runCli(['train', '--config', SIM_CONFIG, '--out', 'run', '--batch_size', '10', '--num_epochs', '1', '--set', 'budget.max_calls=260'], { cwd: dir });
+    const stopped = runCli(
+      [
+        'train',
+        '--config',
+        SIM_CONFIG,
+        '--out',
+        'run',
+        '--batch_size',
+        '10',
+        '--num_epochs',
+        '1',
+        '--set',
+        'budget.max_calls=260',
+      ],
+      { cwd: dir },
+    );
     assert.equal(stopped.status, 0, stopped.stderr);
     const command = lineAfter(stopped.stdout, 'To continue with twice the limit:');
     assert.match(command, /--set batch_size=10/);
@@ -176,7 +228,8 @@ describe('skillopt train', () => {
     const root = path.join(dir, 'outputs', 'sim');
     writeFiles(dir, { 'other.yaml': `_base_: ${SIM_CONFIG}\n` });
     const at = (run: string, seconds: number) => {
-      for (const f of ['events.jsonl', 'runtime_state.json', 'config.json']) fs.utimesSync(path.join(root, run, f), seconds, seconds);
+      for (const f of ['events.jsonl', 'runtime_state.json', 'config.json'])
+        fs.utimesSync(path.join(root, run, f), seconds, seconds);
     };
     await trainSim(['budget.max_calls=100'], path.join(root, 'fits'));
     at('fits', 1000);
@@ -185,13 +238,21 @@ describe('skillopt train', () => {
     await trainSim(['train.num_epochs=1', 'evaluation.eval_test=false'], path.join(root, 'finished'));
     at('finished', 3000);
     const other = path.join(dir, 'other.yaml');
-    await runTraining({ loaded: loadConfig(other, { overrides: ['budget.max_calls=100'], environment: {} }), outRoot: path.join(root, 'other-config'), configFile: other, console: false });
+    await runTraining({
+      loaded: loadConfig(other, { overrides: ['budget.max_calls=100'], environment: {} }),
+      outRoot: path.join(root, 'other-config'),
+      configFile: other,
+      console: false,
+    });
     at('other-config', 4000);
 
     const fits = runCli(['train', '--config', SIM_CONFIG, '--resume', '--set', 'budget.max_calls=120'], { cwd: dir });
     assert.equal(fits.status, 0, fits.stderr);
     assert.equal(lineAfter(fits.stdout, 'run directory:'), path.join(root, 'fits'));
-    const latest = runCli(['train', '--config', SIM_CONFIG, '--resume', '--cfg-options', 'budget.max_calls=120', 'train.num_epochs=2'], { cwd: dir });
+    const latest = runCli(
+      ['train', '--config', SIM_CONFIG, '--resume', '--cfg-options', 'budget.max_calls=120', 'train.num_epochs=2'],
+      { cwd: dir },
+    );
     assert.equal(latest.status, 0, latest.stderr);
     assert.equal(lineAfter(latest.stdout, 'run directory:'), path.join(root, 'other-settings'));
   });
@@ -210,7 +271,10 @@ describe('Ctrl-C', () => {
     run.child.kill('SIGINT');
     assert.equal(await run.exited, 130, run.out.stderr);
     assert.match(run.out.stderr, /SIGINT: stopping at a safe point/);
-    assert.match(run.out.stdout, /\[stopped: interrupted\] interrupted: the calls in flight finished and are saved; the run resumes after step \d/);
+    assert.match(
+      run.out.stdout,
+      /\[stopped: interrupted\] interrupted: the calls in flight finished and are saved; the run resumes after step \d/,
+    );
     assert.ok(!fs.existsSync(path.join(out, 'run.lock')), 'the lock is released');
     const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
     assert.equal(runtime.status, 'stopped');
@@ -218,7 +282,10 @@ describe('Ctrl-C', () => {
     assert.match(eventsOf(out), /"type":"run_stopped","reason":"interrupted"/);
 
     const command = lineAfter(run.out.stdout, 'To resume:');
-    assert.match(command, /^skillopt train --config \S+ --resume \S+ --set model\.target\.options\.latency_ms=15 --set model\.optimizer\.options\.latency_ms=15$/);
+    assert.match(
+      command,
+      /^skillopt train --config \S+ --resume \S+ --set model\.target\.options\.latency_ms=15 --set model\.optimizer\.options\.latency_ms=15$/,
+    );
     const resumed = runPrinted(command);
     assert.equal(resumed.status, 0, resumed.stderr);
     assert.equal(historyOf(out), historyOf(reference.out));

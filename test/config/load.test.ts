@@ -13,9 +13,12 @@ describe('config: _base_ inheritance', () => {
   it('merges a chain of three files, child winning, mappings merged deeply, lists replaced', () => {
     const dir = tmpDir();
     writeFiles(dir, {
-      'base/root.yaml': 'train:\n  num_epochs: 4\n  batch_size: 40\nevaluation:\n  leading_words: [MUST, NEVER]\nenv:\n  name: sim\n',
-      'base/mid.yaml': '_base_: root.yaml\ntrain:\n  batch_size: 20\noptimizer:\n  learning_rate: 3\nevaluation:\n  leading_words: [ALWAYS]\n',
-      'exp/child.yaml': '_base_: ../base/mid.yaml\ntrain:\n  seed: 7\noptimizer:\n  lr_scheduler: linear\nmodel:\n  backend: sim\n',
+      'base/root.yaml':
+        'train:\n  num_epochs: 4\n  batch_size: 40\nevaluation:\n  leading_words: [MUST, NEVER]\nenv:\n  name: sim\n',
+      'base/mid.yaml':
+        '_base_: root.yaml\ntrain:\n  batch_size: 20\noptimizer:\n  learning_rate: 3\nevaluation:\n  leading_words: [ALWAYS]\n',
+      'exp/child.yaml':
+        '_base_: ../base/mid.yaml\ntrain:\n  seed: 7\noptimizer:\n  lr_scheduler: linear\nmodel:\n  backend: sim\n',
     });
     const { config, files } = loadConfig(path.join(dir, 'exp/child.yaml'), noEnv);
     assert.equal(config.train.num_epochs, 4); // from root
@@ -25,7 +28,10 @@ describe('config: _base_ inheritance', () => {
     assert.equal(config.optimizer.lr_scheduler, 'linear');
     assert.deepEqual(config.evaluation.leading_words, ['ALWAYS']); // lists are replaced whole
     assert.equal(config.env.name, 'sim');
-    assert.deepEqual(files.map((f) => path.relative(dir, f)), ['base/root.yaml', 'base/mid.yaml', 'exp/child.yaml']);
+    assert.deepEqual(
+      files.map((f) => path.relative(dir, f)),
+      ['base/root.yaml', 'base/mid.yaml', 'exp/child.yaml'],
+    );
   });
 
   it('accepts a list of bases, later ones winning', () => {
@@ -55,7 +61,8 @@ describe('config: _base_ inheritance', () => {
   it('reads the original flat spelling and the role shorthand', () => {
     const dir = tmpDir();
     writeFiles(dir, {
-      'flat.yaml': 'env: sim\nedit_budget: 6\nbatch_size: 8\nuse_gate: false\nmodel:\n  target: sim-big\n  target_backend: sim\n  optimizer_backend: sim\n',
+      'flat.yaml':
+        'env: sim\nedit_budget: 6\nbatch_size: 8\nuse_gate: false\nmodel:\n  target: sim-big\n  target_backend: sim\n  optimizer_backend: sim\n',
     });
     const { config } = loadConfig(path.join(dir, 'flat.yaml'), noEnv);
     assert.equal(config.env.name, 'sim');
@@ -98,7 +105,13 @@ describe('config: overrides', () => {
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\ntrain:\n  batch_size: 40\n' });
     const { config } = loadConfig(path.join(dir, 'c.yaml'), {
       ...noEnv,
-      overrides: ['train.batch_size=8', 'evaluation.use_gate=false', 'edit_budget=2', 'evaluation.gate_mixed_weight=0.25', 'model.optimizer=sim-large'],
+      overrides: [
+        'train.batch_size=8',
+        'evaluation.use_gate=false',
+        'edit_budget=2',
+        'evaluation.gate_mixed_weight=0.25',
+        'model.optimizer=sim-large',
+      ],
     });
     assert.equal(config.train.batch_size, 8);
     assert.equal(config.evaluation.use_gate, false);
@@ -112,22 +125,44 @@ describe('config: overrides', () => {
     assert.deepEqual(castValue('["/a"]'), ['/a']);
     assert.deepEqual(castValue('{"a":1}'), { a: 1 });
     assert.deepEqual(castValue(' [1, true, x] '), [1, true, 'x']);
-    assert.deepEqual(castValue('{input: question, answer: [gold, alt]}'), { input: 'question', answer: ['gold', 'alt'] });
+    assert.deepEqual(castValue('{input: question, answer: [gold, alt]}'), {
+      input: 'question',
+      answer: ['gold', 'alt'],
+    });
     assert.throws(() => castValue('[/a,'), /not a valid list/);
     assert.throws(() => castValue('{a: [1}'), /not a valid mapping/);
   });
 
   it('list and mapping overrides load into list and mapping keys of the config and of an env', () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'o.yaml': 'model:\n  backend: sim\nenv:\n  name: officeqa\n', 't.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n' });
-    const office = loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,/b]', 'evaluation.leading_words=["MUST", "NEVER"]', 'model.target.price={"input":1,"output":2}'] });
+    writeFiles(dir, {
+      'o.yaml': 'model:\n  backend: sim\nenv:\n  name: officeqa\n',
+      't.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n',
+    });
+    const office = loadConfig(path.join(dir, 'o.yaml'), {
+      ...noEnv,
+      overrides: [
+        'env.data_dirs=[/a,/b]',
+        'evaluation.leading_words=["MUST", "NEVER"]',
+        'model.target.price={"input":1,"output":2}',
+      ],
+    });
     assert.deepEqual(office.config.env.data_dirs, ['/a', '/b']);
     assert.deepEqual(office.config.evaluation.leading_words, ['MUST', 'NEVER']);
     assert.deepEqual(office.config.model.target.price, { input: 1, output: 2 });
-    assert.deepEqual(loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['data_dirs=["/c"]'] }).config.env.data_dirs, ['/c']);
-    const tasks = loadConfig(path.join(dir, 't.yaml'), { ...noEnv, overrides: ['env.fields={input: question, answer: [gold, alt]}'] });
+    assert.deepEqual(
+      loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['data_dirs=["/c"]'] }).config.env.data_dirs,
+      ['/c'],
+    );
+    const tasks = loadConfig(path.join(dir, 't.yaml'), {
+      ...noEnv,
+      overrides: ['env.fields={input: question, answer: [gold, alt]}'],
+    });
     assert.deepEqual((tasks.config.env.fields as { answer: unknown }).answer, ['gold', 'alt']);
-    rejects(() => loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,'] }), /--cfg-options: env\.data_dirs: "\[\/a," is not a valid list/);
+    rejects(
+      () => loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,'] }),
+      /--cfg-options: env\.data_dirs: "\[\/a," is not a valid list/,
+    );
   });
 
   it("applies the original's flat flags after --cfg-options, naming them in errors", () => {
@@ -136,21 +171,40 @@ describe('config: overrides', () => {
     const { config } = loadConfig(path.join(dir, 'c.yaml'), {
       ...noEnv,
       overrides: ['train.batch_size=8', 'optimizer.learning_rate=3'],
-      flags: [['batch_size', '4'], ['target_model', 'sim-big'], ['backend', 'sim'], ['env', 'sim'], ['out_root', 'runs/x']],
+      flags: [
+        ['batch_size', '4'],
+        ['target_model', 'sim-big'],
+        ['backend', 'sim'],
+        ['env', 'sim'],
+        ['out_root', 'runs/x'],
+      ],
     });
     assert.equal(config.train.batch_size, 4); // the flag wins over --cfg-options
     assert.equal(config.optimizer.learning_rate, 3);
     assert.equal(config.model.target.model, 'sim-big');
     assert.equal(config.env.name, 'sim');
     assert.equal(config.env.out_root, 'runs/x');
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, flags: [['num_epochs', 'many']] }), /--num_epochs: train\.num_epochs: expected number, got string "many"/);
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, flags: [['num_epochs', 'many']] }),
+      /--num_epochs: train\.num_epochs: expected number, got string "many"/,
+    );
   });
 
   it('reports a bad override against --cfg-options', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_sise=8'] }), /--cfg-options/, /batch_sise/, /did you mean 'batch_size'/);
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_size=many'] }), /--cfg-options/, /train\.batch_size/, /expected number/);
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_sise=8'] }),
+      /--cfg-options/,
+      /batch_sise/,
+      /did you mean 'batch_size'/,
+    );
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_size=many'] }),
+      /--cfg-options/,
+      /train\.batch_size/,
+      /expected number/,
+    );
     rejects(() => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['justakey'] }), /key=value/);
   });
 });
@@ -158,8 +212,16 @@ describe('config: overrides', () => {
 describe('config: validation errors name the file and the key', () => {
   it('an unknown key, with a suggestion', () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'base.yaml': 'model:\n  backend: sim\n', 'c.yaml': '_base_: base.yaml\noptimizer:\n  learning_rat: 3\n' });
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), new RegExp(`${dir}/c\\.yaml`), /unknown key 'optimizer\.learning_rat'/, /did you mean 'learning_rate'/);
+    writeFiles(dir, {
+      'base.yaml': 'model:\n  backend: sim\n',
+      'c.yaml': '_base_: base.yaml\noptimizer:\n  learning_rat: 3\n',
+    });
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      new RegExp(`${dir}/c\\.yaml`),
+      /unknown key 'optimizer\.learning_rat'/,
+      /did you mean 'learning_rate'/,
+    );
   });
 
   it('an unknown section', () => {
@@ -170,35 +232,80 @@ describe('config: validation errors name the file and the key', () => {
 
   it('a wrong type, in the file that set it', () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'base.yaml': 'train:\n  batch_size: lots\n', 'c.yaml': '_base_: base.yaml\nmodel:\n  backend: sim\n' });
-    const err = rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /base\.yaml/, /train\.batch_size/, /expected number, got string "lots"/);
+    writeFiles(dir, {
+      'base.yaml': 'train:\n  batch_size: lots\n',
+      'c.yaml': '_base_: base.yaml\nmodel:\n  backend: sim\n',
+    });
+    const err = rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /base\.yaml/,
+      /train\.batch_size/,
+      /expected number, got string "lots"/,
+    );
     assert.equal(err.file, path.join(dir, 'base.yaml'));
   });
 
   it('a value outside its choices', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\noptimizer:\n  lr_scheduler: cosin\n' });
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /optimizer\.lr_scheduler/, /"cosine"/, /did you mean 'cosine'/);
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /optimizer\.lr_scheduler/,
+      /"cosine"/,
+      /did you mean 'cosine'/,
+    );
   });
 
   it('an unknown env option, checked by the env', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\nenv:\n  name: sim\n  n_trian: 5\n' });
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /n_trian/, /env 'sim'/, /did you mean 'n_train'/);
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /c\.yaml/,
+      /n_trian/,
+      /env 'sim'/,
+      /did you mean 'n_train'/,
+    );
   });
 
   it('an unknown env and an unknown backend', () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'e.yaml': 'model:\n  backend: sim\nenv:\n  name: smi\n', 'b.yaml': 'model:\n  target:\n    backend: simm\n' });
-    rejects(() => loadConfig(path.join(dir, 'e.yaml'), noEnv), /e\.yaml/, /env\.name/, /unknown env 'smi'/, /did you mean 'sim'/);
-    rejects(() => loadConfig(path.join(dir, 'b.yaml'), noEnv), /b\.yaml/, /model\.target\.backend/, /unknown backend 'simm'/);
+    writeFiles(dir, {
+      'e.yaml': 'model:\n  backend: sim\nenv:\n  name: smi\n',
+      'b.yaml': 'model:\n  target:\n    backend: simm\n',
+    });
+    rejects(
+      () => loadConfig(path.join(dir, 'e.yaml'), noEnv),
+      /e\.yaml/,
+      /env\.name/,
+      /unknown env 'smi'/,
+      /did you mean 'sim'/,
+    );
+    rejects(
+      () => loadConfig(path.join(dir, 'b.yaml'), noEnv),
+      /b\.yaml/,
+      /model\.target\.backend/,
+      /unknown backend 'simm'/,
+    );
   });
 
   it("a backend option, checked by the backend's own schema", () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'o.yaml': 'model:\n  backend: sim\n  target:\n    options:\n      latency_mss: 5\n', 't.yaml': 'model:\n  backend: sim\n  optimizer:\n    options:\n      harmful: lots\n' });
-    rejects(() => loadConfig(path.join(dir, 'o.yaml'), noEnv), /o\.yaml/, /unknown key 'model\.target\.options\.latency_mss' for backend 'sim'/, /did you mean 'latency_ms'/);
-    rejects(() => loadConfig(path.join(dir, 't.yaml'), noEnv), /t\.yaml/, /model\.optimizer\.options\.harmful: expected number/);
+    writeFiles(dir, {
+      'o.yaml': 'model:\n  backend: sim\n  target:\n    options:\n      latency_mss: 5\n',
+      't.yaml': 'model:\n  backend: sim\n  optimizer:\n    options:\n      harmful: lots\n',
+    });
+    rejects(
+      () => loadConfig(path.join(dir, 'o.yaml'), noEnv),
+      /o\.yaml/,
+      /unknown key 'model\.target\.options\.latency_mss' for backend 'sim'/,
+      /did you mean 'latency_ms'/,
+    );
+    rejects(
+      () => loadConfig(path.join(dir, 't.yaml'), noEnv),
+      /t\.yaml/,
+      /model\.optimizer\.options\.harmful: expected number/,
+    );
   });
 
   it('invalid YAML, with the line', () => {
@@ -211,7 +318,10 @@ describe('config: validation errors name the file and the key', () => {
 describe('config: environment variables', () => {
   it('substitutes ${VAR} from the environment and marks secret variables', () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n  target:\n    base_url: ${BASE:-http://127.0.0.1:9}\n  optimizer:\n    base_url: ${MY_API_KEY}\n' });
+    writeFiles(dir, {
+      'c.yaml':
+        'model:\n  backend: sim\n  target:\n    base_url: ${BASE:-http://127.0.0.1:9}\n  optimizer:\n    base_url: ${MY_API_KEY}\n',
+    });
     const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: { MY_API_KEY: 'sk-secret-123' } });
     assert.equal(loaded.config.model.target.base_url, 'http://127.0.0.1:9');
     assert.equal(loaded.config.model.optimizer.base_url, 'sk-secret-123');
@@ -221,13 +331,21 @@ describe('config: environment variables', () => {
   it('names the variable, the key and the file when a variable is missing', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  target:\n    base_url: ${NOT_SET_ANYWHERE}\n' });
-    rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /model\.target\.base_url/, /NOT_SET_ANYWHERE/);
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /c\.yaml/,
+      /model\.target\.base_url/,
+      /NOT_SET_ANYWHERE/,
+    );
   });
 
   it('reads a .env file in the working directory without overriding the shell', () => {
     const dir = tmpDir();
     const name = `SKILLOPT_TEST_${process.pid}`;
-    writeFiles(dir, { '.env': `${name}=from-dotenv\n`, 'c.yaml': `model:\n  backend: sim\n  target:\n    base_url: \${${name}}\n` });
+    writeFiles(dir, {
+      '.env': `${name}=from-dotenv\n`,
+      'c.yaml': `model:\n  backend: sim\n  target:\n    base_url: \${${name}}\n`,
+    });
     delete process.env[name];
     assert.equal(loadConfig(path.join(dir, 'c.yaml'), { cwd: dir }).config.model.target.base_url, 'from-dotenv');
     process.env[name] = 'from-shell';

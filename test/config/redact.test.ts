@@ -1,16 +1,39 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { REDACTED, isSecretKeyName, redact, redactText, registerSecret, registerSecretsOf, scrubSecrets } from '../../src/config/redact.ts';
+import {
+  REDACTED,
+  isSecretKeyName,
+  redact,
+  redactText,
+  registerSecret,
+  registerSecretsOf,
+  scrubSecrets,
+} from '../../src/config/redact.ts';
 
 it('recognises secret key names but not counts or variable names', () => {
-  for (const k of ['api_key', 'azure_openai_api_key', 'apiKey', 'token', 'access_token', 'client_secret', 'password', 'minimax_api_key']) {
+  for (const k of [
+    'api_key',
+    'azure_openai_api_key',
+    'apiKey',
+    'token',
+    'access_token',
+    'client_secret',
+    'password',
+    'minimax_api_key',
+  ]) {
     assert.ok(isSecretKeyName(k), k);
   }
-  for (const k of ['max_tokens', 'max_output_tokens', 'api_key_env', 'keyword_count', 'monkey']) assert.ok(!isSecretKeyName(k), k);
+  for (const k of ['max_tokens', 'max_output_tokens', 'api_key_env', 'keyword_count', 'monkey'])
+    assert.ok(!isSecretKeyName(k), k);
 });
 
 it('redacts secret keys at any depth and the given paths, leaving the rest', () => {
-  const cfg = { model: { target: { api_key: 'sk-1', api_key_env: 'OPENAI_API_KEY', max_output_tokens: 10, options: { x: 'from-var' } } }, list: [{ password: 'p' }] };
+  const cfg = {
+    model: {
+      target: { api_key: 'sk-1', api_key_env: 'OPENAI_API_KEY', max_output_tokens: 10, options: { x: 'from-var' } },
+    },
+    list: [{ password: 'p' }],
+  };
   const out = redact(cfg, new Set(['model.target.options.x']));
   assert.equal(out.model.target.api_key, REDACTED);
   assert.equal(out.model.target.api_key_env, 'OPENAI_API_KEY');
@@ -27,7 +50,10 @@ it('messages lose key values, key shapes and URL credentials; the words around t
     ['Authorization: Bearer eyJraWQiOiIxIn0.eyJzdWIiOiJ4In0.sig', 'Authorization: Bearer ****'],
     ['api-key: 0123456789abcdef0123456789abcdef rejected', 'api-key: **** rejected'],
     ['{"api_key": "my-gateway-key-123"}', '{"api_key": "****"}'],
-    ['token ghp_0123456789abcdefghijABCDEFGHIJ012345 and github_pat_11ABCDEFG0123456789_abcdefghij', 'token **** and ****'],
+    [
+      'token ghp_0123456789abcdefghijABCDEFGHIJ012345 and github_pat_11ABCDEFG0123456789_abcdefghij',
+      'token **** and ****',
+    ],
     ['GET http://alice:s3cr3t-pass@gw.example.com/v1/chat failed', 'GET http://****@gw.example.com/v1/chat failed'],
     ['https://example.com/v1?key=AIzaSyA-0123456789abcdefghijklmnopqrstu&x=1', 'https://example.com/v1?key=****&x=1'],
     ['HTTP 500: upstream overloaded (request 42)', 'HTTP 500: upstream overloaded (request 42)'],
@@ -48,13 +74,25 @@ it('a registered key is removed wherever it is written, in whatever form; text m
 
 it('a config loses URL credentials and registered values too', () => {
   registerSecret('registered-value-0001');
-  const out = redact({ model: { target: { base_url: 'http://u:pw-0123@127.0.0.1:8000/v1', options: { extra_body: { note: 'registered-value-0001' } } } } });
+  const out = redact({
+    model: {
+      target: {
+        base_url: 'http://u:pw-0123@127.0.0.1:8000/v1',
+        options: { extra_body: { note: 'registered-value-0001' } },
+      },
+    },
+  });
   assert.equal(out.model.target.base_url, 'http://****@127.0.0.1:8000/v1');
   assert.equal(out.model.target.options.extra_body.note, '****');
 });
 
 it('variables named like secrets are taken only when their value is shaped like a key, so paths in the run files keep their directories', () => {
-  registerSecretsOf({ TOKEN_CACHE: '/home/someone/.cache/tokens', MAX_TOKENS: '4096', SECRET_FLAG: 'true', MY_SERVICE_API_KEY: 'Q9-shaped-like-a-key' });
+  registerSecretsOf({
+    TOKEN_CACHE: '/home/someone/.cache/tokens',
+    MAX_TOKENS: '4096',
+    SECRET_FLAG: 'true',
+    MY_SERVICE_API_KEY: 'Q9-shaped-like-a-key',
+  });
   assert.equal(scrubSecrets('/home/someone/.cache/tokens/run 4096 true'), '/home/someone/.cache/tokens/run 4096 true');
   assert.equal(scrubSecrets('key Q9-shaped-like-a-key'), 'key ****');
 });

@@ -17,14 +17,22 @@ function countingModel() {
       sent.push(req.messages[0]!.content as string);
       const n = sent.length;
       return new Promise((resolve, reject) => {
-        pending.push(() => (req.system === 'fail' ? reject(new Error('provider down')) : resolve({ text: `answer ${n}`, usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 1 })));
+        pending.push(() =>
+          req.system === 'fail'
+            ? reject(new Error('provider down'))
+            : resolve({ text: `answer ${n}`, usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 1 }),
+        );
       });
     },
   };
   return { model, sent, answerAll: () => pending.splice(0).forEach((f) => f()) };
 }
 
-const ask = (content: string, system = ''): ChatRequest => ({ purpose: 'analyst', system, messages: [{ role: 'user', content }] });
+const ask = (content: string, system = ''): ChatRequest => ({
+  purpose: 'analyst',
+  system,
+  messages: [{ role: 'user', content }],
+});
 
 describe('calls made ahead', () => {
   it("a step's call identical to one made ahead takes its answer, once; other calls go to the model", async () => {

@@ -37,7 +37,15 @@ function loggedModels(log: string[], target: (req: ChatRequest) => Promise<strin
       // A few milliseconds per rollout, so each one finishes on its own turn of the event loop.
       await sleep(3);
       const text = target(req);
-      return text === undefined ? t.complete(req) : { text: await text, usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 0, from: 'provider', costUsd: 0 };
+      return text === undefined
+        ? t.complete(req)
+        : {
+            text: await text,
+            usage: { input: 1, output: 1, cached: 0, reasoning: 0 },
+            latencyMs: 0,
+            from: 'provider',
+            costUsd: 0,
+          };
     },
   };
   const optimizer: ChatModel = {
@@ -64,17 +72,32 @@ describe('the critical path of a step', () => {
     // Every answer is wrong, so every trajectory is a failure and the first minibatch is the first five of the order.
     const models = loggedModels(log, () => Promise.resolve('<answer>no idea</answer>'));
     const nVal = 10;
-    await train(['train.num_epochs=1', 'env.n_train=20', `env.n_val=${nVal}`, 'env.workers=1', 'model.target.concurrency=1', 'gradient.minibatch_size=5'], models);
+    await train(
+      [
+        'train.num_epochs=1',
+        'env.n_train=20',
+        `env.n_val=${nVal}`,
+        'env.workers=1',
+        'model.target.concurrency=1',
+        'gradient.minibatch_size=5',
+      ],
+      models,
+    );
     const firstAnalyst = log.indexOf('analyst');
     assert.ok(firstAnalyst > 0, 'an analyst was called');
     const trainingRollouts = log.slice(0, firstAnalyst).filter((e) => e === 'rollout').length - nVal;
     // One worker: the fifth rollout fills the minibatch; the sixth may have started meanwhile.
-    assert.ok(trainingRollouts <= 6, `${trainingRollouts} of the batch's 20 rollouts were started before the first analyst call`);
+    assert.ok(
+      trainingRollouts <= 6,
+      `${trainingRollouts} of the batch's 20 rollouts were started before the first analyst call`,
+    );
   });
 
   it("reports each step's wall time to the millisecond, not to a tenth of a second", async () => {
     const { out } = await trainSim(['train.num_epochs=1']);
-    const seconds = readEvents(path.join(out, 'events.jsonl')).flatMap((e) => (e.type === 'step_finished' ? [e.seconds] : []));
+    const seconds = readEvents(path.join(out, 'events.jsonl')).flatMap((e) =>
+      e.type === 'step_finished' ? [e.seconds] : [],
+    );
     assert.equal(seconds.length, 3);
     assert.ok(
       seconds.some((x) => Math.abs(x * 10 - Math.round(x * 10)) > 1e-6),
@@ -98,7 +121,10 @@ describe('the critical path of a step', () => {
       'in some step the merge gave more edits than the budget, and its order chose them',
     );
     const staged = await trainSim(['gradient.merge_batch_size=4', 'gradient.merge_strategy=staged']);
-    assert.ok(staged.history.some((h) => fits(h) && after(h) === 2), 'the staged strategy merges, then ranks');
+    assert.ok(
+      staged.history.some((h) => fits(h) && after(h) === 2),
+      'the staged strategy merges, then ranks',
+    );
   });
 
   it("with evaluation.gate_overlap the next step's rollouts and reflection run during the gate: the same decisions, and only a wrong guess costs calls", async () => {
@@ -112,20 +138,41 @@ describe('the critical path of a step', () => {
     const events = readEvents(path.join(ahead.out, 'events.jsonl'));
     const overlaps = events.flatMap((e) => (e.type === 'gate_overlap' ? [e] : []));
     const reflections = events.flatMap((e) => (e.type === 'reflect_ahead' ? [e] : []));
-    assert.ok(overlaps.some((e) => e.right && e.rollouts > 0), 'a right guess ran rollouts the next step took');
-    assert.ok(overlaps.some((e) => !e.right && e.wasted > 0), 'a wrong guess wasted rollouts');
-    assert.ok(reflections.some((e) => e.taken > 0 && e.wasted === 0), 'a right guess made analyst and merge calls the next step took');
-    assert.ok(reflections.some((e) => e.wasted > 0), 'a wrong guess wasted optimizer calls');
+    assert.ok(
+      overlaps.some((e) => e.right && e.rollouts > 0),
+      'a right guess ran rollouts the next step took',
+    );
+    assert.ok(
+      overlaps.some((e) => !e.right && e.wasted > 0),
+      'a wrong guess wasted rollouts',
+    );
+    assert.ok(
+      reflections.some((e) => e.taken > 0 && e.wasted === 0),
+      'a right guess made analyst and merge calls the next step took',
+    );
+    assert.ok(
+      reflections.some((e) => e.wasted > 0),
+      'a wrong guess wasted optimizer calls',
+    );
     // Three steps an epoch: the first boundary only adds the empty slow-update field, so its next step's rollouts can run ahead; the second compares epochs.
     assert.deepEqual(
       overlaps.filter((e) => e.step % 3 === 0).map((e) => e.step),
       [3],
       "the steps that ran the next epoch's first rollouts ahead",
     );
-    assert.equal(readEvents(path.join(plain.out, 'events.jsonl')).filter((e) => e.type === 'gate_overlap' || e.type === 'reflect_ahead').length, 0, 'off by default');
+    assert.equal(
+      readEvents(path.join(plain.out, 'events.jsonl')).filter(
+        (e) => e.type === 'gate_overlap' || e.type === 'reflect_ahead',
+      ).length,
+      0,
+      'off by default',
+    );
 
     // Calls paid by one run and not by the other, by request (a multiset of keys).
-    const paid = (out: string, role: string) => readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')).filter((c) => c.role === role && c.from === 'provider').map((c) => c.key);
+    const paid = (out: string, role: string) =>
+      readJsonLines<CallRecord>(path.join(out, 'calls.jsonl'))
+        .filter((c) => c.role === role && c.from === 'provider')
+        .map((c) => c.key);
     const beyond = (a: string[], b: string[]) => {
       const left = new Map<string, number>();
       for (const k of b) left.set(k, (left.get(k) ?? 0) + 1);
@@ -154,7 +201,11 @@ describe('the critical path of a step', () => {
       const finished = await trainSim([...overlap, 'budget.max_calls=0'], out);
       assert.equal(finished.outcome.status, 'finished', `cap ${cap}`);
       assert.equal(historyOf(out), historyOf(plain.out), `cap ${cap}`);
-      assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')), `cap ${cap}`);
+      assert.equal(
+        readText(path.join(out, 'best_skill.md')),
+        readText(path.join(plain.out, 'best_skill.md')),
+        `cap ${cap}`,
+      );
     }
   });
 
@@ -165,18 +216,32 @@ describe('the critical path of a step', () => {
       const early = await trainSim([...lr1, ...overlap, 'evaluation.gate_early_accept=true']);
       assert.equal(historyOf(early.out), historyOf(full.out));
       assert.equal(readText(path.join(early.out, 'best_skill.md')), readText(path.join(full.out, 'best_skill.md')));
-      const runtime = (out: string) => pinnedRuntimeState(JSON.parse(readText(path.join(out, 'runtime_state.json'))) as Record<string, unknown>);
+      const runtime = (out: string) =>
+        pinnedRuntimeState(JSON.parse(readText(path.join(out, 'runtime_state.json'))) as Record<string, unknown>);
       assert.deepEqual(runtime(early.out), runtime(full.out));
       // The same calls in all, each step's counted while it ran.
-      const calls = (out: string) => (JSON.parse(readText(path.join(out, 'history.json'))) as HistoryRecord[]).reduce((n, r) => n + Object.values(r.tokens ?? {}).reduce((m, u) => m + u.calls, 0), 0);
+      const calls = (out: string) =>
+        (JSON.parse(readText(path.join(out, 'history.json'))) as HistoryRecord[]).reduce(
+          (n, r) => n + Object.values(r.tokens ?? {}).reduce((m, u) => m + u.calls, 0),
+          0,
+        );
       assert.equal(calls(early.out), calls(full.out));
       // A step that accepted early: the next one started before it finished.
       const overlapped = (out: string) => {
         const events = readEvents(path.join(out, 'events.jsonl'));
-        return events.filter((e, i) => e.type === 'step_finished' && events.slice(0, i).some((f) => f.type === 'stage_started' && f.step === e.step + 1)).map((e) => (e.type === 'step_finished' ? e.action : ''));
+        return events
+          .filter(
+            (e, i) =>
+              e.type === 'step_finished' &&
+              events.slice(0, i).some((f) => f.type === 'stage_started' && f.step === e.step + 1),
+          )
+          .map((e) => (e.type === 'step_finished' ? e.action : ''));
       };
       const accepted = overlapped(early.out);
-      assert.ok(accepted.length > 0 && accepted.every((a) => a.startsWith('accept')), `steps overlapped by the next: ${accepted.join(', ')}`);
+      assert.ok(
+        accepted.length > 0 && accepted.every((a) => a.startsWith('accept')),
+        `steps overlapped by the next: ${accepted.join(', ')}`,
+      );
       assert.deepEqual(overlapped(full.out), []);
     }
   });

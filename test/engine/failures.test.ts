@@ -48,7 +48,8 @@ describe('model failures', () => {
         const u = unitHash('flaky', id);
         const first = !tried.has(id);
         tried.add(id);
-        if (u < always || (u < always + once && first)) return Promise.reject(new InfraError('503 after 5 retries', 'server', 5));
+        if (u < always || (u < always + once && first))
+          return Promise.reject(new InfraError('503 after 5 retries', 'server', 5));
         return inner.complete(req);
       },
     };
@@ -58,32 +59,60 @@ describe('model failures', () => {
     const { out, run } = train(flaky(0.05, 0.25), ['train.num_epochs=1']);
     const outcome = await run;
     assert.equal(outcome.status, 'finished');
-    const lines = readText(path.join(out, 'selection_eval_baseline/results.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readText(path.join(out, 'selection_eval_baseline/results.jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const errors = lines.filter((l) => l.error);
     assert.ok(errors.length > 0 && errors.length <= 3, `${errors.length} errors left after the retry`);
-    assert.ok(errors.every((l) => l.error.kind === 'server' && unitHash('flaky', l.id) < 0.05), 'only the permanent failures remain');
+    assert.ok(
+      errors.every((l) => l.error.kind === 'server' && unitHash('flaky', l.id) < 0.05),
+      'only the permanent failures remain',
+    );
     const scored = lines.filter((l) => !l.error);
     const baseline = JSON.parse(readText(path.join(out, 'runtime_state.json'))).baseline_score;
-    assert.equal(baseline, scored.reduce((s, l) => s + l.hard, 0) / scored.length, 'errors are not counted as failures');
+    assert.equal(
+      baseline,
+      scored.reduce((s, l) => s + l.hard, 0) / scored.length,
+      'errors are not counted as failures',
+    );
     const history = JSON.parse(readText(path.join(out, 'history.json')));
-    assert.ok(history.some((h: { rollout_errors: number }) => h.rollout_errors > 0), 'training rollouts record their errors');
+    assert.ok(
+      history.some((h: { rollout_errors: number }) => h.rollout_errors > 0),
+      'training rollouts record their errors',
+    );
   });
 
   it('a selection evaluation with too many errors stops the run instead of trusting a partial score', async () => {
     const { run } = train(flaky(0.3, 0));
-    await assert.rejects(run, /the selection evaluation failed on \d+ of 30 items \(server: 503 after 5 retries\); a score over the rest would not be trustworthy/);
+    await assert.rejects(
+      run,
+      /the selection evaluation failed on \d+ of 30 items \(server: 503 after 5 retries\); a score over the rest would not be trustworthy/,
+    );
   });
 
   it('a target failing on every item stops the run with a clear message', async () => {
-    const target: ChatModel = { id: 'down:x', complete: () => Promise.reject(new InfraError('connection refused', 'network', 5)) };
+    const target: ChatModel = {
+      id: 'down:x',
+      complete: () => Promise.reject(new InfraError('connection refused', 'network', 5)),
+    };
     const { run } = train(target);
-    await assert.rejects(run, /the selection evaluation failed on 30 of 30 items \(network: connection refused\).*Check the target model/);
+    await assert.rejects(
+      run,
+      /the selection evaluation failed on 30 of 30 items \(network: connection refused\).*Check the target model/,
+    );
   });
 
   it('an optimizer that is down stops the run at the first step, resumably, instead of skipping every step', async () => {
-    const optimizer: ChatModel = { id: 'down:opt', complete: () => Promise.reject(new InfraError('503 after 5 retries', 'server', 5)) };
+    const optimizer: ChatModel = {
+      id: 'down:opt',
+      complete: () => Promise.reject(new InfraError('503 after 5 retries', 'server', 5)),
+    };
     const { out, run } = train(undefined, [], optimizer);
-    await assert.rejects(run, /every optimizer call of step 1 failed \(\d+ analyst calls; see the warnings above\)\. Check the optimizer model/);
+    await assert.rejects(
+      run,
+      /every optimizer call of step 1 failed \(\d+ analyst calls; see the warnings above\)\. Check the optimizer model/,
+    );
     const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
     assert.equal(runtime.last_completed_step, 0);
     assert.equal(runtime.status, 'failed');
@@ -105,7 +134,8 @@ describe('model failures', () => {
         async complete(req: ChatRequest) {
           open++;
           try {
-            if (req.purpose === 'analyst' && ++n === 2) throw new FatalModelError('the optimizer key was rejected (401)');
+            if (req.purpose === 'analyst' && ++n === 2)
+              throw new FatalModelError('the optimizer key was rejected (401)');
             return await inner.complete(req);
           } finally {
             if (--open === 0 && failed) settledAll();
@@ -140,16 +170,31 @@ describe('model failures', () => {
     };
     const { out, run } = train(undefined, ['train.num_epochs=1'], buggy);
     await assert.rejects(run, (e) => e instanceof TypeError && /reading 'items'/.test(e.message));
-    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const events = readText(path.join(out, 'events.jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const failed = events.at(-1);
     assert.equal(failed.type, 'run_failed');
-    assert.match(failed.stack, /TypeError: Cannot read properties of undefined \(reading 'items'\)\n\s+at .*failures\.test\.ts/);
-    assert.ok(!events.some((e) => e.type === 'log' && /merge call gave no usable reply/.test(e.message)), 'not turned into a warning');
+    assert.match(
+      failed.stack,
+      /TypeError: Cannot read properties of undefined \(reading 'items'\)\n\s+at .*failures\.test\.ts/,
+    );
+    assert.ok(
+      !events.some((e) => e.type === 'log' && /merge call gave no usable reply/.test(e.message)),
+      'not turned into a warning',
+    );
     const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
     assert.deepEqual([runtime.status, runtime.last_completed_step], ['failed', 0]);
     // Fixed, the same command resumes and finishes.
     const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
-    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { optimizer: sim() } });
+    const outcome = await runTraining({
+      loaded,
+      outRoot: out,
+      configFile: SIM_CONFIG,
+      console: false,
+      models: { optimizer: sim() },
+    });
     assert.equal(outcome.status, 'finished');
     assert.ok(merges >= 1);
   });
@@ -173,19 +218,33 @@ describe('model failures', () => {
     const { out, run } = train(target, ['train.num_epochs=1']);
     await assert.rejects(run, (e) => e instanceof TypeError && /reading 'temperature'/.test(e.message));
     assert.ok(broken > 0);
-    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const events = readText(path.join(out, 'events.jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const failed = events.at(-1);
     assert.equal(failed.type, 'run_failed');
-    assert.match(failed.stack, /TypeError: Cannot read properties of undefined \(reading 'temperature'\)\n\s+at .*failures\.test\.ts/);
+    assert.match(
+      failed.stack,
+      /TypeError: Cannot read properties of undefined \(reading 'temperature'\)\n\s+at .*failures\.test\.ts/,
+    );
     const results = path.join(out, 'selection_eval_baseline/results.jsonl');
     assert.ok(!fs.existsSync(results) || !/"kind":"env"/.test(readText(results)), 'no item error recorded for the bug');
     // Fixed, the same command resumes and finishes.
     const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
-    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
+    const outcome = await runTraining({
+      loaded,
+      outRoot: out,
+      configFile: SIM_CONFIG,
+      console: false,
+      models: { target: sim() },
+    });
     assert.equal(outcome.status, 'finished');
   });
 
-  it('a provider asking to wait longer than max_wait_s stops the run resumably; resumed, it ends as an uninterrupted run', { timeout: 60_000 }, async () => {
+  it('a provider asking to wait longer than max_wait_s stops the run resumably; resumed, it ends as an uninterrupted run', {
+    timeout: 60_000,
+  }, async () => {
     const reference = train(undefined, ['train.num_epochs=1']);
     assert.equal((await reference.run).status, 'finished');
     const inner = sim();
@@ -195,21 +254,37 @@ describe('model failures', () => {
       id: inner.id,
       priced: true,
       complete(req: ChatRequest) {
-        if (++n === 40) return Promise.reject(new CallFailure('sim:sim-1: HTTP 429: rate limit reached for requests', 'rate_limit', 429, 3_600_000));
+        if (++n === 40)
+          return Promise.reject(
+            new CallFailure('sim:sim-1: HTTP 429: rate limit reached for requests', 'rate_limit', 429, 3_600_000),
+          );
         return inner.complete(req);
       },
     };
     const { out, run } = train(throttled, ['train.num_epochs=1']);
     const outcome = await run;
     assert.equal(outcome.status, 'stopped');
-    assert.match((outcome as { reason: string }).reason, /model\.target \(sim:sim-1\): the provider asked to wait 60 min .*max_wait_s=300/);
-    const events = readText(path.join(out, 'events.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.match(
+      (outcome as { reason: string }).reason,
+      /model\.target \(sim:sim-1\): the provider asked to wait 60 min .*max_wait_s=300/,
+    );
+    const events = readText(path.join(out, 'events.jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.deepEqual([events.at(-1).type, events.at(-1).reason], ['run_stopped', 'wait']);
     const loaded = loadConfig(SIM_CONFIG, { overrides: ['train.num_epochs=1'], environment: {} });
-    const resumed = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target: sim() } });
+    const resumed = await runTraining({
+      loaded,
+      outRoot: out,
+      configFile: SIM_CONFIG,
+      console: false,
+      models: { target: sim() },
+    });
     assert.equal(resumed.status, 'finished');
     assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
-    const scores = (dir: string) => (JSON.parse(readText(path.join(dir, 'history.json'))) as { current_score: number }[]).map((h) => h.current_score);
+    const scores = (dir: string) =>
+      (JSON.parse(readText(path.join(dir, 'history.json'))) as { current_score: number }[]).map((h) => h.current_score);
     assert.deepEqual(scores(out), scores(reference.out));
   });
 });

@@ -6,19 +6,28 @@ import { Rng } from '../../src/util/random.ts';
 
 const scores = (current: number, best: number) => ({ current, best });
 const skill = (name: string, score: number) => ({ skill: name, score, origin: name });
-const states = (current: number, best: number, bestStep = 0) => ({ current: skill('current', current), best: { ...skill('best', best), step: bestStep } });
+const states = (current: number, best: number, bestStep = 0) => ({
+  current: skill('current', current),
+  best: { ...skill('best', best), step: bestStep },
+});
 
 describe('gate decision', () => {
   it('accepts a new best, which becomes current and best', () => {
     const d = decide(0.9, scores(0.5, 0.5), 'gate');
     assert.deepEqual(d, { action: 'accept_new_best', replacesCurrent: true, newBest: true });
-    assert.deepEqual(applyDecision(states(0.5, 0.5), skill('cand', 0.9), d, 7), { current: skill('cand', 0.9), best: { ...skill('cand', 0.9), step: 7 } });
+    assert.deepEqual(applyDecision(states(0.5, 0.5), skill('cand', 0.9), d, 7), {
+      current: skill('cand', 0.9),
+      best: { ...skill('cand', 0.9), step: 7 },
+    });
   });
 
   it('accepts above current but below best without touching best', () => {
     const d = decide(0.6, scores(0.4, 0.8), 'gate');
     assert.deepEqual(d, { action: 'accept', replacesCurrent: true, newBest: false });
-    assert.deepEqual(applyDecision(states(0.4, 0.8, 2), skill('cand', 0.6), d, 7), { current: skill('cand', 0.6), best: { ...skill('best', 0.8), step: 2 } });
+    assert.deepEqual(applyDecision(states(0.4, 0.8, 2), skill('cand', 0.6), d, 7), {
+      current: skill('cand', 0.6),
+      best: { ...skill('best', 0.8), step: 2 },
+    });
     assert.equal(decide(0.8, scores(0.5, 0.8), 'gate').action, 'accept', 'a tie with best is not a new best');
   });
 
@@ -32,17 +41,26 @@ describe('gate decision', () => {
 
   it('force-accepts with the gate off, tracking best by strict improvement', () => {
     const worse = decide(0.3, scores(0.5, 0.5), 'force');
-    assert.deepEqual(applyDecision(states(0.5, 0.5, 1), skill('cand', 0.3), worse, 7), { current: skill('cand', 0.3), best: { ...skill('best', 0.5), step: 1 } });
+    assert.deepEqual(applyDecision(states(0.5, 0.5, 1), skill('cand', 0.3), worse, 7), {
+      current: skill('cand', 0.3),
+      best: { ...skill('best', 0.5), step: 1 },
+    });
     assert.equal(worse.action, 'force_accept');
     const better = decide(0.6, scores(0.3, 0.5), 'force');
-    assert.deepEqual(applyDecision(states(0.3, 0.5, 1), skill('cand', 0.6), better, 8), { current: skill('cand', 0.6), best: { ...skill('cand', 0.6), step: 8 } });
+    assert.deepEqual(applyDecision(states(0.3, 0.5, 1), skill('cand', 0.6), better, 8), {
+      current: skill('cand', 0.6),
+      best: { ...skill('cand', 0.6), step: 8 },
+    });
   });
 
   it('promotes the current skill to best only above the best, keeping the current score', () => {
     const remeasured = { skill: 'current', score: 0.7, origin: 'current' };
     const d = decide(0.7, scores(0.4, 0.6), 'promote');
     assert.deepEqual(d, { action: 'accept_new_best', replacesCurrent: false, newBest: true });
-    assert.deepEqual(applyDecision(states(0.4, 0.6, 3), remeasured, d, 9), { current: skill('current', 0.4), best: { ...remeasured, step: 9 } });
+    assert.deepEqual(applyDecision(states(0.4, 0.6, 3), remeasured, d, 9), {
+      current: skill('current', 0.4),
+      best: { ...remeasured, step: 9 },
+    });
     assert.equal(decide(0.6, scores(0.4, 0.6), 'promote').action, 'reject');
   });
 
@@ -73,14 +91,33 @@ describe('gate metrics', () => {
     assert.equal(semanticDensity('Always check the inputs and never mix up proxy values.'), 0.2);
     assert.equal(semanticDensity('   '), 0);
     assert.equal(semanticDensity('check that we resolve it', ['check', 'resolve']), 0.4);
-    assert.ok(Math.abs(semanticDensity('Always check inputs.\n<!-- SLOW_UPDATE_START -->\nNEVER MUST\n<!-- SLOW_UPDATE_END -->') - 1 / 3) < 1e-12);
+    assert.ok(
+      Math.abs(
+        semanticDensity('Always check inputs.\n<!-- SLOW_UPDATE_START -->\nNEVER MUST\n<!-- SLOW_UPDATE_END -->') -
+          1 / 3,
+      ) < 1e-12,
+    );
     const trajectories = Array.from({ length: 5 }, (_, i) => ({ hard: i < 4 ? 1 : 0, soft: 1 }));
-    const withBonus = gateScore(trajectories, 'Always check the inputs and never mix up proxy values.', { metric: 'hard', mixedWeight: 0.5, density: { weight: 0.1 } });
+    const withBonus = gateScore(trajectories, 'Always check the inputs and never mix up proxy values.', {
+      metric: 'hard',
+      mixedWeight: 0.5,
+      density: { weight: 0.1 },
+    });
     assert.ok(Math.abs(withBonus - 0.82) < 1e-12);
   });
 
   it('leaves infrastructure errors out of the score', () => {
-    assert.equal(gateScore([{ hard: 1, soft: 1 }, { hard: 0, soft: 0, error: { kind: 'timeout', message: 'x' } }], '', { metric: 'hard', mixedWeight: 0.5 }), 1);
+    assert.equal(
+      gateScore(
+        [
+          { hard: 1, soft: 1 },
+          { hard: 0, soft: 0, error: { kind: 'timeout', message: 'x' } },
+        ],
+        '',
+        { metric: 'hard', mixedWeight: 0.5 },
+      ),
+      1,
+    );
   });
 });
 
@@ -93,7 +130,11 @@ describe('early stopping gives the full evaluation decision', () => {
       const metric = rng.pick(['hard', 'soft', 'mixed'] as const);
       const items = Array.from({ length: n }, () => {
         const hard = rng.chance(0.5) ? 1 : 0;
-        return { hard, soft: rng.chance(0.3) ? hard : rng.float(), error: rng.chance(0.05) ? { kind: 'timeout', message: '' } : undefined };
+        return {
+          hard,
+          soft: rng.chance(0.3) ? hard : rng.float(),
+          error: rng.chance(0.05) ? { kind: 'timeout', message: '' } : undefined,
+        };
       });
       const bonus = rng.chance(0.3) ? rng.float() * 0.1 : 0;
       const scoring = { metric, mixedWeight: 0.5 };

@@ -23,10 +23,18 @@ describe('the length preference', () => {
     assert.equal(beats(0.54, 0.6, shorter), false, 'shorter, 0.06 lower');
     assert.equal(beats(0.64, 0.6, longer), false, 'longer, 0.04 higher');
     assert.equal(beats(0.66, 0.6, longer), true, 'longer, 0.06 higher');
-    assert.equal(beats(0.6, 0.6, { within: 0.05, candidate: 100, other: 100 }), false, 'same length: strictly higher, as without it');
+    assert.equal(
+      beats(0.6, 0.6, { within: 0.05, candidate: 100, other: 100 }),
+      false,
+      'same length: strictly higher, as without it',
+    );
     assert.equal(beats(0.6, 0.6), false);
     const length = { within: 0.05, candidate: 90, current: 100, best: 80 };
-    assert.deepEqual(decide(0.58, { current: 0.6, best: 0.6 }, 'gate', { length }), { action: 'accept', replacesCurrent: true, newBest: false }, 'shorter than the current, longer than the best');
+    assert.deepEqual(
+      decide(0.58, { current: 0.6, best: 0.6 }, 'gate', { length }),
+      { action: 'accept', replacesCurrent: true, newBest: false },
+      'shorter than the current, longer than the best',
+    );
   });
 
   it('the early stop under it gives the decision a full evaluation gives', () => {
@@ -54,13 +62,21 @@ describe('the length preference', () => {
   });
 
   it('on the simulator: a shorter skill that scores the same is taken only with the preference; a longer one never', async () => {
-    for (const [within, takesShorter] of [[undefined, false], [0, true], [0.05, true]] as const) {
+    for (const [within, takesShorter] of [
+      [undefined, false],
+      [0, true],
+      [0.05, true],
+    ] as const) {
       const ctx = await gateContext(within === undefined ? {} : { prefer_shorter_within: within });
       const longer = { skill: LONGER, score: (await ctx.selection.score(LONGER)).gate, origin: 'current' };
       const shorter = { skill: STRONG, score: (await ctx.selection.score(STRONG)).gate, origin: 'current' };
       assert.equal(longer.score, shorter.score, 'the padding changes nothing the target does');
       const toShorter = await gateCandidate(ctx, STRONG, longer, longer, { rule: 'gate' });
-      assert.equal(toShorter.decision.replacesCurrent, takesShorter, `prefer_shorter_within=${within}: shorter candidate`);
+      assert.equal(
+        toShorter.decision.replacesCurrent,
+        takesShorter,
+        `prefer_shorter_within=${within}: shorter candidate`,
+      );
       assert.equal(toShorter.decision.newBest, takesShorter, 'and it becomes the best');
       const toLonger = await gateCandidate(ctx, LONGER, shorter, shorter, { rule: 'gate' });
       assert.equal(toLonger.decision.replacesCurrent, false, `prefer_shorter_within=${within}: longer candidate`);
@@ -70,7 +86,11 @@ describe('the length preference', () => {
 
 describe('the score-against-length report', () => {
   it('lists the initial skill and every skill taken in, with its score and length, the best marked once', async () => {
-    const { out, history, summary } = await trainSim(['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1', 'evaluation.prefer_shorter_within=0.02']);
+    const { out, history, summary } = await trainSim([
+      'optimizer.learning_rate=1',
+      'optimizer.min_learning_rate=1',
+      'evaluation.prefer_shorter_within=0.02',
+    ]);
     const points = JSON.parse(readText(path.join(out, 'score_vs_length.json'))) as LengthPoint[];
     assert.equal(points[0]!.origin, 'initial_skill');
     const slowTaken = fs

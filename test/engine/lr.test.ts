@@ -17,11 +17,21 @@ describe('learning-rate schedulers', () => {
     assert.deepEqual(run('cosine', 10, 2, 4), [9, 6, 3, 2]);
     assert.equal(run('cosine', 100, 0, 4)[0], 85);
     assert.equal(buildScheduler('cosine', 20, 2, 100).valueAt(50), 11);
-    assert.deepEqual(run('cosine', 100, 0, 100).filter((_, i) => [0, 1, 99].includes(i)), [100, 100, 0]);
+    assert.deepEqual(
+      run('cosine', 100, 0, 100).filter((_, i) => [0, 1, 99].includes(i)),
+      [100, 100, 0],
+    );
     assert.deepEqual(run('cosine', 4, 2, 8), [4, 4, 3, 3, 3, 2, 2, 2]);
     assert.deepEqual(run('linear', 4, 2, 4), [4, 3, 2, 2]);
     const searchqa = run('cosine', 4, 2, 40);
-    assert.deepEqual([searchqa.filter((v) => v === 4).length, searchqa.filter((v) => v === 3).length, searchqa.filter((v) => v === 2).length], [13, 13, 14]);
+    assert.deepEqual(
+      [
+        searchqa.filter((v) => v === 4).length,
+        searchqa.filter((v) => v === 3).length,
+        searchqa.filter((v) => v === 2).length,
+      ],
+      [13, 13, 14],
+    );
   });
 
   it('constant, autonomous, and short schedules', () => {
@@ -63,7 +73,11 @@ describe('learning-rate schedulers', () => {
         peeked.push(s.peek(), s.peek());
         stepped.push(s.step());
       }
-      assert.deepEqual(peeked, stepped.flatMap((v) => [v, v]), mode);
+      assert.deepEqual(
+        peeked,
+        stepped.flatMap((v) => [v, v]),
+        mode,
+      );
       assert.deepEqual(stepped, run(mode, 10, 2, 4, 5), mode);
     }
   });

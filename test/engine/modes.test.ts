@@ -11,7 +11,10 @@ const json = (out: string, rel: string) => JSON.parse(readText(path.join(out, re
 describe('update modes and options train on the simulator', () => {
   it('rewrite_from_suggestions: suggestions, a rewrite call, the protected field kept', async () => {
     const r = await trainSim(['optimizer.skill_update_mode=rewrite']);
-    assert.ok((r.summary.test_hard as number) > (r.summary.baseline_test_hard as number) + 0.3, `${r.summary.baseline_test_hard} -> ${r.summary.test_hard}`);
+    assert.ok(
+      (r.summary.test_hard as number) > (r.summary.baseline_test_hard as number) + 0.3,
+      `${r.summary.baseline_test_hard} -> ${r.summary.test_hard}`,
+    );
     assert.ok(r.history.some((h) => h.action.startsWith('accept')));
     assert.ok(json(r.out, 'steps/step_0001/merged_patch.json').revise_suggestions.length > 0);
     assert.ok(exists(r.out, 'steps/step_0001/rewrite_result.json'));
@@ -31,7 +34,10 @@ describe('update modes and options train on the simulator', () => {
     const r = await trainSim(['optimizer.lr_control_mode=autonomous']);
     assert.ok((r.summary.test_hard as number) > 0.85);
     assert.ok(exists(r.out, 'steps/step_0001/lr_decision.json'));
-    const lines = readText(path.join(r.out, 'lr_history.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readText(path.join(r.out, 'lr_history.jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.ok(lines.length >= 1 && lines.every((l) => typeof l.learning_rate === 'number' && l.step >= 1));
     assert.ok((r.summary.token_summary as Record<string, { calls: number }>).lr_autonomous!.calls > 0);
   });
@@ -45,8 +51,16 @@ describe('update modes and options train on the simulator', () => {
   });
 
   it('accumulation, a gated slow update and the changed-pairs policy', async () => {
-    const r = await trainSim(['train.accumulation=2', 'train.batch_size=10', 'optimizer.slow_update_gate_with_selection=true', 'optimizer.longitudinal_pair_policy=changed']);
-    assert.ok(exists(r.out, 'steps/step_0001/batch_0/rollout/results.jsonl') && exists(r.out, 'steps/step_0001/batch_1/rollout/results.jsonl'));
+    const r = await trainSim([
+      'train.accumulation=2',
+      'train.batch_size=10',
+      'optimizer.slow_update_gate_with_selection=true',
+      'optimizer.longitudinal_pair_policy=changed',
+    ]);
+    assert.ok(
+      exists(r.out, 'steps/step_0001/batch_0/rollout/results.jsonl') &&
+        exists(r.out, 'steps/step_0001/batch_1/rollout/results.jsonl'),
+    );
     assert.equal((r.history[0]!.accumulation_batches as unknown[]).length, 2);
     assert.ok(exists(r.out, 'slow_update/epoch_02/comparison_pairs_all.json'));
     const slow = json(r.out, 'slow_update/epoch_02/slow_result.json');

@@ -19,7 +19,11 @@ import path from 'node:path';
 const RULE: PairedRule = { alpha: 0.05, minDelta: 0, repeats: 1, binary: true };
 
 /** How often each gate takes `candidate` over STRONG on a noisy target, over `seeds` seeds. */
-async function acceptances(candidate: string, seeds: number, evaluation: Record<string, unknown> = {}): Promise<{ exact: number; paired: number }> {
+async function acceptances(
+  candidate: string,
+  seeds: number,
+  evaluation: Record<string, unknown> = {},
+): Promise<{ exact: number; paired: number }> {
   const counts = { exact: 0, paired: 0 };
   for (let seed = 0; seed < seeds; seed++) {
     for (const gate of ['exact', 'paired'] as const) {
@@ -44,7 +48,11 @@ describe('the paired test', () => {
     assert.ok(Math.abs(t.effect - 8 / 12) < 1e-12);
     assert.equal(t.passed, true);
     assert.equal(pairedGateTest(candidate, current, RULE).passed, false, 'worse: no pass');
-    assert.equal(pairedGateTest(current, candidate, { ...RULE, minDelta: 0.7 }).passed, false, 'below the minimum effect');
+    assert.equal(
+      pairedGateTest(current, candidate, { ...RULE, minDelta: 0.7 }).passed,
+      false,
+      'below the minimum effect',
+    );
     assert.equal(pairedGateTest(current, candidate, { ...RULE, alpha: 0.01 }).passed, false, 'not significant at 0.01');
   });
 
@@ -60,9 +68,17 @@ describe('the paired test', () => {
 
   it('with the length preference, within the tolerance the shorter skill wins', () => {
     const within = { within: 0.02 };
-    assert.equal(pairedAccepts({ passed: false, effect: -0.01 }, { ...within, candidate: 90, other: 100 }), true, 'shorter and no worse than the tolerance');
+    assert.equal(
+      pairedAccepts({ passed: false, effect: -0.01 }, { ...within, candidate: 90, other: 100 }),
+      true,
+      'shorter and no worse than the tolerance',
+    );
     assert.equal(pairedAccepts({ passed: false, effect: -0.03 }, { ...within, candidate: 90, other: 100 }), false);
-    assert.equal(pairedAccepts({ passed: true, effect: 0.01 }, { ...within, candidate: 110, other: 100 }), false, 'longer must gain more than the tolerance');
+    assert.equal(
+      pairedAccepts({ passed: true, effect: 0.01 }, { ...within, candidate: 110, other: 100 }),
+      false,
+      'longer must gain more than the tolerance',
+    );
     assert.equal(pairedAccepts({ passed: true, effect: 0.05 }, { ...within, candidate: 110, other: 100 }), true);
     assert.equal(pairedAccepts({ passed: true, effect: 0.01 }, undefined), true);
   });
@@ -79,9 +95,24 @@ describe('the paired gate stops early with the decision a full evaluation gives'
       const value = () => (rng.chance(0.04) ? undefined : binary ? (rng.chance(0.5) ? 1 : 0) : rng.float());
       const reference = Array.from({ length: n }, value);
       const lift = rng.float() * 0.6;
-      const candidate = reference.map((r) => (rng.chance(0.04) ? undefined : binary ? (rng.chance(0.5 + lift / 2) ? 1 : 0) : Math.min(1, (r ?? rng.float()) + (rng.float() - 0.4) * lift)));
-      const rule: PairedRule = { alpha: rng.pick([0.05, 0.1, 0.2]), minDelta: rng.pick([0, 0, 0.05, 0.2]), repeats: 1, binary };
-      const length = rng.chance(0.3) ? { within: rng.pick([0, 0.02, 0.1]), candidate: rng.int(90, 110), other: 100 } : undefined;
+      const candidate = reference.map((r) =>
+        rng.chance(0.04)
+          ? undefined
+          : binary
+            ? rng.chance(0.5 + lift / 2)
+              ? 1
+              : 0
+            : Math.min(1, (r ?? rng.float()) + (rng.float() - 0.4) * lift),
+      );
+      const rule: PairedRule = {
+        alpha: rng.pick([0.05, 0.1, 0.2]),
+        minDelta: rng.pick([0, 0, 0.05, 0.2]),
+        repeats: 1,
+        binary,
+      };
+      const length = rng.chance(0.3)
+        ? { within: rng.pick([0, 0.02, 0.1]), candidate: rng.int(90, 110), other: 100 }
+        : undefined;
       const full = pairedAccepts(pairedGateTest(reference, candidate, rule), length);
       const policy = new PairedGate(reference, rule, length);
       const sequence = policy.order(n);
@@ -123,7 +154,10 @@ describe('on a noisy simulated target', () => {
     const r = await ctx.selection.score(STRONG);
     assert.equal(r.trajectories.length, 90);
     assert.equal(r.used, 90);
-    assert.ok(r.itemValues.some((v) => v !== undefined && v > 0 && v < 1), 'some item scored between 0 and 1: its samples differ');
+    assert.ok(
+      r.itemValues.some((v) => v !== undefined && v > 0 && v < 1),
+      'some item scored between 0 and 1: its samples differ',
+    );
     const again = await ctx.selection.score(STRONG);
     assert.equal(again.used, 0, 'every sample comes from the score cache the second time');
     assert.equal(again.gate, r.gate);
@@ -138,7 +172,12 @@ describe('on a noisy simulated target', () => {
 
 describe('training with the paired gate', () => {
   it('records each decision with its test (method, effect, p-value) in history.json and the events; the default run records none', async () => {
-    const { history, out, summary } = await trainSim(['evaluation.gate=paired', 'evaluation.gate_repeats=2', 'model.target.options.noise=0.1', 'train.num_epochs=2']);
+    const { history, out, summary } = await trainSim([
+      'evaluation.gate=paired',
+      'evaluation.gate_repeats=2',
+      'model.target.options.noise=0.1',
+      'train.num_epochs=2',
+    ]);
     assert.ok(summary.test_hard !== undefined, 'the run finished');
     const evaluated = history.filter((r) => r.gate);
     assert.ok(evaluated.length > 0);
@@ -156,6 +195,9 @@ describe('training with the paired gate', () => {
     assert.ok(decisions.every((e) => e.type === 'gate_decision' && e.test && typeof e.test.p === 'number'));
 
     const exact = await trainSim(['train.num_epochs=1']);
-    assert.ok(exact.history.every((r) => r.gate === undefined || r.gate.test === undefined), 'the exact gate records no test');
+    assert.ok(
+      exact.history.every((r) => r.gate === undefined || r.gate.test === undefined),
+      'the exact gate records no test',
+    );
   });
 });

@@ -23,10 +23,26 @@ describe('the simulator runs are pinned', () => {
       const { out } = await trainSim(overrides);
       const pinned = path.join(PINNED, name);
       assert.ok(fs.existsSync(pinned), `${pinned} exists`);
-      assert.equal(readText(path.join(out, 'history.json')), readText(path.join(pinned, 'history.json')), 'history.json');
-      assert.deepEqual(pinnedSummary(json(path.join(out, 'summary.json'))), json(path.join(pinned, 'summary.json')), 'summary.json');
-      assert.deepEqual(pinnedRuntimeState(json(path.join(out, 'runtime_state.json'))), json(path.join(pinned, 'runtime_state.json')), 'runtime_state.json');
-      assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(pinned, 'best_skill.md')), 'best_skill.md');
+      assert.equal(
+        readText(path.join(out, 'history.json')),
+        readText(path.join(pinned, 'history.json')),
+        'history.json',
+      );
+      assert.deepEqual(
+        pinnedSummary(json(path.join(out, 'summary.json'))),
+        json(path.join(pinned, 'summary.json')),
+        'summary.json',
+      );
+      assert.deepEqual(
+        pinnedRuntimeState(json(path.join(out, 'runtime_state.json'))),
+        json(path.join(pinned, 'runtime_state.json')),
+        'runtime_state.json',
+      );
+      assert.equal(
+        readText(path.join(out, 'best_skill.md')),
+        readText(path.join(pinned, 'best_skill.md')),
+        'best_skill.md',
+      );
 
       // Every field of a step record is declared, and each evaluated step says its evaluate stage finished.
       const records = (JSON.parse(readText(path.join(out, 'history.json'))) as unknown[]).map((r, i) => {
@@ -34,9 +50,19 @@ describe('the simulator runs are pinned', () => {
         assert.ok(parsed.success, `record ${i + 1}: ${parsed.error?.message}`);
         return parsed.data;
       });
-      const evaluated = new Set(readEvents(path.join(out, 'events.jsonl')).flatMap((e) => (e.type === 'stage_finished' && e.stage === 'evaluate' ? [e.step] : [])));
-      assert.deepEqual(records.filter((r) => !isSkipped(r.action)).map((r) => r.step).filter((step) => !evaluated.has(step)), [], 'steps without a finished evaluate stage');
+      const evaluated = new Set(
+        readEvents(path.join(out, 'events.jsonl')).flatMap((e) =>
+          e.type === 'stage_finished' && e.stage === 'evaluate' ? [e.step] : [],
+        ),
+      );
+      assert.deepEqual(
+        records
+          .filter((r) => !isSkipped(r.action))
+          .map((r) => r.step)
+          .filter((step) => !evaluated.has(step)),
+        [],
+        'steps without a finished evaluate stage',
+      );
     });
   }
 });
-

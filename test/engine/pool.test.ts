@@ -14,7 +14,13 @@ import { skillHash } from '../../src/skill/document.ts';
 import { historyOf, readText, trainSim } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
-const POOL = ['optimizer.pool_size=3', 'optimizer.pool_merge=true', 'optimizer.learning_rate=2', 'optimizer.min_learning_rate=1', 'train.seed=3'];
+const POOL = [
+  'optimizer.pool_size=3',
+  'optimizer.pool_merge=true',
+  'optimizer.learning_rate=2',
+  'optimizer.min_learning_rate=1',
+  'train.seed=3',
+];
 
 interface Lineage {
   members: string[];
@@ -28,7 +34,13 @@ describe('the Pareto front over selection items', () => {
     const b = [0, 1, 1, 0];
     const c = [0, 0, 1, 0];
     assert.deepEqual(frontWeights([a, b, c]), [2, 2, 1]);
-    assert.deepEqual(frontWeights([[0, 0], [0, undefined]]), [0, 0]);
+    assert.deepEqual(
+      frontWeights([
+        [0, 0],
+        [0, undefined],
+      ]),
+      [0, 0],
+    );
   });
 
   it('a candidate no better on any item and worse on one is dominated', () => {
@@ -61,7 +73,16 @@ describe('the Pareto front over selection items', () => {
     assert.equal(pickFromFront(candidates, 0.2), 0);
     assert.equal(pickFromFront(candidates, 0.3), 1);
     assert.equal(pickFromFront(candidates, 0.99), 1);
-    assert.equal(pickFromFront([{ values: [0], score: 0.1 }, { values: [0], score: 0.3 }], 0.1), 1);
+    assert.equal(
+      pickFromFront(
+        [
+          { values: [0], score: 0.1 },
+          { values: [0], score: 0.3 },
+        ],
+        0.1,
+      ),
+      1,
+    );
   });
 });
 
@@ -80,7 +101,10 @@ describe('training with a candidate pool', () => {
       const pool = r.pool!;
       // The parent was a member before the step, or the skill a slow update made just before it.
       const joined = lineage.nodes.filter((n) => n.kind === 'slow_update' && n.step === r.step - 1).map((n) => n.id);
-      assert.ok([...before, ...joined].includes(pool.parent), `step ${r.step}: parent ${pool.parent} was in the pool (${[...before, ...joined]})`);
+      assert.ok(
+        [...before, ...joined].includes(pool.parent),
+        `step ${r.step}: parent ${pool.parent} was in the pool (${[...before, ...joined]})`,
+      );
       assert.ok(pool.members.length <= 3, `step ${r.step}: ${pool.members.length} members`);
       for (const id of pool.dropped) assert.equal(node(id)?.dropped_at, r.step, `${id} dropped at step ${r.step}`);
       const candidate = node(`step_${String(r.step).padStart(4, '0')}`);
@@ -99,7 +123,10 @@ describe('training with a candidate pool', () => {
       before = pool.members;
     }
     assert.ok(merges >= 2, `${merges} merges tried`);
-    assert.ok(lineage.nodes.some((n) => n.kind === 'merge' && n.action.startsWith('accept')), 'a merge was taken in');
+    assert.ok(
+      lineage.nodes.some((n) => n.kind === 'merge' && n.action.startsWith('accept')),
+      'a merge was taken in',
+    );
 
     const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
     assert.deepEqual(runtime.pool, lineage.members);
@@ -111,8 +138,12 @@ describe('training with a candidate pool', () => {
       assert.equal(node(id)!.item_scores!.length, 30, 'a score per selection item');
     }
     const best = skillHash(readText(path.join(out, 'best_skill.md')));
-    assert.ok(lineage.members.some((id) => node(id)!.skill_hash === best), 'the best skill is a member');
-    for (const n of lineage.nodes.filter((x) => !x.in_pool)) assert.ok(fs.existsSync(path.join(out, n.skill_file)) || n.action.startsWith('skip'), `${n.id}: ${n.skill_file}`);
+    assert.ok(
+      lineage.members.some((id) => node(id)!.skill_hash === best),
+      'the best skill is a member',
+    );
+    for (const n of lineage.nodes.filter((x) => !x.in_pool))
+      assert.ok(fs.existsSync(path.join(out, n.skill_file)) || n.action.startsWith('skip'), `${n.id}: ${n.skill_file}`);
   });
 
   it('stopped by the budget and resumed, a pool run ends as the uninterrupted one', async () => {

@@ -10,7 +10,13 @@ import { scriptedModel } from '../helpers/models.ts';
 import { optimizerContext } from '../helpers/optimizer.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
-const traj = (i: number, pass: boolean): Trajectory => ({ id: `t${i}`, hard: pass ? 1 : 0, soft: pass ? 1 : 0, task: `task ${i}`, failReason: pass ? undefined : `wrong: ${i}` });
+const traj = (i: number, pass: boolean): Trajectory => ({
+  id: `t${i}`,
+  hard: pass ? 1 : 0,
+  soft: pass ? 1 : 0,
+  task: `task ${i}`,
+  failReason: pass ? undefined : `wrong: ${i}`,
+});
 
 function settings(model: ReturnType<typeof scriptedModel>, over: Partial<ReflectSettings> = {}): ReflectSettings {
   return {
@@ -36,7 +42,10 @@ const analystReply = (req: { meta?: unknown }) => {
   return JSON.stringify({
     batch_size: 99,
     failure_summary: [{ failure_type: 'format', count: 1, description: 'wrong format' }],
-    patch: { reasoning: 'r', edits: meta.trajectories.map((t) => ({ op: 'append', content: `${meta.source}:${t.id}` })) },
+    patch: {
+      reasoning: 'r',
+      edits: meta.trajectories.map((t) => ({ op: 'append', content: `${meta.source}:${t.id}` })),
+    },
     appendix_notes: ['re-check units', { note: 'read twice' }, 7],
   });
 };
@@ -47,7 +56,14 @@ async function minibatches(order: number[], arrival: number[], n: number, over: 
   for (const i of arrival) r.add(i, traj(i, i % 3 === 0));
   const calls = r.close();
   const results = await Promise.all([...calls.failure, ...calls.success]);
-  return { model, results: results.map((x) => ({ source: x.source, ids: (x.patch?.items ?? []).map((e) => (e as { content: string }).content) })), n };
+  return {
+    model,
+    results: results.map((x) => ({
+      source: x.source,
+      ids: (x.patch?.items ?? []).map((e) => (e as { content: string }).content),
+    })),
+    n,
+  };
 }
 
 describe('reflection minibatches', () => {
@@ -85,7 +101,10 @@ describe('reflection minibatches', () => {
     const calls = r.close();
     assert.equal(calls.success.length, 0);
     const [only] = await Promise.all(calls.failure);
-    assert.deepEqual(only!.patch!.items.map((e) => (e as { content: string }).content), ['failure:t1', 'failure:t3']);
+    assert.deepEqual(
+      only!.patch!.items.map((e) => (e as { content: string }).content),
+      ['failure:t1', 'failure:t3'],
+    );
   });
 
   it('truncates to the budget, sets support from the real minibatch size, writes the minibatch file', async () => {
@@ -95,7 +114,13 @@ describe('reflection minibatches', () => {
     for (const i of [0, 1, 2]) r.add(i, traj(i, false));
     const [res] = await Promise.all(r.close().failure);
     assert.equal(res!.patch!.items.length, 2);
-    assert.ok(res!.patch!.items.every((e) => (e as { support_count: number }).support_count === 3 && (e as { source_type: string }).source_type === 'failure'));
+    assert.ok(
+      res!.patch!.items.every(
+        (e) =>
+          (e as { support_count: number }).support_count === 3 &&
+          (e as { source_type: string }).source_type === 'failure',
+      ),
+    );
     assert.deepEqual(res!.notes, ['re-check units', 'read twice']);
     assert.deepEqual(res!.findings, ['format: wrong format']);
     const saved = JSON.parse(fs.readFileSync(path.join(dir, 'minibatch_fail_000.json'), 'utf8'));
@@ -113,7 +138,12 @@ describe('reflection minibatches', () => {
         agent: 'claude-code',
         steps: [
           { tool: 'Read', input: '.claude/skills/skillopt-target/SKILL.md', ok: true },
-          { tool: 'Bash', input: 'cat ../answers.jsonl', ok: false, output: 'Permission denied: outside the working directory' },
+          {
+            tool: 'Bash',
+            input: 'cat ../answers.jsonl',
+            ok: false,
+            output: 'Permission denied: outside the working directory',
+          },
           { tool: 'Grep', input: 'receipts documents/treasury_bulletin_1944_01.txt', ok: true },
         ],
         files: ['.claude/skills/skillopt-target/SKILL.md', 'documents/treasury_bulletin_1944_01.txt'],

@@ -21,12 +21,18 @@ import { tmpDir } from '../helpers/tmp.ts';
 const WORKERS = 4;
 const ANALYSTS = 2;
 // Slow enough to be caught midway; small pools so that few calls can be in flight at the kill.
-const OPTIONS = ['model.target.options.latency_ms=15', 'model.optimizer.options.latency_ms=15', `env.workers=${WORKERS}`, `gradient.analyst_workers=${ANALYSTS}`];
+const OPTIONS = [
+  'model.target.options.latency_ms=15',
+  'model.optimizer.options.latency_ms=15',
+  `env.workers=${WORKERS}`,
+  `gradient.analyst_workers=${ANALYSTS}`,
+];
 
 /** How many times each request was paid at the provider, by its key. */
 function paidKeys(out: string): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const c of readJsonLines<CallRecord>(path.join(out, 'calls.jsonl'))) if (c.from === 'provider' && !c.error) counts.set(c.key, (counts.get(c.key) ?? 0) + 1);
+  for (const c of readJsonLines<CallRecord>(path.join(out, 'calls.jsonl')))
+    if (c.from === 'provider' && !c.error) counts.set(c.key, (counts.get(c.key) ?? 0) + 1);
   return counts;
 }
 
@@ -38,10 +44,18 @@ const providerCalls = (out: string) =>
     : 0;
 
 /** The events of a run that do not depend on timing (all but progress). */
-const lastingEvents = (out: string) => readEvents(path.join(out, 'events.jsonl')).filter((e) => e.type !== 'stage_progress') as { type: string; stage?: string }[];
+const lastingEvents = (out: string) =>
+  readEvents(path.join(out, 'events.jsonl')).filter((e) => e.type !== 'stage_progress') as {
+    type: string;
+    stage?: string;
+  }[];
 
 function train(out: string, extra: string[] = []) {
-  return spawn(process.execPath, [BIN, 'train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...OPTIONS, ...extra], { cwd: ROOT, stdio: 'ignore' });
+  return spawn(
+    process.execPath,
+    [BIN, 'train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...OPTIONS, ...extra],
+    { cwd: ROOT, stdio: 'ignore' },
+  );
 }
 
 describe('resume', () => {
@@ -51,7 +65,12 @@ describe('resume', () => {
    * than there, but for those in flight at the kill. `paysAsReference`: nothing else is paid either
    * (with the gate overlap, a wrong guess pays for calls the reference never makes).
    */
-  async function killAndResume(t: TestContext, extra: string[], reference: string, paysAsReference: boolean): Promise<void> {
+  async function killAndResume(
+    t: TestContext,
+    extra: string[],
+    reference: string,
+    paysAsReference: boolean,
+  ): Promise<void> {
     // The moments are drawn from a seed, printed so that a failure can be looked at again.
     const seed = Number(process.env.SKILLOPT_TEST_SEED ?? Date.now() % 1e9);
     t.diagnostic(`kill moments drawn with SKILLOPT_TEST_SEED=${seed}`);
@@ -59,7 +78,16 @@ describe('resume', () => {
     let uninterrupted = reference;
     if (extra.length > 0) {
       uninterrupted = path.join(tmpDir(), 'uninterrupted');
-      const full = runCli(['train', '--config', SIM_CONFIG, '--out', uninterrupted, '--cfg-options', ...OPTIONS, ...extra]);
+      const full = runCli([
+        'train',
+        '--config',
+        SIM_CONFIG,
+        '--out',
+        uninterrupted,
+        '--cfg-options',
+        ...OPTIONS,
+        ...extra,
+      ]);
       assert.equal(full.status, 0, full.stderr);
       assert.equal(historyOf(uninterrupted), historyOf(reference));
     }
@@ -95,7 +123,10 @@ describe('resume', () => {
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference, 'best_skill.md')));
       const s = JSON.parse(readText(path.join(out, 'summary.json')));
       const r = JSON.parse(readText(path.join(reference, 'summary.json')));
-      assert.deepEqual([s.baseline_test_hard, s.test_hard, s.final_test_hard], [r.baseline_test_hard, r.test_hard, r.final_test_hard]);
+      assert.deepEqual(
+        [s.baseline_test_hard, s.test_hard, s.final_test_hard],
+        [r.baseline_test_hard, r.test_hard, r.final_test_hard],
+      );
       // At most those in flight at the kill are paid again (one pool of rollouts, one of analysts, and the merges of a step).
       const inFlight = WORKERS + ANALYSTS + 4;
       const keys = paidKeys(out);
@@ -135,15 +166,30 @@ describe('resume', () => {
 
   it('refuses to resume a run directory with a different training config', () => {
     const out = path.join(tmpDir(), 'run');
-    assert.equal(runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', 'train.num_epochs=1']).status, 0);
-    const changed = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', 'train.num_epochs=1', 'train.batch_size=10']);
+    assert.equal(
+      runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', 'train.num_epochs=1']).status,
+      0,
+    );
+    const changed = runCli([
+      'train',
+      '--config',
+      SIM_CONFIG,
+      '--out',
+      out,
+      '--cfg-options',
+      'train.num_epochs=1',
+      'train.batch_size=10',
+    ]);
     assert.equal(changed.status, 2);
     assert.match(changed.stderr, /different config \(train\.batch_size: 20 -> 10\)/);
   });
 
   it('a resume may change how the models are reached (endpoints, keys, timeouts, pools, retries), not what is trained', async () => {
     const out = path.join(tmpDir(), 'run');
-    const endpoint = ['model.target.base_url=http://127.0.0.1:8000/v1', 'model.optimizer.base_url=http://127.0.0.1:8000/v1'];
+    const endpoint = [
+      'model.target.base_url=http://127.0.0.1:8000/v1',
+      'model.optimizer.base_url=http://127.0.0.1:8000/v1',
+    ];
     const stopped = await trainSim([...endpoint, 'budget.max_calls=100'], out);
     assert.equal(stopped.outcome.status, 'stopped');
     const before = snapshot(out);
@@ -153,7 +199,10 @@ describe('resume', () => {
       ['optimizer.learning_rate=2', 'optimizer.learning_rate: 4 -> 2'],
       ['env.n_train=40', 'env.n_train: 60 -> 40'],
     ] as const) {
-      await assert.rejects(trainSim([...endpoint, change], out), (err: Error) => err instanceof UserError && err.message.includes(shown));
+      await assert.rejects(
+        trainSim([...endpoint, change], out),
+        (err: Error) => err instanceof UserError && err.message.includes(shown),
+      );
       assert.deepEqual(snapshot(out), before, `refusing ${change} writes nothing`);
     }
     const resumed = await trainSim(
@@ -199,33 +248,59 @@ describe('resume', () => {
         }
       },
     };
-    const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target }, signal: stop.signal });
+    const outcome = await runTraining({
+      loaded,
+      outRoot: out,
+      configFile: SIM_CONFIG,
+      console: false,
+      models: { target },
+      signal: stop.signal,
+    });
     assert.equal(outcome.status, 'stopped');
     assert.ok(outcome.status === 'stopped' && outcome.cause === 'interrupted');
     assert.equal(outcome.resumeCommand, `skillopt train --config ${SIM_CONFIG} --resume ${out}`);
     assert.equal(startedAfterStop, 0, 'no call starts after the stop');
     assert.equal(finished, started, 'the calls in flight finished before the run returned');
-    const recorded = readText(path.join(out, 'calls.jsonl')).split('\n').filter((l) => l.includes('"role":"target"') && l.includes('"from":"provider"'));
+    const recorded = readText(path.join(out, 'calls.jsonl'))
+      .split('\n')
+      .filter((l) => l.includes('"role":"target"') && l.includes('"from":"provider"'));
     assert.equal(recorded.length, started, 'every call made is in the ledger');
     assert.ok(!fs.existsSync(path.join(out, 'run.lock')));
     const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
     assert.equal(runtime.status, 'stopped');
-    assert.match(readText(path.join(out, 'events.jsonl')), new RegExp(`"type":"run_stopped","reason":"interrupted",.*"resume_command":"skillopt train --config ${SIM_CONFIG} --resume ${out}"`));
+    assert.match(
+      readText(path.join(out, 'events.jsonl')),
+      new RegExp(
+        `"type":"run_stopped","reason":"interrupted",.*"resume_command":"skillopt train --config ${SIM_CONFIG} --resume ${out}"`,
+      ),
+    );
 
     const resumed = await trainSim([], out);
     assert.equal(resumed.outcome.status, 'finished');
     const reference = await trainSim();
     assert.equal(historyOf(out), historyOf(reference.out));
-    const targetCalls = (run: string) => readText(path.join(run, 'calls.jsonl')).split('\n').filter((l) => l.includes('"role":"target"') && l.includes('"from":"provider"')).length;
-    assert.ok(targetCalls(out) <= targetCalls(reference.out), `paid ${targetCalls(out)} target calls in all, ${targetCalls(reference.out)} uninterrupted: none twice`);
+    const targetCalls = (run: string) =>
+      readText(path.join(run, 'calls.jsonl'))
+        .split('\n')
+        .filter((l) => l.includes('"role":"target"') && l.includes('"from":"provider"')).length;
+    assert.ok(
+      targetCalls(out) <= targetCalls(reference.out),
+      `paid ${targetCalls(out)} target calls in all, ${targetCalls(reference.out)} uninterrupted: none twice`,
+    );
   });
 
   it('a new run that fails before anything is paid for leaves no directory, nor the parents it made', async () => {
     const dir = tmpDir();
     const out = path.join(dir, 'a', 'b', 'run');
-    const target: ChatModel = { id: 'broken:x', complete: () => Promise.reject(new FatalModelError('the provider refused the key (401)')) };
+    const target: ChatModel = {
+      id: 'broken:x',
+      complete: () => Promise.reject(new FatalModelError('the provider refused the key (401)')),
+    };
     const loaded = loadConfig(SIM_CONFIG, { environment: {} });
-    await assert.rejects(runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target } }), /refused the key/);
+    await assert.rejects(
+      runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false, models: { target } }),
+      /refused the key/,
+    );
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing left');
   });
 });
@@ -250,7 +325,14 @@ describe('budget', () => {
   });
 
   // Small pools and a little latency, so that calls overlap as they do against a provider.
-  const POOLS = ['model.target.concurrency=4', 'model.optimizer.concurrency=2', 'env.workers=4', 'gradient.analyst_workers=2', 'model.target.options.latency_ms=2', 'model.optimizer.options.latency_ms=2'];
+  const POOLS = [
+    'model.target.concurrency=4',
+    'model.optimizer.concurrency=2',
+    'env.workers=4',
+    'gradient.analyst_workers=2',
+    'model.target.options.latency_ms=2',
+    'model.optimizer.options.latency_ms=2',
+  ];
   const IN_FLIGHT = 4 + 2;
 
   it('a cap of N calls is overshot by at most the calls in flight, wherever it falls; raised, the run resumes to the same result', async () => {
@@ -262,7 +344,10 @@ describe('budget', () => {
       assert.equal(stopped.outcome.status, 'stopped');
       const paid = providerCalls(out);
       assert.ok(paid >= cap && paid <= cap + IN_FLIGHT, `cap ${cap}: ${paid} calls`);
-      assert.match(readText(path.join(out, 'events.jsonl')), new RegExp(`"type":"run_stopped","reason":"budget".*budget\\.max_calls=${cap}`));
+      assert.match(
+        readText(path.join(out, 'events.jsonl')),
+        new RegExp(`"type":"run_stopped","reason":"budget".*budget\\.max_calls=${cap}`),
+      );
       const finished = await trainSim([...POOLS, 'budget.max_calls=0'], out);
       assert.equal(finished.outcome.status, 'finished', `cap ${cap}`);
       assert.equal(historyOf(out), historyOf(reference.out), `cap ${cap}: the same history`);
@@ -274,6 +359,9 @@ describe('budget', () => {
     const out = path.join(tmpDir(), 'run');
     const r = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', 'budget.max_tokens=20000']);
     assert.equal(r.status, 0);
-    assert.match(r.stdout, /budget reached: \d+ tokens used, limit budget\.max_tokens=20000\. The run is saved; raise the limit/);
+    assert.match(
+      r.stdout,
+      /budget reached: \d+ tokens used, limit budget\.max_tokens=20000\. The run is saved; raise the limit/,
+    );
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideLearningRate, describeItem, parseLearningRate, pickIndices, rankAndSelect } from '../../src/engine/stages/select.ts';
+import {
+  decideLearningRate,
+  describeItem,
+  parseLearningRate,
+  pickIndices,
+  rankAndSelect,
+} from '../../src/engine/stages/select.ts';
 import { scriptedModel } from '../helpers/models.ts';
 import { optimizerContext } from '../helpers/optimizer.ts';
 
@@ -23,7 +29,9 @@ describe('ranking and clipping', () => {
   });
 
   it('applies the ranker order, dropping invalid and repeated indices, capped at the budget', async () => {
-    const model = scriptedModel(() => JSON.stringify({ reasoning: 'x', selected_indices: [3, 'x', 3, 9, -1, 1.5, 0, 4] }));
+    const model = scriptedModel(() =>
+      JSON.stringify({ reasoning: 'x', selected_indices: [3, 'x', 3, 9, -1, 1.5, 0, 4] }),
+    );
     const r = await rankAndSelect(optimizerContext(model), 'S', items, 2, '');
     assert.deepEqual(names(r.items), ['d', 'a']);
     assert.equal(r.how, 'ranked');
@@ -55,8 +63,14 @@ describe('ranking and clipping', () => {
   });
 
   it('describes items for the prompts', () => {
-    assert.equal(describeItem({ op: 'replace', target: 'x', content: 'y', support_count: 3 }), 'op=replace  target="x"  content="y"  support=3');
-    assert.match(describeItem({ type: 'add_rule', title: 't', instruction: 'i', priority_hint: 'high' }), /type=add_rule {2}title="t" {2}instruction="i" {2}priority=high/);
+    assert.equal(
+      describeItem({ op: 'replace', target: 'x', content: 'y', support_count: 3 }),
+      'op=replace  target="x"  content="y"  support=3',
+    );
+    assert.match(
+      describeItem({ type: 'add_rule', title: 't', instruction: 'i', priority_hint: 'high' }),
+      /type=add_rule {2}title="t" {2}instruction="i" {2}priority=high/,
+    );
   });
 });
 
@@ -71,8 +85,19 @@ describe('autonomous learning rate', () => {
   });
 
   it('clamps to the available items; an unusable reply means 0, marked as fallback', async () => {
-    const args = { skill: 'S', items, rolloutHard: 0.5, rolloutSoft: 0.6, rolloutN: 10, stepBufferText: '', metaSkill: '' };
-    const big = await decideLearningRate(optimizerContext(scriptedModel(() => '{"learning_rate": 12, "reasoning": "go", "confidence": "high"}')), args);
+    const args = {
+      skill: 'S',
+      items,
+      rolloutHard: 0.5,
+      rolloutSoft: 0.6,
+      rolloutN: 10,
+      stepBufferText: '',
+      metaSkill: '',
+    };
+    const big = await decideLearningRate(
+      optimizerContext(scriptedModel(() => '{"learning_rate": 12, "reasoning": "go", "confidence": "high"}')),
+      args,
+    );
     assert.deepEqual([big.learning_rate, big.raw_learning_rate, big.clamped, big.fallback], [5, 12, true, false]);
     const bad = await decideLearningRate(optimizerContext(scriptedModel(() => '{"reasoning": "?"}')), args);
     assert.deepEqual([bad.learning_rate, bad.fallback], [0, true]);

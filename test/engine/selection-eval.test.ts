@@ -8,7 +8,12 @@ import pLimit from 'p-limit';
 import { SimEnv } from '../../src/envs/sim/env.ts';
 import { ScoreCache } from '../../src/engine/scoring/score-cache.ts';
 import { Rollouts } from '../../src/engine/stages/rollout.ts';
-import { EarlyStop, FULL_EVALUATION, SelectionEvaluator, type EvaluationPolicy } from '../../src/engine/stages/selection-eval.ts';
+import {
+  EarlyStop,
+  FULL_EVALUATION,
+  SelectionEvaluator,
+  type EvaluationPolicy,
+} from '../../src/engine/stages/selection-eval.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
 import { CONVENTIONS } from '../../src/model/sim/world.ts';
 import { EventLog } from '../../src/run/events.ts';
@@ -56,7 +61,10 @@ describe('selection evaluation policies', () => {
     const r = await sel.score(STRONG, { policy: firstFive });
     assert.equal(r.complete, false);
     assert.ok(r.trajectories[19] !== undefined, 'the last item ran first');
-    assert.ok(seen.some(([scored, remaining]) => scored === 5 && remaining === 15), 'the policy saw the scores in its order');
+    assert.ok(
+      seen.some(([scored, remaining]) => scored === 5 && remaining === 15),
+      'the policy saw the scores in its order',
+    );
   });
 
   it('an early accept says so once the candidate must beat the bar, waits to be let go on, then scores the rest: the result is the full evaluation', async () => {
@@ -87,7 +95,10 @@ describe('selection evaluation policies', () => {
     release();
     const r = await scoring;
     assert.deepEqual(events, ['decided', 'released']);
-    assert.ok(told && told.low > weak.gate && told.low <= r.gate && r.gate <= told.high, `bounds ${told?.low}..${told?.high} hold ${r.gate}`);
+    assert.ok(
+      told && told.low > weak.gate && told.low <= r.gate && r.gate <= told.high,
+      `bounds ${told?.low}..${told?.high} hold ${r.gate}`,
+    );
     assert.equal(r.complete, true);
     assert.equal(r.gate, full.gate);
     assert.deepEqual(r.itemValues, full.itemValues);

@@ -14,10 +14,17 @@ const SMALL = ['train.num_epochs=2', 'env.n_train=20', 'env.n_val=10', 'env.n_te
 
 /** history.json without what each step paid (a resumed step pays less). */
 const historyOf = (out: string) =>
-  (JSON.parse(readText(path.join(out, 'history.json'))) as Record<string, unknown>[]).map(({ tokens: _t, gate, ...r }) => {
-    const { rollouts_used: _u, rollouts_saved: _s, cache_hits: _c, ...decision } = (gate ?? {}) as Record<string, unknown>;
-    return { ...r, gate: decision };
-  });
+  (JSON.parse(readText(path.join(out, 'history.json'))) as Record<string, unknown>[]).map(
+    ({ tokens: _t, gate, ...r }) => {
+      const {
+        rollouts_used: _u,
+        rollouts_saved: _s,
+        cache_hits: _c,
+        ...decision
+      } = (gate ?? {}) as Record<string, unknown>;
+      return { ...r, gate: decision };
+    },
+  );
 
 describe('a broken runtime_state.json', () => {
   let reference: SimRun;
@@ -47,23 +54,50 @@ describe('a broken runtime_state.json', () => {
       const rebuilt = dir.readRuntimeState()!;
       // Inside a boundary the saved current skill is the slow update's; the journals give the state
       // of the step before it, and the resume runs the boundary again from the recorded calls.
-      const inBoundary = !String(committed.current_origin).startsWith('step_') && committed.current_origin !== 'initial_skill';
-      const compared = ['last_completed_step', 'best_score', 'best_step', 'best_origin', 'best_skill_hash', 'scheduler', ...(inBoundary ? [] : ['current_score', 'current_origin'])] as const;
+      const inBoundary =
+        !String(committed.current_origin).startsWith('step_') && committed.current_origin !== 'initial_skill';
+      const compared = [
+        'last_completed_step',
+        'best_score',
+        'best_step',
+        'best_origin',
+        'best_skill_hash',
+        'scheduler',
+        ...(inBoundary ? [] : ['current_score', 'current_origin']),
+      ] as const;
       for (const key of compared) {
         assert.deepEqual(rebuilt[key], committed[key], key);
       }
-      assert.equal(readText(rebuilt.best_skill_path!), readText(path.join(out, 'best_skill.md')), 'the committed best skill');
+      assert.equal(
+        readText(rebuilt.best_skill_path!),
+        readText(path.join(out, 'best_skill.md')),
+        'the committed best skill',
+      );
 
       const resumed = await trainSim([...SMALL, 'budget.max_calls=0'], out);
       assert.equal(resumed.outcome.status, 'finished');
-      const warnings = readEvents(path.join(out, 'events.jsonl')).filter((e) => e.type === 'log' && e.level === 'warn').map((e) => (e as { message: string }).message);
+      const warnings = readEvents(path.join(out, 'events.jsonl'))
+        .filter((e) => e.type === 'log' && e.level === 'warn')
+        .map((e) => (e as { message: string }).message);
       assert.ok(
-        warnings.some((m) => m.includes(file) && m.includes(`rebuilt from ${path.join(out, 'history.json')}`) && m.includes(`resuming after step ${committed.last_completed_step}`)),
+        warnings.some(
+          (m) =>
+            m.includes(file) &&
+            m.includes(`rebuilt from ${path.join(out, 'history.json')}`) &&
+            m.includes(`resuming after step ${committed.last_completed_step}`),
+        ),
         warnings.join('\n'),
       );
       assert.deepEqual(historyOf(out), historyOf(reference.out));
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
-      for (const k of ['baseline_selection_hard', 'best_selection_hard', 'baseline_test_hard', 'test_hard', 'final_test_hard', 'total_steps']) {
+      for (const k of [
+        'baseline_selection_hard',
+        'best_selection_hard',
+        'baseline_test_hard',
+        'test_hard',
+        'final_test_hard',
+        'total_steps',
+      ]) {
         assert.deepEqual(resumed.summary[k], reference.summary[k], k);
       }
     });
@@ -73,7 +107,16 @@ describe('a broken runtime_state.json', () => {
     const out = path.join(tmpDir(), 'run');
     await trainSim([...SMALL, 'budget.max_calls=50'], out);
     fs.writeFileSync(path.join(out, 'runtime_state.json'), '{}');
-    const changed = runCli(['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...SMALL, 'train.batch_size=5']);
+    const changed = runCli([
+      'train',
+      '--config',
+      SIM_CONFIG,
+      '--out',
+      out,
+      '--cfg-options',
+      ...SMALL,
+      'train.batch_size=5',
+    ]);
     assert.equal(changed.status, 2, changed.stdout);
     assert.match(changed.stderr, /different config \(train\.batch_size: 10 -> 5\)/);
   });
@@ -87,7 +130,12 @@ describe('a broken runtime_state.json', () => {
     const before = readText(path.join(out, 'history.json'));
     await assert.rejects(trainSim(SMALL, out), (e: unknown) => {
       assert.ok(e instanceof UserError);
-      assert.match(e.message, new RegExp(`^${file.replace(/[.]/g, '\\.')} is not a valid run state \\(last_completed_step: .*\\), and the run cannot be rebuilt`));
+      assert.match(
+        e.message,
+        new RegExp(
+          `^${file.replace(/[.]/g, '\\.')} is not a valid run state \\(last_completed_step: .*\\), and the run cannot be rebuilt`,
+        ),
+      );
       assert.match(e.message, /skill_v0003\.md, the skill after step 3, is missing/);
       return true;
     });

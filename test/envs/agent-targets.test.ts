@@ -20,13 +20,27 @@ import { lastUserText, ScriptedAgent, ScriptedModel } from './scripted.ts';
 
 const FIX = path.join(ROOT, 'test/fixtures');
 const SKILL = 'SKILL-TEXT-41c: check the units before answering.';
-const trace = (n: number): AgentTrace => ({ agent: 'codex', steps: [{ tool: 'shell', input: `cat task.md #${n}`, ok: true }], files: ['task.md'], errors: [], durationMs: 10, exitCode: 0 });
+const trace = (n: number): AgentTrace => ({
+  agent: 'codex',
+  steps: [{ tool: 'shell', input: `cat task.md #${n}`, ok: true }],
+  files: ['task.md'],
+  errors: [],
+  durationMs: 10,
+  exitCode: 0,
+});
 
 async function benchEnv(bench: string, extra = ''): Promise<{ env: Env; items: Item[] }> {
   const dir = tmpDir();
   const raw = path.join(FIX, bench, bench === 'officeqa' ? 'raw/officeqa_full.csv' : 'raw');
-  await materialize({ benchmark: bench, raw, manifest: path.join(FIX, bench, 'manifest'), out: path.join(dir, 'splits') });
-  writeFiles(dir, { 'c.yaml': `_base_: ${path.join(ROOT, 'configs', bench, 'default.yaml')}\nmodel:\n  backend: sim\nenv:\n  split_dir: ${path.join(dir, 'splits')}\n${extra}` });
+  await materialize({
+    benchmark: bench,
+    raw,
+    manifest: path.join(FIX, bench, 'manifest'),
+    out: path.join(dir, 'splits'),
+  });
+  writeFiles(dir, {
+    'c.yaml': `_base_: ${path.join(ROOT, 'configs', bench, 'default.yaml')}\nmodel:\n  backend: sim\nenv:\n  split_dir: ${path.join(dir, 'splits')}\n${extra}`,
+  });
   const env = createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }), path.join(dir, 'run'));
   const s = await env.load();
   return { env, items: [...s.train, ...s.val, ...s.test] };
@@ -35,8 +49,10 @@ async function benchEnv(bench: string, extra = ''): Promise<{ env: Env; items: I
 async function tasksEnv(): Promise<{ env: Env; items: Item[] }> {
   const dir = tmpDir();
   writeFiles(dir, {
-    'd.jsonl': '{"id":"a","question":"2+2?","answer":"4"}\n{"id":"b","question":"3+3?","answer":"6"}\n{"id":"c","question":"1+1?","answer":"2"}\n',
-    'c.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n  split_ratio: "1:1:1"\n  fields:\n    input: question\n',
+    'd.jsonl':
+      '{"id":"a","question":"2+2?","answer":"4"}\n{"id":"b","question":"3+3?","answer":"6"}\n{"id":"c","question":"1+1?","answer":"2"}\n',
+    'c.yaml':
+      'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n  split_ratio: "1:1:1"\n  fields:\n    input: question\n',
   });
   const env = createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {}, cwd: dir }), path.join(dir, 'run'));
   const s = await env.load();
@@ -49,24 +65,35 @@ describe('built-in envs with an agent target', () => {
     ['livemathematicianbench', () => benchEnv('livemathematicianbench')],
     ['docvqa', () => benchEnv('docvqa')],
     ['tasks', () => tasksEnv()],
-    ['sim', async () => {
-      const dir = tmpDir();
-      writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\nenv:\n  name: sim\n  n_train: 2\n  n_val: 1\n  n_test: 1\n' });
-      const env = createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }));
-      const s = await env.load();
-      return { env, items: [...s.train, ...s.val, ...s.test] };
-    }],
+    [
+      'sim',
+      async () => {
+        const dir = tmpDir();
+        writeFiles(dir, {
+          'c.yaml': 'model:\n  backend: sim\nenv:\n  name: sim\n  n_train: 2\n  n_val: 1\n  n_test: 1\n',
+        });
+        const env = createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }));
+        const s = await env.load();
+        return { env, items: [...s.train, ...s.val, ...s.test] };
+      },
+    ],
   ];
   for (const [name, make] of cases) {
     it(`${name}: the skill goes apart (and in the system prompt, where the agent swaps it for where to read it); the trace is kept`, async () => {
       const { env, items } = await make();
-      const agent = new ScriptedAgent('codex_exec:test', (_req, n) => ({ text: '<answer>x</answer>', trace: trace(n) }));
+      const agent = new ScriptedAgent('codex_exec:test', (_req, n) => ({
+        text: '<answer>x</answer>',
+        trace: trace(n),
+      }));
       const t = await env.rollout(items[0]!, SKILL, { target: agent, seed: 0 });
       const req = agent.requests[0]!;
       assert.equal(req.skill, SKILL);
       assert.ok(req.system!.includes(SKILL), 'the system prompt holds the skill as it appears there');
       assert.equal(req.tools, undefined);
-      assert.deepEqual(t.traces, agent.requests.map((_, n) => trace(n)));
+      assert.deepEqual(
+        t.traces,
+        agent.requests.map((_, n) => trace(n)),
+      );
       if (name === 'docvqa') {
         // The page image goes as an image part: the agent's harness writes it into the workspace as a file.
         const content = req.messages[0]!.content as { type: string; image?: string }[];
@@ -92,7 +119,12 @@ describe('built-in envs with an agent target', () => {
     assert.equal(agent.requests.length, 1);
     const req = agent.requests[0]!;
     assert.equal(req.tools, undefined);
-    assert.deepEqual(req.workspaceFiles, [{ path: 'documents/treasury_bulletin_1944_01.txt', source: fs.realpathSync(path.join(FIX, 'officeqa/docs/treasury_bulletin_1944_01.txt')) }]);
+    assert.deepEqual(req.workspaceFiles, [
+      {
+        path: 'documents/treasury_bulletin_1944_01.txt',
+        source: fs.realpathSync(path.join(FIX, 'officeqa/docs/treasury_bulletin_1944_01.txt')),
+      },
+    ]);
     assert.match(req.system!, /in your working folder under `documents\/`[\s\S]*## Skill\n\nSKILL-TEXT-41c/);
     assert.doesNotMatch(req.system!, /glob, read and grep/);
     const user = lastUserText(req);
@@ -103,7 +135,10 @@ describe('built-in envs with an agent target', () => {
     // A chat target still gets the tool loop and no files.
     const chat = new ScriptedModel('t', () => '<answer>0</answer>');
     await env.rollout(item, SKILL, { target: chat, seed: 0 });
-    assert.deepEqual(chat.requests[0]!.tools!.map((x) => x.name), ['glob', 'read', 'grep']);
+    assert.deepEqual(
+      chat.requests[0]!.tools!.map((x) => x.name),
+      ['glob', 'read', 'grep'],
+    );
     assert.equal(chat.requests[0]!.workspaceFiles, undefined);
   });
 });

@@ -8,7 +8,14 @@ import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 
 const BENCHES = ['alfworld', 'docvqa', 'livemathematicianbench', 'officeqa', 'searchqa', 'spreadsheetbench'];
 const ORIGINAL = path.join(ROOT, 'test/fixtures/original-configs');
-const SEARCH_KEYS = ['max_queries_per_turn', 'search_api_url', 'search_auth_env', 'search_provider', 'search_max_num_results', 'search_timeout_seconds'];
+const SEARCH_KEYS = [
+  'max_queries_per_turn',
+  'search_api_url',
+  'search_auth_env',
+  'search_provider',
+  'search_max_num_results',
+  'search_timeout_seconds',
+];
 
 describe("the benchmark configs load, in the original's layout and ours", () => {
   for (const bench of BENCHES) {
@@ -23,19 +30,37 @@ describe("the benchmark configs load, in the original's layout and ours", () => 
         for (const key of SEARCH_KEYS) {
           const once = loaded.warnings.filter((w) => w.includes(`env.${key} `));
           assert.equal(once.length, 1, key);
-          assert.match(once[0]!, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: env\\.${key} is not supported yet and is ignored: web search \\(the original's search_mode custom_search and azure_search\\) is not supported yet`));
+          assert.match(
+            once[0]!,
+            new RegExp(
+              `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: env\\.${key} is not supported yet and is ignored: web search \\(the original's search_mode custom_search and azure_search\\) is not supported yet`,
+            ),
+          );
           assert.equal(key in loaded.config.env, false, `${key} is dropped`);
         }
-        assert.deepEqual([loaded.config.env.max_tool_turns, loaded.config.env.search_mode, loaded.config.env.max_completion_tokens], [24, 'offline', 16384]);
+        assert.deepEqual(
+          [loaded.config.env.max_tool_turns, loaded.config.env.search_mode, loaded.config.env.max_completion_tokens],
+          [24, 'offline', 16384],
+        );
       } else if (bench === 'alfworld') {
-        assert.deepEqual(envWarnings.map((w) => w.split(' is not supported')[0]), [`${file}: env.max_api_workers`]);
-        assert.deepEqual([loaded.config.env.max_steps, loaded.config.env.max_completion_tokens, loaded.config.env.split_dir], [50, 16384, 'data/alfworld_path_split']);
+        assert.deepEqual(
+          envWarnings.map((w) => w.split(' is not supported')[0]),
+          [`${file}: env.max_api_workers`],
+        );
+        assert.deepEqual(
+          [loaded.config.env.max_steps, loaded.config.env.max_completion_tokens, loaded.config.env.split_dir],
+          [50, 16384, 'data/alfworld_path_split'],
+        );
       } else assert.deepEqual(envWarnings, []);
       if (bench === 'docvqa') assert.equal(loaded.config.env.image_detail, 'auto');
-      if (bench === 'livemathematicianbench') assert.deepEqual([loaded.config.env.exec_timeout, loaded.config.env.shuffle_choices], [300, true]);
+      if (bench === 'livemathematicianbench')
+        assert.deepEqual([loaded.config.env.exec_timeout, loaded.config.env.shuffle_choices], [300, true]);
       if (bench === 'spreadsheetbench') {
         const e = loaded.config.env;
-        assert.deepEqual([e.mode, e.max_turns, e.exec_timeout, e.data_root, e.max_completion_tokens], ['multi', 30, 600, 'data/spreadsheetbench_verified_400', 16384]);
+        assert.deepEqual(
+          [e.mode, e.max_turns, e.exec_timeout, e.data_root, e.max_completion_tokens],
+          ['multi', 30, 600, 'data/spreadsheetbench_verified_400', 16384],
+        );
       }
     });
 
@@ -47,8 +72,14 @@ describe("the benchmark configs load, in the original's layout and ours", () => 
   }
 
   it('a key set on the command line is warned about the same way', () => {
-    const loaded = loadConfig(path.join(ROOT, 'configs/officeqa/default.yaml'), { environment: {}, overrides: ['env.search_provider=bing'] });
-    assert.deepEqual(loaded.warnings.map((w) => w.split(' is not supported')[0]), ['--cfg-options: env.search_provider']);
+    const loaded = loadConfig(path.join(ROOT, 'configs/officeqa/default.yaml'), {
+      environment: {},
+      overrides: ['env.search_provider=bing'],
+    });
+    assert.deepEqual(
+      loaded.warnings.map((w) => w.split(' is not supported')[0]),
+      ['--cfg-options: env.search_provider'],
+    );
   });
 
   it('a typo of a real key stays an error, with a suggestion', () => {
@@ -58,8 +89,17 @@ describe("the benchmark configs load, in the original's layout and ours", () => 
       'dv.yaml': `_base_: ${path.join(ROOT, 'configs/docvqa/default.yaml')}\nenv:\n  image_detial: high\n`,
       'bad.yaml': `_base_: ${path.join(ROOT, 'configs/docvqa/default.yaml')}\nenv:\n  image_detail: medium\n`,
     });
-    assert.throws(() => loadConfig(path.join(dir, 'oq.yaml'), { environment: {} }), /oq\.yaml: unknown key 'env\.search_provder' for env 'officeqa' \(did you mean 'search_provider'\?\)/);
-    assert.throws(() => loadConfig(path.join(dir, 'dv.yaml'), { environment: {} }), /dv\.yaml: unknown key 'env\.image_detial' for env 'docvqa' \(did you mean 'image_detail'\?\)/);
-    assert.throws(() => loadConfig(path.join(dir, 'bad.yaml'), { environment: {} }), /bad\.yaml: env\.image_detail: expected one of "low", "high", "auto", got string "medium"/);
+    assert.throws(
+      () => loadConfig(path.join(dir, 'oq.yaml'), { environment: {} }),
+      /oq\.yaml: unknown key 'env\.search_provder' for env 'officeqa' \(did you mean 'search_provider'\?\)/,
+    );
+    assert.throws(
+      () => loadConfig(path.join(dir, 'dv.yaml'), { environment: {} }),
+      /dv\.yaml: unknown key 'env\.image_detial' for env 'docvqa' \(did you mean 'image_detail'\?\)/,
+    );
+    assert.throws(
+      () => loadConfig(path.join(dir, 'bad.yaml'), { environment: {} }),
+      /bad\.yaml: env\.image_detail: expected one of "low", "high", "auto", got string "medium"/,
+    );
   });
 });

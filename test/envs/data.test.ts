@@ -7,7 +7,13 @@ import { parquetWriteFile } from 'hyparquet-writer';
 import { EnvCoreSchema } from '../../src/config/schema.ts';
 import { DataError } from '../../src/envs/data/errors.ts';
 import { readRecords } from '../../src/envs/data/read.ts';
-import { canonicalSplit, largestRemainder, loadSplits, parseRatio, type ItemReader } from '../../src/envs/data/splits.ts';
+import {
+  canonicalSplit,
+  largestRemainder,
+  loadSplits,
+  parseRatio,
+  type ItemReader,
+} from '../../src/envs/data/splits.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 
 const reader: ItemReader = {
@@ -29,17 +35,44 @@ describe('reading data files', () => {
       'e.tsv': 'id\tq\n1\tx\n',
     });
     const jsonl = await readRecords(path.join(dir, 'a.jsonl'));
-    assert.deepEqual(jsonl.map((r) => [r.fields.id, r.where.line]), [[1, 1], [2, 3]]);
+    assert.deepEqual(
+      jsonl.map((r) => [r.fields.id, r.where.line]),
+      [
+        [1, 1],
+        [2, 3],
+      ],
+    );
     const arr = await readRecords(path.join(dir, 'b.json'));
-    assert.deepEqual(arr.map((r) => [r.where.line, r.where.index]), [[2, 1], [3, 2]]);
+    assert.deepEqual(
+      arr.map((r) => [r.where.line, r.where.index]),
+      [
+        [2, 1],
+        [3, 2],
+      ],
+    );
     assert.equal((await readRecords(path.join(dir, 'c.json')))[0]!.fields.id, 'k');
     const csv = await readRecords(path.join(dir, 'd.csv'));
-    assert.deepEqual(csv.map((r) => r.fields.q), ['hello, world', 'two\nlines', 'z']);
+    assert.deepEqual(
+      csv.map((r) => r.fields.q),
+      ['hello, world', 'two\nlines', 'z'],
+    );
     assert.equal(csv[2]!.where.line, 5);
     assert.equal((await readRecords(path.join(dir, 'e.tsv')))[0]!.fields.q, 'x');
-    parquetWriteFile({ filename: path.join(dir, 'f.parquet'), columnData: [{ name: 'id', data: ['p1', 'p2'], type: 'STRING' }, { name: 'n', data: [BigInt(5), BigInt(6)], type: 'INT64' }] });
+    parquetWriteFile({
+      filename: path.join(dir, 'f.parquet'),
+      columnData: [
+        { name: 'id', data: ['p1', 'p2'], type: 'STRING' },
+        { name: 'n', data: [BigInt(5), BigInt(6)], type: 'INT64' },
+      ],
+    });
     const pq = await readRecords(path.join(dir, 'f.parquet'));
-    assert.deepEqual(pq.map((r) => [r.fields.id, r.fields.n, r.where.index]), [['p1', 5, 1], ['p2', 6, 2]]);
+    assert.deepEqual(
+      pq.map((r) => [r.fields.id, r.fields.n, r.where.index]),
+      [
+        ['p1', 5, 1],
+        ['p2', 6, 2],
+      ],
+    );
   });
 
   it('names the file and line of what it cannot read', async () => {
@@ -69,7 +102,11 @@ describe('splits', () => {
     assert.deepEqual(largestRemainder(10, [2, 1, 7]), [2, 1, 7]);
     assert.deepEqual(largestRemainder(177, [2, 1, 7]), [35, 18, 124]);
     assert.deepEqual(largestRemainder(4, [1, 1, 1]), [2, 1, 1]);
-    for (const n of [0, 1, 7, 13, 101]) assert.equal(largestRemainder(n, [2, 1, 7]).reduce((a, b) => a + b, 0), n);
+    for (const n of [0, 1, 7, 13, 101])
+      assert.equal(
+        largestRemainder(n, [2, 1, 7]).reduce((a, b) => a + b, 0),
+        n,
+      );
     assert.throws(() => parseRatio('2:1'), /env\.split_ratio/);
     assert.throws(() => parseRatio('0:0:0'), /env\.split_ratio/);
     assert.deepEqual(parseRatio(' 6 : 2 : 2 '), [6, 2, 2]);
@@ -84,24 +121,53 @@ describe('splits', () => {
 
   it('ratio mode: seeded, deterministic, written with a manifest', async () => {
     const dir = tmpDir();
-    writeFiles(dir, { 'data.jsonl': Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `q${i}`, q: i })).join('\n') });
+    writeFiles(dir, {
+      'data.jsonl': Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `q${i}`, q: i })).join('\n'),
+    });
     const out = path.join(dir, 'run');
     const cfg = envConfig({ data_path: 'data.jsonl', split_ratio: '2:1:2', split_seed: 7 });
-    const a = await loadSplits({ env: 'tasks', config: cfg, resolve: (_key, value) => resolveConfigPath(value, dir), outRoot: out }, reader);
-    const b = await loadSplits({ env: 'tasks', config: cfg, resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
+    const a = await loadSplits(
+      { env: 'tasks', config: cfg, resolve: (_key, value) => resolveConfigPath(value, dir), outRoot: out },
+      reader,
+    );
+    const b = await loadSplits(
+      { env: 'tasks', config: cfg, resolve: (_key, value) => resolveConfigPath(value, dir) },
+      reader,
+    );
     assert.deepEqual([a.train.length, a.val.length, a.test.length], [8, 4, 8]);
-    assert.deepEqual(a.train.map((i) => i.id), b.train.map((i) => i.id));
-    const c = await loadSplits({ env: 'tasks', config: { ...cfg, split_seed: 8 }, resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
-    assert.notDeepEqual(a.train.map((i) => i.id), c.train.map((i) => i.id));
+    assert.deepEqual(
+      a.train.map((i) => i.id),
+      b.train.map((i) => i.id),
+    );
+    const c = await loadSplits(
+      { env: 'tasks', config: { ...cfg, split_seed: 8 }, resolve: (_key, value) => resolveConfigPath(value, dir) },
+      reader,
+    );
+    assert.notDeepEqual(
+      a.train.map((i) => i.id),
+      c.train.map((i) => i.id),
+    );
     const gen = path.join(out, '_generated_splits', 'tasks_2-1-2_seed7');
     assert.equal(a.generatedDir, gen);
     const manifest = JSON.parse(fs.readFileSync(path.join(gen, 'split_manifest.json'), 'utf8'));
     assert.deepEqual(manifest.counts, { train: 8, val: 4, test: 8 });
-    assert.deepEqual(manifest.ids.val, a.val.map((i) => i.id));
+    assert.deepEqual(
+      manifest.ids.val,
+      a.val.map((i) => i.id),
+    );
     // The written split reads back as the same split.
-    const back = await loadSplits({ env: 'tasks', config: envConfig({ split_dir: gen }), resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
-    assert.deepEqual(back.test.map((i) => i.id), a.test.map((i) => i.id));
-    const limited = await loadSplits({ env: 'tasks', config: { ...cfg, limit: 3 }, resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
+    const back = await loadSplits(
+      { env: 'tasks', config: envConfig({ split_dir: gen }), resolve: (_key, value) => resolveConfigPath(value, dir) },
+      reader,
+    );
+    assert.deepEqual(
+      back.test.map((i) => i.id),
+      a.test.map((i) => i.id),
+    );
+    const limited = await loadSplits(
+      { env: 'tasks', config: { ...cfg, limit: 3 }, resolve: (_key, value) => resolveConfigPath(value, dir) },
+      reader,
+    );
     assert.deepEqual([limited.train.length, limited.val.length, limited.test.length], [3, 3, 3]);
   });
 
@@ -121,9 +187,19 @@ describe('splits', () => {
       'sd3/val/items.json': '[{"id": "b"}]',
       'sd3/test/items.json': '[{"id": "a"}]',
     });
-    const load = (over: Record<string, unknown>) => loadSplits({ env: 't', config: envConfig(over), resolve: (_key, value) => resolveConfigPath(value, dir) }, reader);
-    await assert.rejects(load({ data_path: 'three.jsonl', split_ratio: '2:1:7' }), /split 'val' is empty \(3 items of .*three\.jsonl cut 2:1:7\)/);
-    await assert.rejects(load({ data_path: 'dup.jsonl', split_ratio: '1:1:1' }), /dup\.jsonl:3: duplicate id '1' \(also at .*dup\.jsonl:1\)/);
+    const load = (over: Record<string, unknown>) =>
+      loadSplits(
+        { env: 't', config: envConfig(over), resolve: (_key, value) => resolveConfigPath(value, dir) },
+        reader,
+      );
+    await assert.rejects(
+      load({ data_path: 'three.jsonl', split_ratio: '2:1:7' }),
+      /split 'val' is empty \(3 items of .*three\.jsonl cut 2:1:7\)/,
+    );
+    await assert.rejects(
+      load({ data_path: 'dup.jsonl', split_ratio: '1:1:1' }),
+      /dup\.jsonl:3: duplicate id '1' \(also at .*dup\.jsonl:1\)/,
+    );
     await assert.rejects(load({ data_path: 'noid.jsonl' }), /noid\.jsonl:2: missing field 'id'/);
     await assert.rejects(load({ split_dir: 'sd' }), /has no test\/ directory/);
     await assert.rejects(load({ split_dir: 'sd2' }), /split 'test' is empty/);
@@ -132,7 +208,15 @@ describe('splits', () => {
     await assert.rejects(load({ data_path: 'nope.jsonl' }), /env\.data_path not found/);
     await assert.rejects(load({ data_path: 'sd2' }), /holds no data file|already holds/);
     await assert.rejects(
-      loadSplits({ env: 't', config: envConfig({}), resolve: (_key, value) => resolveConfigPath(value, dir), files: { train: 'sd/train/items.json', test: 'sd/val/items.json' } }, reader),
+      loadSplits(
+        {
+          env: 't',
+          config: envConfig({}),
+          resolve: (_key, value) => resolveConfigPath(value, dir),
+          files: { train: 'sd/train/items.json', test: 'sd/val/items.json' },
+        },
+        reader,
+      ),
       /env\.val_file is not set/,
     );
   });

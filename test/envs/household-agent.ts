@@ -24,7 +24,9 @@ const kindOf = (name: string) => name.replace(/ \d+$/, '');
 export function plan(game: Game, knows: { open: boolean; change: boolean }): string[] {
   const { goal, receptacles } = game;
   const target = receptacles.find((r) => kindOf(r.name) === goal.target)?.name;
-  const holders = receptacles.flatMap((r) => (r.objects ?? []).filter((o) => kindOf(o) === goal.object).map((o) => ({ r, o })));
+  const holders = receptacles.flatMap((r) =>
+    (r.objects ?? []).filter((o) => kindOf(o) === goal.object).map((o) => ({ r, o })),
+  );
   const actions: string[] = [];
   for (const { r, o } of holders.slice(0, goal.kind === 'two' ? 2 : 1)) {
     if (r.closed && !knows.open) {
@@ -39,7 +41,9 @@ export function plan(game: Game, knows: { open: boolean; change: boolean }): str
       return [...actions, `go to ${lamp.name}`, `use ${lamp.objects!.find((y) => kindOf(y) === 'desklamp')}`];
     }
     if ((goal.kind === 'heat' || goal.kind === 'cool' || goal.kind === 'clean') && knows.change) {
-      const appliance = receptacles.find((x) => kindOf(x.name) === APPLIANCE[goal.kind as keyof typeof APPLIANCE])!.name;
+      const appliance = receptacles.find(
+        (x) => kindOf(x.name) === APPLIANCE[goal.kind as keyof typeof APPLIANCE],
+      )!.name;
       actions.push(`go to ${appliance}`, `${goal.kind} ${o} with ${appliance}`);
     }
     actions.push(`go to ${target}`, `move ${o} to ${target}`);
@@ -51,7 +55,9 @@ type Body = { messages: { role: string; content: unknown }[]; response_format?: 
 const text = (c: unknown) => (typeof c === 'string' ? c : (c as { text?: string }[]).map((p) => p.text ?? '').join(''));
 
 /** The responder for a set of games, found by their task. */
-export function householdResponder(games: Game[]): (body: Body) => { text: string; usage: { input: number; output: number } } {
+export function householdResponder(
+  games: Game[],
+): (body: Body) => { text: string; usage: { input: number; output: number } } {
   return (body) => {
     const system = text(body.messages.find((m) => m.role === 'system')?.content ?? '');
     const user = text(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
@@ -65,16 +71,20 @@ export function householdResponder(games: Game[]): (body: Body) => { text: strin
       return { text: `<think>Step ${step + 1} of my plan.</think>\n<action>${action}</action>`, usage };
     }
     const skill = skillInPrompt(user);
-    const edits = (['open', 'change'] as const).filter((k) => !KNOWS[k].test(skill)).map((k) => ({ op: 'append', content: `- ${RULES[k]}` }));
+    const edits = (['open', 'change'] as const)
+      .filter((k) => !KNOWS[k].test(skill))
+      .map((k) => ({ op: 'append', content: `- ${RULES[k]}` }));
     const reply = (value: unknown) => ({ text: JSON.stringify(value), usage });
-    if (schema.startsWith('analyst_')) return reply({ failure_summary: [], success_patterns: [], patch: { reasoning: 'search and appliances', edits } });
+    if (schema.startsWith('analyst_'))
+      return reply({ failure_summary: [], success_patterns: [], patch: { reasoning: 'search and appliances', edits } });
     if (schema === 'merged_patch') return reply({ reasoning: 'merged', edits });
     if (schema === 'ranking') return reply({ reasoning: 'in order', selected_indices: [0, 1, 2, 3] });
     if (schema === 'learning_rate') return reply({ learning_rate: 2, reasoning: '' });
     if (schema === 'slow_update') return reply({ reasoning: '', slow_update_content: '' });
     if (schema === 'meta_skill') return reply({ reasoning: '', meta_skill_content: '' });
     if (schema === 'appendix_notes') return reply({ appendix_notes: [] });
-    if (schema === 'rewrite') return reply({ reasoning: '', new_skill: `${skill}\n${edits.map((e) => e.content).join('\n')}` });
+    if (schema === 'rewrite')
+      return reply({ reasoning: '', new_skill: `${skill}\n${edits.map((e) => e.content).join('\n')}` });
     return reply({});
   };
 }

@@ -6,7 +6,17 @@ import { loadConfig } from '../../src/config/load.ts';
 import { resolveConfigPath } from '../../src/util/paths.ts';
 import { extractAnswer, ExtractSchema } from '../../src/envs/scoring/extract.ts';
 import { goldList } from '../../src/envs/scoring/golds.ts';
-import { anls, contains, exactMatch, f1Pair, normalizeLabel, numericMatch, parseNumber, pickLabel, tokenF1 } from '../../src/envs/scoring/metrics.ts';
+import {
+  anls,
+  contains,
+  exactMatch,
+  f1Pair,
+  normalizeLabel,
+  numericMatch,
+  parseNumber,
+  pickLabel,
+  tokenF1,
+} from '../../src/envs/scoring/metrics.ts';
 import { basicNormalize, officeqaNormalize, squadNormalize } from '../../src/envs/scoring/normalize.ts';
 import { buildScorer, ScorerSchema } from '../../src/envs/scoring/scorer.ts';
 import type { ScoreInput } from '../../src/envs/scoring/types.ts';
@@ -23,7 +33,10 @@ const input = (prediction: string, expected: unknown, item: Record<string, unkno
   reply: prediction,
 });
 const score = async (config: unknown, prediction: string, expected: unknown, item?: Record<string, unknown>) =>
-  (await buildScorer(ScorerSchema.parse(config), { resolvePath: (_key: string, value: string) => value }))(input(prediction, expected, item), {});
+  (await buildScorer(ScorerSchema.parse(config), { resolvePath: (_key: string, value: string) => value }))(
+    input(prediction, expected, item),
+    {},
+  );
 
 describe('normalisation', () => {
   it('SQuAD: case, punctuation, articles, whitespace', () => {
@@ -44,8 +57,14 @@ describe('normalisation', () => {
 describe('extraction', () => {
   const rule = (r: Record<string, unknown>) => ExtractSchema.parse(r);
   it('takes the last answer tag, case-insensitive, across lines', () => {
-    assert.deepEqual(extractAnswer('<answer>draft</answer> then <ANSWER>\n final \n</ANSWER>', rule({})), { answer: 'final', found: true });
-    assert.deepEqual(extractAnswer('<answer>one</answer><answer>two</answer>', rule({ which: 'first' })), { answer: 'one', found: true });
+    assert.deepEqual(extractAnswer('<answer>draft</answer> then <ANSWER>\n final \n</ANSWER>', rule({})), {
+      answer: 'final',
+      found: true,
+    });
+    assert.deepEqual(extractAnswer('<answer>one</answer><answer>two</answer>', rule({ which: 'first' })), {
+      answer: 'one',
+      found: true,
+    });
   });
   it('falls back to the last non-empty line and says so', () => {
     assert.deepEqual(extractAnswer('thinking...\nParis\n\n', rule({})), { answer: 'Paris', found: false });
@@ -53,10 +72,16 @@ describe('extraction', () => {
     assert.deepEqual(extractAnswer('', rule({})), { answer: '', found: false });
   });
   it('regex: first group of the last match', () => {
-    assert.equal(extractAnswer('Answer: 3\nAnswer: 4', rule({ mode: 'regex', pattern: 'answer:\\s*(\\S+)' })).answer, '4');
+    assert.equal(
+      extractAnswer('Answer: 3\nAnswer: 4', rule({ mode: 'regex', pattern: 'answer:\\s*(\\S+)' })).answer,
+      '4',
+    );
   });
   it('JSON field, nested', () => {
-    assert.equal(extractAnswer('here: {"result": {"value": 12}}', rule({ mode: 'json_field', field: 'result.value' })).answer, '12');
+    assert.equal(
+      extractAnswer('here: {"result": {"value": 12}}', rule({ mode: 'json_field', field: 'result.value' })).answer,
+      '12',
+    );
     assert.equal(extractAnswer('nothing', rule({ mode: 'json_field', fallback: 'empty' })).found, false);
   });
   it('an unusual tag name', () => {
@@ -147,7 +172,11 @@ describe('metrics', () => {
 
 describe('scorers', () => {
   it('exact_match: hard EM, soft F1; normalisation is a choice', async () => {
-    assert.deepEqual(await score({ type: 'exact_match', normalize: 'squad' }, 'The Beatles.', ['Beatles']), { hard: 1, soft: 1, metric: 'EM' });
+    assert.deepEqual(await score({ type: 'exact_match', normalize: 'squad' }, 'The Beatles.', ['Beatles']), {
+      hard: 1,
+      soft: 1,
+      metric: 'EM',
+    });
     const partial = await score({ type: 'exact_match', normalize: 'squad' }, 'the beatles band', 'Beatles');
     assert.equal(partial.hard, 0);
     assert.ok(partial.soft > 0.6 && partial.soft < 0.7);
@@ -160,7 +189,10 @@ describe('scorers', () => {
   });
   it('regex: per-item patterns or one pattern', async () => {
     assert.equal((await score({ type: 'regex' }, 'Order #A-123', '^order #[a-z]-\\d+$')).hard, 1);
-    assert.equal((await score({ type: 'regex', pattern: '^\\d{4}-\\d{2}-\\d{2}$', flags: '' }, '2024-01-31', 'unused')).hard, 1);
+    assert.equal(
+      (await score({ type: 'regex', pattern: '^\\d{4}-\\d{2}-\\d{2}$', flags: '' }, '2024-01-31', 'unused')).hard,
+      1,
+    );
     assert.equal((await score({ type: 'regex', pattern: '^\\d{4}$' }, '24', 'unused')).hard, 0);
   });
   it('choice reads the item choices in any common shape', async () => {
@@ -181,7 +213,16 @@ describe('scorers', () => {
     assert.equal(all.hard, 0);
     assert.ok(Math.abs(all.soft - 2 / 3) < 1e-9);
     assert.match(all.feedback!, /country/);
-    assert.equal((await score({ type: 'json_field', fields: ['city', 'year'] }, '{"city": "Paris", "year": 1889}', JSON.stringify(exp))).hard, 1);
+    assert.equal(
+      (
+        await score(
+          { type: 'json_field', fields: ['city', 'year'] },
+          '{"city": "Paris", "year": 1889}',
+          JSON.stringify(exp),
+        )
+      ).hard,
+      1,
+    );
     assert.equal((await score({ type: 'json_field' }, 'no json', exp)).soft, 0);
   });
   it('numeric scorer with units', async () => {
@@ -189,11 +230,27 @@ describe('scorers', () => {
     assert.equal((await score({ type: 'numeric', scale_words: false }, '2.5 billion', '2500000000')).hard, 0);
   });
   it('unknown scorer types are rejected with the list', () => {
-    const TYPES = ['exact_match', 'token_f1', 'contains', 'regex', 'numeric', 'choice', 'anls', 'json_field', 'judge', 'custom'];
+    const TYPES = [
+      'exact_match',
+      'token_f1',
+      'contains',
+      'regex',
+      'numeric',
+      'choice',
+      'anls',
+      'json_field',
+      'judge',
+      'custom',
+    ];
     const r = ScorerSchema.safeParse({ type: 'exact' });
-    assert.deepEqual(r.error?.issues.map((i) => [i.path.join('.'), (i as { options?: unknown }).options]), [['type', TYPES]]);
+    assert.deepEqual(
+      r.error?.issues.map((i) => [i.path.join('.'), (i as { options?: unknown }).options]),
+      [['type', TYPES]],
+    );
     const dir = tmpDir();
-    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n  scorer:\n    type: exact\n' });
+    writeFiles(dir, {
+      'c.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: d.jsonl\n  scorer:\n    type: exact\n',
+    });
     assert.throws(
       () => loadConfig(path.join(dir, 'c.yaml'), { environment: {} }),
       (err: Error) => {
@@ -207,8 +264,13 @@ describe('scorers', () => {
 
 describe('judge scorer', () => {
   it('asks the judge with purpose judge and reads its verdict', async () => {
-    const judge = new ScriptedModel('fake:judge', () => '{"verdict": "Correct", "score": 0.9, "reason": "same meaning"}');
-    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge', rubric: 'Must name the city.' }), { resolvePath: (_key: string, value: string) => value });
+    const judge = new ScriptedModel(
+      'fake:judge',
+      () => '{"verdict": "Correct", "score": 0.9, "reason": "same meaning"}',
+    );
+    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge', rubric: 'Must name the city.' }), {
+      resolvePath: (_key: string, value: string) => value,
+    });
     const s = await scorer(input('The capital is Paris', 'Paris'), { judge });
     assert.deepEqual([s.hard, s.soft], [1, 0.9]);
     assert.equal(judge.requests[0]!.purpose, 'judge');
@@ -218,7 +280,9 @@ describe('judge scorer', () => {
   });
   it('an unusable judge reply is an infrastructure failure, not a wrong answer', async () => {
     const judge = new ScriptedModel('fake:judge', () => 'I think it is fine');
-    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge' }), { resolvePath: (_key: string, value: string) => value });
+    const scorer = await buildScorer(ScorerSchema.parse({ type: 'judge' }), {
+      resolvePath: (_key: string, value: string) => value,
+    });
     await assert.rejects(scorer(input('x', 'y'), { judge }), InfraError);
     assert.equal(judge.requests.length, 2, 'one corrective retry');
   });
@@ -228,17 +292,36 @@ describe('custom scorer', () => {
   it('loads a TS module and checks what it returns', async () => {
     const dir = tmpDir();
     writeFiles(dir, {
-      'len.ts': 'export default (p: string, item: { id: string; expected: string }) => ({ hard: p.length === item.expected.length ? 1 : 0, soft: 0.5, feedback: `len ${p.length}` });',
+      'len.ts':
+        'export default (p: string, item: { id: string; expected: string }) => ({ hard: p.length === item.expected.length ? 1 : 0, soft: 0.5, feedback: `len ${p.length}` });',
       'named.mjs': 'export async function grade(p) { return { hard: p === "ok" ? 1 : 0 }; }',
       'bad.mjs': 'export default () => ({ hard: 2 });',
     });
-    const s = await (await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'len.ts') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) }))(input('abc', 'xyz', { expected: 'xyz' }), {});
+    const s = await (
+      await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'len.ts') }), {
+        resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir),
+      })
+    )(input('abc', 'xyz', { expected: 'xyz' }), {});
     assert.deepEqual(s, { hard: 1, soft: 0.5, metric: 'SCORE', feedback: 'len 3' });
-    const named = await buildScorer(ScorerSchema.parse({ type: 'custom', module: 'named.mjs', export: 'grade' }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) });
+    const named = await buildScorer(ScorerSchema.parse({ type: 'custom', module: 'named.mjs', export: 'grade' }), {
+      resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir),
+    });
     assert.deepEqual(await named(input('ok', 'ok'), {}), { hard: 1, soft: 1, metric: 'SCORE' });
-    const bad = await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'bad.mjs') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) });
+    const bad = await buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'bad.mjs') }), {
+      resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir),
+    });
     await assert.rejects(bad(input('x', 'y'), {}), /returned \{"hard":2\}.*hard/);
-    await assert.rejects(buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'named.mjs') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) }), /no exported function 'default' \(it exports: grade/);
-    await assert.rejects(buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'nope.ts') }), { resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir) }), /file not found/);
+    await assert.rejects(
+      buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'named.mjs') }), {
+        resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir),
+      }),
+      /no exported function 'default' \(it exports: grade/,
+    );
+    await assert.rejects(
+      buildScorer(ScorerSchema.parse({ type: 'custom', module: path.join(dir, 'nope.ts') }), {
+        resolvePath: (_key: string, value: string) => resolveConfigPath(value, dir),
+      }),
+      /file not found/,
+    );
   });
 });

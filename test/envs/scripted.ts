@@ -17,7 +17,13 @@ export class ScriptedModel implements ChatModel {
     const reply = await this.respond(req, this.requests.length - 1);
     if (reply instanceof Error) throw reply;
     const r = typeof reply === 'string' ? { text: reply } : reply;
-    return { text: r.text ?? '', toolCalls: r.toolCalls, usage: { input: 10, output: 5, cached: 0, reasoning: 0 }, latencyMs: 1, ...('trace' in r && r.trace ? { trace: r.trace } : {}) };
+    return {
+      text: r.text ?? '',
+      toolCalls: r.toolCalls,
+      usage: { input: 10, output: 5, cached: 0, reasoning: 0 },
+      latencyMs: 1,
+      ...('trace' in r && r.trace ? { trace: r.trace } : {}),
+    };
   }
 }
 
@@ -31,5 +37,7 @@ export function lastUserText(req: ChatRequest): string {
   const users = req.messages.filter((m) => m.role === 'user');
   const last = users.at(-1);
   if (!last) return '';
-  return typeof last.content === 'string' ? last.content : last.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return typeof last.content === 'string'
+    ? last.content
+    : last.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }

@@ -4,7 +4,12 @@ import { spawn } from 'node:child_process';
  * Runs a shell script without blocking this process (the fake server answers from it), in its own
  * process group, which is ended whole if the time runs out.
  */
-export function runShell(script: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runShell(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], { cwd, env, detached: true });
     let stdout = '';

@@ -10,18 +10,33 @@
  */
 import { skillInPrompt } from '../helpers/fake-skillopt-responder.ts';
 
-export const VALUES_RULE = 'Write the computed values into the answer cells, never formulas: the check reads the values a workbook has saved.';
+export const VALUES_RULE =
+  'Write the computed values into the answer cells, never formulas: the check reads the values a workbook has saved.';
 const KNOWS_VALUES = /never formulas/i;
 
 export const TOTAL = 'Put the total of columns A and B of each row in column C.';
 export const COUNT = 'In cell E1, put how many rows have an amount above 10 in column B.';
 
 function script(kind: 'total' | 'count', values: boolean, sheet: string): string {
-  const head = ['import openpyxl', 'wb = openpyxl.load_workbook(INPUT_PATH)', `ws = wb['${sheet}']`, 'last = ws.max_row'];
+  const head = [
+    'import openpyxl',
+    'wb = openpyxl.load_workbook(INPUT_PATH)',
+    `ws = wb['${sheet}']`,
+    'last = ws.max_row',
+  ];
   const body =
     kind === 'total'
-      ? ['for r in range(2, last + 1):', values ? '    ws.cell(r, 3).value = ws.cell(r, 1).value + ws.cell(r, 2).value' : "    ws.cell(r, 3).value = f'=A{r}+B{r}'"]
-      : [values ? "ws['E1'] = sum(1 for r in range(2, last + 1) if (ws.cell(r, 2).value or 0) > 10)" : "ws['E1'] = f'=COUNTIF(B2:B{last},\">10\")'"];
+      ? [
+          'for r in range(2, last + 1):',
+          values
+            ? '    ws.cell(r, 3).value = ws.cell(r, 1).value + ws.cell(r, 2).value'
+            : "    ws.cell(r, 3).value = f'=A{r}+B{r}'",
+        ]
+      : [
+          values
+            ? "ws['E1'] = sum(1 for r in range(2, last + 1) if (ws.cell(r, 2).value or 0) > 10)"
+            : "ws['E1'] = f'=COUNTIF(B2:B{last},\">10\")'",
+        ];
   return [...head, ...body, 'wb.save(OUTPUT_PATH)'].join('\n');
 }
 
@@ -37,13 +52,15 @@ export function spreadsheetResponder(body: Body): { text: string; usage: { input
     const kind = users[0]!.includes(COUNT) ? 'count' : 'total';
     const fedBack = users.slice(1);
     const values = KNOWS_VALUES.test(system) || fedBack.some((f) => /your value =/.test(f));
-    const sheet = kind === 'count' && !fedBack.some((f) => /Worksheet Sheet1 does not exist/.test(f)) ? 'Sheet1' : 'Data';
+    const sheet =
+      kind === 'count' && !fedBack.some((f) => /Worksheet Sheet1 does not exist/.test(f)) ? 'Sheet1' : 'Data';
     return { text: `\`\`\`python\n${script(kind, values, sheet)}\n\`\`\``, usage };
   }
   const skill = skillInPrompt(users.at(-1) ?? '');
   const edits = KNOWS_VALUES.test(skill) ? [] : [{ op: 'append', content: `\n## Answer cells\n- ${VALUES_RULE}` }];
   const reply = (value: unknown) => ({ text: JSON.stringify(value), usage });
-  if (schema.startsWith('analyst_')) return reply({ failure_summary: [], success_patterns: [], patch: { reasoning: 'formulas read as empty', edits } });
+  if (schema.startsWith('analyst_'))
+    return reply({ failure_summary: [], success_patterns: [], patch: { reasoning: 'formulas read as empty', edits } });
   if (schema === 'merged_patch') return reply({ reasoning: 'merged', edits });
   if (schema === 'ranking') return reply({ reasoning: 'in order', selected_indices: [0, 1, 2] });
   if (schema === 'learning_rate') return reply({ learning_rate: 1, reasoning: '' });

@@ -27,7 +27,10 @@ import { lastUserText, ScriptedModel } from './scripted.ts';
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
 
 /** Column C = A + B on every data row; the golden workbook holds the sums. */
-function totals(rows: [number, number][]): { input: Record<string, Record<string, number | string>>; gold: Record<string, Record<string, number | string>> } {
+function totals(rows: [number, number][]): {
+  input: Record<string, Record<string, number | string>>;
+  gold: Record<string, Record<string, number | string>>;
+} {
   const input: Record<string, number | string> = { A1: 'a', B1: 'b', C1: 'total' };
   rows.forEach(([a, b], i) => Object.assign(input, { [`A${i + 2}`]: a, [`B${i + 2}`]: b }));
   const gold = { ...input };
@@ -46,9 +49,55 @@ const TOTAL_CODE = [
 ].join('\n');
 
 const TASKS: TaskSpec[] = [
-  { id: '101', instruction: 'Put the total of columns A and B in column C.', answer_position: "'Data'!C2:C4", layout: 'original', cases: [totals([[1, 2], [3, 4], [5, 6]]), totals([[10, 1], [2, 2], [7, 0.5]]), totals([[0, 0], [1, 1], [2, 2]])] },
-  { id: '102-3', instruction: 'Put the total of columns A and B in column C.', instruction_type: 'Sheet-Level Manipulation', answer_position: 'C2:C3', answer_sheet: 'Data', layout: 'verified', cases: [totals([[4, 4], [1, 9]])] },
-  { id: '103', instruction: 'Put the total of columns A and B in column C.', answer_position: 'C2:C3', layout: 'bare', cases: [totals([[2, 3], [4, 5]])] },
+  {
+    id: '101',
+    instruction: 'Put the total of columns A and B in column C.',
+    answer_position: "'Data'!C2:C4",
+    layout: 'original',
+    cases: [
+      totals([
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ]),
+      totals([
+        [10, 1],
+        [2, 2],
+        [7, 0.5],
+      ]),
+      totals([
+        [0, 0],
+        [1, 1],
+        [2, 2],
+      ]),
+    ],
+  },
+  {
+    id: '102-3',
+    instruction: 'Put the total of columns A and B in column C.',
+    instruction_type: 'Sheet-Level Manipulation',
+    answer_position: 'C2:C3',
+    answer_sheet: 'Data',
+    layout: 'verified',
+    cases: [
+      totals([
+        [4, 4],
+        [1, 9],
+      ]),
+    ],
+  },
+  {
+    id: '103',
+    instruction: 'Put the total of columns A and B in column C.',
+    answer_position: 'C2:C3',
+    layout: 'bare',
+    cases: [
+      totals([
+        [2, 3],
+        [4, 5],
+      ]),
+    ],
+  },
 ];
 
 interface Release {
@@ -62,7 +111,13 @@ async function release(): Promise<Release> {
   const root = path.join(dir, 'spreadsheetbench_verified_400');
   const records = makeRelease(root, TASKS);
   fs.mkdirSync(path.join(root, 'spreadsheet', '104'), { recursive: true });
-  const empty = { id: '104', instruction: 'Nothing to see.', spreadsheet_path: 'spreadsheet/104', instruction_type: 'Cell-Level Manipulation', answer_position: 'A1' };
+  const empty = {
+    id: '104',
+    instruction: 'Nothing to see.',
+    spreadsheet_path: 'spreadsheet/104',
+    instruction_type: 'Cell-Level Manipulation',
+    answer_position: 'A1',
+  };
   fs.writeFileSync(path.join(root, 'dataset.json'), JSON.stringify([...records, empty]));
   const manifest = path.join(dir, 'spreadsheetbench_id_split');
   makeManifest(manifest, { train: [records[0]!, empty], val: [records[1]!], test: [records[2]!] });
@@ -77,13 +132,18 @@ const sharedRelease = () => (shared ??= release());
 
 function envFor(r: Release, env: Record<string, unknown> = {}): SpreadsheetBenchEnv {
   const dir = tmpDir();
-  writeFiles(dir, { 'c.yaml': stringify({ env: { name: 'spreadsheetbench', split_dir: r.splits, data_root: r.root, ...env } }) });
+  writeFiles(dir, {
+    'c.yaml': stringify({ env: { name: 'spreadsheetbench', split_dir: r.splits, data_root: r.root, ...env } }),
+  });
   return createEnv(loadConfig(path.join(dir, 'c.yaml'), { environment: {} })) as SpreadsheetBenchEnv;
 }
 
 /** Whether a process has ended (gone, or a zombie waiting to be collected), given a few seconds for the kill to land. */
 async function whenEnded(pid: number): Promise<boolean> {
-  const state = () => (fs.existsSync(`/proc/${pid}/stat`) ? fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? 'gone' : 'gone');
+  const state = () =>
+    fs.existsSync(`/proc/${pid}/stat`)
+      ? (fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? 'gone')
+      : 'gone';
   for (let i = 0; i < 100; i++) {
     if (['gone', 'Z', 'X'].includes(state())) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -103,32 +163,53 @@ describe('SpreadsheetBench data', () => {
     const original = path.join(r.root, 'spreadsheet', '101');
     fs.copyFileSync(path.join(original, '1_101_input.xlsx'), path.join(original, '4_101_input.xlsx'));
     try {
-      assert.deepEqual(findCases(original).map((c) => [c.no, path.basename(c.input), path.basename(c.gold)]), [
-        ['1', '1_101_input.xlsx', '1_101_answer.xlsx'],
-        ['2', '2_101_input.xlsx', '2_101_answer.xlsx'],
-        ['3', '3_101_input.xlsx', '3_101_answer.xlsx'],
-      ]);
+      assert.deepEqual(
+        findCases(original).map((c) => [c.no, path.basename(c.input), path.basename(c.gold)]),
+        [
+          ['1', '1_101_input.xlsx', '1_101_answer.xlsx'],
+          ['2', '2_101_input.xlsx', '2_101_answer.xlsx'],
+          ['3', '3_101_input.xlsx', '3_101_answer.xlsx'],
+        ],
+      );
     } finally {
       fs.rmSync(path.join(original, '4_101_input.xlsx'));
     }
-    assert.deepEqual(findCases(path.join(r.root, 'spreadsheet', '102-3')).map((c) => path.basename(c.gold)), ['1_102-3_golden.xlsx']);
-    assert.deepEqual(findCases(path.join(r.root, 'spreadsheet', '103')).map((c) => [c.no, path.basename(c.input)]), [['1', 'initial.xlsx']]);
+    assert.deepEqual(
+      findCases(path.join(r.root, 'spreadsheet', '102-3')).map((c) => path.basename(c.gold)),
+      ['1_102-3_golden.xlsx'],
+    );
+    assert.deepEqual(
+      findCases(path.join(r.root, 'spreadsheet', '103')).map((c) => [c.no, path.basename(c.input)]),
+      [['1', 'initial.xlsx']],
+    );
     assert.deepEqual(findCases(path.join(r.root, 'spreadsheet', '104')), []);
   });
 
   it("materialize with the original's id manifest keeps its ids and order; the env loads them and leaves out a task without cases", async () => {
-    assert.deepEqual(readJson(path.join(r.splits, 'train/items.json')).map((i: Item) => i.id), ['101']);
+    assert.deepEqual(
+      readJson(path.join(r.splits, 'train/items.json')).map((i: Item) => i.id),
+      ['101'],
+    );
     const manifest = readJson(path.join(r.splits, 'split_manifest.json'));
-    assert.deepEqual(manifest.left_out, [{ id: '104', split: 'train', reason: `no test cases (input and golden workbooks) in ${path.join(r.root, 'spreadsheet', '104')}` }]);
+    assert.deepEqual(manifest.left_out, [
+      {
+        id: '104',
+        split: 'train',
+        reason: `no test cases (input and golden workbooks) in ${path.join(r.root, 'spreadsheet', '104')}`,
+      },
+    ]);
     const stored = readJson(path.join(r.splits, 'val/items.json'))[0];
     assert.equal(stored.answer_sheet, 'Data', "the release's own fields are kept");
     assert.equal(stored.spreadsheet_path, 'spreadsheet/102-3');
     const splits = await envFor(r).load();
-    assert.deepEqual([splits.train, splits.val, splits.test].map((s) => s.map((i) => [i.id, i.type, i.answer_position])), [
-      [['101', 'cell_level', "'Data'!C2:C4"]],
-      [['102-3', 'sheet_level', "'Data'!C2:C3"]],
-      [['103', 'cell_level', 'C2:C3']],
-    ]);
+    assert.deepEqual(
+      [splits.train, splits.val, splits.test].map((s) => s.map((i) => [i.id, i.type, i.answer_position])),
+      [
+        [['101', 'cell_level', "'Data'!C2:C4"]],
+        [['102-3', 'sheet_level', "'Data'!C2:C3"]],
+        [['103', 'cell_level', 'C2:C3']],
+      ],
+    );
     // The materialised splits name only tasks with cases; the env would leave out one whose workbooks went missing.
     const moved = path.join(r.root, 'spreadsheet', '103-away');
     fs.renameSync(path.join(r.root, 'spreadsheet', '103'), moved);
@@ -146,26 +227,39 @@ describe('SpreadsheetBench data', () => {
       'splits/val/items.json': '[]',
       'splits/test/items.json': '[]',
     });
-    await assert.rejects(envFor({ root: r.root, splits: path.join(dir, 'splits') }).load(), /train\/items\.json:1 \(item 1\): missing field 'answer_position'/);
+    await assert.rejects(
+      envFor({ root: r.root, splits: path.join(dir, 'splits') }).load(),
+      /train\/items\.json:1 \(item 1\): missing field 'answer_position'/,
+    );
   });
 
   it('an answer position that names no cell range is kept, with a warning that it always fails (as in the official evaluation)', async () => {
     const dir = tmpDir();
-    const record = (id: string, answer_position: string) => ({ id, instruction: 'x', spreadsheet_path: 'spreadsheet/103', answer_position });
+    const record = (id: string, answer_position: string) => ({
+      id,
+      instruction: 'x',
+      spreadsheet_path: 'spreadsheet/103',
+      answer_position,
+    });
     writeFiles(dir, {
       'splits/train/items.json': JSON.stringify([record('a', "'Data'!C:C"), record('b', 'C2:C3')]),
       'splits/val/items.json': JSON.stringify([record('c', 'C2, D')]),
       'splits/test/items.json': JSON.stringify([record('d', 'C2')]),
     });
     const splits = await envFor({ root: r.root, splits: path.join(dir, 'splits') }).load();
-    assert.deepEqual(splits.warnings, ["env 'spreadsheetbench': 2 items have an answer_position that names no cell range: a ('Data'!C:C), c (D); they always fail, as in the official evaluation"]);
+    assert.deepEqual(splits.warnings, [
+      "env 'spreadsheetbench': 2 items have an answer_position that names no cell range: a ('Data'!C:C), c (D); they always fail, as in the official evaluation",
+    ]);
     assert.equal(splits.train.length, 2);
   });
 
   it('a missing interpreter is a clear error before anything runs', async () => {
     await assert.rejects(envFor(r, { python: '/nowhere/python3' }).load(), (err: Error) => {
       assert.ok(err instanceof UserError);
-      assert.match(err.message, /SpreadsheetBench needs Python 3 with openpyxl and pandas; env\.python names \/nowhere\/python3 \(not found\)/);
+      assert.match(
+        err.message,
+        /SpreadsheetBench needs Python 3 with openpyxl and pandas; env\.python names \/nowhere\/python3 \(not found\)/,
+      );
       assert.match(err.message, /apt-get install python3-openpyxl python3-pandas/);
       return true;
     });
@@ -175,8 +269,20 @@ describe('SpreadsheetBench data', () => {
 describe('the official comparison', () => {
   const dir = tmpDir('skillopt-compare-');
   const gold = path.join(dir, 'gold.xlsx');
-  const cell = (name: string, value: unknown) => ({ [path.join(dir, `${name}.xlsx`)]: { Sheet1: { A1: value as never }, Other: { B2: 'x' } } });
-  const GOLD = { A1: 3.14159, A2: '5', A3: 7, A4: true, A5: { time: '12:30:00' }, A6: { date: '2024-03-01T10:00:00' }, A7: '', A8: 'Total', A9: 45352 };
+  const cell = (name: string, value: unknown) => ({
+    [path.join(dir, `${name}.xlsx`)]: { Sheet1: { A1: value as never }, Other: { B2: 'x' } },
+  });
+  const GOLD = {
+    A1: 3.14159,
+    A2: '5',
+    A3: 7,
+    A4: true,
+    A5: { time: '12:30:00' },
+    A6: { date: '2024-03-01T10:00:00' },
+    A7: '',
+    A8: 'Total',
+    A9: 45352,
+  };
   before(() => {
     makeWorkbooks({
       [gold]: { Sheet1: GOLD, Other: { B2: 'x' } },
@@ -208,10 +314,22 @@ describe('the official comparison', () => {
   it('applies each rule of the official evaluation, cell by cell (the same verdicts as the original evaluator)', async () => {
     // One output per rule: the golden cells, with the rule's cell replaced by its value.
     const spec: Record<string, Record<string, Record<string, never>>> = {};
-    RULES.forEach(([ref, value], i) => (spec[path.join(dir, `r${i}.xlsx`)] = { Sheet1: { ...GOLD, [ref]: value } as never, Other: { B2: 'x' as never } }));
+    RULES.forEach(
+      ([ref, value], i) =>
+        (spec[path.join(dir, `r${i}.xlsx`)] = {
+          Sheet1: { ...GOLD, [ref]: value } as never,
+          Other: { B2: 'x' as never },
+        }),
+    );
     makeWorkbooks(spec);
-    const checks = await compareOutputs(testPython(), 'A1:A9', RULES.map((_, i) => ({ no: String(i), pred: path.join(dir, `r${i}.xlsx`), gold })));
-    RULES.forEach(([ref, value, equal, why], i) => assert.equal(checks[i]!.ok, equal, `${ref} vs ${JSON.stringify(value)}: ${why}`));
+    const checks = await compareOutputs(
+      testPython(),
+      'A1:A9',
+      RULES.map((_, i) => ({ no: String(i), pred: path.join(dir, `r${i}.xlsx`), gold })),
+    );
+    RULES.forEach(([ref, value, equal, why], i) =>
+      assert.equal(checks[i]!.ok, equal, `${ref} vs ${JSON.stringify(value)}: ${why}`),
+    );
   });
 
   it('answer positions: a quoted sheet name, none (the first golden sheet), several ranges; a missing sheet or output fails with the reason', async () => {
@@ -220,13 +338,16 @@ describe('the official comparison', () => {
     const [noSheet, quoted, list, missingSheet, missingFile] = await compareOutputs(py, 'A1', [
       { no: '1', pred, gold },
       { no: '2', pred: path.join(dir, 'missing.xlsx'), gold },
-    ]).then(async (first) => [
-      first[0]!,
-      (await compareOutputs(py, "'Other'!B2", [{ no: '1', pred, gold }]))[0]!,
-      (await compareOutputs(py, "A1,'Other'!B2:B3", [{ no: '1', pred, gold }]))[0]!,
-      (await compareOutputs(py, 'Nope!A1', [{ no: '1', pred, gold }]))[0]!,
-      first[1]!,
-    ] as const);
+    ]).then(
+      async (first) =>
+        [
+          first[0]!,
+          (await compareOutputs(py, "'Other'!B2", [{ no: '1', pred, gold }]))[0]!,
+          (await compareOutputs(py, "A1,'Other'!B2:B3", [{ no: '1', pred, gold }]))[0]!,
+          (await compareOutputs(py, 'Nope!A1', [{ no: '1', pred, gold }]))[0]!,
+          first[1]!,
+        ] as const,
+    );
     assert.equal(noSheet.ok, true);
     assert.equal(quoted.ok, true);
     assert.equal(list.ok, true);
@@ -234,7 +355,10 @@ describe('the official comparison', () => {
     assert.deepEqual(missingSheet, { ...missingSheet, ok: false, reason: "worksheet 'Nope' is not in the output" });
     assert.deepEqual(missingFile, { ...missingFile, ok: false, reason: 'the output workbook was not written' });
     const unreadable = (await compareOutputs(py, 'A:A', [{ no: '1', pred, gold }]))[0]!;
-    assert.deepEqual([unreadable.ok, unreadable.reason], [false, "answer_position 'A:A' cannot be read: 'A:A' is not a cell or a range of cells"]);
+    assert.deepEqual(
+      [unreadable.ok, unreadable.reason],
+      [false, "answer_position 'A:A' cannot be read: 'A:A' is not a cell or a range of cells"],
+    );
     const wrong = (await compareOutputs(py, 'A1:A2', [{ no: '1', pred: path.join(dir, 'pi3.xlsx'), gold }]))[0]!;
     assert.equal(wrong.reason, 'Sheet1!A1: got 3.15, expected 3.14159');
     assert.deepEqual(
@@ -282,22 +406,41 @@ describe('running generated code', () => {
     const run = await runScript(testPython(), code, input(), scratch, limits);
     assert.equal(run.ok, true, run.log);
     assert.equal(run.log, 'cwd True found []');
-    assert.deepEqual(fs.readdirSync(path.dirname(run.output)).sort(), ['.tmp', 'input.xlsx', 'output.xlsx', 'solution.py']);
+    assert.deepEqual(fs.readdirSync(path.dirname(run.output)).sort(), [
+      '.tmp',
+      'input.xlsx',
+      'output.xlsx',
+      'solution.py',
+    ]);
   });
 
   it('a script inherits no key from the environment; its home and temp directory are its own folder', async () => {
-    const code = ['import os, json, tempfile', "print(json.dumps({'env': dict(os.environ), 'tmp': tempfile.gettempdir(), 'home': os.path.expanduser('~')}))", "open(OUTPUT_PATH, 'w').close()"].join('\n');
+    const code = [
+      'import os, json, tempfile',
+      "print(json.dumps({'env': dict(os.environ), 'tmp': tempfile.gettempdir(), 'home': os.path.expanduser('~')}))",
+      "open(OUTPUT_PATH, 'w').close()",
+    ].join('\n');
     const run = await runScript(testPython(), code, input(), tmpDir(), limits);
     assert.equal(run.ok, true, run.log);
     const seen = JSON.parse(run.log) as { env: Record<string, string>; tmp: string; home: string };
-    for (const value of Object.values(secrets)) assert.ok(!run.log.includes(value), 'a secret value reached the script');
-    assert.deepEqual(Object.keys(seen.env).filter((k) => /KEY|TOKEN|SECRET|PASSWORD/i.test(k)), []);
+    for (const value of Object.values(secrets))
+      assert.ok(!run.log.includes(value), 'a secret value reached the script');
+    assert.deepEqual(
+      Object.keys(seen.env).filter((k) => /KEY|TOKEN|SECRET|PASSWORD/i.test(k)),
+      [],
+    );
     assert.equal(seen.home, path.dirname(run.output));
     assert.equal(seen.tmp, path.join(path.dirname(run.output), '.tmp'));
   });
 
   it('a script that runs forever is stopped at the time limit, with every process it started', async () => {
-    const code = ['import subprocess, time', "child = subprocess.Popen(['sleep', '300'])", "print('child', child.pid, flush=True)", 'while True:', '    time.sleep(0.05)'].join('\n');
+    const code = [
+      'import subprocess, time',
+      "child = subprocess.Popen(['sleep', '300'])",
+      "print('child', child.pid, flush=True)",
+      'while True:',
+      '    time.sleep(0.05)',
+    ].join('\n');
     const run = await runScript(testPython(), code, input(), tmpDir(), { ...limits, timeoutMs: 1500 });
     assert.equal(run.ok, false);
     assert.equal(run.failure, 'stopped after 2 s (time limit)');
@@ -309,7 +452,13 @@ describe('running generated code', () => {
     const loud = await runScript(testPython(), "while True:\n    print('x' * 1000)", input(), tmpDir(), limits);
     assert.equal(loud.failure, 'stopped after printing more than 100000 bytes');
     assert.ok(loud.log.length < 10_000, 'the log is kept short');
-    const big = await runScript(testPython(), "open(OUTPUT_PATH, 'wb').write(b'x' * 6_000_000)", input(), tmpDir(), limits);
+    const big = await runScript(
+      testPython(),
+      "open(OUTPUT_PATH, 'wb').write(b'x' * 6_000_000)",
+      input(),
+      tmpDir(),
+      limits,
+    );
     assert.equal(big.failure, 'exit code 2');
     assert.match(big.log, /File too large/);
   });
@@ -317,13 +466,18 @@ describe('running generated code', () => {
   it('a script stopped because the run is ending is not scored: the rollout fails as an error', async () => {
     const stop = new AbortController();
     stop.abort();
-    await assert.rejects(runScript(testPython(), 'import time\ntime.sleep(30)', input(), tmpDir(), limits, stop.signal), /the script was stopped: the run is ending/);
+    await assert.rejects(
+      runScript(testPython(), 'import time\ntime.sleep(30)', input(), tmpDir(), limits, stop.signal),
+      /the script was stopped: the run is ending/,
+    );
   });
 
   it('INPUT_PATH and OUTPUT_PATH set by the script itself are ignored; sys.exit(0) is a normal end', async () => {
     const run = await runScript(testPython(), `${TOTAL_CODE}\nimport sys\nsys.exit(0)`, input(), tmpDir(), limits);
     assert.equal(run.ok, true, run.log);
-    const [check] = await compareOutputs(testPython(), "'Data'!C2:C4", [{ no: '1', pred: run.output, gold: path.join(r.root, 'spreadsheet', '101', '1_101_answer.xlsx') }]);
+    const [check] = await compareOutputs(testPython(), "'Data'!C2:C4", [
+      { no: '1', pred: run.output, gold: path.join(r.root, 'spreadsheet', '101', '1_101_answer.xlsx') },
+    ]);
     assert.equal(check!.ok, true, check!.reason);
   });
 });
@@ -342,12 +496,16 @@ describe('SpreadsheetBench rollouts', () => {
   it('single: the script of the reply runs on every test case; soft is the share of cases passed', async () => {
     const env = envFor(r);
     // Right on case 1 only: it writes case 1's sums as constants.
-    const hardcoded = "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Data']\nfor r, v in [(2, 3), (3, 7), (4, 11)]:\n    ws.cell(r, 3).value = v\nwb.save(OUTPUT_PATH)";
+    const hardcoded =
+      "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Data']\nfor r, v in [(2, 3), (3, 7), (4, 11)]:\n    ws.cell(r, 3).value = v\nwb.save(OUTPUT_PATH)";
     const target = new ScriptedModel('t', () => fenced(hardcoded));
     const t = await env.rollout(items['101']!, '# Skill\nRead the data.', { target, seed: 1 });
     assert.equal(target.requests.length, 1);
     assert.deepEqual([t.hard, t.soft], [0, 1 / 3]);
-    assert.match(t.failReason!, /^eval-mismatch: Data!C2: got 11, expected 11\.0|^eval-mismatch: Data!C2: got 3, expected 11/);
+    assert.match(
+      t.failReason!,
+      /^eval-mismatch: Data!C2: got 11, expected 11\.0|^eval-mismatch: Data!C2: got 3, expected 11/,
+    );
     const req = target.requests[0]!;
     assert.match(req.system!, /## Skill\n\n# Skill\nRead the data\./);
     assert.equal(req.skill, '# Skill\nRead the data.');
@@ -355,8 +513,14 @@ describe('SpreadsheetBench rollouts', () => {
     assert.match(user, /# Instruction\nPut the total of columns A and B in column C\./);
     assert.match(user, /Answer position \(the cells that are checked\): 'Data'!C2:C4/);
     assert.match(user, /## Sheet "Data": A1:C4, 4 rows x 3 columns\nA1=a \| B1=b \| C1=total\nA2=1 \| B2=2 \| C2=/);
-    assert.match(systemOf(t).content, /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n[\s\S]*Case 2: FAIL, Data!C2: got 3, expected 11\n  Data!C2: got=3, expected=11 ✗/);
-    const right = await env.rollout(items['103']!, '', { target: new ScriptedModel('t', () => fenced(TOTAL_CODE)), seed: 1 });
+    assert.match(
+      systemOf(t).content,
+      /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n[\s\S]*Case 2: FAIL, Data!C2: got 3, expected 11\n  Data!C2: got=3, expected=11 ✗/,
+    );
+    const right = await env.rollout(items['103']!, '', {
+      target: new ScriptedModel('t', () => fenced(TOTAL_CODE)),
+      seed: 1,
+    });
     assert.deepEqual([right.hard, right.soft, right.failReason], [1, 1, undefined]);
     assert.equal(right.predicted, TOTAL_CODE);
   });
@@ -365,15 +529,22 @@ describe('SpreadsheetBench rollouts', () => {
     const env = envFor(r);
     const empty = await env.rollout(items['103']!, '', { target: new ScriptedModel('t', () => ''), seed: 1 });
     assert.deepEqual([empty.hard, empty.failReason], [0, 'empty-code-block']);
-    const crash = await env.rollout(items['103']!, '', { target: new ScriptedModel('t', () => fenced("raise ValueError('no such column')")), seed: 1 });
+    const crash = await env.rollout(items['103']!, '', {
+      target: new ScriptedModel('t', () => fenced("raise ValueError('no such column')")),
+      seed: 1,
+    });
     assert.deepEqual([crash.hard, crash.failReason], [0, 'exec-error: ValueError: no such column']);
-    const nothing = await env.rollout(items['103']!, '', { target: new ScriptedModel('t', () => fenced("print('done')")), seed: 1 });
+    const nothing = await env.rollout(items['103']!, '', {
+      target: new ScriptedModel('t', () => fenced("print('done')")),
+      seed: 1,
+    });
     assert.equal(nothing.failReason, 'output-not-found');
   });
 
   it('multi: an error is fed back in evaluation and training; wrong cells only in training, without the golden values', async () => {
     const env = envFor(r, { mode: 'multi', max_turns: 4 });
-    const formula = "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Data']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(r, 3).value = f'=A{r}+B{r}'\nwb.save(OUTPUT_PATH)";
+    const formula =
+      "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Data']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(r, 3).value = f'=A{r}+B{r}'\nwb.save(OUTPUT_PATH)";
     const replies = (req: ChatRequest, n: number) => {
       if (n === 0) return fenced("import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']");
       const last = lastUserText(req);
@@ -382,21 +553,34 @@ describe('SpreadsheetBench rollouts', () => {
     const evalTarget = new ScriptedModel('t', replies);
     const evaluated = await env.rollout(items['102-3']!, '', { target: evalTarget, seed: 1 });
     assert.equal(evalTarget.requests.length, 2, 'the crash is fed back; the formula output runs and is not checked');
-    assert.match(lastUserText(evalTarget.requests[1]!), /^Your script failed when it ran:\n\n```\n[\s\S]*KeyError: 'Worksheet Sheet1 does not exist\.'\n```/);
+    assert.match(
+      lastUserText(evalTarget.requests[1]!),
+      /^Your script failed when it ran:\n\n```\n[\s\S]*KeyError: 'Worksheet Sheet1 does not exist\.'\n```/,
+    );
     assert.equal(evaluated.hard, 0);
-    assert.match(systemOf(evaluated).content, /These wrong cells hold a formula with no saved value[\s\S]*Data!C2 =A2\+B2/);
+    assert.match(
+      systemOf(evaluated).content,
+      /These wrong cells hold a formula with no saved value[\s\S]*Data!C2 =A2\+B2/,
+    );
 
     const trainTarget = new ScriptedModel('t', replies);
     const trained = await env.rollout(items['102-3']!, '', { target: trainTarget, seed: 1, training: true });
     assert.equal(trainTarget.requests.length, 3);
     const feedback = lastUserText(trainTarget.requests[2]!);
-    assert.match(feedback, /^Your script ran, but some of the cells the task checks hold wrong values:\n  Data!C2: your value = \(empty\) \(wrong\)\n  Data!C3: your value = \(empty\) \(wrong\)\n\n/);
+    assert.match(
+      feedback,
+      /^Your script ran, but some of the cells the task checks hold wrong values:\n  Data!C2: your value = \(empty\) \(wrong\)\n  Data!C3: your value = \(empty\) \(wrong\)\n\n/,
+    );
     assert.doesNotMatch(feedback, /expected|\b8\b|\b10\b/, 'no golden value reaches the target');
     assert.deepEqual([trained.hard, trained.soft], [1, 1]);
     assert.equal(trained.conversation!.filter((c) => 'role' in c && c.role === 'assistant').length, 3);
     // With train_feedback off, training is like evaluation.
     const plain = new ScriptedModel('t', replies);
-    await envFor(r, { mode: 'multi', max_turns: 4, train_feedback: false }).rollout(items['102-3']!, '', { target: plain, seed: 1, training: true });
+    await envFor(r, { mode: 'multi', max_turns: 4, train_feedback: false }).rollout(items['102-3']!, '', {
+      target: plain,
+      seed: 1,
+      training: true,
+    });
     assert.equal(plain.requests.length, 2);
   });
 
@@ -404,22 +588,39 @@ describe('SpreadsheetBench rollouts', () => {
     const env = envFor(r, { mode: 'react', max_turns: 6 });
     const target = new ScriptedModel('t', (req, n) => {
       const calls = [
-        [{ id: 'c1', name: 'python', input: { code: "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nprint(wb.sheetnames, wb['Data'].max_row)" } }],
-        [{ id: 'c2', name: 'write_file', input: { path: '../escape.py', content: 'x' } }, { id: 'c3', name: 'write_file', input: { path: 'solution.py', content: TOTAL_CODE } }],
+        [
+          {
+            id: 'c1',
+            name: 'python',
+            input: {
+              code: "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nprint(wb.sheetnames, wb['Data'].max_row)",
+            },
+          },
+        ],
+        [
+          { id: 'c2', name: 'write_file', input: { path: '../escape.py', content: 'x' } },
+          { id: 'c3', name: 'write_file', input: { path: 'solution.py', content: TOTAL_CODE } },
+        ],
         [{ id: 'c4', name: 'python', input: { script: 'solution.py' } }],
       ][n];
       return calls ? { text: '', toolCalls: calls } : { text: 'solution.py writes the totals.' };
     });
     const t = await env.rollout(items['103']!, 'be careful', { target, seed: 1 });
     assert.deepEqual([t.hard, t.soft], [1, 1]);
-    assert.deepEqual(target.requests[0]!.tools!.map((x) => x.name), ['write_file', 'python']);
+    assert.deepEqual(
+      target.requests[0]!.tools!.map((x) => x.name),
+      ['write_file', 'python'],
+    );
     assert.match(target.requests[0]!.system!, /`python\(script\)` runs a Python file[\s\S]*## Skill\n\nbe careful/);
     const tools = t.conversation!.filter((c): c is { type: 'tool_call'; cmd: string; obs: string } => 'type' in c);
     assert.equal(tools[0]!.obs, "['Data'] 3");
     assert.match(tools[1]!.obs, /^error: \.\.\/escape\.py is outside the working folder/);
     assert.equal(tools[3]!.obs, '(it printed nothing)\n[output.xlsx is in the folder]');
     assert.equal(t.predicted, TOTAL_CODE);
-    const idle = await env.rollout(items['103']!, '', { target: new ScriptedModel('t', () => 'I cannot do this.'), seed: 1 });
+    const idle = await env.rollout(items['103']!, '', {
+      target: new ScriptedModel('t', () => 'I cannot do this.'),
+      seed: 1,
+    });
     assert.equal(idle.failReason, 'no-solution-py');
   });
 
@@ -440,28 +641,78 @@ describe('SpreadsheetBench rollouts', () => {
           ran: `${ran.status}`,
         });
         // Agents report in prose; the code is the file it left, not its message.
-        return { text: 'solution.py is written and run_solution.py runs it.', usage: { input: 100, output: 20, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 } };
+        return {
+          text: 'solution.py is written and run_solution.py runs it.',
+          usage: { input: 100, output: 20, cached: 0, reasoning: 0 },
+          trace: { agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0 },
+        };
       },
     };
-    const target = new HarnessChatModel(agent, { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' });
+    const target = new HarnessChatModel(agent, {
+      backend: 'codex_exec',
+      model: 'test',
+      skillInstall: 'skill',
+      skillName: 'skillopt-target',
+      skillDescription: 'the skill under training',
+    });
     const t = await env.rollout(items['103']!, 'Check every row.', { target, seed: 1 });
     assert.deepEqual([t.hard, t.soft], [1, 1]);
     assert.equal(t.predicted, TOTAL_CODE);
-    assert.deepEqual(t.traces, [{ agent: 'stand-in', steps: [], files: ['solution.py'], errors: [], durationMs: 1, exitCode: 0, returned: { 'solution.py': TOTAL_CODE } }], "the agent's trace is kept, with the script it left");
+    assert.deepEqual(
+      t.traces,
+      [
+        {
+          agent: 'stand-in',
+          steps: [],
+          files: ['solution.py'],
+          errors: [],
+          durationMs: 1,
+          exitCode: 0,
+          returned: { 'solution.py': TOTAL_CODE },
+        },
+      ],
+      "the agent's trace is kept, with the script it left",
+    );
     const [run] = seen;
-    assert.deepEqual(run!.files, ['.agents', '.agents/skills', '.agents/skills/skillopt-target', '.agents/skills/skillopt-target/SKILL.md', 'input.xlsx', 'output.xlsx', 'run_solution.py', 'solution.py', 'task.md']);
+    assert.deepEqual(run!.files, [
+      '.agents',
+      '.agents/skills',
+      '.agents/skills/skillopt-target',
+      '.agents/skills/skillopt-target/SKILL.md',
+      'input.xlsx',
+      'output.xlsx',
+      'run_solution.py',
+      'solution.py',
+      'task.md',
+    ]);
     assert.equal(run!.ran, '0', 'run_solution.py runs the solution in the workspace');
     assert.match(run!.skill, /Check every row\./);
     assert.match(run!.task, /Write your script to `solution\.py`[\s\S]*`python run_solution\.py` runs it/);
     assert.doesNotMatch(run!.task, /Check every row/, 'the skill is installed, not repeated in the task');
     // An agent that leaves no solution.py and answers without code has nothing to score.
     const idle = new HarnessChatModel(
-      { ...agent, run: async () => ({ text: 'I could not finish.', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, trace: { agent: 'stand-in', steps: [], files: [], errors: [], durationMs: 1, exitCode: 0 } }) },
-      { backend: 'codex_exec', model: 'test', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'the skill under training' },
+      {
+        ...agent,
+        run: async () => ({
+          text: 'I could not finish.',
+          usage: { input: 1, output: 1, cached: 0, reasoning: 0 },
+          trace: { agent: 'stand-in', steps: [], files: [], errors: [], durationMs: 1, exitCode: 0 },
+        }),
+      },
+      {
+        backend: 'codex_exec',
+        model: 'test',
+        skillInstall: 'skill',
+        skillName: 'skillopt-target',
+        skillDescription: 'the skill under training',
+      },
     );
     const none = await env.rollout(items['103']!, 'Check every row.', { target: idle, seed: 1 });
     assert.deepEqual([none.hard, none.soft, none.failReason], [0, 0, 'no-solution-py']);
-    await assert.rejects(envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target, seed: 1 }), (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message));
+    await assert.rejects(
+      envFor(r, { mode: 'multi' }).rollout(items['103']!, '', { target, seed: 1 }),
+      (e: Error) => e instanceof UserError && /runs agent targets in mode 'single' only/.test(e.message),
+    );
   });
 
   it('the dry run counts every turn a rollout may take: max_turns in multi and react, one in single or for an agent target', async () => {
@@ -472,7 +723,18 @@ describe('SpreadsheetBench rollouts', () => {
     const plans: ReturnType<typeof planRun>[] = [];
     for (const mode of ['single', 'multi']) {
       const dir = tmpDir();
-      writeFiles(dir, { 'c.yaml': stringify({ env: { name: 'spreadsheetbench', split_dir: r.splits, data_root: r.root, mode, max_turns: 5, start_blank: true } }) });
+      writeFiles(dir, {
+        'c.yaml': stringify({
+          env: {
+            name: 'spreadsheetbench',
+            split_dir: r.splits,
+            data_root: r.root,
+            mode,
+            max_turns: 5,
+            start_blank: true,
+          },
+        }),
+      });
       plans.push(planRun(await planInputFor(loadConfig(path.join(dir, 'c.yaml'), { environment: {} }))));
     }
     const calls = (i: number, stage: string) => plans[i]!.stages.find((st) => st.stage === stage)!;

@@ -37,7 +37,13 @@ describe('README walkthrough: your own tasks', () => {
     const commands = walkthroughCommands(fs.readFileSync(path.join(clone, 'README.md'), 'utf8'));
     assert.ok(commands.length >= 4);
     // A clean home and cache; npm stays offline (npx runs the clone's own bin).
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, XDG_CACHE_HOME: path.join(dir, 'cache'), NO_COLOR: '1', npm_config_offline: 'true' };
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      XDG_CACHE_HOME: path.join(dir, 'cache'),
+      NO_COLOR: '1',
+      npm_config_offline: 'true',
+    };
     let script = '';
     for (const command of commands) {
       // The same shell for every command (exports carry over); stop at the first that fails.
@@ -50,9 +56,15 @@ describe('README walkthrough: your own tasks', () => {
     assert.ok(best.includes(RULES.returns), 'the trained skill has the rule that fixes the validation failure');
     assert.ok(r.stdout.includes(RULES.returns), 'cat printed it');
     const summary = JSON.parse(fs.readFileSync(path.join(clone, 'runs/tickets/summary.json'), 'utf8'));
-    assert.ok(summary.test_hard > summary.baseline_test_hard, `test ${summary.baseline_test_hard} -> ${summary.test_hard}`);
+    assert.ok(
+      summary.test_hard > summary.baseline_test_hard,
+      `test ${summary.baseline_test_hard} -> ${summary.test_hard}`,
+    );
     const evalSummary = JSON.parse(fs.readFileSync(path.join(clone, 'runs/tickets-eval/eval_summary.json'), 'utf8'));
-    assert.deepEqual(evalSummary.cells.map((c: { skill_label: string }) => c.skill_label), ['seed_skill', 'best_skill']);
+    assert.deepEqual(
+      evalSummary.cells.map((c: { skill_label: string }) => c.skill_label),
+      ['seed_skill', 'best_skill'],
+    );
     assert.ok(evalSummary.comparisons[0].hard.diff > 0);
     const models = new Set(fake.requests.map((q) => q.body.model));
     assert.deepEqual([...models].sort(), ['qwen3-32b', 'qwen3-8b']);

@@ -8,8 +8,10 @@
  *   skill shown to it lacks, and answers the other optimizer calls plainly.
  */
 export const RULES = {
-  returns: 'When a message is about sending an item back, an exchange or the refund of a return, route it to returns first, even when it also mentions money or delivery.',
-  technical: 'When something in the app or website fails (crashes, errors, pages or codes that do not work), route it to technical first, even when it mentions the account.',
+  returns:
+    'When a message is about sending an item back, an exchange or the refund of a return, route it to returns first, even when it also mentions money or delivery.',
+  technical:
+    'When something in the app or website fails (crashes, errors, pages or codes that do not work), route it to technical first, even when it mentions the account.',
 };
 const RETURNS_FIRST = /sending an item back[^\n]*returns first/i;
 const TECHNICAL_FIRST = /app or website fails[^\n]*technical first/i;
@@ -50,9 +52,12 @@ export function ticketResponder(body: Body): { text: string; usage: { input: num
     return { text: `The message is about this team.\n<answer>${route(message, system)}</answer>`, usage };
   }
   const skill = skillShown(user);
-  const edits = [RULES.returns, RULES.technical].filter((rule) => !skill.includes(rule)).map((content) => ({ op: 'append', content }));
+  const edits = [RULES.returns, RULES.technical]
+    .filter((rule) => !skill.includes(rule))
+    .map((content) => ({ op: 'append', content }));
   const reply = (value: unknown) => ({ text: JSON.stringify(value), usage });
-  if (schema.startsWith('analyst_')) return reply({ failure_summary: [], patch: { reasoning: 'which topic wins', edits: edits.slice(0, 1) } });
+  if (schema.startsWith('analyst_'))
+    return reply({ failure_summary: [], patch: { reasoning: 'which topic wins', edits: edits.slice(0, 1) } });
   if (schema === 'merged_patch') return reply({ reasoning: 'merged', edits: edits.slice(0, 1) });
   if (schema === 'ranking') return reply({ reasoning: 'in order', selected_indices: [0, 1, 2] });
   if (schema === 'learning_rate') return reply({ learning_rate: 1, reasoning: '' });

@@ -23,8 +23,15 @@ const readJson = (f: string) => JSON.parse(fs.readFileSync(f, 'utf8'));
 const knows = (question: string) => unitHash('e2e', question) < 0.67;
 
 type Message = { role: string; content: unknown };
-const textOf = (content: unknown) => (typeof content === 'string' ? content : ((content ?? []) as { type: string; text?: string }[]).filter((p) => p.type === 'text').map((p) => p.text).join(''));
-const userTexts = (r: Recorded) => (r.body.messages as Message[]).filter((m) => m.role === 'user').map((m) => textOf(m.content));
+const textOf = (content: unknown) =>
+  typeof content === 'string'
+    ? content
+    : ((content ?? []) as { type: string; text?: string }[])
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text)
+        .join('');
+const userTexts = (r: Recorded) =>
+  (r.body.messages as Message[]).filter((m) => m.role === 'user').map((m) => textOf(m.content));
 
 /** The target's answers per benchmark, given question → accepted answer. */
 const responders: Record<string, (answers: Map<string, string>) => (r: Recorded) => Reply> = {
@@ -47,7 +54,8 @@ const responders: Record<string, (answers: Map<string, string>) => (r: Recorded)
     const q = /## Question\n(.*)/.exec(first)![1]!;
     const file = /## Candidate Files\n- (\S+)/.exec(first)![1]!;
     const toolResults = (r.body.messages as Message[]).filter((m) => m.role === 'tool');
-    if (toolResults.length === 0 && r.body.tools) return { text: '', toolCalls: [{ id: 'g1', name: 'grep', arguments: { pattern: 'Table', path: file } }] };
+    if (toolResults.length === 0 && r.body.tools)
+      return { text: '', toolCalls: [{ id: 'g1', name: 'grep', arguments: { pattern: 'Table', path: file } }] };
     return { text: `<answer>${knows(q) ? answers.get(q) : '0'}</answer>` };
   },
 };
@@ -94,31 +102,75 @@ describe('benchmarks train end to end', () => {
       fake.requests.length = 0;
       const loaded = loadConfig(path.join(dir, 'c.yaml'), { environment: {} });
       const out = path.join(dir, 'run');
-      const outcome = await runTraining({ loaded, outRoot: out, configFile: path.join(dir, 'c.yaml'), console: false, environment: {} });
+      const outcome = await runTraining({
+        loaded,
+        outRoot: out,
+        configFile: path.join(dir, 'c.yaml'),
+        console: false,
+        environment: {},
+      });
       assert.equal(outcome.status, 'finished');
       assert.ok(readJson(path.join(out, 'history.json')).length >= 2, 'at least one step per epoch');
       const summary = readJson(path.join(out, 'summary.json'));
-      assert.ok(summary.baseline_test_hard > 0 && summary.baseline_test_hard < 1, `a mixed baseline (${summary.baseline_test_hard})`);
+      assert.ok(
+        summary.baseline_test_hard > 0 && summary.baseline_test_hard < 1,
+        `a mixed baseline (${summary.baseline_test_hard})`,
+      );
       assert.equal(typeof summary.test_hard, 'number');
       assert.ok(fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8').length > 0);
       // The target was asked over HTTP with the benchmark's prompt and the skill in it.
       const bodies = fake.requests.map((r) => r.body);
       assert.ok(bodies.length > 0 && bodies.every((b) => b.model === `fake-${bench}`));
       assert.ok(bodies.some((b) => textOf((b.messages as Message[])[0]!.content).includes('## Skill')));
-      const results = fs.readFileSync(path.join(out, 'test_eval_baseline', 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const results = fs
+        .readFileSync(path.join(out, 'test_eval_baseline', 'results.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(results.length, readJson(path.join(splits, 'test', 'items.json')).length);
-      assert.ok(results.every((r) => !r.error), JSON.stringify(results.find((r) => r.error)));
+      assert.ok(
+        results.every((r) => !r.error),
+        JSON.stringify(results.find((r) => r.error)),
+      );
       assert.ok(results.some((r) => r.hard === 1) && results.some((r) => r.hard === 0));
-      const calls = fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      assert.ok(calls.some((c) => c.purpose === 'analyst'), 'the optimizer reflected on the rollouts');
+      const calls = fs
+        .readFileSync(path.join(out, 'calls.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.ok(
+        calls.some((c) => c.purpose === 'analyst'),
+        'the optimizer reflected on the rollouts',
+      );
       if (bench === 'docvqa') {
-        const parts = bodies.flatMap((b) => (b.messages as Message[]).flatMap((m) => (Array.isArray(m.content) ? m.content : [])));
-        assert.ok(parts.some((p: { type: string; image_url?: { url: string } }) => p.type === 'image_url' && p.image_url!.url.startsWith('data:image/png;base64,')), 'the page image reached the wire');
+        const parts = bodies.flatMap((b) =>
+          (b.messages as Message[]).flatMap((m) => (Array.isArray(m.content) ? m.content : [])),
+        );
+        assert.ok(
+          parts.some(
+            (p: { type: string; image_url?: { url: string } }) =>
+              p.type === 'image_url' && p.image_url!.url.startsWith('data:image/png;base64,'),
+          ),
+          'the page image reached the wire',
+        );
       }
       if (bench === 'officeqa') {
-        assert.ok(bodies.some((b) => (b.tools as { function: { name: string } }[] | undefined)?.map((t) => t.function.name).join() === 'glob,read,grep'));
+        assert.ok(
+          bodies.some(
+            (b) =>
+              (b.tools as { function: { name: string } }[] | undefined)?.map((t) => t.function.name).join() ===
+              'glob,read,grep',
+          ),
+        );
         const toolMessages = bodies.flatMap((b) => (b.messages as Message[]).filter((m) => m.role === 'tool'));
-        assert.ok(toolMessages.some((m) => /Table 1\.- Budget Receipts|Table 2\.- Computed Interest|Table 3\.- Internal Revenue/.test(textOf(m.content))), 'grep results went back to the model');
+        assert.ok(
+          toolMessages.some((m) =>
+            /Table 1\.- Budget Receipts|Table 2\.- Computed Interest|Table 3\.- Internal Revenue/.test(
+              textOf(m.content),
+            ),
+          ),
+          'grep results went back to the model',
+        );
       }
     });
   }

@@ -10,7 +10,13 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { BIN, ROOT } from '../helpers/cli.ts';
-import { startFakeProvider, textOfUser, type Fault, type FakeProvider, type Recorded } from '../helpers/fake-provider.ts';
+import {
+  startFakeProvider,
+  textOfUser,
+  type Fault,
+  type FakeProvider,
+  type Recorded,
+} from '../helpers/fake-provider.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { runShell } from '../envs/shell.ts';
 
@@ -29,14 +35,36 @@ function project(dir: string) {
   });
 }
 
-function config(dir: string, name: string, model: string, url: string, target: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
-  const role = { backend: 'openai_compatible', model, base_url: `${url}/v1`, max_retries: 5, backoff_s: 0.01, backoff_max_s: 0.05, timeout_s: 30, ...target };
+function config(
+  dir: string,
+  name: string,
+  model: string,
+  url: string,
+  target: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): string {
+  const role = {
+    backend: 'openai_compatible',
+    model,
+    base_url: `${url}/v1`,
+    max_retries: 5,
+    backoff_s: 0.01,
+    backoff_max_s: 0.05,
+    timeout_s: 30,
+    ...target,
+  };
   const file = path.join(dir, `${name}.yaml`);
   fs.writeFileSync(
     file,
     stringify({
       model: { target: role, optimizer: { ...role, model: 'unused' }, reasoning_effort: '' },
-      env: { name: 'tasks', train_file: 'train.jsonl', val_file: 'val.jsonl', test_file: 'test.jsonl', workers: WORKERS },
+      env: {
+        name: 'tasks',
+        train_file: 'train.jsonl',
+        val_file: 'val.jsonl',
+        test_file: 'test.jsonl',
+        workers: WORKERS,
+      },
       cache: { mode: 'off' },
       ...extra,
     }),
@@ -58,23 +86,54 @@ describe('skillopt eval uses the training model stack', () => {
     const first = !seen.has(key);
     seen.add(key);
     // A gateway that echoes the key it was given.
-    if (model === 'badkey') return { status: 401, message: `Invalid API key: ${String(r.headers.authorization).replace(/^Bearer /, '')}`, code: 'invalid_api_key' };
-    if (model === 'nope') return { status: 404, message: 'The model `nope` does not exist or you do not have access to it.', code: 'model_not_found' };
+    if (model === 'badkey')
+      return {
+        status: 401,
+        message: `Invalid API key: ${String(r.headers.authorization).replace(/^Bearer /, '')}`,
+        code: 'invalid_api_key',
+      };
+    if (model === 'nope')
+      return {
+        status: 404,
+        message: 'The model `nope` does not exist or you do not have access to it.',
+        code: 'model_not_found',
+      };
     // Half the items fail on their first attempt.
-    if (model === 'flaky' && first && Number(word(r).slice(1)) % 2 === 0) return { status: 503, message: 'The server is overloaded' };
+    if (model === 'flaky' && first && Number(word(r).slice(1)) % 2 === 0)
+      return { status: 503, message: 'The server is overloaded' };
     if (model === 'hang' && first && word(r) === 'w3') return { kind: 'hang' };
     return undefined;
   };
 
-  const evalRun = async (name: string, model: string, target: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, out = path.join(dir, `out-${name}`)) => {
+  const evalRun = async (
+    name: string,
+    model: string,
+    target: Record<string, unknown> = {},
+    extra: Record<string, unknown> = {},
+    out = path.join(dir, `out-${name}`),
+  ) => {
     const file = config(dir, name, model, fake.url, target, extra);
     const cmd = [process.execPath, BIN, 'eval', '--config', file, '--skill', path.join(dir, 'skill.md'), '--out', out];
-    const r = await runShell(cmd.map((a) => `'${a}'`).join(' '), ROOT, { PATH: process.env.PATH ?? '', HOME: dir, XDG_CACHE_HOME: path.join(dir, 'cache'), OPENAI_COMPATIBLE_API_KEY: KEY }, 60_000);
+    const r = await runShell(
+      cmd.map((a) => `'${a}'`).join(' '),
+      ROOT,
+      {
+        PATH: process.env.PATH ?? '',
+        HOME: dir,
+        XDG_CACHE_HOME: path.join(dir, 'cache'),
+        OPENAI_COMPATIBLE_API_KEY: KEY,
+      },
+      60_000,
+    );
     runs[name] = { ...r, out };
   };
 
   before(async () => {
-    fake = await startFakeProvider({ latencyMs: 15, fault: faultFor, respond: (r) => ({ text: `<answer>${word(r)}</answer>` }) });
+    fake = await startFakeProvider({
+      latencyMs: 15,
+      fault: faultFor,
+      respond: (r) => ({ text: `<answer>${word(r)}</answer>` }),
+    });
     dir = tmpDir();
     project(dir);
     const cache = { cache: { mode: 'read_write', path: path.join(dir, 'responses.sqlite') } };
@@ -91,7 +150,8 @@ describe('skillopt eval uses the training model stack', () => {
   });
   after(() => fake.close());
 
-  const summary = (name: string) => JSON.parse(fs.readFileSync(path.join(runs[name]!.out, 'eval_summary.json'), 'utf8'));
+  const summary = (name: string) =>
+    JSON.parse(fs.readFileSync(path.join(runs[name]!.out, 'eval_summary.json'), 'utf8'));
   const calls = (name: string) =>
     fs
       .readFileSync(path.join(runs[name]!.out, 'calls.jsonl'), 'utf8')
@@ -110,7 +170,10 @@ describe('skillopt eval uses the training model stack', () => {
     assert.equal(recs.filter((c) => c.retries === 1).length, ITEMS / 2);
     assert.equal(requests('flaky').length, ITEMS + ITEMS / 2);
     // While calls failed, the console said so, with the last error.
-    assert.match(r.stderr, /\[model\.target openai_compatible:flaky\] \d+ failed attempts?.*retrying; last: .*HTTP 503: The server is overloaded/);
+    assert.match(
+      r.stderr,
+      /\[model\.target openai_compatible:flaky\] \d+ failed attempts?.*retrying; last: .*HTTP 503: The server is overloaded/,
+    );
   });
 
   it('a hung connection times out after timeout_s and is retried', () => {
@@ -127,15 +190,24 @@ describe('skillopt eval uses the training model stack', () => {
     assert.equal(r.status, 1, r.stdout);
     assert.match(r.stderr, /model\.target \(openai_compatible:badkey\): the provider refused the credentials/);
     assert.match(r.stderr, /Invalid API key: \*{4}/);
-    assert.ok(!r.stderr.includes(KEY) && !fs.readFileSync(path.join(r.out, 'calls.jsonl'), 'utf8').includes(KEY), 'the key is redacted');
+    assert.ok(
+      !r.stderr.includes(KEY) && !fs.readFileSync(path.join(r.out, 'calls.jsonl'), 'utf8').includes(KEY),
+      'the key is redacted',
+    );
     assert.equal(fs.existsSync(path.join(r.out, 'eval_summary.json')), false);
-    assert.ok(requests('badkey').length <= WORKERS, `${requests('badkey').length} requests: no retries, no further items`);
+    assert.ok(
+      requests('badkey').length <= WORKERS,
+      `${requests('badkey').length} requests: no retries, no further items`,
+    );
   });
 
   it('an unknown model (404) stops at once with exit 1', () => {
     const r = runs.nope!;
     assert.equal(r.status, 1, r.stdout);
-    assert.match(r.stderr, /the model, deployment or endpoint does not exist: check the model name and base_url.*The model `nope` does not exist/);
+    assert.match(
+      r.stderr,
+      /the model, deployment or endpoint does not exist: check the model name and base_url.*The model `nope` does not exist/,
+    );
     assert.equal(fs.existsSync(path.join(r.out, 'eval_summary.json')), false);
     assert.ok(requests('nope').length <= WORKERS);
   });

@@ -14,12 +14,14 @@ import { lastUserText, ScriptedModel } from '../envs/scripted.ts';
 /** Ten items "Echo wN" → "wN"; even N are type "even". */
 function project() {
   const dir = tmpDir();
-  const line = (n: number) => JSON.stringify({ id: `i${n}`, input: `Echo w${n}`, answer: `w${n}`, kind: n % 2 ? 'odd' : 'even' });
+  const line = (n: number) =>
+    JSON.stringify({ id: `i${n}`, input: `Echo w${n}`, answer: `w${n}`, kind: n % 2 ? 'odd' : 'even' });
   writeFiles(dir, {
     'train.jsonl': [1, 2].map((n) => line(n + 100)).join('\n'),
     'val.jsonl': [3, 4].map((n) => line(n + 100)).join('\n'),
     'test.jsonl': Array.from({ length: 10 }, (_, n) => line(n)).join('\n'),
-    'c.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  fields:\n    type: kind\n',
+    'c.yaml':
+      'model:\n  backend: sim\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  fields:\n    type: kind\n',
     'helpful.md': 'Be helpful.',
     'precise.md': 'Be precise.',
   });
@@ -48,7 +50,8 @@ describe('skillopt eval (library)', () => {
       models: { targets: [follower, stubborn] },
       out: null,
     });
-    const cell = (skill: string, target: string) => summary.cells.find((c) => c.skill_label === skill && c.target === target)!;
+    const cell = (skill: string, target: string) =>
+      summary.cells.find((c) => c.skill_label === skill && c.target === target)!;
     assert.equal(summary.cells.length, 4);
     assert.deepEqual([cell('helpful', 'fake:follower').n_items, cell('helpful', 'fake:follower').errors], [9, 1]);
     assert.ok(Math.abs(cell('helpful', 'fake:follower').hard - 5 / 9) < 1e-6);
@@ -61,7 +64,10 @@ describe('skillopt eval (library)', () => {
     assert.equal(cell('helpful', 'fake:stubborn').by_type.even!.hard, 1);
     assert.equal(cell('helpful', 'fake:stubborn').by_type.odd!.hard, 0);
     // The top-level fields are the first cell's, as the original writes them.
-    assert.deepEqual([summary.skill, summary.split, summary.n_items, summary.hard], [path.join(dir, 'helpful.md'), 'test', 9, cell('helpful', 'fake:follower').hard]);
+    assert.deepEqual(
+      [summary.skill, summary.split, summary.n_items, summary.hard],
+      [path.join(dir, 'helpful.md'), 'test', 9, cell('helpful', 'fake:follower').hard],
+    );
     const [onFollower, onStubborn] = summary.comparisons;
     assert.equal(onFollower!.hard.n, 9, 'paired on the items both scored');
     assert.deepEqual(onFollower!.hard.discordant, { baseline_only: 0, candidate_only: 4 });
@@ -75,19 +81,42 @@ describe('skillopt eval (library)', () => {
     assert.match(md, /\| precise \| 1\.000 \[0\.\d+, 1\.000\] \(n=10\) \| 0\.500 \[/);
     assert.match(md, /\| fake:follower \| helpful \| precise \| 9 \| \+0\.444 .*\| 0\.125 \(McNemar exact\) \|/);
     assert.match(md, /Not scored \(infrastructure errors\): helpful on fake:follower: 1/);
-    const results = fs.readFileSync(path.join(out, 'rollouts', 'fake_follower', 'precise', 'repeat_00', 'results.jsonl'), 'utf8').trim().split('\n');
+    const results = fs
+      .readFileSync(path.join(out, 'rollouts', 'fake_follower', 'precise', 'repeat_00', 'results.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     assert.equal(results.length, 10);
     assert.equal(JSON.parse(results[3]!).conversation[0].content, 'Echo w3', 'each line carries its conversation');
     // Run again into the same directory: every scored rollout is reused, only the failed one is retried.
     const calls = follower.requests.length + stubborn.requests.length;
-    await runEvaluation({ loaded, outRoot: out, configFile: path.join(dir, 'c.yaml'), skillFiles: [path.join(dir, 'helpful.md'), path.join(dir, 'precise.md')], split: 'test', models: { targets: [follower, stubborn] }, out: null });
+    await runEvaluation({
+      loaded,
+      outRoot: out,
+      configFile: path.join(dir, 'c.yaml'),
+      skillFiles: [path.join(dir, 'helpful.md'), path.join(dir, 'precise.md')],
+      split: 'test',
+      models: { targets: [follower, stubborn] },
+      out: null,
+    });
     assert.equal(follower.requests.length + stubborn.requests.length, calls + 1);
   });
 
   it('repeats are distinct samples, averaged per item', async () => {
     const { dir, loaded } = project();
-    const flaky = new ScriptedModel('fake:flaky', (req) => `<answer>${(req.sample ?? 0) === 0 || even(req) ? word(req) : 'x'}</answer>`);
-    const s = await runEvaluation({ loaded, outRoot: path.join(dir, 'o'), configFile: path.join(dir, 'c.yaml'), skillFiles: [path.join(dir, 'helpful.md')], split: 'valid_unseen', repeats: 3, models: { targets: [flaky] }, out: null });
+    const flaky = new ScriptedModel(
+      'fake:flaky',
+      (req) => `<answer>${(req.sample ?? 0) === 0 || even(req) ? word(req) : 'x'}</answer>`,
+    );
+    const s = await runEvaluation({
+      loaded,
+      outRoot: path.join(dir, 'o'),
+      configFile: path.join(dir, 'c.yaml'),
+      skillFiles: [path.join(dir, 'helpful.md')],
+      split: 'valid_unseen',
+      repeats: 3,
+      models: { targets: [flaky] },
+      out: null,
+    });
     assert.equal(flaky.requests.length, 30);
     assert.deepEqual(new Set(flaky.requests.map((r) => r.sample)), new Set([0, 1, 2]));
     const c = s.cells[0]!;
@@ -99,27 +128,61 @@ describe('skillopt eval (library)', () => {
 
   it('a judge-scored env: the judge is used and its calls are counted apart', async () => {
     const { dir } = project();
-    writeFiles(dir, { 'j.yaml': 'model:\n  backend: sim\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  scorer:\n    type: judge\n    rubric: Repeats the word.\n' });
+    writeFiles(dir, {
+      'j.yaml':
+        'model:\n  backend: sim\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  scorer:\n    type: judge\n    rubric: Repeats the word.\n',
+    });
     const loaded = loadConfig(path.join(dir, 'j.yaml'), { environment: {} });
     const target = new ScriptedModel('fake:t', (req) => `<answer>${word(req)}</answer>`);
-    const judge = new ScriptedModel('fake:judge', (req) => (lastUserText(req).includes('w1\n') ? '{"verdict": "incorrect", "score": 0}' : '{"verdict": "correct", "score": 1}'));
-    const s = await runEvaluation({ loaded, outRoot: path.join(dir, 'j'), configFile: path.join(dir, 'j.yaml'), skillFiles: [path.join(dir, 'helpful.md')], split: 'test', models: { targets: [target], judge }, out: null });
+    const judge = new ScriptedModel('fake:judge', (req) =>
+      lastUserText(req).includes('w1\n')
+        ? '{"verdict": "incorrect", "score": 0}'
+        : '{"verdict": "correct", "score": 1}',
+    );
+    const s = await runEvaluation({
+      loaded,
+      outRoot: path.join(dir, 'j'),
+      configFile: path.join(dir, 'j.yaml'),
+      skillFiles: [path.join(dir, 'helpful.md')],
+      split: 'test',
+      models: { targets: [target], judge },
+      out: null,
+    });
     assert.equal(judge.requests.length, 10);
     assert.equal(s.hard, 0.9);
     assert.deepEqual(Object.keys(s.usage).sort(), ['judge', 'rollout']);
-    const calls = fs.readFileSync(path.join(dir, 'j', 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const calls = fs
+      .readFileSync(path.join(dir, 'j', 'calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(calls.filter((c) => c.role === 'judge' && c.purpose === 'judge').length, 10);
   });
 
   it('bad input: split, repeats, skill file, target spec', async () => {
     const { dir, loaded } = project();
-    const base = { loaded, outRoot: path.join(dir, 'o'), configFile: path.join(dir, 'c.yaml'), skillFiles: [path.join(dir, 'helpful.md')], out: null } as const;
+    const base = {
+      loaded,
+      outRoot: path.join(dir, 'o'),
+      configFile: path.join(dir, 'c.yaml'),
+      skillFiles: [path.join(dir, 'helpful.md')],
+      out: null,
+    } as const;
     const model = new ScriptedModel('m', () => 'x');
     await assert.rejects(runEvaluation({ ...base, split: 'dev', models: { targets: [model] } }), /unknown split 'dev'/);
-    await assert.rejects(runEvaluation({ ...base, split: 'test', repeats: 0, models: { targets: [model] } }), /--repeats/);
-    await assert.rejects(runEvaluation({ ...base, split: 'test', skillFiles: [path.join(dir, 'nope.md')] }), /skill file not found/);
+    await assert.rejects(
+      runEvaluation({ ...base, split: 'test', repeats: 0, models: { targets: [model] } }),
+      /--repeats/,
+    );
+    await assert.rejects(
+      runEvaluation({ ...base, split: 'test', skillFiles: [path.join(dir, 'nope.md')] }),
+      /skill file not found/,
+    );
     const role = RoleSchema.parse({ backend: 'sim', model: 'a', base_url: 'http://127.0.0.1:1', concurrency: 3 });
-    assert.deepEqual([targetRole('sim:b', role).model, targetRole('sim:b', role).base_url, targetRole('sim:b', role).concurrency], ['b', 'http://127.0.0.1:1', 3]);
+    assert.deepEqual(
+      [targetRole('sim:b', role).model, targetRole('sim:b', role).base_url, targetRole('sim:b', role).concurrency],
+      ['b', 'http://127.0.0.1:1', 3],
+    );
     assert.throws(() => targetRole('sim', role), /expected BACKEND:MODEL/);
     assert.throws(() => targetRole('nosuch:x', role), /unknown backend 'nosuch'/);
   });
@@ -128,7 +191,17 @@ describe('skillopt eval (library)', () => {
 describe('skillopt eval (CLI)', () => {
   it('the default invocation writes the original eval_summary.json fields', () => {
     const out = path.join(tmpDir(), 'e');
-    const r = runCli(['eval', '--config', 'configs/sim/default.yaml', '--skill', 'configs/sim/seed_skill.md', '--out', out, '--set', 'env.n_test=12']);
+    const r = runCli([
+      'eval',
+      '--config',
+      'configs/sim/default.yaml',
+      '--skill',
+      'configs/sim/seed_skill.md',
+      '--out',
+      out,
+      '--set',
+      'env.n_test=12',
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /seed_skill on sim:\S+: Results: hard=\d\.\d{4} soft=\d\.\d{4} {2}\(n=12\)/);
     const s = JSON.parse(fs.readFileSync(path.join(out, 'eval_summary.json'), 'utf8'));
@@ -143,11 +216,35 @@ describe('skillopt eval (CLI)', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'better.md': 'Write dates as YYYY-MM-DD.\nUse two decimals.\nAnswer in lower case.\n' });
     const out = path.join(dir, 'e');
-    const r = runCli(['eval', '-c', 'configs/sim/default.yaml', '-s', 'configs/sim/seed_skill.md', '-s', path.join(dir, 'better.md'), '-t', 'sim:target-a', '-t', 'sim:target-b', '--split', 'val', '--out', out, '--set', 'env.n_val=10']);
+    const r = runCli([
+      'eval',
+      '-c',
+      'configs/sim/default.yaml',
+      '-s',
+      'configs/sim/seed_skill.md',
+      '-s',
+      path.join(dir, 'better.md'),
+      '-t',
+      'sim:target-a',
+      '-t',
+      'sim:target-b',
+      '--split',
+      'val',
+      '--out',
+      out,
+      '--set',
+      'env.n_val=10',
+    ]);
     assert.equal(r.status, 0, r.stderr);
     const s = JSON.parse(fs.readFileSync(path.join(out, 'eval_summary.json'), 'utf8'));
-    assert.deepEqual(s.cells.map((c: { target: string; skill_label: string }) => `${c.target}/${c.skill_label}`), ['sim:target-a/seed_skill', 'sim:target-a/better', 'sim:target-b/seed_skill', 'sim:target-b/better']);
+    assert.deepEqual(
+      s.cells.map((c: { target: string; skill_label: string }) => `${c.target}/${c.skill_label}`),
+      ['sim:target-a/seed_skill', 'sim:target-a/better', 'sim:target-b/seed_skill', 'sim:target-b/better'],
+    );
     assert.equal(s.comparisons.length, 2);
-    assert.match(fs.readFileSync(path.join(out, 'eval_summary.md'), 'utf8'), /\| skill \| sim:target-a \| sim:target-b \|/);
+    assert.match(
+      fs.readFileSync(path.join(out, 'eval_summary.md'), 'utf8'),
+      /\| skill \| sim:target-a \| sim:target-b \|/,
+    );
   });
 });

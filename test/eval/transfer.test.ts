@@ -16,18 +16,44 @@ describe('skillopt eval --target (transfer)', () => {
   let fake: FakeProvider;
   before(async () => {
     // model-b ignores the task and always says "billing"; model-a routes as the example's target does.
-    fake = await startFakeProvider({ respond: (r) => (r.body.model === 'model-b' ? { text: '<answer>billing</answer>' } : ticketResponder(r.body)) });
+    fake = await startFakeProvider({
+      respond: (r) => (r.body.model === 'model-b' ? { text: '<answer>billing</answer>' } : ticketResponder(r.body)),
+    });
   });
   after(() => fake.close());
 
   it('scores the skill on each target, over HTTP', async () => {
     const dir = tmpDir();
     const out = path.join(dir, 'eval');
-    const cmd = [process.execPath, BIN, 'eval', '--config', 'configs/tasks/example.yaml', '--skill', 'configs/tasks/seed_skill.md', '--target', 'openai_compatible:model-a', '--target', 'openai_compatible:model-b', '--out', out, '--set', 'cache.mode=off'];
-    const r = await runShell(cmd.map((a) => `'${a}'`).join(' '), ROOT, { PATH: process.env.PATH ?? '', HOME: dir, SKILLOPT_BASE_URL: `${fake.url}/v1` }, 120_000);
+    const cmd = [
+      process.execPath,
+      BIN,
+      'eval',
+      '--config',
+      'configs/tasks/example.yaml',
+      '--skill',
+      'configs/tasks/seed_skill.md',
+      '--target',
+      'openai_compatible:model-a',
+      '--target',
+      'openai_compatible:model-b',
+      '--out',
+      out,
+      '--set',
+      'cache.mode=off',
+    ];
+    const r = await runShell(
+      cmd.map((a) => `'${a}'`).join(' '),
+      ROOT,
+      { PATH: process.env.PATH ?? '', HOME: dir, SKILLOPT_BASE_URL: `${fake.url}/v1` },
+      120_000,
+    );
     assert.equal(r.status, 0, r.stderr);
     const s = JSON.parse(fs.readFileSync(path.join(out, 'eval_summary.json'), 'utf8'));
-    assert.deepEqual(s.cells.map((c: { target: string }) => c.target), ['openai_compatible:model-a', 'openai_compatible:model-b']);
+    assert.deepEqual(
+      s.cells.map((c: { target: string }) => c.target),
+      ['openai_compatible:model-a', 'openai_compatible:model-b'],
+    );
     const [a, b] = s.cells;
     assert.equal(a.n_items, 9);
     assert.ok(a.hard > b.hard, `${a.hard} vs ${b.hard}`);

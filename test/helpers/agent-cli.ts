@@ -38,11 +38,29 @@ export function tempDir(prefix: string): string {
 export function testEnvironment(): Record<string, string> {
   const cache = path.join(os.tmpdir(), 'skillopt-test-cli-cache');
   fs.mkdirSync(cache, { recursive: true });
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('skillopt-test-home'), XDG_CACHE_HOME: cache, LANG: 'C.UTF-8' };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: tempDir('skillopt-test-home'),
+    XDG_CACHE_HOME: cache,
+    LANG: 'C.UTF-8',
+  };
 }
 
-export function harnessSettings(over: Partial<HarnessSettings> & Pick<HarnessSettings, 'path' | 'baseUrl'>): HarnessSettings {
-  return { model: 'gpt-5.5', reasoningEffort: '', environment: testEnvironment(), home: '', env: {}, passEnv: [], allowWrites: false, extraArgs: [], apiKeyEnv: '', ...over };
+export function harnessSettings(
+  over: Partial<HarnessSettings> & Pick<HarnessSettings, 'path' | 'baseUrl'>,
+): HarnessSettings {
+  return {
+    model: 'gpt-5.5',
+    reasoningEffort: '',
+    environment: testEnvironment(),
+    home: '',
+    env: {},
+    passEnv: [],
+    allowWrites: false,
+    extraArgs: [],
+    apiKeyEnv: '',
+    ...over,
+  };
 }
 
 /** A file of answers outside any workspace, the way a split file with gold answers sits on disk. */

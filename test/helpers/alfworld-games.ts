@@ -26,10 +26,21 @@ export interface Game {
 }
 
 /** Writes a game under `root`; returns its path relative to `root` (as the manifests give it). */
-export function writeGame(root: string, split: 'train' | 'valid_seen' | 'valid_unseen', name: string, game: Game): string {
+export function writeGame(
+  root: string,
+  split: 'train' | 'valid_seen' | 'valid_unseen',
+  name: string,
+  game: Game,
+): string {
   const obj = game.goal.object.replace(/^./, (c) => c.toUpperCase());
   const target = (game.goal.target ?? 'None').replace(/^./, (c) => c.toUpperCase());
-  const rel = path.join('json_2.1.1', split, `${game.taskType}-${obj}-None-${target}-${name}`, 'trial_T20190909_000000_000000', 'game.json');
+  const rel = path.join(
+    'json_2.1.1',
+    split,
+    `${game.taskType}-${obj}-None-${target}-${name}`,
+    'trial_T20190909_000000_000000',
+    'game.json',
+  );
   fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
   const { taskType: _t, ...spec } = game;
   fs.writeFileSync(path.join(root, rel), JSON.stringify(spec, null, 2));
@@ -49,6 +60,16 @@ export function writeManifest(dir: string, splits: Record<'train' | 'val' | 'tes
   }
   fs.writeFileSync(
     path.join(dir, 'split_manifest.json'),
-    JSON.stringify({ benchmark: 'ALFWorld', manifest_type: 'path_split', counts: Object.fromEntries(Object.entries(splits).map(([s, i]) => [s, i.length])), item_fields: ['id', 'gamefile', 'task_type'], path_root: '$ALFWORLD_DATA' }, null, 2),
+    JSON.stringify(
+      {
+        benchmark: 'ALFWorld',
+        manifest_type: 'path_split',
+        counts: Object.fromEntries(Object.entries(splits).map(([s, i]) => [s, i.length])),
+        item_fields: ['id', 'gamefile', 'task_type'],
+        path_root: '$ALFWORLD_DATA',
+      },
+      null,
+      2,
+    ),
   );
 }

@@ -6,7 +6,10 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(ROOT, 'bin/skillopt.js');
 
 /** Runs the real `skillopt` program, as a user would. */
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): SpawnSyncReturns<string> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
@@ -16,9 +19,16 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
 }
 
 /** The same without blocking this process (a fake server of the test answers the program's calls). */
-export function runCliAsync(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCliAsync(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

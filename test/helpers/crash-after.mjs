@@ -29,7 +29,8 @@ if (root) {
     count++;
     if (count === at) process.kill(process.pid, 'SIGKILL');
   };
-  const writes = (flags) => flags !== undefined && flags !== 'r' && flags !== 'rs' && !(typeof flags === 'number' && (flags & 3) === 0);
+  const writes = (flags) =>
+    flags !== undefined && flags !== 'r' && flags !== 'rs' && !(typeof flags === 'number' && (flags & 3) === 0);
   const wrapPath = (name, nPaths = 1) => {
     const real = fs[name];
     fs[name] = function (...args) {
@@ -37,7 +38,17 @@ if (root) {
       return real.apply(this, args);
     };
   };
-  for (const name of ['writeFileSync', 'appendFileSync', 'mkdirSync', 'rmSync', 'rmdirSync', 'unlinkSync', 'chmodSync', 'symlinkSync']) wrapPath(name);
+  for (const name of [
+    'writeFileSync',
+    'appendFileSync',
+    'mkdirSync',
+    'rmSync',
+    'rmdirSync',
+    'unlinkSync',
+    'chmodSync',
+    'symlinkSync',
+  ])
+    wrapPath(name);
   for (const name of ['renameSync', 'linkSync', 'copyFileSync']) wrapPath(name, 2);
   const realOpen = fs.openSync;
   fs.openSync = function (p, flags, mode) {

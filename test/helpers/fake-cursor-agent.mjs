@@ -26,12 +26,25 @@ let prompt = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => (prompt += d));
 process.stdin.on('end', () => {
-  if (process.env.FAKE_CURSOR_LOG) fs.writeFileSync(process.env.FAKE_CURSOR_LOG, JSON.stringify({ args, prompt, cwd: process.cwd(), env: Object.keys(process.env) }));
+  if (process.env.FAKE_CURSOR_LOG)
+    fs.writeFileSync(
+      process.env.FAKE_CURSOR_LOG,
+      JSON.stringify({ args, prompt, cwd: process.cwd(), env: Object.keys(process.env) }),
+    );
   if (scenario === 'not-logged-in') {
-    process.stderr.write("Error: Authentication required. Please run 'cursor-agent login' first, or set CURSOR_API_KEY environment variable.\n");
+    process.stderr.write(
+      "Error: Authentication required. Please run 'cursor-agent login' first, or set CURSOR_API_KEY environment variable.\n",
+    );
     process.exit(1);
   }
-  emit({ type: 'system', subtype: 'init', apiKeySource: 'login', cwd: workspace, model: 'Auto', permissionMode: 'default' });
+  emit({
+    type: 'system',
+    subtype: 'init',
+    apiKeySource: 'login',
+    cwd: workspace,
+    model: 'Auto',
+    permissionMode: 'default',
+  });
   emit({ type: 'user', message: { role: 'user', content: [{ type: 'text', text: prompt }] } });
   const crashOnce = scenario === 'crash-once' && !fs.existsSync(process.env.FAKE_CURSOR_STATE);
   if (crashOnce) fs.writeFileSync(process.env.FAKE_CURSOR_STATE, 'crashed');
@@ -49,9 +62,41 @@ process.stdin.on('end', () => {
   const skills = fs.existsSync(skillRoot) ? fs.readdirSync(skillRoot) : [];
   const rel = skills.length ? `.cursor/skills/${skills[0]}/SKILL.md` : 'task.md';
   const content = fs.readFileSync(path.join(workspace, rel), 'utf8');
-  emit({ type: 'tool_call', subtype: 'started', call_id: 'toolu_vrtx_01', tool_call: { readToolCall: { args: { path: rel } } } });
-  emit({ type: 'tool_call', subtype: 'completed', call_id: 'toolu_vrtx_01', tool_call: { readToolCall: { args: { path: rel }, result: { success: { content, isEmpty: false, exceededLimit: false, totalLines: content.split('\n').length, totalChars: content.length } } } } });
+  emit({
+    type: 'tool_call',
+    subtype: 'started',
+    call_id: 'toolu_vrtx_01',
+    tool_call: { readToolCall: { args: { path: rel } } },
+  });
+  emit({
+    type: 'tool_call',
+    subtype: 'completed',
+    call_id: 'toolu_vrtx_01',
+    tool_call: {
+      readToolCall: {
+        args: { path: rel },
+        result: {
+          success: {
+            content,
+            isEmpty: false,
+            exceededLimit: false,
+            totalLines: content.split('\n').length,
+            totalChars: content.length,
+          },
+        },
+      },
+    },
+  });
   const answer = `<answer>${content.split('\n').filter(Boolean).pop()}</answer>`;
   emit({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: answer }] } });
-  emit({ type: 'result', subtype: 'success', duration_ms: 1200, duration_api_ms: 1200, is_error: false, result: answer, request_id: '7c1e9a04', usage: { inputTokens: 900, outputTokens: 12, cacheReadTokens: 100, cacheWriteTokens: 0 } });
+  emit({
+    type: 'result',
+    subtype: 'success',
+    duration_ms: 1200,
+    duration_api_ms: 1200,
+    is_error: false,
+    result: answer,
+    request_id: '7c1e9a04',
+    usage: { inputTokens: 900, outputTokens: 12, cacheReadTokens: 100, cacheWriteTokens: 0 },
+  });
 });

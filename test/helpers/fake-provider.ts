@@ -32,7 +32,14 @@ export interface Reply {
   text?: string;
   toolCalls?: { id: string; name: string; arguments: unknown }[];
   /** `input` counts every input token: cache reads (`cached`) and cache writes (`cacheWrite`, of which `cacheWrite1h` for an hour) included. */
-  usage?: { input: number; output: number; cached?: number; reasoning?: number; cacheWrite?: number; cacheWrite1h?: number };
+  usage?: {
+    input: number;
+    output: number;
+    cached?: number;
+    reasoning?: number;
+    cacheWrite?: number;
+    cacheWrite1h?: number;
+  };
   /** The finish reason in the wire's words (`length`, `max_output_tokens` for Responses, which then reports `incomplete`; `max_tokens` for Anthropic). */
   finish?: string;
   /** Extra response headers (e.g. rate-limit state). */
@@ -68,7 +75,12 @@ export interface FakeProvider {
 }
 
 function lastUserText(wire: Wire, body: any): string {
-  const items: any[] = wire === 'responses' ? (Array.isArray(body.input) ? body.input : [{ role: 'user', content: body.input }]) : (body.messages ?? []);
+  const items: any[] =
+    wire === 'responses'
+      ? Array.isArray(body.input)
+        ? body.input
+        : [{ role: 'user', content: body.input }]
+      : (body.messages ?? []);
   for (let i = items.length - 1; i >= 0; i--) {
     const m = items[i];
     if (m.role !== 'user') continue;
@@ -88,10 +100,19 @@ export function textOfUser(r: Recorded): string {
 function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>, vllm: boolean): unknown {
   const message: any = { role: 'assistant', content: reply.text ?? null };
   if (reply.toolCalls?.length) {
-    message.tool_calls = reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+    message.tool_calls = reply.toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
   }
   if (vllm) Object.assign(message, { reasoning_content: null, refusal: null });
-  const choice: any = { index: 0, message, logprobs: null, finish_reason: reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop') };
+  const choice: any = {
+    index: 0,
+    message,
+    logprobs: null,
+    finish_reason: reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop'),
+  };
   if (vllm) choice.stop_reason = null;
   const body: any = {
     id: `chatcmpl-${r.at}`,
@@ -104,11 +125,20 @@ function chatBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['
       completion_tokens: usage.output,
       total_tokens: usage.input + usage.output,
       // Gateways that bill cache writes report them as cache_write_tokens; OpenAI itself does not.
-      prompt_tokens_details: vllm && !usage.cached ? null : { cached_tokens: usage.cached, ...(usage.cacheWrite ? { cache_write_tokens: usage.cacheWrite } : {}) },
+      prompt_tokens_details:
+        vllm && !usage.cached
+          ? null
+          : { cached_tokens: usage.cached, ...(usage.cacheWrite ? { cache_write_tokens: usage.cacheWrite } : {}) },
       completion_tokens_details: { reasoning_tokens: usage.reasoning },
     },
   };
-  if (vllm) Object.assign(body, { prompt_logprobs: null, kv_transfer_params: null, service_tier: null, system_fingerprint: null });
+  if (vllm)
+    Object.assign(body, {
+      prompt_logprobs: null,
+      kv_transfer_params: null,
+      service_tier: null,
+      system_fingerprint: null,
+    });
   return body;
 }
 
@@ -119,10 +149,23 @@ export function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNull
   const cutOff = reply.finish !== undefined && !reply.text;
   if (cutOff) output.push({ id: 'rs_1', type: 'reasoning', summary: [] });
   else if (reply.text !== undefined) {
-    output.push({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
+    output.push({
+      type: 'message',
+      id: 'msg_1',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: reply.text, annotations: [] }],
+    });
   }
   for (const c of reply.toolCalls ?? []) {
-    output.push({ type: 'function_call', id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.arguments), status: 'completed' });
+    output.push({
+      type: 'function_call',
+      id: `fc_${c.id}`,
+      call_id: c.id,
+      name: c.name,
+      arguments: JSON.stringify(c.arguments),
+      status: 'completed',
+    });
   }
   return {
     id: `resp_${r.at}`,
@@ -145,7 +188,8 @@ export function responsesBody(r: Recorded, reply: Reply, usage: Required<NonNull
 export function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNullable<Reply['usage']>>): unknown {
   const content: any[] = [];
   // Stopped by max_tokens while thinking: only the (unfinished) thinking block.
-  if (reply.finish === 'max_tokens' && !reply.text) content.push({ type: 'thinking', thinking: 'Let me work through', signature: 'EqQBCkYIBxgCKkB' });
+  if (reply.finish === 'max_tokens' && !reply.text)
+    content.push({ type: 'thinking', thinking: 'Let me work through', signature: 'EqQBCkYIBxgCKkB' });
   else if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
   for (const c of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
   return {
@@ -161,7 +205,10 @@ export function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNull
       input_tokens: usage.input - usage.cached - usage.cacheWrite,
       cache_creation_input_tokens: usage.cacheWrite,
       cache_read_input_tokens: usage.cached,
-      cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite - usage.cacheWrite1h, ephemeral_1h_input_tokens: usage.cacheWrite1h },
+      cache_creation: {
+        ephemeral_5m_input_tokens: usage.cacheWrite - usage.cacheWrite1h,
+        ephemeral_1h_input_tokens: usage.cacheWrite1h,
+      },
       output_tokens: usage.output,
       service_tier: 'standard',
     },
@@ -170,10 +217,24 @@ export function anthropicBody(r: Recorded, reply: Reply, usage: Required<NonNull
 
 export function errorBody(wire: Wire, status: number, message: string, code?: string, param?: string): unknown {
   if (wire === 'anthropic') {
-    const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+    const type =
+      status === 429
+        ? 'rate_limit_error'
+        : status === 401
+          ? 'authentication_error'
+          : status >= 500
+            ? 'api_error'
+            : 'invalid_request_error';
     return { type: 'error', error: { type, message } };
   }
-  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: code ?? null, param: param ?? null } };
+  return {
+    error: {
+      message,
+      type: status >= 500 ? 'server_error' : 'invalid_request_error',
+      code: code ?? null,
+      param: param ?? null,
+    },
+  };
 }
 
 const NO_REASONING = /^(gpt-4|gpt-3\.5|chatgpt-|gpt-5-chat)/;
@@ -183,12 +244,23 @@ const NO_THINKING = /^claude-(3-5-|3-haiku|3-opus|3-sonnet)/;
 function unsupportedOption(wire: Wire, body: any): Fault | undefined {
   const model = String(body.model ?? '');
   if (wire === 'chat' && body.reasoning_effort !== undefined && NO_REASONING.test(model)) {
-    return { status: 400, message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.", code: 'unsupported_parameter', param: 'reasoning_effort' };
+    return {
+      status: 400,
+      message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+      code: 'unsupported_parameter',
+      param: 'reasoning_effort',
+    };
   }
   if (wire === 'responses' && body.reasoning?.effort !== undefined && NO_REASONING.test(model)) {
-    return { status: 400, message: "Unsupported parameter: 'reasoning.effort' is not supported with this model.", code: 'unsupported_parameter', param: 'reasoning.effort' };
+    return {
+      status: 400,
+      message: "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+      code: 'unsupported_parameter',
+      param: 'reasoning.effort',
+    };
   }
-  if (wire === 'anthropic' && body.thinking?.type === 'enabled' && NO_THINKING.test(model)) return { status: 400, message: `'${model}' does not support thinking.` };
+  if (wire === 'anthropic' && body.thinking?.type === 'enabled' && NO_THINKING.test(model))
+    return { status: 400, message: `'${model}' does not support thinking.` };
   return undefined;
 }
 
@@ -207,12 +279,28 @@ function fakeCore(options: FakeOptions) {
   let inFlight = 0;
   let maxInFlight = 0;
   const sent = { input: 0, output: 0, cached: 0, reasoning: 0, replies: 0 };
-  const json = (status: number, payload: unknown, headers: Record<string, string> = {}): Outcome => ({ status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload) });
+  const json = (status: number, payload: unknown, headers: Record<string, string> = {}): Outcome => ({
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(payload),
+  });
 
-  async function handle(method: string, href: string, headers: http.IncomingHttpHeaders, bodyText: string, onClosed: (done: () => void) => void): Promise<Outcome> {
+  async function handle(
+    method: string,
+    href: string,
+    headers: http.IncomingHttpHeaders,
+    bodyText: string,
+    onClosed: (done: () => void) => void,
+  ): Promise<Outcome> {
     const url = new URL(href, 'http://127.0.0.1');
     const p = url.pathname;
-    const wire: Wire | undefined = p.endsWith('/chat/completions') ? 'chat' : p.endsWith('/responses') ? 'responses' : p.endsWith('/messages') ? 'anthropic' : undefined;
+    const wire: Wire | undefined = p.endsWith('/chat/completions')
+      ? 'chat'
+      : p.endsWith('/responses')
+        ? 'responses'
+        : p.endsWith('/messages')
+          ? 'anthropic'
+          : undefined;
     let body: any = {};
     try {
       body = bodyText ? JSON.parse(bodyText) : {};
@@ -220,7 +308,15 @@ function fakeCore(options: FakeOptions) {
       body = { unparsed: bodyText };
     }
     if (!wire) return json(404, { error: { message: `no route ${p}` } });
-    const rec: Recorded = { wire, method, path: p, query: Object.fromEntries(url.searchParams), headers, body, at: performance.now() - started };
+    const rec: Recorded = {
+      wire,
+      method,
+      path: p,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      body,
+      at: performance.now() - started,
+    };
     const index = requests.length;
     requests.push(rec);
     inFlight++;
@@ -243,17 +339,39 @@ function fakeCore(options: FakeOptions) {
         }
         if (fault.kind === 'malformed') {
           done();
-          return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id": "x", "choices": [ {"index": 0, "message": ' };
+          return {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+            body: '{"id": "x", "choices": [ {"index": 0, "message": ',
+          };
         }
       }
       if (fault && 'status' in fault) {
         done();
-        return json(fault.status, errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code, fault.param), fault.headers);
+        return json(
+          fault.status,
+          errorBody(wire, fault.status, fault.message ?? `fake ${fault.status}`, fault.code, fault.param),
+          fault.headers,
+        );
       }
-      const reply: Reply = fault?.kind === 'empty' ? { text: '' } : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
+      const reply: Reply =
+        fault?.kind === 'empty'
+          ? { text: '' }
+          : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
       const usage = { input: 20, output: 10, cached: 0, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0, ...reply.usage };
-      const payload = wire === 'chat' ? chatBody(rec, reply, usage, options.vllm ?? false) : wire === 'responses' ? responsesBody(rec, reply, usage) : anthropicBody(rec, reply, usage);
-      if (fault?.kind === 'drip') return { kind: 'drip', headers: { 'content-type': 'application/json', ...(reply.headers ?? {}) }, body: JSON.stringify(payload), done };
+      const payload =
+        wire === 'chat'
+          ? chatBody(rec, reply, usage, options.vllm ?? false)
+          : wire === 'responses'
+            ? responsesBody(rec, reply, usage)
+            : anthropicBody(rec, reply, usage);
+      if (fault?.kind === 'drip')
+        return {
+          kind: 'drip',
+          headers: { 'content-type': 'application/json', ...(reply.headers ?? {}) },
+          body: JSON.stringify(payload),
+          done,
+        };
       if (fault?.kind !== 'empty') {
         sent.input += usage.input;
         sent.output += usage.output;
@@ -285,7 +403,13 @@ export async function startFakeProvider(options: FakeOptions = {}): Promise<Fake
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const outcome = await handle(req.method ?? '', req.url ?? '/', req.headers, Buffer.concat(chunks).toString('utf8'), (done) => req.socket.once('close', done));
+    const outcome = await handle(
+      req.method ?? '',
+      req.url ?? '/',
+      req.headers,
+      Buffer.concat(chunks).toString('utf8'),
+      (done) => req.socket.once('close', done),
+    );
     if ('kind' in outcome) {
       if (outcome.kind === 'reset') req.socket.destroy();
       if (outcome.kind === 'drip') {
@@ -346,10 +470,14 @@ function drip(body: string, done: () => void, signal: AbortSignal): ReadableStre
           stop();
         }
       }, 100);
-      signal.addEventListener('abort', () => {
-        stop();
-        controller.error(signal.reason);
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          stop();
+          controller.error(signal.reason);
+        },
+        { once: true },
+      );
     },
     cancel: stop,
   });
@@ -363,10 +491,23 @@ export function fakeProviderFetch(options: FakeOptions = {}): InProcessFake {
     const request = new Request(input, init);
     const headers = Object.fromEntries([...request.headers].map(([k, v]) => [k.toLowerCase(), v]));
     let closed: (() => void) | undefined;
-    const outcome = await handle(request.method, `${new URL(request.url).pathname}${new URL(request.url).search}`, headers, await request.text(), (done) => (closed = done));
+    const outcome = await handle(
+      request.method,
+      `${new URL(request.url).pathname}${new URL(request.url).search}`,
+      headers,
+      await request.text(),
+      (done) => (closed = done),
+    );
     if ('kind' in outcome) {
-      if (outcome.kind === 'reset') throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
-      if (outcome.kind === 'drip') return new Response(drip(outcome.body, outcome.done, request.signal), { status: 200, headers: outcome.headers });
+      if (outcome.kind === 'reset')
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+        });
+      if (outcome.kind === 'drip')
+        return new Response(drip(outcome.body, outcome.done, request.signal), {
+          status: 200,
+          headers: outcome.headers,
+        });
       return new Promise<Response>((_, reject) => {
         const abort = () => {
           closed?.();

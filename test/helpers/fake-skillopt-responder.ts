@@ -15,9 +15,18 @@ import type { Item } from '../../src/envs/types.ts';
 import type { Recorded, Reply } from './fake-provider.ts';
 
 /** Conventions that fix a kind of task alone come first (names, counts, percentages). */
-const ORDER = ['lower_case', 'no_thousands', 'percent_symbol', 'two_decimals', 'unit_space', 'currency_code', 'date_iso'];
+const ORDER = [
+  'lower_case',
+  'no_thousands',
+  'percent_symbol',
+  'two_decimals',
+  'unit_space',
+  'currency_code',
+  'date_iso',
+];
 
-const NEXT_SECTION = /\n\n## (Edits Budget|Suggestions Budget|Update Format|Previous Steps|Patches to merge|Two merged groups|Pool of)/;
+const NEXT_SECTION =
+  /\n\n## (Edits Budget|Suggestions Budget|Update Format|Previous Steps|Patches to merge|Two merged groups|Pool of)/;
 
 export function skillInPrompt(user: string): string {
   const start = user.indexOf('## Current Skill\n');
@@ -42,9 +51,19 @@ export function chatParts(r: Recorded): { system: string; user: string; schemaNa
 }
 
 /** The simulated target's answer to a task (`fact`: what it knows of it), or a miss for a task it does not know. */
-export async function simTargetReply(target: SimModel, system: string, user: string, task: { id: string; fact?: unknown } | undefined): Promise<Reply> {
+export async function simTargetReply(
+  target: SimModel,
+  system: string,
+  user: string,
+  task: { id: string; fact?: unknown } | undefined,
+): Promise<Reply> {
   if (!task) return { text: '<answer>unknown</answer>', usage: { input: 50, output: 5 } };
-  const res = await target.complete({ purpose: 'rollout', system, messages: [{ role: 'user', content: user }], meta: { kind: 'sim_task', task: { id: task.id, fact: task.fact as never } } });
+  const res = await target.complete({
+    purpose: 'rollout',
+    system,
+    messages: [{ role: 'user', content: user }],
+    meta: { kind: 'sim_task', task: { id: task.id, fact: task.fact as never } },
+  });
   return { text: res.text, usage: { input: res.usage.input, output: res.usage.output } };
 }
 

@@ -8,7 +8,11 @@ import { tmpDir, writeFiles } from './tmp.ts';
 let shared: string | undefined;
 let counter = 0;
 
-export function configWith(sections: Record<string, unknown>, environment: Record<string, string> = {}, overrides: string[] = []): LoadedConfig & { dir: string } {
+export function configWith(
+  sections: Record<string, unknown>,
+  environment: Record<string, string> = {},
+  overrides: string[] = [],
+): LoadedConfig & { dir: string } {
   shared ??= tmpDir();
   const dir = path.join(shared, String(++counter));
   writeFiles(dir, { 'config.yaml': stringify(sections) });

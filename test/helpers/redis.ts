@@ -22,10 +22,16 @@ function freePort(): Promise<number> {
 export async function startRedis(): Promise<TestRedis> {
   const port = await freePort();
   const dir = tmpDir('skillopt-redis-');
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.once('error', (err) => reject(new Error(`redis-server could not start (install Debian's redis-server): ${err.message}`)));
+    child.once('error', (err) =>
+      reject(new Error(`redis-server could not start (install Debian's redis-server): ${err.message}`)),
+    );
     child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out}`)));
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();

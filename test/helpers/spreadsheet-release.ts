@@ -61,11 +61,24 @@ export function makeManifest(dir: string, splits: Record<'train' | 'val' | 'test
     fs.mkdirSync(path.join(dir, split), { recursive: true });
     fs.writeFileSync(
       path.join(dir, split, 'items.json'),
-      JSON.stringify(records.map((r) => ({ id: r.id, spreadsheet_path: r.spreadsheet_path, instruction_type: r.instruction_type })), null, 2),
+      JSON.stringify(
+        records.map((r) => ({ id: r.id, spreadsheet_path: r.spreadsheet_path, instruction_type: r.instruction_type })),
+        null,
+        2,
+      ),
     );
   }
   fs.writeFileSync(
     path.join(dir, 'split_manifest.json'),
-    JSON.stringify({ benchmark: 'SpreadsheetBench', manifest_type: 'id_split', counts: Object.fromEntries(Object.entries(splits).map(([s, r]) => [s, r.length])), item_fields: ['id', 'spreadsheet_path', 'instruction_type'] }, null, 2),
+    JSON.stringify(
+      {
+        benchmark: 'SpreadsheetBench',
+        manifest_type: 'id_split',
+        counts: Object.fromEntries(Object.entries(splits).map(([s, r]) => [s, r.length])),
+        item_fields: ['id', 'spreadsheet_path', 'instruction_type'],
+      },
+      null,
+      2,
+    ),
   );
 }

@@ -18,7 +18,10 @@ export interface SimRun {
 }
 
 /** Trains on the sim config in this process, quietly. */
-export async function trainSim(overrides: string[] = [], out = path.join(tmpDir('skillopt-sim-'), 'run')): Promise<SimRun> {
+export async function trainSim(
+  overrides: string[] = [],
+  out = path.join(tmpDir('skillopt-sim-'), 'run'),
+): Promise<SimRun> {
   const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
   const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false });
   const summary = outcome.status === 'finished' ? outcome.summary : {};
@@ -35,10 +38,17 @@ export function readText(file: string): string {
 /** history.json without what each step paid (tokens, rollouts run): a resumed step pays less. */
 export function historyOf(out: string): string {
   return JSON.stringify(
-    (JSON.parse(readText(path.join(out, 'history.json'))) as Record<string, unknown>[]).map(({ tokens: _t, gate, ...r }) => {
-      const { rollouts_used: _u, rollouts_saved: _s, cache_hits: _c, ...decision } = (gate ?? {}) as Record<string, unknown>;
-      return { ...r, gate: decision };
-    }),
+    (JSON.parse(readText(path.join(out, 'history.json'))) as Record<string, unknown>[]).map(
+      ({ tokens: _t, gate, ...r }) => {
+        const {
+          rollouts_used: _u,
+          rollouts_saved: _s,
+          cache_hits: _c,
+          ...decision
+        } = (gate ?? {}) as Record<string, unknown>;
+        return { ...r, gate: decision };
+      },
+    ),
     null,
     1,
   );

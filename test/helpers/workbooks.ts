@@ -14,7 +14,12 @@ const SCRIPT = path.join(import.meta.dirname, 'make_workbooks.py');
 
 /** The interpreter the env will use (python3 with openpyxl and pandas). */
 export function testPython(): string {
-  return findPython('', { who: 'the SpreadsheetBench tests', modules: ['openpyxl', 'pandas'], install: 'apt-get install python3-openpyxl python3-pandas', optionKey: 'env.python' });
+  return findPython('', {
+    who: 'the SpreadsheetBench tests',
+    modules: ['openpyxl', 'pandas'],
+    install: 'apt-get install python3-openpyxl python3-pandas',
+    optionKey: 'env.python',
+  });
 }
 
 export function makeWorkbooks(spec: WorkbookSpec): void {

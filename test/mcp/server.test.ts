@@ -33,9 +33,18 @@ function setup(sleepYaml = ''): Setup {
   fh.close();
   const dir = tmpDir();
   const crontab = path.join(dir, 'crontab');
-  fs.writeFileSync(crontab, `#!/bin/sh\nT='${dir}/table'\nif [ "$1" = "-l" ]; then\n  if [ -f "$T" ]; then cat "$T"; else echo "no crontab for tester" >&2; exit 1; fi\nelse cat > "$T"; fi\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    crontab,
+    `#!/bin/sh\nT='${dir}/table'\nif [ "$1" = "-l" ]; then\n  if [ -f "$T" ]; then cat "$T"; else echo "no crontab for tester" >&2; exit 1; fi\nelse cat > "$T"; fi\n`,
+    { mode: 0o755 },
+  );
   writeFiles(dir, { 'sleep.yaml': `state_dir: ${JSON.stringify(path.join(dir, 'state'))}\n${sleepYaml}` });
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fh.home, SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml'), SKILLOPT_CRONTAB: crontab };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: fh.home,
+    SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml'),
+    SKILLOPT_CRONTAB: crontab,
+  };
   return { project, home: fh.home, env };
 }
 
@@ -44,7 +53,15 @@ after(() => Promise.all(clients.map((c) => c.close())));
 
 async function connect(s: Setup, capabilities: { elicitation?: Record<string, unknown> } = {}): Promise<Client> {
   const client = new Client({ name: 'skillopt-test', version: '1.0.0' }, { capabilities });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--project', s.project], env: s.env, cwd: s.project, stderr: 'pipe' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', '--project', s.project],
+      env: s.env,
+      cwd: s.project,
+      stderr: 'pipe',
+    }),
+  );
   clients.push(client);
   return client;
 }
@@ -77,14 +94,33 @@ test('the server lists its tools, each with an input schema', async () => {
   const { s, client } = await sharedServer();
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['eval', 'run_progress', 'sleep_adopt', 'sleep_dry_run', 'sleep_harvest', 'sleep_history', 'sleep_rollback', 'sleep_run', 'sleep_schedule', 'sleep_status', 'sleep_unschedule', 'train']);
+  assert.deepEqual(names, [
+    'eval',
+    'run_progress',
+    'sleep_adopt',
+    'sleep_dry_run',
+    'sleep_harvest',
+    'sleep_history',
+    'sleep_rollback',
+    'sleep_run',
+    'sleep_schedule',
+    'sleep_status',
+    'sleep_unschedule',
+    'train',
+  ]);
   const train = tools.find((t) => t.name === 'train')!;
   assert.deepEqual(train.inputSchema.required, ['config']);
   const schedule = tools.find((t) => t.name === 'sleep_schedule')!;
-  assert.deepEqual((schedule.inputSchema.properties as any).hour, { type: 'integer', minimum: 0, maximum: 23, default: 3, description: 'hour, 0-23' });
+  assert.deepEqual((schedule.inputSchema.properties as any).hour, {
+    type: 'integer',
+    minimum: 0,
+    maximum: 23,
+    default: 3,
+    description: 'hour, 0-23',
+  });
 });
 
-test('sleep_dry_run reports the agent sessions of the project, from the user\'s real transcript files', async () => {
+test("sleep_dry_run reports the agent sessions of the project, from the user's real transcript files", async () => {
   const { s, client } = await sharedServer();
   const r = await client.callTool({ name: 'sleep_dry_run', arguments: { sources: ['claude'], since: '2026-11-01' } });
   assert.equal(r.isError, undefined, textOf(r));
@@ -97,7 +133,20 @@ test('train runs a config of the project with progress notifications; run_progre
   const { s, client } = await sharedServer();
   const progress: { progress: number; total?: number; message?: string }[] = [];
   const r = await client.callTool(
-    { name: 'train', arguments: { config: 'configs/sim/default.yaml', out: 'runs/one', set: ['train.num_epochs=1', 'env.n_train=20', 'env.n_val=10', 'env.n_test=10', 'model.target.options.latency_ms=40'] } },
+    {
+      name: 'train',
+      arguments: {
+        config: 'configs/sim/default.yaml',
+        out: 'runs/one',
+        set: [
+          'train.num_epochs=1',
+          'env.n_train=20',
+          'env.n_val=10',
+          'env.n_test=10',
+          'model.target.options.latency_ms=40',
+        ],
+      },
+    },
     undefined,
     { onprogress: (p) => progress.push(p), timeout: 120_000 },
   );
@@ -114,7 +163,10 @@ test('a cancelled train call stops the run at a safe point, resumable', async ()
   const { s, client } = await sharedServer();
   const controller = new AbortController();
   const call = client.callTool(
-    { name: 'train', arguments: { config: 'configs/sim/default.yaml', out: 'runs/long', set: ['model.target.options.latency_ms=300'] } },
+    {
+      name: 'train',
+      arguments: { config: 'configs/sim/default.yaml', out: 'runs/long', set: ['model.target.options.latency_ms=300'] },
+    },
     undefined,
     { signal: controller.signal, timeout: 120_000, onprogress: () => controller.abort('the user cancelled') },
   );
@@ -168,10 +220,13 @@ test('without elicitation the gated tools are refused, unless the Sleep config a
   client = other;
   r = await client.callTool({ name: 'sleep_schedule', arguments: {} });
   assert.equal(r.isError, undefined, textOf(r));
-  assert.match(fs.readFileSync(path.join(path.dirname(allowed.env.SKILLOPT_CRONTAB!), 'table'), 'utf8'), /^17 3 \* \* \* /m);
+  assert.match(
+    fs.readFileSync(path.join(path.dirname(allowed.env.SKILLOPT_CRONTAB!), 'table'), 'utf8'),
+    /^17 3 \* \* \* /m,
+  );
 });
 
-test('arguments outside a tool\'s schema are refused before anything runs', async () => {
+test("arguments outside a tool's schema are refused before anything runs", async () => {
   const { s, client } = await sharedServer();
   const table = path.join(path.dirname(s.env.SKILLOPT_CRONTAB!), 'table');
   const before = fs.existsSync(table) ? fs.readFileSync(table, 'utf8') : undefined;
@@ -181,17 +236,28 @@ test('arguments outside a tool\'s schema are refused before anything runs', asyn
   assert.equal(fs.existsSync(table) ? fs.readFileSync(table, 'utf8') : undefined, before);
 });
 
-const LIVE = '---\nname: depot-records\ndescription: How to answer questions about the depot.\n---\n\n# Depot records\n';
+const LIVE =
+  '---\nname: depot-records\ndescription: How to answer questions about the depot.\n---\n\n# Depot records\n';
 const PROPOSED = `${LIVE}\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- Write every date as YYYY-MM-DD.\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n`;
 
 /** A project with a night staged for it (a proposal for its skill and the diff), Sleep's state inside it. */
 function stagedSetup(): Setup & { skill: string; night: string } {
   const project = fs.realpathSync(tmpDir('acme-project-'));
-  const staged = stagedNight([{ name: 'depot-records', kind: 'skill', file: 'skills/depot-records/SKILL.md', live: LIVE, proposed: PROPOSED }], project);
-  fs.writeFileSync(path.join(staged.night, 'diff.patch'), `--- ${staged.paths[0]}\n+++ ${staged.paths[0]}\n@@ -6,0 +7,4 @@\n+\n+<!-- SKILLOPT-SLEEP:LEARNED START -->\n+- Write every date as YYYY-MM-DD.\n+<!-- SKILLOPT-SLEEP:LEARNED END -->\n`);
+  const staged = stagedNight(
+    [{ name: 'depot-records', kind: 'skill', file: 'skills/depot-records/SKILL.md', live: LIVE, proposed: PROPOSED }],
+    project,
+  );
+  fs.writeFileSync(
+    path.join(staged.night, 'diff.patch'),
+    `--- ${staged.paths[0]}\n+++ ${staged.paths[0]}\n@@ -6,0 +7,4 @@\n+\n+<!-- SKILLOPT-SLEEP:LEARNED START -->\n+- Write every date as YYYY-MM-DD.\n+<!-- SKILLOPT-SLEEP:LEARNED END -->\n`,
+  );
   const dir = tmpDir();
   writeFiles(dir, { 'sleep.yaml': `state_dir: ${JSON.stringify(staged.stateDir)}\n` });
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml') };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml'),
+  };
   return { project, home: dir, env, skill: staged.paths[0]!, night: staged.night };
 }
 
@@ -205,12 +271,18 @@ test('from inside the agent: sleep_status shows the staged proposal; adopt decli
   assert.match(textOf(status), /diff: \+4 -0 lines/);
   assert.match(textOf(status), /\+- Write every date as YYYY-MM-DD\./, 'the diff itself, when asked for');
   const view = status.structuredContent as any;
-  assert.deepEqual(view.latest.pending.map((p: any) => p.name), ['depot-records']);
+  assert.deepEqual(
+    view.latest.pending.map((p: any) => p.name),
+    ['depot-records'],
+  );
 
   let r = await client.callTool({ name: 'sleep_adopt', arguments: {} });
   assert.equal(r.isError, true);
   assert.match(textOf(r), /you declined/);
-  assert.match(asked[0]!, /Adopt SkillOpt Sleep's proposals into your files: skill depot-records \(.*SKILL\.md, val 0\.250 → 0\.750\)/);
+  assert.match(
+    asked[0]!,
+    /Adopt SkillOpt Sleep's proposals into your files: skill depot-records \(.*SKILL\.md, val 0\.250 → 0\.750\)/,
+  );
   assert.equal(fs.readFileSync(s.skill, 'utf8'), LIVE, 'declined: the skill is untouched');
 
   user.answer = 'accept';
@@ -223,7 +295,10 @@ test('from inside the agent: sleep_status shows the staged proposal; adopt decli
   user.answer = 'decline';
   r = await client.callTool({ name: 'sleep_rollback', arguments: {} });
   assert.equal(r.isError, true);
-  assert.match(asked.at(-1)!, /Roll back the latest SkillOpt Sleep adoption \(this project's latest: .*depot-records\/SKILL\.md\)/);
+  assert.match(
+    asked.at(-1)!,
+    /Roll back the latest SkillOpt Sleep adoption \(this project's latest: .*depot-records\/SKILL\.md\)/,
+  );
   assert.equal(fs.readFileSync(s.skill, 'utf8'), PROPOSED, 'declined: the adoption stays');
   user.answer = 'accept';
   r = await client.callTool({ name: 'sleep_rollback', arguments: {} });
@@ -250,11 +325,21 @@ test('without elicitation sleep_adopt and sleep_rollback are refused and change 
 test('sleep_run runs a night on the simulator with progress notifications; sleep_status and sleep_history show it', async () => {
   const { s, client } = await sharedServer();
   const progress: string[] = [];
-  const r = await client.callTool({ name: 'sleep_run', arguments: { sources: ['claude'], since: '2026-11-01', backend: 'sim' } }, undefined, { onprogress: (p) => progress.push(p.message ?? ''), timeout: 120_000 });
+  const r = await client.callTool(
+    { name: 'sleep_run', arguments: { sources: ['claude'], since: '2026-11-01', backend: 'sim' } },
+    undefined,
+    { onprogress: (p) => progress.push(p.message ?? ''), timeout: 120_000 },
+  );
   assert.equal(r.isError, undefined, textOf(r));
-  assert.ok(progress.some((m) => /^night 1: \d+ sessions/.test(m)), progress.join('\n'));
+  assert.ok(
+    progress.some((m) => /^night 1: \d+ sessions/.test(m)),
+    progress.join('\n'),
+  );
   const status = await client.callTool({ name: 'sleep_status', arguments: {} });
-  assert.match(textOf(status), /last night: 1, ran \d{4}-\d\d-\d\d \d\d:\d\d UTC, staged nothing \(no proposal passed the gate\)/);
+  assert.match(
+    textOf(status),
+    /last night: 1, ran \d{4}-\d\d-\d\d \d\d:\d\d UTC, staged nothing \(no proposal passed the gate\)/,
+  );
   const history = await client.callTool({ name: 'sleep_history', arguments: {} });
   assert.equal((history.structuredContent as any).nights[0].project, s.project);
   assert.match(textOf(history), /^night\s+started \(UTC\)/);
@@ -272,7 +357,8 @@ test('a cancelled sleep_run stops the night: nothing recorded, the lock not held
   await assert.rejects(call, /cancelled|abort/i);
   const stateDir = path.join(path.dirname(s.env.SKILLOPT_SLEEP_CONFIG!), 'state');
   const lockFile = path.join(stateDir, 'locks', 'night', 'run.lock');
-  const holder = () => (fs.existsSync(lockFile) ? runningOwner(JSON.parse(fs.readFileSync(lockFile, 'utf8'))) : undefined);
+  const holder = () =>
+    fs.existsSync(lockFile) ? runningOwner(JSON.parse(fs.readFileSync(lockFile, 'utf8'))) : undefined;
   for (let i = 0; i < 600 && holder(); i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(holder(), undefined, 'the night process is gone');
   const history = await client.callTool({ name: 'sleep_history', arguments: {} });

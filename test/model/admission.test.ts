@@ -6,11 +6,16 @@ import { RunStop } from '../../src/model/types.ts';
 it('admits calls while the limit allows, counting those in flight; once stopped, refuses every call with the same stop', async () => {
   let made = 0;
   const cap = 3;
-  const admission = new Admission((inFlight) => (made + inFlight >= cap ? new RunStop(`budget reached: ${made} calls`, 'budget') : undefined));
+  const admission = new Admission((inFlight) =>
+    made + inFlight >= cap ? new RunStop(`budget reached: ${made} calls`, 'budget') : undefined,
+  );
   admission.enter();
   admission.enter();
   admission.enter();
-  assert.throws(() => admission.enter(), (e) => e instanceof RunStop && e.reason === 'budget');
+  assert.throws(
+    () => admission.enter(),
+    (e) => e instanceof RunStop && e.reason === 'budget',
+  );
   const stop = admission.stopped;
   assert.ok(stop && admission.signal.aborted, 'the stop ends the waits between retries');
   // Even once the calls in flight are done, nothing more is admitted.
@@ -22,7 +27,10 @@ it('admits calls while the limit allows, counting those in flight; once stopped,
   assert.equal(idle, false);
   admission.leave();
   await settled;
-  assert.throws(() => admission.enter(), (e) => e === stop);
+  assert.throws(
+    () => admission.enter(),
+    (e) => e === stop,
+  );
   // A later stop of another kind does not replace the first.
   assert.equal(admission.halt(new RunStop('wait', 'wait')), stop);
 });

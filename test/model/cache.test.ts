@@ -25,24 +25,45 @@ function walCommits(db: string): number {
   }
   const pageSize = wal.readUInt32BE(8);
   let commits = 0;
-  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) if (wal.readUInt32BE(at + 4) !== 0) commits++;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize)
+    if (wal.readUInt32BE(at + 4) !== 0) commits++;
   return commits;
 }
 
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ purpose: 'rollout', messages: [{ role: 'user', content: text }], ...extra });
+const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  purpose: 'rollout',
+  messages: [{ role: 'user', content: text }],
+  ...extra,
+});
 
 describe('the response cache', () => {
   let fake: InProcessFake;
   let dir: string;
   before(async () => {
-    fake = fakeProviderFetch({ respond: (r) => ({ text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`, usage: { input: 7, output: 3 } }) });
+    fake = fakeProviderFetch({
+      respond: (r) => ({
+        text: `answer ${fake.requests.length}: ${JSON.stringify(r.body.messages.at(-1).content)}`,
+        usage: { input: 7, output: 3 },
+      }),
+    });
     dir = tmpDir();
   });
 
-  async function models(mode: string, role: Record<string, unknown> = {}, file = path.join(dir, 'responses.sqlite'), onEvent?: (e: ModelEvent) => void, ledgerFile?: string) {
+  async function models(
+    mode: string,
+    role: Record<string, unknown> = {},
+    file = path.join(dir, 'responses.sqlite'),
+    onEvent?: (e: ModelEvent) => void,
+    ledgerFile?: string,
+  ) {
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 0, ...role };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode, path: file } });
-    return buildRoleModels(config, { fetch: fake.fetch, environment: {}, ...(onEvent ? { onEvent } : {}), ...(ledgerFile ? { ledgerFile } : {}) });
+    return buildRoleModels(config, {
+      fetch: fake.fetch,
+      environment: {},
+      ...(onEvent ? { onEvent } : {}),
+      ...(ledgerFile ? { ledgerFile } : {}),
+    });
   }
 
   it('hits on an identical request, in another run too, and costs nothing then', async () => {
@@ -86,7 +107,12 @@ describe('the response cache', () => {
       assert.equal(count(), n + 1, `a miss expected for ${JSON.stringify({ ...v, schema: Boolean(v.schema) })}`);
       n = count();
     }
-    for (const role of [{ model: 'other' }, { temperature: 0.1 }, { options: { extra_body: { top_k: 5 } } }, { base_url: `${fake.url}/v1/` }]) {
+    for (const role of [
+      { model: 'other' },
+      { temperature: 0.1 },
+      { options: { extra_body: { top_k: 5 } } },
+      { base_url: `${fake.url}/v1/` },
+    ]) {
       const other = await models('read_write', role, undefined, onEvent);
       await other.target.complete(ask('base'));
       const expectMiss = !('base_url' in role);
@@ -96,14 +122,18 @@ describe('the response cache', () => {
         const rows = new ResponseCache(path.join(dir, 'responses.sqlite'));
         const held = rows.count();
         rows.close();
-        assert.fail(`${JSON.stringify(role)}: ${count() - n} provider calls; the last to ${last?.path} with ${JSON.stringify(last?.body.messages)}; ${held} answers in the cache file; the cache's warnings: ${JSON.stringify(warnings)}`);
+        assert.fail(
+          `${JSON.stringify(role)}: ${count() - n} provider calls; the last to ${last?.path} with ${JSON.stringify(last?.body.messages)}; ${held} answers in the cache file; the cache's warnings: ${JSON.stringify(warnings)}`,
+        );
       }
       n = count();
       other.close();
     }
     const img = path.join(dir, 'img.png');
     fs.writeFileSync(img, 'one');
-    const withImage = ask('', { messages: [{ role: 'user', content: [{ type: 'image', image: img, mediaType: 'image/png' }] }] });
+    const withImage = ask('', {
+      messages: [{ role: 'user', content: [{ type: 'image', image: img, mediaType: 'image/png' }] }],
+    });
     await m.target.complete(withImage);
     await m.target.complete(withImage);
     assert.equal(count(), n + 1);
@@ -146,7 +176,10 @@ describe('the response cache', () => {
     const replay = await models('replay');
     const n = fake.requests.length;
     assert.equal((await replay.target.complete(ask('recorded'))).from, 'cache');
-    await assert.rejects(replay.target.complete(ask('never asked')), (e) => e instanceof FatalModelError && /replay/.test(e.message));
+    await assert.rejects(
+      replay.target.complete(ask('never asked')),
+      (e) => e instanceof FatalModelError && /replay/.test(e.message),
+    );
     assert.equal(fake.requests.length, n);
     replay.close();
   });
@@ -187,7 +220,10 @@ describe('the response cache', () => {
     const jsonFake = fakeProviderFetch({ respond: () => ({ text: '{"answer": "yes"}' }) });
     try {
       const r = { backend: 'openai_compatible', model: 'j', base_url: `${jsonFake.url}/v1` };
-      const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'json.sqlite') } });
+      const { config } = configWith({
+        model: { target: r, optimizer: r },
+        cache: { mode: 'read_write', path: path.join(dir, 'json.sqlite') },
+      });
       const jm = await buildRoleModels(config, { fetch: jsonFake.fetch, environment: {} });
       assert.deepEqual((await jm.target.complete(ask('q', { schema }))).parsed, { answer: 'yes' });
       const hit = await jm.target.complete(ask('q', { schema }));
@@ -200,17 +236,40 @@ describe('the response cache', () => {
   });
 
   it('identical requests in flight at once make one provider call; each is recorded as it was served', async () => {
-    const slow = fakeProviderFetch({ latencyMs: 150, respond: () => ({ text: 'the one answer', usage: { input: 7, output: 3 } }) });
+    const slow = fakeProviderFetch({
+      latencyMs: 150,
+      respond: () => ({ text: 'the one answer', usage: { input: 7, output: 3 } }),
+    });
     const r = { backend: 'openai_compatible', model: 'm', base_url: `${slow.url}/v1`, max_retries: 0 };
-    const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'read_write', path: path.join(dir, 'joined.sqlite') } });
+    const { config } = configWith({
+      model: { target: r, optimizer: r },
+      cache: { mode: 'read_write', path: path.join(dir, 'joined.sqlite') },
+    });
     const m = await buildRoleModels(config, { fetch: slow.fetch, environment: {} });
-    const answers = await Promise.all([m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('same')), m.target.complete(ask('other'))]);
+    const answers = await Promise.all([
+      m.target.complete(ask('same')),
+      m.target.complete(ask('same')),
+      m.target.complete(ask('same')),
+      m.target.complete(ask('other')),
+    ]);
     assert.equal(slow.requests.length, 2, 'one call for the three identical requests, one for the other');
-    assert.deepEqual(answers.map((a) => a.text), ['the one answer', 'the one answer', 'the one answer', 'the one answer']);
-    assert.deepEqual(m.ledger.all().map((c) => c.from).sort(), ['cache', 'cache', 'provider', 'provider']);
+    assert.deepEqual(
+      answers.map((a) => a.text),
+      ['the one answer', 'the one answer', 'the one answer', 'the one answer'],
+    );
+    assert.deepEqual(
+      m.ledger
+        .all()
+        .map((c) => c.from)
+        .sort(),
+      ['cache', 'cache', 'provider', 'provider'],
+    );
     assert.equal(m.ledger.totals().calls, 2);
     // A repeated sample is a distinct request: never joined.
-    await Promise.all([m.target.complete(ask('sampled', { sample: 1 })), m.target.complete(ask('sampled', { sample: 2 }))]);
+    await Promise.all([
+      m.target.complete(ask('sampled', { sample: 1 })),
+      m.target.complete(ask('sampled', { sample: 2 })),
+    ]);
     assert.equal(slow.requests.length, 4);
     m.close();
   });
@@ -233,12 +292,20 @@ describe('the response cache', () => {
       assert.equal(call!.from, 'provider');
       assert.equal(call!.error, undefined);
       // The paid reply is in the run's journal, to be replayed on resume.
-      const line = fs.readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.key === call!.key);
+      const line = fs
+        .readFileSync(calls, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .find((l) => l.key === call!.key);
       assert.equal(line?.response?.text, res.text);
       // Answers are written at the end of the event loop's turn: the turn queued after the call's has seen the write fail.
       await new Promise((resolve) => setImmediate(resolve));
       const warning = events.find((e) => e.type === 'log' && e.level === 'warn');
-      assert.match(warning && 'message' in warning ? warning.message : '', /response cache .*locked\.sqlite.* could not store/);
+      assert.match(
+        warning && 'message' in warning ? warning.message : '',
+        /response cache .*locked\.sqlite.* could not store/,
+      );
     } finally {
       other.exec('ROLLBACK');
       other.close();
@@ -265,16 +332,29 @@ describe('the response cache', () => {
   });
 
   it("serializes a request once for the run's record and the cache, under the same keys as when each serialized it", async () => {
-    const m = await models('read_write', {}, path.join(dir, 'once.sqlite'), undefined, path.join(dir, 'once-calls.jsonl'));
+    const m = await models(
+      'read_write',
+      {},
+      path.join(dir, 'once.sqlite'),
+      undefined,
+      path.join(dir, 'once-calls.jsonl'),
+    );
     let serialized = 0;
-    const message = { role: 'user' as const, content: 'counted', toJSON: () => (serialized++, { role: 'user', content: 'counted' }) };
+    const message = {
+      role: 'user' as const,
+      content: 'counted',
+      toJSON: () => (serialized++, { role: 'user', content: 'counted' }),
+    };
     await m.target.complete(ask('', { messages: [message] }));
     m.close();
     assert.equal(serialized, 1);
     // The keys of caches and calls.jsonl files written before (when each key serialized the request itself).
     const req = ask('keys', { system: 'be brief', sample: 2 });
     assert.equal(requestKey('compat:m', req), 'b2018a3d7485744161daf871a851ca453e5bd6282330e3b0495311f90ed18a94');
-    assert.equal(cacheKey('compat:m', req, { backend: 'openai_compatible', temperature: 0.3 }), 'c55e860b3afffc0d9a2b01134e6564bab0d491b34a73117e55ea592ae4f92081');
+    assert.equal(
+      cacheKey('compat:m', req, { backend: 'openai_compatible', temperature: 0.3 }),
+      'c55e860b3afffc0d9a2b01134e6564bab0d491b34a73117e55ea592ae4f92081',
+    );
   });
 
   it('two processes write the same cache at once without losing an entry', async () => {
@@ -282,7 +362,10 @@ describe('the response cache', () => {
     const script = path.join(ROOT, 'test/model/cache-writer.ts');
     const run = (tag: string) =>
       new Promise<number>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script, file, tag, '300'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', script, file, tag, '300'], {
+          cwd: ROOT,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let err = '';
         child.stderr.on('data', (d) => (err += d));
         child.on('close', (code) => (code === 0 ? resolve(code) : reject(new Error(err))));

@@ -21,7 +21,7 @@ describe('the dry-run planner', () => {
     assert.equal(mergeCalls(17, 8), 3); // 8+8+1 -> 3 groups -> 1
   });
 
-  it('counts the combined strategy\'s merge calls: kinds reduced only until both fit one group, then one top merge', () => {
+  it("counts the combined strategy's merge calls: kinds reduced only until both fit one group, then one top merge", () => {
     assert.equal(combinedMergeCalls(1, 0, 4), 0);
     assert.equal(combinedMergeCalls(1, 1, 4), 1);
     assert.equal(combinedMergeCalls(3, 1, 4), 1); // everything fits one group: the step's only merge
@@ -48,7 +48,10 @@ describe('the dry-run planner', () => {
     const count = (purpose: string) => calls.filter((c) => c.purpose === purpose).length;
     const planned = (stage: string) => plan.stages.find((s) => s.stage === stage)?.calls ?? 0;
     assert.equal(plan.totalSteps, 4);
-    assert.ok(count('analyst') <= planned('analyst') && count('analyst') >= planned('analyst') - plan.totalSteps, `${count('analyst')} analyst calls, ${planned('analyst')} planned`);
+    assert.ok(
+      count('analyst') <= planned('analyst') && count('analyst') >= planned('analyst') - plan.totalSteps,
+      `${count('analyst')} analyst calls, ${planned('analyst')} planned`,
+    );
     assert.ok(count('merge') <= planned('merge'), `${count('merge')} merge calls, ${planned('merge')} planned`);
     assert.equal(planned('ranking'), 0, 'with a scheduled learning rate the combined top merge ranks: no ranking call');
     assert.equal(count('ranking'), 0);
@@ -62,7 +65,20 @@ describe('the dry-run planner', () => {
   it('skillopt train --dry-run prints calls, tokens and cost from the price table, and calls nothing', () => {
     const dir = tmpDir();
     const r = runCli(
-      ['train', '--config', 'configs/sim/default.yaml', '--dry-run', '--set', 'model.backend=openai_chat', '--set', 'model.target.model=gpt-4o-mini', '--set', 'model.optimizer.model=my-model', '--out', dir],
+      [
+        'train',
+        '--config',
+        'configs/sim/default.yaml',
+        '--dry-run',
+        '--set',
+        'model.backend=openai_chat',
+        '--set',
+        'model.target.model=gpt-4o-mini',
+        '--set',
+        'model.optimizer.model=my-model',
+        '--out',
+        dir,
+      ],
       { env: { OPENAI_API_KEY: '' } },
     );
     assert.equal(r.status, 0, r.stderr);
@@ -77,11 +93,19 @@ describe('the dry-run planner', () => {
 
   it('samples each selection item gate_repeats times, and counts every turn of a multi-turn rollout as an upper bound', () => {
     const plan = (overrides: string[], targetCallsPerRollout?: number) =>
-      planRun({ config: loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), { environment: {}, overrides }).config, sizes: { train: 40, val: 20, test: 20 }, itemTokens: 100, skillTokens: 500, promptTokens: {}, ...(targetCallsPerRollout ? { targetCallsPerRollout } : {}) });
+      planRun({
+        config: loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), { environment: {}, overrides }).config,
+        sizes: { train: 40, val: 20, test: 20 },
+        itemTokens: 100,
+        skillTokens: 500,
+        promptTokens: {},
+        ...(targetCallsPerRollout ? { targetCallsPerRollout } : {}),
+      });
     const stage = (p: ReturnType<typeof planRun>, name: string) => p.stages.find((st) => st.stage === name)!;
     const one = plan([]);
     const three = plan(['evaluation.gate_repeats=3']);
-    for (const name of ['baseline', 'selection', 'final_selection']) assert.equal(stage(three, name).calls, 3 * stage(one, name).calls, name);
+    for (const name of ['baseline', 'selection', 'final_selection'])
+      assert.equal(stage(three, name).calls, 3 * stage(one, name).calls, name);
     assert.equal(stage(three, 'rollout').calls, stage(one, 'rollout').calls);
     const turns = plan([], 50);
     assert.equal(stage(turns, 'rollout').calls, 50 * stage(one, 'rollout').calls);
@@ -90,22 +114,42 @@ describe('the dry-run planner', () => {
   });
 
   it('keeps its table aligned however large the numbers grow (20,000 items a split)', () => {
-    const loaded = loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), { environment: {}, overrides: ['model.backend=openai_chat', 'model.target.model=gpt-4o-mini', 'model.optimizer.model=my-model'] });
-    const plan = planRun({ config: loaded.config, sizes: { train: 20_000, val: 5_000, test: 20_000 }, itemTokens: 400, skillTokens: 2_000, promptTokens: {} });
+    const loaded = loadConfig(path.join(ROOT, 'configs/sim/default.yaml'), {
+      environment: {},
+      overrides: ['model.backend=openai_chat', 'model.target.model=gpt-4o-mini', 'model.optimizer.model=my-model'],
+    });
+    const plan = planRun({
+      config: loaded.config,
+      sizes: { train: 20_000, val: 5_000, test: 20_000 },
+      itemTokens: 400,
+      skillTokens: 2_000,
+      promptTokens: {},
+    });
     const lines = formatPlan(plan).split('\n');
     const top = lines.findIndex((l) => l.startsWith('stage'));
     const table = lines.slice(top, top + plan.stages.length + 2);
     assert.ok(table.at(-1)!.startsWith('total'));
-    assert.ok(table.some((l) => /\d{1,3}(,\d{3}){3}/.test(l)), 'numbers in the billions');
+    assert.ok(
+      table.some((l) => /\d{1,3}(,\d{3}){3}/.test(l)),
+      'numbers in the billions',
+    );
     /** Cells and where each ends: runs of words with single spaces, two or more spaces apart. */
-    const cells = (line: string) => [...line.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ text: m[0], end: m.index + m[0].length }));
+    const cells = (line: string) =>
+      [...line.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ text: m[0], end: m.index + m[0].length }));
     const header = cells(table[0]!);
-    assert.deepEqual(header.map((c) => c.text), ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost']);
+    assert.deepEqual(
+      header.map((c) => c.text),
+      ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
+    );
     for (const line of table.slice(1)) {
       const row = cells(line);
       assert.equal(row.length, line.startsWith('total') ? 5 : 6, `cells apart in: ${line}`);
       // The numbers (calls, tokens, cost) end under their headers.
-      assert.deepEqual(row.slice(-4).map((c) => c.end), header.slice(-4).map((c) => c.end), line);
+      assert.deepEqual(
+        row.slice(-4).map((c) => c.end),
+        header.slice(-4).map((c) => c.end),
+        line,
+      );
     }
   });
 });

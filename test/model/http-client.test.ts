@@ -22,7 +22,9 @@ const completion = (text: string) =>
     usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
   });
 
-async function listen(handler: http.RequestListener): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+async function listen(
+  handler: http.RequestListener,
+): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
   const server = http.createServer(handler);
   let connections = 0;
   server.on('connection', () => connections++);
@@ -54,7 +56,10 @@ describe("the providers' HTTP client", () => {
         const asked = (JSON.parse(body) as { messages: { content: string }[] }).messages.at(-1)!.content;
         if (asked === 'never') return void res.on('close', () => abandoned++); // no answer: the caller's timeout decides
         const reply = Buffer.from(completion(`re: ${asked}`));
-        if (asked === 'gzip') res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zlib.gzipSync(reply));
+        if (asked === 'gzip')
+          res
+            .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+            .end(zlib.gzipSync(reply));
         else res.writeHead(200, { 'content-type': 'application/json' }).end(reply);
       });
     });

@@ -14,17 +14,31 @@ import { ROOT } from '../helpers/cli.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
-const ask = (text: string, purpose = 'rollout'): ChatRequest => ({ purpose, messages: [{ role: 'user', content: text }] });
+const ask = (text: string, purpose = 'rollout'): ChatRequest => ({
+  purpose,
+  messages: [{ role: 'user', content: text }],
+});
 
 describe('the ledger', () => {
   let fake: InProcessFake;
   before(async () => {
     let i = 0;
-    fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 100 + i, output: 10 + (i % 7), cached: i % 3 === 0 ? 40 : 0, reasoning: i++ % 5 } }) });
+    fake = fakeProviderFetch({
+      respond: () => ({
+        text: 'ok',
+        usage: { input: 100 + i, output: 10 + (i % 7), cached: i % 3 === 0 ? 40 : 0, reasoning: i++ % 5 },
+      }),
+    });
   });
 
   async function models(ledgerFile?: string) {
-    const target = { backend: 'openai_compatible', model: 'gpt-4o-mini', base_url: `${fake.url}/v1`, max_retries: 2, backoff_s: 0.01 };
+    const target = {
+      backend: 'openai_compatible',
+      model: 'gpt-4o-mini',
+      base_url: `${fake.url}/v1`,
+      max_retries: 2,
+      backoff_s: 0.01,
+    };
     const optimizer = { backend: 'openai_compatible', model: 'my-local-model', base_url: `${fake.url}/v1` };
     const { config } = configWith({ model: { target, optimizer }, cache: { mode: 'off' } });
     return buildRoleModels(config, { fetch: fake.fetch, environment: {}, ...(ledgerFile ? { ledgerFile } : {}) });
@@ -34,7 +48,9 @@ describe('the ledger', () => {
     const m = await models();
     fake.faults.push({ status: 500 });
     await Promise.all(Array.from({ length: 12 }, (_, i) => m.target.complete(ask(`t${i}`))));
-    await Promise.all(Array.from({ length: 5 }, (_, i) => m.optimizer.complete(ask(`o${i}`, i % 2 ? 'analyst' : 'merge'))));
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) => m.optimizer.complete(ask(`o${i}`, i % 2 ? 'analyst' : 'merge'))),
+    );
     const sent = fake.usageSent();
     const t = m.ledger.totals();
     assert.equal(t.calls, 17);
@@ -60,7 +76,12 @@ describe('the ledger', () => {
   });
 
   it('a price in the config overrides the table', async () => {
-    const r = { backend: 'openai_compatible', model: 'my-local-model', base_url: `${fake.url}/v1`, price: { input: 1, output: 2 } };
+    const r = {
+      backend: 'openai_compatible',
+      model: 'my-local-model',
+      base_url: `${fake.url}/v1`,
+      price: { input: 1, output: 2 },
+    };
     const { config } = configWith({ model: { target: r, optimizer: r }, cache: { mode: 'off' } });
     const m = await buildRoleModels(config, { fetch: fake.fetch, environment: {} });
     const res = await m.target.complete(ask('priced'));
@@ -84,7 +105,18 @@ describe('the ledger', () => {
 
   it("a worker job's calls are recorded once, also when a resumed trainer takes the same finished job again", () => {
     const file = path.join(tmpDir(), 'calls.jsonl');
-    const call = (key: string): CallRecord => ({ time: '2026-12-01T01:33:57.315Z', key, role: 'target', model: 'sim:sim-1', purpose: 'rollout', usage: { input: 122, output: 8, cached: 0, reasoning: 0 }, latency_ms: 60, retries: 0, from: 'provider', cost_usd: 0 });
+    const call = (key: string): CallRecord => ({
+      time: '2026-12-01T01:33:57.315Z',
+      key,
+      role: 'target',
+      model: 'sim:sim-1',
+      purpose: 'rollout',
+      usage: { input: 122, output: 8, cached: 0, reasoning: 0 },
+      latency_ms: 60,
+      retries: 0,
+      from: 'provider',
+      cost_usd: 0,
+    });
     const first = new Ledger(file);
     first.recordJob('job-a', [call('k1')]);
     first.recordJob('job-a', [call('k1')]);
@@ -92,8 +124,19 @@ describe('the ledger', () => {
     const resumed = new Ledger(file);
     resumed.recordJob('job-a', [call('k1')]);
     resumed.recordJob('job-b', [call('k2'), call('k3')]);
-    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { key: string; job: string });
-    assert.deepEqual(lines.map((l) => [l.job, l.key]), [['job-a', 'k1'], ['job-b', 'k2'], ['job-b', 'k3']]);
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { key: string; job: string });
+    assert.deepEqual(
+      lines.map((l) => [l.job, l.key]),
+      [
+        ['job-a', 'k1'],
+        ['job-b', 'k2'],
+        ['job-b', 'k3'],
+      ],
+    );
     assert.equal(new Ledger(file).totals().calls, 3);
   });
 
@@ -123,27 +166,40 @@ describe('the ledger', () => {
       const { config } = loadConfig(file, { environment: {} });
       for (const role of ['target', 'optimizer', 'judge'] as const) {
         const rc = config.model[role] as { backend: string; model: string; price?: unknown };
-        if (rc.backend !== 'sim' && !rc.price && !tablePrice(rc.model)) unpriced.push(`${path.relative(ROOT, file)}: model.${role} ${rc.model}`);
+        if (rc.backend !== 'sim' && !rc.price && !tablePrice(rc.model))
+          unpriced.push(`${path.relative(ROOT, file)}: model.${role} ${rc.model}`);
       }
     }
     const defaults = new Set(backendNames().map((n) => getBackend(n)!));
     // Copilot's and Cursor's CLIs pick their model when none is named, or name models of their own: their cost is unknown unless a price is set.
     const cliChooses = new Set(['copilot_chat', 'copilot_exec', 'cursor_exec']);
-    for (const spec of defaults) if (spec.name !== 'sim' && !cliChooses.has(spec.name) && !tablePrice(spec.defaultModel)) unpriced.push(`backend ${spec.name}: ${spec.defaultModel}`);
+    for (const spec of defaults)
+      if (spec.name !== 'sim' && !cliChooses.has(spec.name) && !tablePrice(spec.defaultModel))
+        unpriced.push(`backend ${spec.name}: ${spec.defaultModel}`);
     assert.deepEqual(unpriced, []);
   });
 });
 
 describe('prompt-cache writes in the ledger', () => {
   it('calls.jsonl records cache-write tokens and their cost; the totals count them', async () => {
-    const fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 2000, output: 100, cached: 0, cacheWrite: 1500 } }) });
+    const fake = fakeProviderFetch({
+      respond: () => ({ text: 'ok', usage: { input: 2000, output: 100, cached: 0, cacheWrite: 1500 } }),
+    });
     const role = { backend: 'anthropic', model: 'claude-haiku-4-5', base_url: `${fake.url}/v1` };
     const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
     const file = path.join(tmpDir(), 'calls.jsonl');
-    const m = await buildRoleModels(config, { fetch: fake.fetch, environment: { ANTHROPIC_API_KEY: 'k' }, ledgerFile: file });
+    const m = await buildRoleModels(config, {
+      fetch: fake.fetch,
+      environment: { ANTHROPIC_API_KEY: 'k' },
+      ledgerFile: file,
+    });
     await m.target.complete(ask('x'));
     m.close();
-    const [rec] = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const [rec] = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(rec.usage.cacheWrite, 1500);
     // Haiku 4.5: $1 in, $1.25 per 5-minute cache write, $5 out per 1M.
     assert.ok(Math.abs(rec.cost_usd - (500 * 1 + 1500 * 1.25 + 100 * 5) / 1e6) < 1e-12, String(rec.cost_usd));
@@ -151,9 +207,19 @@ describe('prompt-cache writes in the ledger', () => {
   });
 
   it('an OpenAI-compatible gateway that reports cache_write_tokens: recorded, at the input rate unless a write rate is set', async () => {
-    const fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 1000, output: 10, cached: 100, cacheWrite: 400 } }) });
-    const role = { backend: 'openai_compatible', model: 'gw-model', base_url: `${fake.url}/v1`, price: { input: 2, output: 4, cached_input: 1 } };
-    const { config } = configWith({ model: { target: role, optimizer: { ...role, price: { ...role.price, cache_write: 3 } } }, cache: { mode: 'off' } });
+    const fake = fakeProviderFetch({
+      respond: () => ({ text: 'ok', usage: { input: 1000, output: 10, cached: 100, cacheWrite: 400 } }),
+    });
+    const role = {
+      backend: 'openai_compatible',
+      model: 'gw-model',
+      base_url: `${fake.url}/v1`,
+      price: { input: 2, output: 4, cached_input: 1 },
+    };
+    const { config } = configWith({
+      model: { target: role, optimizer: { ...role, price: { ...role.price, cache_write: 3 } } },
+      cache: { mode: 'off' },
+    });
     const m = await buildRoleModels(config, { fetch: fake.fetch, environment: {} });
     const plain = await m.target.complete(ask('x'));
     assert.equal(plain.usage.cacheWrite, 400);

@@ -36,8 +36,12 @@ describe('the reply size limit (model.<role>.max_reply_bytes)', () => {
       const ledgerFile = path.join(tmpDir(), 'calls.jsonl');
       const target = { ...role(fake.url), max_reply_bytes: MB, max_retries: 3, backoff_s: 0.01 };
       const { config } = configWith({ model: { target, optimizer: target }, cache: { mode: 'off' } });
-      const models = await buildRoleModels(config, { environment: { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test' }, ledgerFile });
-      const ask = (text: string) => models.target.complete({ purpose: 'rollout', messages: [{ role: 'user', content: text }] });
+      const models = await buildRoleModels(config, {
+        environment: { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test' },
+        ledgerFile,
+      });
+      const ask = (text: string) =>
+        models.target.complete({ purpose: 'rollout', messages: [{ role: 'user', content: text }] });
       for (const word of ['big', 'chunked']) {
         const before = fake.requests.length;
         await assert.rejects(ask(`a ${word} one`), (e: unknown) => {
@@ -59,7 +63,8 @@ describe('the reply size limit (model.<role>.max_reply_bytes)', () => {
     const target = { ...roles.openai_compatible(fake.url), max_reply_bytes: MB, max_retries: 0 };
     const { config } = configWith({ model: { target, optimizer: target }, cache: { mode: 'off' } });
     const models = await buildRoleModels(config, { environment: {} });
-    const ask = () => models.target.complete({ purpose: 'rollout', messages: [{ role: 'user', content: 'a big one' }] });
+    const ask = () =>
+      models.target.complete({ purpose: 'rollout', messages: [{ role: 'user', content: 'a big one' }] });
     for (let i = 0; i < 4; i++) await assert.rejects(ask(), InfraError);
     await assert.rejects(ask(), (e: unknown) => {
       assert.ok(e instanceof FatalModelError, String(e));
@@ -71,7 +76,10 @@ describe('the reply size limit (model.<role>.max_reply_bytes)', () => {
   });
 
   it('the fake server sends the chunked reply without a length, so the limit is checked as bytes arrive', async () => {
-    const r = await fetch(`${fake.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'chunked' }] }) });
+    const r = await fetch(`${fake.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'chunked' }] }),
+    });
     assert.equal(r.headers.get('content-length'), null);
     assert.equal(r.headers.get('transfer-encoding'), 'chunked');
     await r.arrayBuffer();

@@ -26,7 +26,11 @@ describe('the retry watch', () => {
   it('reports the first failure of a role at once, then at most one event per interval, with the count since the last', () => {
     const events: ModelEvent[] = [];
     let now = 0;
-    const watch = new RetryWatch((e) => events.push(e), 5000, () => now);
+    const watch = new RetryWatch(
+      (e) => events.push(e),
+      5000,
+      () => now,
+    );
     watch.failed('target', 'm', 'http://h/v1', server('first'), false);
     for (let i = 0; i < 9; i++) {
       now += 400;
@@ -59,25 +63,37 @@ describe('the retry watch', () => {
       5000,
       () => 0,
     );
-    const refused = new CallFailure('openai_compatible:m: connection failed: connect ECONNREFUSED 127.0.0.1:9 key sk-secret-0123456789', 'network');
+    const refused = new CallFailure(
+      'openai_compatible:m: connection failed: connect ECONNREFUSED 127.0.0.1:9 key sk-secret-0123456789',
+      'network',
+    );
     watch.failed('target', 'openai_compatible:m', 'http://127.0.0.1:9/v1', refused, false);
     watch.failed('target', 'openai_compatible:m', 'http://127.0.0.1:9/v1', refused, false);
     watch.failed('judge', 'openai_compatible:j', 'http://127.0.0.1:9/v1', refused, false);
     const hints = events.flatMap((e) => (e.type === 'model_retry' && e.hint ? [e.hint] : []));
     assert.deepEqual(hints, [
-      'model.target cannot reach http://127.0.0.1:9/v1: is the server running and listening there? Check model.target.base_url (or the backend\'s *_BASE_URL variable)',
-      'model.judge cannot reach http://127.0.0.1:9/v1: is the server running and listening there? Check model.judge.base_url (or the backend\'s *_BASE_URL variable)',
+      "model.target cannot reach http://127.0.0.1:9/v1: is the server running and listening there? Check model.target.base_url (or the backend's *_BASE_URL variable)",
+      "model.judge cannot reach http://127.0.0.1:9/v1: is the server running and listening there? Check model.judge.base_url (or the backend's *_BASE_URL variable)",
     ]);
     const first = logged[0] as Extract<RunEvent, { type: 'model_retry' }>;
     assert.doesNotMatch(first.last_error, /sk-secret/);
     const line = formatEvent(first)!;
-    assert.match(line, /^ {2}\[model\.target openai_compatible:m\] 1 failed attempt, retrying; last: .*ECONNREFUSED.*\n {2}model\.target cannot reach http:\/\/127\.0\.0\.1:9\/v1/);
+    assert.match(
+      line,
+      /^ {2}\[model\.target openai_compatible:m\] 1 failed attempt, retrying; last: .*ECONNREFUSED.*\n {2}model\.target cannot reach http:\/\/127\.0\.0\.1:9\/v1/,
+    );
   });
 
   it('the stack reports every failed attempt of its calls (through the scheduler)', async () => {
     const fake = await startFakeProvider();
     try {
-      const role = { backend: 'openai_compatible', model: 'm', base_url: `${fake.url}/v1`, max_retries: 3, backoff_s: 0.01 };
+      const role = {
+        backend: 'openai_compatible',
+        model: 'm',
+        base_url: `${fake.url}/v1`,
+        max_retries: 3,
+        backoff_s: 0.01,
+      };
       const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
       const events: ModelEvent[] = [];
       const m = await buildRoleModels(config, { environment: {}, onEvent: (e) => events.push(e) });
@@ -110,7 +126,14 @@ describe('a run whose server is not running', () => {
     const url = `http://127.0.0.1:${port}/v1`;
     const dir = tmpDir();
     const line = (n: number) => JSON.stringify({ id: `i${n}`, input: `Echo w${n}`, answer: `w${n}` });
-    const role = { backend: 'openai_compatible', model: 'local', base_url: url, max_retries: 2, backoff_s: 0.01, backoff_max_s: 0.02 };
+    const role = {
+      backend: 'openai_compatible',
+      model: 'local',
+      base_url: url,
+      max_retries: 2,
+      backoff_s: 0.01,
+      backoff_max_s: 0.02,
+    };
     writeFiles(dir, {
       'data/train.jsonl': [1, 2, 3, 4].map(line).join('\n'),
       'data/val.jsonl': [5, 6, 7, 8].map(line).join('\n'),
@@ -118,7 +141,14 @@ describe('a run whose server is not running', () => {
       'skill.md': 'Repeat the word.',
       'c.yaml': stringify({
         model: { target: role, optimizer: role, reasoning_effort: '' },
-        env: { name: 'tasks', train_file: 'data/train.jsonl', val_file: 'data/val.jsonl', test_file: 'data/test.jsonl', skill_init: 'skill.md', workers: 4 },
+        env: {
+          name: 'tasks',
+          train_file: 'data/train.jsonl',
+          val_file: 'data/val.jsonl',
+          test_file: 'data/test.jsonl',
+          skill_init: 'skill.md',
+          workers: 4,
+        },
         train: { num_epochs: 1, batch_size: 2 },
         cache: { mode: 'off' },
       }),
@@ -139,7 +169,10 @@ describe('a run whose server is not running', () => {
       .map((l) => JSON.parse(l));
     const retries = events.filter((e) => e.type === 'model_retry');
     // Reported at the first failed attempt of the run, before any call could be retried.
-    assert.deepEqual([retries[0].role, retries[0].kind, retries[0].total, retries[0].failures], ['target', 'network', 1, 1]);
+    assert.deepEqual(
+      [retries[0].role, retries[0].kind, retries[0].total, retries[0].failures],
+      ['target', 'network', 1, 1],
+    );
     assert.match(retries[0].last_error, /ECONNREFUSED/);
     assert.equal(retries.filter((e) => e.hint).length, 1);
     assert.ok(events.findIndex((e) => e.type === 'model_retry') < events.findIndex((e) => e.type === 'run_failed'));

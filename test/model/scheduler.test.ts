@@ -4,7 +4,13 @@ import { after, before, describe, it } from 'node:test';
 import { Pool, type Clock } from '../../src/model/pool.ts';
 import { ScheduledModel } from '../../src/model/scheduler.ts';
 import { buildRoleModels, type RoleModels } from '../../src/model/stack.ts';
-import { FatalModelError, InfraError, type ChatModel, type ChatRequest, type ChatResponse } from '../../src/model/types.ts';
+import {
+  FatalModelError,
+  InfraError,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+} from '../../src/model/types.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 
@@ -46,7 +52,15 @@ const ask = (text: string): ChatRequest => ({ purpose: 'rollout', messages: [{ r
 
 /** Target and optimizer on the fake server as an OpenAI-compatible endpoint, with fast retries. */
 async function stack(fake: FakeProvider, target: Record<string, unknown> = {}): Promise<RoleModels> {
-  const role = { backend: 'openai_compatible', model: 'fake-model', base_url: `${fake.url}/v1`, max_retries: 3, backoff_s: 0.02, backoff_max_s: 0.1, timeout_s: 2 };
+  const role = {
+    backend: 'openai_compatible',
+    model: 'fake-model',
+    base_url: `${fake.url}/v1`,
+    max_retries: 3,
+    backoff_s: 0.02,
+    backoff_max_s: 0.1,
+    timeout_s: 2,
+  };
   const { config } = configWith({ model: { target: { ...role, ...target }, optimizer: role }, cache: { mode: 'off' } });
   return buildRoleModels(config, { environment: {} });
 }
@@ -90,7 +104,13 @@ describe('retries', () => {
   it('a body that drips in past the per-call timeout is a timeout, not an unreadable reply', async () => {
     const m = await stack(fake, { timeout_s: 0.5, max_retries: 0 });
     fake.faults.push({ kind: 'drip' });
-    await assert.rejects(m.target.complete(ask('drip')), (e) => e instanceof InfraError && e.kind === 'timeout' && /no complete reply within 0\.5 s \(model\.target\.timeout_s\)/.test(e.message));
+    await assert.rejects(
+      m.target.complete(ask('drip')),
+      (e) =>
+        e instanceof InfraError &&
+        e.kind === 'timeout' &&
+        /no complete reply within 0\.5 s \(model\.target\.timeout_s\)/.test(e.message),
+    );
     assert.match(m.ledger.all().at(-1)!.error!, /timeout_s/);
   });
 
@@ -108,7 +128,10 @@ describe('retries', () => {
     const m = await stack(fake);
     const before = fake.requests.length;
     for (let i = 0; i < 4; i++) fake.faults.push({ status: 503 });
-    await assert.rejects(m.target.complete(ask('down')), (e) => e instanceof InfraError && e.kind === 'server' && e.retries === 3 && /after 4 attempts/.test(e.message));
+    await assert.rejects(
+      m.target.complete(ask('down')),
+      (e) => e instanceof InfraError && e.kind === 'server' && e.retries === 3 && /after 4 attempts/.test(e.message),
+    );
     assert.equal(fake.requests.length - before, 4);
     const rec = m.ledger.all().at(-1)!;
     assert.match(rec.error!, /InfraError/);
@@ -126,20 +149,36 @@ describe('retries', () => {
       const m = await stack(fake);
       const before = fake.requests.length;
       fake.faults.push({ status });
-      await assert.rejects(m.optimizer.complete(ask('x')), (e) => e instanceof FatalModelError && pattern.test(e.message) && e.message.includes('model.optimizer'));
+      await assert.rejects(
+        m.optimizer.complete(ask('x')),
+        (e) => e instanceof FatalModelError && pattern.test(e.message) && e.message.includes('model.optimizer'),
+      );
       assert.equal(fake.requests.length - before, 1);
     });
   }
 
   it('a 400 refusing the reasoning effort names the setting that leaves it out', async () => {
     const m = await stack(fake);
-    fake.faults.push({ status: 400, message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.", code: 'unsupported_parameter', param: 'reasoning_effort' });
-    await assert.rejects(m.target.complete(ask('effort')), (e) => e instanceof FatalModelError && /set model\.target\.capabilities\.reasoning_effort: false$/.test(e.message));
+    fake.faults.push({
+      status: 400,
+      message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+      code: 'unsupported_parameter',
+      param: 'reasoning_effort',
+    });
+    await assert.rejects(
+      m.target.complete(ask('effort')),
+      (e) =>
+        e instanceof FatalModelError && /set model\.target\.capabilities\.reasoning_effort: false$/.test(e.message),
+    );
   });
 
   it('a 400 about this request alone (context too long) is not retried and not fatal', async () => {
     const m = await stack(fake);
-    fake.faults.push({ status: 400, message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' });
+    fake.faults.push({
+      status: 400,
+      message: "This model's maximum context length is 8192 tokens",
+      code: 'context_length_exceeded',
+    });
     await assert.rejects(m.target.complete(ask('long')), (e) => e instanceof InfraError && e.kind === 'other');
   });
 
@@ -156,13 +195,23 @@ describe('backoff', () => {
     try {
       const m = await stack(fake);
       const inner = (m.target as unknown as { inner: { inner: ChatModel } }).inner.inner;
-      const scheduled = new ScheduledModel(inner, new Pool('t', { concurrency: 1, rpm: 0, tpm: 0 }), { maxRetries: 3, timeoutMs: 2000, backoffMs: 80, backoffMaxMs: 250, random: () => 1 }, 'model.target');
-      assert.deepEqual([0, 1, 2, 3].map((n) => scheduled.backoff(n)), [80, 160, 250, 250]);
+      const scheduled = new ScheduledModel(
+        inner,
+        new Pool('t', { concurrency: 1, rpm: 0, tpm: 0 }),
+        { maxRetries: 3, timeoutMs: 2000, backoffMs: 80, backoffMaxMs: 250, random: () => 1 },
+        'model.target',
+      );
+      assert.deepEqual(
+        [0, 1, 2, 3].map((n) => scheduled.backoff(n)),
+        [80, 160, 250, 250],
+      );
       fake.faults.push({ status: 500 }, { status: 502 }, { status: 503 });
       await scheduled.complete(ask('b'));
       const at = fake.requests.map((r) => r.at);
       const gaps = at.slice(1).map((t, i) => t - at[i]!);
-      gaps.forEach((gap, i) => assert.ok(gap >= [80, 160, 250][i]! - 5, `retry ${i + 1} came ${gap} ms after the failure`));
+      gaps.forEach((gap, i) =>
+        assert.ok(gap >= [80, 160, 250][i]! - 5, `retry ${i + 1} came ${gap} ms after the failure`),
+      );
     } finally {
       await fake.close();
     }
@@ -170,7 +219,12 @@ describe('backoff', () => {
 
   it('jitter spreads the waits between half and all of the ceiling', () => {
     const pool = new Pool('t', { concurrency: 1, rpm: 0, tpm: 0 });
-    const lo = new ScheduledModel({ id: 'x', complete: async () => ({}) as ChatResponse }, pool, { maxRetries: 1, timeoutMs: 1, backoffMs: 100, backoffMaxMs: 1000, random: () => 0 }, 'm');
+    const lo = new ScheduledModel(
+      { id: 'x', complete: async () => ({}) as ChatResponse },
+      pool,
+      { maxRetries: 1, timeoutMs: 1, backoffMs: 100, backoffMaxMs: 1000, random: () => 0 },
+      'm',
+    );
     assert.equal(lo.backoff(2), 200);
   });
 });
@@ -195,14 +249,15 @@ describe('the limiter', () => {
       await Promise.all(Array.from({ length: 12 }, (_, i) => m.target.complete(ask(`r${i}`))));
       const starts = m.pools.get('target')!.stats.recentStarts;
       assert.equal(starts.length, 12);
-      for (let i = 1; i < starts.length; i++) assert.ok(starts[i]! - starts[0]! >= i * 50 - 0.1, `start ${i} at ${starts[i]! - starts[0]!} ms`);
+      for (let i = 1; i < starts.length; i++)
+        assert.ok(starts[i]! - starts[0]! >= i * 50 - 0.1, `start ${i} at ${starts[i]! - starts[0]!} ms`);
       assert.equal(fake.requests.length, 12);
     } finally {
       await fake.close();
     }
   });
 
-  it('RPM pacing on the pool\'s clock: one start per interval; a late timer catches up at twice the pace; a stalled loop never releases a burst', () => {
+  it("RPM pacing on the pool's clock: one start per interval; a late timer catches up at twice the pace; a stalled loop never releases a burst", () => {
     const clock = new VirtualClock();
     const pool = new Pool('t', { concurrency: 16, rpm: 1200, tpm: 0 }, clock);
     for (let i = 0; i < 12; i++) void pool.acquire(0);
@@ -253,7 +308,10 @@ describe('the limiter', () => {
   it('AIMD: 429s halve the concurrency, successes grow it back, and every call completes', async () => {
     // The server refuses (429) any request that arrives while two others are in flight.
     let server: FakeProvider | undefined;
-    const fake = await startFakeProvider({ latencyMs: 20, fault: () => (server!.inFlight() > 2 ? { status: 429 } : undefined) });
+    const fake = await startFakeProvider({
+      latencyMs: 20,
+      fault: () => (server!.inFlight() > 2 ? { status: 429 } : undefined),
+    });
     server = fake;
     try {
       const m = await stack(fake, { concurrency: 8, max_retries: 10 });
@@ -272,7 +330,10 @@ describe('the limiter', () => {
 
   it('an exhausted rate-limit window in a successful reply pauses the pool until it resets', async () => {
     let n = 0;
-    const exhausted: Record<string, string> = { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '400ms' };
+    const exhausted: Record<string, string> = {
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': '400ms',
+    };
     const fake = await startFakeProvider({ respond: () => ({ text: 'ok', headers: n++ === 0 ? exhausted : {} }) });
     try {
       const m = await stack(fake);

@@ -18,14 +18,29 @@ import { tmpDir } from '../helpers/tmp.ts';
 
 /** A sim training run whose roles talk to `baseUrl` as an OpenAI-compatible server. */
 function simOver(dir: string, baseUrl: string, role: Record<string, unknown> = {}): string {
-  const r = { backend: 'openai_compatible', model: 'fake-model', base_url: baseUrl, max_retries: 1, backoff_s: 0.01, backoff_max_s: 0.02, ...role };
+  const r = {
+    backend: 'openai_compatible',
+    model: 'fake-model',
+    base_url: baseUrl,
+    max_retries: 1,
+    backoff_s: 0.01,
+    backoff_max_s: 0.02,
+    ...role,
+  };
   const file = path.join(dir, 'config.yaml');
   fs.writeFileSync(
     file,
     stringify({
       model: { backend: 'openai_compatible', target: r, optimizer: r, reasoning_effort: '' },
       train: { num_epochs: 1, batch_size: 8 },
-      env: { name: 'sim', skill_init: path.join(ROOT, 'configs/sim/seed_skill.md'), workers: 4, n_train: 8, n_val: 12, n_test: 8 },
+      env: {
+        name: 'sim',
+        skill_init: path.join(ROOT, 'configs/sim/seed_skill.md'),
+        workers: 4,
+        n_train: 8,
+        n_val: 12,
+        n_test: 8,
+      },
       cache: { mode: 'off' },
     }),
   );
@@ -43,31 +58,51 @@ function filesHolding(dir: string, text: string): string[] {
 
 // A key of no familiar shape, in a variable of no familiar name: only its value can find it.
 const KEY = 'zq7Lm2Xv9Rt4Wp8Kd3Hn';
-const OTHERS = ['sk-proj-AbC123dEf456GhI789jKl', 'ghp_0123456789abcdefghijABCDEFGHIJ012345', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnop', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJl'];
+const OTHERS = [
+  'sk-proj-AbC123dEf456GhI789jKl',
+  'ghp_0123456789abcdefghijABCDEFGHIJ012345',
+  'github_pat_11ABCDEFG0123456789_abcdefghijklmnop',
+  'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJl',
+];
 
 describe('secrets', () => {
   it('a key a provider echoes in its errors reaches no file and no console line, nor do key-shaped strings', async () => {
     const fake = await startFakeProvider({
-      fault: (r) => ({ status: 500, message: `upstream refused ${String(r.headers.authorization)} (raw: ${String(r.headers.authorization).replace('Bearer ', '')}; also seen: ${OTHERS.join(', ')}; api-key: 0123456789abcdef0123456789abcdef)` }),
+      fault: (r) => ({
+        status: 500,
+        message: `upstream refused ${String(r.headers.authorization)} (raw: ${String(r.headers.authorization).replace('Bearer ', '')}; also seen: ${OTHERS.join(', ')}; api-key: 0123456789abcdef0123456789abcdef)`,
+      }),
     });
     try {
       const dir = tmpDir();
       // A directory that exists already keeps the failed run's files (one the run creates is removed when nothing was paid for).
       const out = path.join(dir, 'run');
       fs.mkdirSync(out);
-      const r = await runCliAsync(['train', '--config', simOver(dir, `${fake.url}/v1`, { api_key_env: 'LLM_CRED' }), '--out', out], { env: { LLM_CRED: KEY } });
+      const r = await runCliAsync(
+        ['train', '--config', simOver(dir, `${fake.url}/v1`, { api_key_env: 'LLM_CRED' }), '--out', out],
+        { env: { LLM_CRED: KEY } },
+      );
       assert.equal(r.status, 1, r.stderr);
-      assert.ok(fake.requests.length > 0 && fake.requests.every((q) => q.headers.authorization === `Bearer ${KEY}`), 'the key was sent');
+      assert.ok(
+        fake.requests.length > 0 && fake.requests.every((q) => q.headers.authorization === `Bearer ${KEY}`),
+        'the key was sent',
+      );
       const console = `${r.stdout}\n${r.stderr}`;
       for (const secret of [KEY, ...OTHERS, '0123456789abcdef0123456789abcdef']) {
         assert.ok(!console.includes(secret), `not on the console: ${secret}`);
         assert.deepEqual(filesHolding(out, secret), [], `in no file: ${secret}`);
       }
       // Redacted, not dropped: the errors still say what happened.
-      assert.match(fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8'), /HTTP 500: upstream refused Bearer \*{4} \(raw: \*{4}; also seen: \*{4}/);
+      assert.match(
+        fs.readFileSync(path.join(out, 'calls.jsonl'), 'utf8'),
+        /HTTP 500: upstream refused Bearer \*{4} \(raw: \*{4}; also seen: \*{4}/,
+      );
       assert.match(r.stderr, /upstream refused Bearer \*{4}/);
       // Every call failed alike: a configuration error of the role, named as such.
-      assert.match(r.stderr, /model\.target \(openai_compatible:fake-model\): the first 5 calls to http:\/\/127\.0\.0\.1:\d+\/v1 all failed the same way and none has succeeded/);
+      assert.match(
+        r.stderr,
+        /model\.target \(openai_compatible:fake-model\): the first 5 calls to http:\/\/127\.0\.0\.1:\d+\/v1 all failed the same way and none has succeeded/,
+      );
     } finally {
       await fake.close();
     }
@@ -80,9 +115,20 @@ describe('secrets', () => {
       const out = path.join(dir, 'run');
       const password = 'sk-urlsecret-0123456789';
       const port = new URL(fake.url).port;
-      const r = await runCliAsync(['train', '--config', simOver(dir, `http://user:${password}@127.0.0.1:${port}/v1`), '--out', out]);
+      const r = await runCliAsync([
+        'train',
+        '--config',
+        simOver(dir, `http://user:${password}@127.0.0.1:${port}/v1`),
+        '--out',
+        out,
+      ]);
       assert.equal(r.status, 2, r.stdout);
-      assert.match(r.stderr, new RegExp(`model\\.target\\.base_url holds credentials \\(http://\\*{4}@127\\.0\\.0\\.1:${port}/v1\\).*api_key_env`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `model\\.target\\.base_url holds credentials \\(http://\\*{4}@127\\.0\\.0\\.1:${port}/v1\\).*api_key_env`,
+        ),
+      );
       assert.ok(!`${r.stdout}${r.stderr}`.includes(password), 'not on the console');
       assert.deepEqual(filesHolding(out, password), []);
       assert.equal(fake.requests.length, 0, 'no call was made');
@@ -99,14 +145,24 @@ describe('a role whose every call fails alike', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     await new Promise((resolve) => server.close(resolve));
-    const role = { backend: 'openai_compatible', model: 'm', base_url: `http://127.0.0.1:${port}/v1`, max_retries: 1, backoff_s: 0.01 };
+    const role = {
+      backend: 'openai_compatible',
+      model: 'm',
+      base_url: `http://127.0.0.1:${port}/v1`,
+      max_retries: 1,
+      backoff_s: 0.01,
+    };
     const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
     const m = await buildRoleModels(config, { environment: {} });
     const ask = { purpose: 'rollout', messages: [{ role: 'user' as const, content: 'hi' }] };
     for (let i = 0; i < 4; i++) await assert.rejects(m.target.complete(ask), InfraError);
     await assert.rejects(
       m.target.complete(ask),
-      (e) => e instanceof FatalModelError && new RegExp(`^model\\.target \\(openai_compatible:m\\): the first 5 calls to http://127\\.0\\.0\\.1:${port}/v1 all failed .*is the server running`).test(e.message),
+      (e) =>
+        e instanceof FatalModelError &&
+        new RegExp(
+          `^model\\.target \\(openai_compatible:m\\): the first 5 calls to http://127\\.0\\.0\\.1:${port}/v1 all failed .*is the server running`,
+        ).test(e.message),
     );
     m.close();
   });
@@ -131,7 +187,14 @@ describe('a role whose every call fails alike', () => {
 
   it('counts the first calls sent, not the first to end: fast refusals of long prompts do not outrun an answer sent before them', async () => {
     const fake = await startFakeProvider({
-      fault: (r) => (textOfUser(r).startsWith('long') ? { status: 400, message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens." } : undefined),
+      fault: (r) =>
+        textOfUser(r).startsWith('long')
+          ? {
+              status: 400,
+              message:
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens.",
+            }
+          : undefined,
       respond: async (r) => {
         if (textOfUser(r) === 'slow') await new Promise((resolve) => setTimeout(resolve, 300));
         return { text: 'ok' };
@@ -144,7 +207,10 @@ describe('a role whose every call fails alike', () => {
       const ask = (text: string) => ({ purpose: 'rollout', messages: [{ role: 'user' as const, content: text }] });
       const slow = m.target.complete(ask('slow'));
       const refused = await Promise.allSettled([1, 2, 3, 4, 5].map((i) => m.target.complete(ask(`long ${i}`))));
-      assert.ok(refused.every((r) => r.status === 'rejected' && r.reason instanceof InfraError), 'each an error of its own item');
+      assert.ok(
+        refused.every((r) => r.status === 'rejected' && r.reason instanceof InfraError),
+        'each an error of its own item',
+      );
       assert.equal((await slow).text, 'ok');
       m.close();
     } finally {

@@ -25,7 +25,12 @@ describe('structured replies', () => {
   it('uses the JSON-schema mode, and asks once more quoting the validation error', async () => {
     replies = ['{"verdict": "maybe", "reasons": []}', '{"verdict": "keep", "reasons": ["clear"]}'];
     const before = fake.requests.length;
-    const { value } = await completeJson(await optimizer(), { purpose: 'rank', messages: [{ role: 'user', content: 'Judge.' }], schema: Verdict, schemaName: 'verdict' });
+    const { value } = await completeJson(await optimizer(), {
+      purpose: 'rank',
+      messages: [{ role: 'user', content: 'Judge.' }],
+      schema: Verdict,
+      schemaName: 'verdict',
+    });
     assert.deepEqual(value, { verdict: 'keep', reasons: ['clear'] });
     const [first, second] = fake.requests.slice(before);
     assert.equal(first!.body.response_format.json_schema.name, 'verdict');
@@ -37,7 +42,11 @@ describe('structured replies', () => {
 
   it('repairs a nearly-JSON reply from a server without the JSON-schema mode', async () => {
     replies = ['Here it is:\n```json\n{"verdict": "drop", "reasons": ["too vague",],}\n```'];
-    const { value, response } = await completeJson(await optimizer({ json_schema: false }), { purpose: 'rank', messages: [{ role: 'user', content: 'Judge.' }], schema: Verdict });
+    const { value, response } = await completeJson(await optimizer({ json_schema: false }), {
+      purpose: 'rank',
+      messages: [{ role: 'user', content: 'Judge.' }],
+      schema: Verdict,
+    });
     assert.deepEqual(value, { verdict: 'drop', reasons: ['too vague'] });
     assert.deepEqual(response.parsed, value);
     assert.match(fake.requests.at(-1)!.body.messages[0].content, /JSON Schema/);
@@ -46,7 +55,11 @@ describe('structured replies', () => {
   it('gives up after the second unusable reply with the problem named', async () => {
     replies = ['no json here', '{"verdict": "keep"}'];
     await assert.rejects(
-      completeJson(await optimizer(), { purpose: 'rank', messages: [{ role: 'user', content: 'Judge.' }], schema: Verdict }),
+      completeJson(await optimizer(), {
+        purpose: 'rank',
+        messages: [{ role: 'user', content: 'Judge.' }],
+        schema: Verdict,
+      }),
       (e) => e instanceof StructuredOutputError && /reasons/.test(e.message) && e.text === '{"verdict": "keep"}',
     );
   });

@@ -52,8 +52,21 @@ interface TrainResult {
   outRoot: string;
 }
 
-async function trainOver(fake: FakeProvider, dir: string, extra: { budget?: Record<string, number | boolean>; model?: string } = {}): Promise<TrainResult> {
-  const role = { backend: 'openai_compatible', model: extra.model ?? 'fake-model', base_url: `${fake.url}/v1`, concurrency: 6, max_retries: 4, backoff_s: 0.01, backoff_max_s: 0.05, timeout_s: 1 };
+async function trainOver(
+  fake: FakeProvider,
+  dir: string,
+  extra: { budget?: Record<string, number | boolean>; model?: string } = {},
+): Promise<TrainResult> {
+  const role = {
+    backend: 'openai_compatible',
+    model: extra.model ?? 'fake-model',
+    base_url: `${fake.url}/v1`,
+    concurrency: 6,
+    max_retries: 4,
+    backoff_s: 0.01,
+    backoff_max_s: 0.05,
+    timeout_s: 1,
+  };
   const file = path.join(dir, 'config.yaml');
   fs.writeFileSync(
     file,
@@ -77,7 +90,9 @@ async function trainOver(fake: FakeProvider, dir: string, extra: { budget?: Reco
     outRoot,
     skill: fs.existsSync(best) ? fs.readFileSync(best, 'utf8') : '',
     calls: readJsonLines<CallRecord>(path.join(outRoot, 'calls.jsonl')),
-    history: fs.existsSync(path.join(outRoot, 'history.json')) ? (JSON.parse(fs.readFileSync(path.join(outRoot, 'history.json'), 'utf8')) as unknown[]) : [],
+    history: fs.existsSync(path.join(outRoot, 'history.json'))
+      ? (JSON.parse(fs.readFileSync(path.join(outRoot, 'history.json'), 'utf8')) as unknown[])
+      : [],
   };
 }
 
@@ -98,14 +113,21 @@ describe('a whole training run over HTTP', () => {
       assert.notEqual(a.skill, fs.readFileSync(path.join(ROOT, 'configs/sim/seed_skill.md'), 'utf8'));
       assert.equal(b.skill, a.skill);
       // Step by step the same records, but for time and the token counts of retried calls.
-      const strip = (h: unknown[]) => JSON.stringify(h.map((r) => ({ ...(r as object), timing: undefined, wall_time_s: undefined, tokens: undefined })));
+      const strip = (h: unknown[]) =>
+        JSON.stringify(
+          h.map((r) => ({ ...(r as object), timing: undefined, wall_time_s: undefined, tokens: undefined })),
+        );
       assert.equal(strip(b.history), strip(a.history));
 
       // Faults really happened, were retried, and none reached the results.
       const injected = faulty.requests.length - b.calls.length;
       assert.ok(injected / faulty.requests.length >= 0.15, `${injected} of ${faulty.requests.length} requests faulted`);
       assert.ok(b.calls.some((c) => c.retries > 0));
-      assert.deepEqual(b.calls.filter((c) => c.error).map((c) => c.error), [], 'no call of the faulty run failed for good');
+      assert.deepEqual(
+        b.calls.filter((c) => c.error).map((c) => c.error),
+        [],
+        'no call of the faulty run failed for good',
+      );
       assert.equal(b.calls.length, a.calls.length, 'the same calls were recorded');
       // Both kinds of call went over HTTP.
       assert.ok(b.calls.some((c) => c.role === 'target') && b.calls.some((c) => c.role === 'optimizer'));
@@ -121,12 +143,17 @@ describe('a whole training run over HTTP', () => {
     const doomed = String(splits.val[0]!.question);
     const fake = await startFakeProvider({
       respond: skillRunResponder(items),
-      fault: (r) => ((r.body as { messages: { content: unknown }[] }).messages.at(-1)!.content === doomed ? { status: 503 } : undefined),
+      fault: (r) =>
+        (r.body as { messages: { content: unknown }[] }).messages.at(-1)!.content === doomed
+          ? { status: 503 }
+          : undefined,
     });
     try {
       const run = await trainOver(fake, tmpDir());
       assert.equal(run.outcome.status, 'finished');
-      const baseline = readJsonLines<{ id: string; hard: number; error?: { kind: string; message: string } }>(path.join(run.outRoot, 'selection_eval_baseline', 'results.jsonl'));
+      const baseline = readJsonLines<{ id: string; hard: number; error?: { kind: string; message: string } }>(
+        path.join(run.outRoot, 'selection_eval_baseline', 'results.jsonl'),
+      );
       const failed = baseline.find((r) => r.id === splits.val[0]!.id)!;
       assert.equal(failed.error?.kind, 'server');
       assert.match(failed.error!.message, /after 5 attempts/);
@@ -142,13 +169,30 @@ describe('a whole training run over HTTP', () => {
       const dir = tmpDir();
       await assert.rejects(
         trainOver(fake, dir, { budget: { max_usd: 0.01 } }),
-        (e) => e instanceof UserError && /budget\.max_usd=0\.01 .*price of model\.target \(openai_compatible:fake-model\) and model\.optimizer \(openai_compatible:fake-model\) is unknown/.test(e.message) && /model\.target\.price: \{input: /.test(e.message) && /budget\.allow_unpriced: true/.test(e.message),
+        (e) =>
+          e instanceof UserError &&
+          /budget\.max_usd=0\.01 .*price of model\.target \(openai_compatible:fake-model\) and model\.optimizer \(openai_compatible:fake-model\) is unknown/.test(
+            e.message,
+          ) &&
+          /model\.target\.price: \{input: /.test(e.message) &&
+          /budget\.allow_unpriced: true/.test(e.message),
       );
       assert.equal(fake.requests.length, 0, 'no call made');
-      const allowed = await trainOver(fake, tmpDir(), { budget: { max_usd: 0.01, allow_unpriced: true, max_calls: 3 } });
+      const allowed = await trainOver(fake, tmpDir(), {
+        budget: { max_usd: 0.01, allow_unpriced: true, max_calls: 3 },
+      });
       assert.equal(allowed.outcome.status, 'stopped');
-      const events = readJsonLines<{ type: string; level?: string; message?: string }>(path.join(allowed.outRoot, 'events.jsonl'));
-      assert.ok(events.some((e) => e.type === 'log' && e.level === 'warn' && /counts only calls of known price: the price of model\.target/.test(e.message!)));
+      const events = readJsonLines<{ type: string; level?: string; message?: string }>(
+        path.join(allowed.outRoot, 'events.jsonl'),
+      );
+      assert.ok(
+        events.some(
+          (e) =>
+            e.type === 'log' &&
+            e.level === 'warn' &&
+            /counts only calls of known price: the price of model\.target/.test(e.message!),
+        ),
+      );
     } finally {
       await fake.close();
     }
@@ -163,7 +207,8 @@ describe('a whole training run over HTTP', () => {
       const whole = await trainOver(fake, tmpDir(), { model: 'gpt-4o-mini' });
       const wholeRequests = fake.requests.length;
       // A cap at two thirds of what the whole run spends, so that it falls within some step whatever that step's calls cost.
-      const cost = (calls: CallRecord[]) => calls.filter((c) => c.from === 'provider').reduce((s, c) => s + (c.cost_usd ?? 0), 0);
+      const cost = (calls: CallRecord[]) =>
+        calls.filter((c) => c.from === 'provider').reduce((s, c) => s + (c.cost_usd ?? 0), 0);
       const cap = Number(((cost(whole.calls) * 2) / 3).toFixed(6));
       const dir = tmpDir();
       const stopped = await trainOver(fake, dir, { model: 'gpt-4o-mini', budget: { max_usd: cap } });
@@ -180,11 +225,16 @@ describe('a whole training run over HTTP', () => {
       for (const b of bodies(0, wholeRequests)) inWhole.set(b, (inWhole.get(b) ?? 0) + 1);
       const stoppedCount = stopped.calls.filter((c) => c.from === 'provider').length;
       const first = new Set(bodies(wholeRequests, wholeRequests + stoppedCount));
-      const again = bodies(wholeRequests + stoppedCount, fake.requests.length).filter((b) => first.has(b) && (inWhole.get(b) ?? 0) < 2);
+      const again = bodies(wholeRequests + stoppedCount, fake.requests.length).filter(
+        (b) => first.has(b) && (inWhole.get(b) ?? 0) < 2,
+      );
       assert.deepEqual(again, []);
       // Together they asked no more than one uninterrupted run asks (the journal may even answer a
       // request that an uninterrupted run, with the response cache off, sends twice).
-      assert.ok(fake.requests.length - wholeRequests <= wholeRequests, `${fake.requests.length - wholeRequests} requests, ${wholeRequests} in one run`);
+      assert.ok(
+        fake.requests.length - wholeRequests <= wholeRequests,
+        `${fake.requests.length - wholeRequests} requests, ${wholeRequests} in one run`,
+      );
       assert.ok(resumed.calls.some((c) => c.from === 'journal'));
     } finally {
       await fake.close();

@@ -13,11 +13,18 @@ import { SIM_CONFIG, trainSim } from '../helpers/train.ts';
 describe('config: run.queue', () => {
   it('takes a Redis URL, and is empty by default (rollouts in this process)', () => {
     assert.equal(loadConfig(SIM_CONFIG, { environment: {} }).config.run.queue, '');
-    assert.equal(loadConfig(SIM_CONFIG, { environment: {}, overrides: ['run.queue=redis://10.0.0.5:6379'] }).config.run.queue, 'redis://10.0.0.5:6379');
+    assert.equal(
+      loadConfig(SIM_CONFIG, { environment: {}, overrides: ['run.queue=redis://10.0.0.5:6379'] }).config.run.queue,
+      'redis://10.0.0.5:6379',
+    );
   });
 
   it('refuses what is not a Redis URL, naming the key', () => {
-    rejects(() => loadConfig(SIM_CONFIG, { environment: {}, overrides: ['run.queue=localhost:6379'] }), /run\.queue/, /expected a Redis URL/);
+    rejects(
+      () => loadConfig(SIM_CONFIG, { environment: {}, overrides: ['run.queue=localhost:6379'] }),
+      /run\.queue/,
+      /expected a Redis URL/,
+    );
   });
 
   it('may change on resume: where rollouts run does not change what is trained', () => {
@@ -34,7 +41,10 @@ describe('a Redis that cannot be reached', () => {
   it('stops the run before anything is sent or written, naming the URL', async () => {
     const out = path.join(tmpDir('skillopt-queue-'), 'run');
     // Port 1 on loopback: nothing listens there.
-    await assert.rejects(trainSim(['run.queue=redis://127.0.0.1:1'], out), (err) => err instanceof UserError && /run\.queue: cannot use Redis at redis:\/\/127\.0\.0\.1:1/.test(err.message));
+    await assert.rejects(
+      trainSim(['run.queue=redis://127.0.0.1:1'], out),
+      (err) => err instanceof UserError && /run\.queue: cannot use Redis at redis:\/\/127\.0\.0\.1:1/.test(err.message),
+    );
     assert.ok(!fs.existsSync(out), 'no run directory is left');
   });
 });

@@ -23,7 +23,13 @@ describe('a stop while rollout jobs are being added', { timeout: 60_000 }, () =>
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     const admission = new Admission();
-    const remote = new RemoteRollouts({ url: redis.url, runRoot: tmpDir('skillopt-remote-stop-'), spec: { config: {}, baseDirs: {}, defaultDir: '.', configFile: 'config.yaml' }, ledger: new Ledger(), admission });
+    const remote = new RemoteRollouts({
+      url: redis.url,
+      runRoot: tmpDir('skillopt-remote-stop-'),
+      spec: { config: {}, baseDirs: {}, defaultDir: '.', configFile: 'config.yaml' },
+      ledger: new Ledger(),
+      admission,
+    });
     try {
       await remote.connect();
       // Each add answers late, as a busy Redis would: the stop comes while the jobs are in Redis but their adds not yet answered.
@@ -35,7 +41,12 @@ describe('a stop while rollout jobs are being added', { timeout: 60_000 }, () =>
         return job;
       };
       const target = { id: 'sim:target' } as ChatModel;
-      const rollouts = Array.from({ length: 4 }, (_, i) => remote.rollout({ id: `item-${i}`, question: 'q', answer: 'a' } as never, 'the skill', { target, seed: 1 } as never));
+      const rollouts = Array.from({ length: 4 }, (_, i) =>
+        remote.rollout({ id: `item-${i}`, question: 'q', answer: 'a' } as never, 'the skill', {
+          target,
+          seed: 1,
+        } as never),
+      );
       const waiting = (remote as unknown as { waiting: Map<string, unknown> }).waiting;
       while (waiting.size < 4) await sleep(5);
       await sleep(30);

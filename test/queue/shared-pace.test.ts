@@ -34,9 +34,21 @@ describe('the pace shared by workers', () => {
     const client = new Redis(redis.url);
     clients.push(client);
     const pace = new SharedPace(client);
-    const role = { backend: 'openai_compatible', model: 'fake-model', base_url: `${fake.url}/v1`, max_retries: 3, backoff_s: 0.02, backoff_max_s: 0.1, timeout_s: 5, ...target };
+    const role = {
+      backend: 'openai_compatible',
+      model: 'fake-model',
+      base_url: `${fake.url}/v1`,
+      max_retries: 3,
+      backoff_s: 0.02,
+      backoff_max_s: 0.1,
+      timeout_s: 5,
+      ...target,
+    };
     const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
-    const stack = new ModelStack(config, { environment: {}, sharedPace: (endpoint, limits) => pace.gate(endpoint, limits.rpm) });
+    const stack = new ModelStack(config, {
+      environment: {},
+      sharedPace: (endpoint, limits) => pace.gate(endpoint, limits.rpm),
+    });
     return stack.model('target');
   }
 
@@ -48,11 +60,18 @@ describe('the pace shared by workers', () => {
     const mark = fake.requests.at(-1)!.at;
     const before = fake.requests.length;
     await Promise.all([a.complete(ask('a1')), b.complete(ask('b1')), a.complete(ask('a2')), b.complete(ask('b2'))]);
-    const starts = fake.requests.slice(before).map((r) => r.at).sort((x, y) => x - y);
+    const starts = fake.requests
+      .slice(before)
+      .map((r) => r.at)
+      .sort((x, y) => x - y);
     assert.equal(starts.length, 4);
     // Start slots are 300 ms apart for the two workers together; a call may reach the server late
     // (a loaded machine), never early. Each worker's own pool alone would let a1 and b1 go at once.
-    for (let i = 1; i < starts.length; i++) assert.ok(starts[i]! - mark >= i * 300 - 1, `call ${i + 1} started ${Math.round(starts[i]! - mark)} ms after the mark`);
+    for (let i = 1; i < starts.length; i++)
+      assert.ok(
+        starts[i]! - mark >= i * 300 - 1,
+        `call ${i + 1} started ${Math.round(starts[i]! - mark)} ms after the mark`,
+      );
   });
 
   it("a retry-after told to one worker holds back the other's calls", async () => {

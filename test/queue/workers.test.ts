@@ -26,7 +26,11 @@ const SMALL = ['train.num_epochs=1', 'env.n_train=40', 'env.n_val=20', 'env.n_te
 const SLOW_TARGET = 'model.target.options.latency_ms=60';
 
 function startWorker(url: string, name: string): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [BIN, 'worker', '--redis', url, '--concurrency', '3', '--name', name, '--lock-seconds', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'worker', '--redis', url, '--concurrency', '3', '--name', name, '--lock-seconds', '1'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -77,7 +81,11 @@ describe('rollouts on workers', () => {
   it('three workers, one killed mid-job, give the history of a run in one process', async () => {
     let killedWith: string[] = [];
     const killer = (async () => {
-      await until(async () => (killedWith = (await queue.getActive()).filter((j) => j.processedBy === 'w1').map((j) => j.id!)).length > 0, 'w1 holds a job');
+      await until(
+        async () =>
+          (killedWith = (await queue.getActive()).filter((j) => j.processedBy === 'w1').map((j) => j.id!)).length > 0,
+        'w1 holds a job',
+      );
       workers[0]!.child.kill('SIGKILL');
     })();
     const remote = await trainSim([...SMALL, `run.queue=${redis.url}`, SLOW_TARGET]);
@@ -100,7 +108,14 @@ describe('rollouts on workers', () => {
 
   it('skillopt eval runs its rollouts on the workers, with the same scores', async () => {
     const evaluate = (overrides: string[], outRoot: string) =>
-      runEvaluation({ loaded: loadConfig(SIM_CONFIG, { overrides: [...SMALL, ...overrides], environment: {} }), outRoot, configFile: SIM_CONFIG, skillFiles: [path.join(local.out, 'best_skill.md')], split: 'test', out: null });
+      runEvaluation({
+        loaded: loadConfig(SIM_CONFIG, { overrides: [...SMALL, ...overrides], environment: {} }),
+        outRoot,
+        configFile: SIM_CONFIG,
+        skillFiles: [path.join(local.out, 'best_skill.md')],
+        split: 'test',
+        out: null,
+      });
     const dir = tmpDir('skillopt-queue-eval-');
     const here = await evaluate([], path.join(dir, 'here'));
     const there = await evaluate([`run.queue=${redis.url}`], path.join(dir, 'there'));
@@ -110,12 +125,26 @@ describe('rollouts on workers', () => {
     );
     assert.equal(paidRollouts(path.join(dir, 'there')), here.cells[0]!.n_items);
     const run = queueRunId(path.join(dir, 'there'));
-    assert.equal((await queue.getCompleted(0, -1)).filter((j) => (j.data as { run: string }).run === run).length, here.cells[0]!.n_items, 'each rollout was a job');
+    assert.equal(
+      (await queue.getCompleted(0, -1)).filter((j) => (j.data as { run: string }).run === run).length,
+      here.cells[0]!.n_items,
+      'each rollout was a job',
+    );
   });
 
   it('a trainer killed mid-run resumes with the queue as it finds it', async () => {
     const out = path.join(tmpDir('skillopt-queue-'), 'run');
-    const args = ['train', '--config', SIM_CONFIG, '--out', out, '--cfg-options', ...SMALL, `run.queue=${redis.url}`, SLOW_TARGET];
+    const args = [
+      'train',
+      '--config',
+      SIM_CONFIG,
+      '--out',
+      out,
+      '--cfg-options',
+      ...SMALL,
+      `run.queue=${redis.url}`,
+      SLOW_TARGET,
+    ];
     const trainer = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: 'ignore' });
     const exited = new Promise((resolve) => trainer.once('exit', resolve));
     // Killed once its second step's rollouts are under way: jobs are waiting, running and done.

@@ -21,7 +21,10 @@ test('a running process is seen through its marker until it releases it; the mar
   const marker = JSON.parse(fs.readFileSync(path.join(folder, name!), 'utf8'));
   const stale = path.join(folder, `eval-${gone}-0badc0de.json`);
   fs.writeFileSync(stale, JSON.stringify({ ...marker, kind: 'eval', owner: { ...marker.owner, pid: gone } }));
-  assert.deepEqual(runningActivities(folder).map((a) => a.owner.pid), [process.pid]);
+  assert.deepEqual(
+    runningActivities(folder).map((a) => a.owner.pid),
+    [process.pid],
+  );
   assert.equal(fs.existsSync(stale), false, 'the stale marker is removed');
 
   mark.release();
@@ -39,9 +42,13 @@ test('a marker that cannot be written does not stop the work: one warning, namin
   const parent = tmpDir();
   fs.writeFileSync(path.join(parent, 'not-a-folder'), '');
   const warnings: string[] = [];
-  for (let i = 0; i < 2; i++) markActivity('eval', '/runs/e', (m) => warnings.push(m), path.join(parent, 'not-a-folder', 'running')).release();
+  for (let i = 0; i < 2; i++)
+    markActivity('eval', '/runs/e', (m) => warnings.push(m), path.join(parent, 'not-a-folder', 'running')).release();
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /cannot mark this evaluation as running in .*not-a-folder\/running \(.*\): a Sleep night started meanwhile will not know to wait/);
+  assert.match(
+    warnings[0]!,
+    /cannot mark this evaluation as running in .*not-a-folder\/running \(.*\): a Sleep night started meanwhile will not know to wait/,
+  );
 });
 
 test('SKILLOPT_HOME moves the markers from ~/.skillopt to its own running/ folder', () => {
@@ -56,8 +63,15 @@ test('SKILLOPT_HOME moves the markers from ~/.skillopt to its own running/ folde
     const [name, ...more] = fs.readdirSync(path.join(home, 'running'));
     assert.match(name!, new RegExp(`^eval-${process.pid}-[0-9a-f]+\\.json$`));
     assert.deepEqual(more, []);
-    assert.equal(fs.existsSync(path.join(os.homedir(), '.skillopt', 'running', name!)), false, 'nothing in the home folder');
-    assert.deepEqual(runningActivities().map((a) => a.dir), ['/runs/e']);
+    assert.equal(
+      fs.existsSync(path.join(os.homedir(), '.skillopt', 'running', name!)),
+      false,
+      'nothing in the home folder',
+    );
+    assert.deepEqual(
+      runningActivities().map((a) => a.dir),
+      ['/runs/e'],
+    );
     mark.release();
   } finally {
     if (before === undefined) delete process.env.SKILLOPT_HOME;

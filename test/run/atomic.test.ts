@@ -34,7 +34,10 @@ describe('atomic writes', () => {
       function* gen() { for (let i = 0; i < 512; i++) yield chunk; }
       writeFileAtomic(${JSON.stringify(file)}, gen());
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
     let tmpSeen = false;
     for (let i = 0; i < 400 && !tmpSeen; i++) {
       await sleep(25);
@@ -62,7 +65,15 @@ describe('reading journals', () => {
     const long = (n: number) => ({ n, text: `${'é'.repeat(1_500_000 + n)}` });
     fs.writeFileSync(file, [long(0), { n: 1 }, long(2)].map((v) => JSON.stringify(v)).join('\n') + '\n{"n":3}');
     const seen = [...jsonLines<{ n: number; text?: string }>(file)];
-    assert.deepEqual(seen.map((s) => [s.value.n, s.line]), [[0, 1], [1, 2], [2, 3], [3, 4]]);
+    assert.deepEqual(
+      seen.map((s) => [s.value.n, s.line]),
+      [
+        [0, 1],
+        [1, 2],
+        [2, 3],
+        [3, 4],
+      ],
+    );
     assert.equal(seen[2]!.value.text, long(2).text);
   });
 
@@ -70,14 +81,24 @@ describe('reading journals', () => {
     const { jsonLines } = await import('../../src/run/atomic.ts');
     const file = path.join(tmpDir(), 'calls.jsonl');
     fs.writeFileSync(file, '{"n":1}\n{"n":2,"res\n{"n":3}\n\n{"n":5}\n');
-    assert.deepEqual([...jsonLines<{ n: number }>(file)].map((s) => [s.value.n, s.line]), [[1, 1], [3, 3], [5, 5]]);
+    assert.deepEqual(
+      [...jsonLines<{ n: number }>(file)].map((s) => [s.value.n, s.line]),
+      [
+        [1, 1],
+        [3, 3],
+        [5, 5],
+      ],
+    );
   });
 
   it('a line too long to hold names the file and the line', async () => {
     const { jsonLines } = await import('../../src/run/atomic.ts');
     const file = path.join(tmpDir(), 'scores.jsonl');
     fs.writeFileSync(file, `{"n":1}\n{"text":"${'x'.repeat(3 << 20)}"}\n`);
-    assert.throws(() => [...jsonLines(file, { maxLineBytes: 1 << 20 })], new RegExp(`${file.replace(/[.]/g, '\\.')}: line 2 is longer than 1048576 bytes`));
+    assert.throws(
+      () => [...jsonLines(file, { maxLineBytes: 1 << 20 })],
+      new RegExp(`${file.replace(/[.]/g, '\\.')}: line 2 is longer than 1048576 bytes`),
+    );
   });
 });
 
@@ -100,11 +121,20 @@ describe('append streams', () => {
     fs.writeFileSync(file, `{"n":1,"s":"é"}\n{"n":2,"s":"${'x'.repeat(1_500_000)}"}\n{"n":`);
     const out = new AppendFile(file);
     const appended = [out.append('{"n":4,"s":"日本"}'), out.append('{"n":5}')];
-    assert.deepEqual(appended.map((at) => out.read(at)), ['{"n":4,"s":"日本"}', '{"n":5}']);
+    assert.deepEqual(
+      appended.map((at) => out.read(at)),
+      ['{"n":4,"s":"日本"}', '{"n":5}'],
+    );
     const found = [...jsonLines<{ n: number }>(file)];
-    assert.deepEqual(found.map((l) => l.value.n), [1, 2, 4, 5]);
+    assert.deepEqual(
+      found.map((l) => l.value.n),
+      [1, 2, 4, 5],
+    );
     for (const l of found) assert.equal(out.read(l.at), l.text);
-    assert.deepEqual(found.slice(2).map((l) => [l.at.offset, l.at.bytes]), appended.map((at) => [at.offset, at.bytes]));
+    assert.deepEqual(
+      found.slice(2).map((l) => [l.at.offset, l.at.bytes]),
+      appended.map((at) => [at.offset, at.bytes]),
+    );
     out.close();
   });
 });
@@ -112,7 +142,8 @@ describe('append streams', () => {
 describe('temporary files', () => {
   it('two writers with the same pid (two containers) never share a temporary file', async () => {
     // Two instances of the module: two processes whose pids and counters coincide.
-    const load = (instance: string) => import(`../../src/run/atomic.ts?writer=${instance}`) as Promise<typeof import('../../src/run/atomic.ts')>;
+    const load = (instance: string) =>
+      import(`../../src/run/atomic.ts?writer=${instance}`) as Promise<typeof import('../../src/run/atomic.ts')>;
     const [a, b] = [await load('a'), await load('b')];
     const file = path.join(tmpDir(), 'best_skill.md');
     function* first() {
@@ -131,7 +162,11 @@ describe('temporary files', () => {
     const overrides = ['train.num_epochs=1', 'env.n_train=10', 'env.n_val=5', 'env.n_test=5', 'train.batch_size=10'];
     // A run stopped by its budget, as a killed one would be: the next command resumes it.
     const first = await trainSim([...overrides, 'budget.max_calls=20']);
-    const leftovers = ['best_skill.md.tmp-4242-7', 'steps/step_0001/candidate_skill.md.tmp-17-0123456789abcdef', 'skills/skill_v0001.md.tmp-1-3'];
+    const leftovers = [
+      'best_skill.md.tmp-4242-7',
+      'steps/step_0001/candidate_skill.md.tmp-17-0123456789abcdef',
+      'skills/skill_v0001.md.tmp-1-3',
+    ];
     for (const f of leftovers) fs.writeFileSync(path.join(first.out, f), 'half a skill');
     const mine = ['notes.tmp', 'steps/step_0001/my.tmp-draft'];
     for (const f of mine) fs.writeFileSync(path.join(first.out, f), 'a file of the user');

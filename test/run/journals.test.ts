@@ -14,12 +14,18 @@ import { tmpDir } from '../helpers/tmp.ts';
 
 const SMALL = ['train.num_epochs=1', 'env.n_train=20', 'env.n_val=10', 'env.n_test=10', 'train.batch_size=10'];
 
-const providerCalls = (out: string) => readText(path.join(out, 'calls.jsonl')).split('\n').filter((l) => l.includes('"from":"provider"')).length;
+const providerCalls = (out: string) =>
+  readText(path.join(out, 'calls.jsonl'))
+    .split('\n')
+    .filter((l) => l.includes('"from":"provider"')).length;
 
 describe('journals that scale', () => {
   it('scores.jsonl holds each skill once (in blobs/), not once per rollout, and a rerun reads it all back', async () => {
     // A long skill: the seed skill and reference notes the simulated target does not act on.
-    const notes = Array.from({ length: 60 }, (_, i) => `- Reference note ${i}: site records are kept in the ledger room, shelf ${i}.`).join('\n');
+    const notes = Array.from(
+      { length: 60 },
+      (_, i) => `- Reference note ${i}: site records are kept in the ledger room, shelf ${i}.`,
+    ).join('\n');
     const skill = `${readText(path.join(ROOT, 'configs/sim/seed_skill.md'))}\n## Reference\n\n${notes}\n`;
     const skillFile = path.join(tmpDir(), 'long_skill.md');
     fs.writeFileSync(skillFile, skill);
@@ -30,7 +36,10 @@ describe('journals that scale', () => {
     assert.ok(!scores.includes('Reference note 59'), 'no line repeats the skill');
     assert.ok(scores.length < lines.length * 1500, `${scores.length} bytes for ${lines.length} lines`);
     const blobs = fs.readdirSync(path.join(run.out, 'blobs'));
-    assert.ok(blobs.length > 0 && blobs.length < lines.length / 5, `${blobs.length} blobs for ${lines.length} rollouts`);
+    assert.ok(
+      blobs.length > 0 && blobs.length < lines.length / 5,
+      `${blobs.length} blobs for ${lines.length} rollouts`,
+    );
     assert.ok(blobs.some((b) => readText(path.join(run.out, 'blobs', b)).includes('Reference note 59')));
     for (const b of blobs) assert.match(b, /^[0-9a-f]{64}$/);
 
@@ -73,14 +82,30 @@ describe('journals that scale', () => {
   it("an agent target's traces go back and forth whole; a long one is one blob, a short one stays in the line", () => {
     const dir = tmpDir();
     const file = path.join(dir, 'scores.jsonl');
-    const step = (i: number) => ({ tool: 'Bash', input: `grep -n "row ${i}" documents/table.txt`, ok: i !== 3, ...(i === 3 ? { output: 'exit code 1' } : {}) });
-    const long = { agent: 'claude-code', sessionId: 's-1', steps: Array.from({ length: 30 }, (_, i) => step(i)), files: ['documents/table.txt'], errors: [], durationMs: 4000, exitCode: 0 };
+    const step = (i: number) => ({
+      tool: 'Bash',
+      input: `grep -n "row ${i}" documents/table.txt`,
+      ok: i !== 3,
+      ...(i === 3 ? { output: 'exit code 1' } : {}),
+    });
+    const long = {
+      agent: 'claude-code',
+      sessionId: 's-1',
+      steps: Array.from({ length: 30 }, (_, i) => step(i)),
+      files: ['documents/table.txt'],
+      errors: [],
+      durationMs: 4000,
+      exitCode: 0,
+    };
     const short = { agent: 'codex', steps: [step(0)], files: [], errors: ['429'], durationMs: 10, exitCode: 1 };
     const cache = new ScoreCache(file);
     cache.set('h1', 'a', 'codex_exec:x', 0, { id: 'a', hard: 1, soft: 1, traces: [long, short] }, 0);
     cache.set('h1', 'b', 'codex_exec:x', 0, { id: 'b', hard: 0, soft: 0, traces: [short] }, 0);
     cache.close();
-    const [a, b] = readText(file).trim().split('\n').map((l) => JSON.parse(l));
+    const [a, b] = readText(file)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.match(a.blobs['/trajectory/traces'], /^json:/);
     assert.deepEqual(b.trajectory.traces, [short]);
     const reopened = new ScoreCache(file);
@@ -130,15 +155,24 @@ describe('a run directory of the previous version (replies and skills inline in 
     assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
     assert.deepEqual(resumed.summary.test_hard, reference.summary.test_hard);
     // The finished steps' rollouts and calls were read back, not paid again.
-    assert.ok(providerCalls(out) <= providerCalls(reference.out), `${providerCalls(out)} calls (${paidBefore} before the resume) vs ${providerCalls(reference.out)} uninterrupted`);
+    assert.ok(
+      providerCalls(out) <= providerCalls(reference.out),
+      `${providerCalls(out)} calls (${paidBefore} before the resume) vs ${providerCalls(reference.out)} uninterrupted`,
+    );
   });
 });
 
 describe('the call ledger with long replies', () => {
   let fake: FakeProvider;
-  const reply = (n: number) => `<think>${`step ${n} of a long chain of thought. `.repeat(2000)}</think><answer>${n}</answer>`;
+  const reply = (n: number) =>
+    `<think>${`step ${n} of a long chain of thought. `.repeat(2000)}</think><answer>${n}</answer>`;
   before(async () => {
-    fake = await startFakeProvider({ respond: (r) => ({ text: reply(Number(/\d+/.exec(JSON.stringify(r.body.messages))?.[0] ?? 0)), usage: { input: 10, output: 20000 } }) });
+    fake = await startFakeProvider({
+      respond: (r) => ({
+        text: reply(Number(/\d+/.exec(JSON.stringify(r.body.messages))?.[0] ?? 0)),
+        usage: { input: 10, output: 20000 },
+      }),
+    });
   });
   after(() => fake.close());
 
@@ -152,15 +186,22 @@ describe('the call ledger with long replies', () => {
     const dir = tmpDir();
     const ledgerFile = path.join(dir, 'calls.jsonl');
     const first = await models(ledgerFile);
-    const asks = [1, 2, 3, 1].map((n) => ({ purpose: 'rollout', messages: [{ role: 'user' as const, content: `question ${n}` }] }));
+    const asks = [1, 2, 3, 1].map((n) => ({
+      purpose: 'rollout',
+      messages: [{ role: 'user' as const, content: `question ${n}` }],
+    }));
     const answers = [];
     for (const a of asks) answers.push((await first.target.complete(a)).text);
     first.ledger.close();
     assert.deepEqual(answers, [reply(1), reply(2), reply(3), reply(1)]);
     const journal = readText(ledgerFile);
-    assert.ok(journal.length < 4 * 1000, `calls.jsonl is ${journal.length} bytes for four replies of ${reply(1).length}`);
+    assert.ok(
+      journal.length < 4 * 1000,
+      `calls.jsonl is ${journal.length} bytes for four replies of ${reply(1).length}`,
+    );
     assert.equal(fs.readdirSync(path.join(dir, 'blobs')).length, 3, 'the repeated reply is stored once');
-    for (const { value } of jsonLines<{ usage: { output: number }; from: string }>(ledgerFile)) assert.equal(value.usage.output, 20000);
+    for (const { value } of jsonLines<{ usage: { output: number }; from: string }>(ledgerFile))
+      assert.equal(value.usage.output, 20000);
 
     const requests = fake.requests.length;
     const second = await models(ledgerFile);

@@ -77,7 +77,11 @@ describe('run lock under contention', () => {
     for (let round = 0; round < 20; round++) {
       const dir = tmpDir();
       const answers = await pool.all(`go ${dir}`);
-      assert.deepEqual(answers.filter((a) => !['won', 'lost'].includes(a)), [], 'no other outcome');
+      assert.deepEqual(
+        answers.filter((a) => !['won', 'lost'].includes(a)),
+        [],
+        'no other outcome',
+      );
       assert.equal(answers.filter((a) => a === 'won').length, 1, `round ${round}: ${answers.join(',')}`);
       await pool.all('release');
       assert.deepEqual(fs.readdirSync(dir), [], 'the winner removes its lock; no claim is left');
@@ -88,9 +92,16 @@ describe('run lock under contention', () => {
     for (let round = 0; round < 20; round++) {
       const dir = tmpDir();
       // A process of this host that no longer exists.
-      fs.writeFileSync(path.join(dir, 'run.lock'), JSON.stringify({ pid: 2 ** 22 + 17, host: os.hostname(), started: new Date().toISOString() }));
+      fs.writeFileSync(
+        path.join(dir, 'run.lock'),
+        JSON.stringify({ pid: 2 ** 22 + 17, host: os.hostname(), started: new Date().toISOString() }),
+      );
       const answers = await pool.all(`go ${dir}`);
-      assert.deepEqual(answers.filter((a) => !['won', 'lost'].includes(a)), [], 'no other outcome');
+      assert.deepEqual(
+        answers.filter((a) => !['won', 'lost'].includes(a)),
+        [],
+        'no other outcome',
+      );
       assert.equal(answers.filter((a) => a === 'won').length, 1, `round ${round}: ${answers.join(',')}`);
       await pool.all('release');
       assert.deepEqual(fs.readdirSync(dir), [], 'no lock, claim or takeover marker is left');

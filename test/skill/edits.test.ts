@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countTokens } from '../../src/skill/document.ts';
 import { applyEdits, summariseReports } from '../../src/skill/edits.ts';
-import { SLOW_UPDATE_END, SLOW_UPDATE_START, APPENDIX_START, APPENDIX_END, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../../src/skill/regions.ts';
+import {
+  SLOW_UPDATE_END,
+  SLOW_UPDATE_START,
+  APPENDIX_START,
+  APPENDIX_END,
+  injectEmptySlowUpdateField,
+  replaceSlowUpdateField,
+} from '../../src/skill/regions.ts';
 
 const SKILL = '# Skill\n\n## Rules\n- Answer briefly.\n- Cite sources.\n';
 
@@ -23,7 +30,9 @@ describe('edit ops', () => {
   });
 
   it('insert_after puts the content on a new line after the line holding the target', () => {
-    const { skill, reports } = applyEdits(SKILL, [{ op: 'insert_after', target: 'Answer briefly', content: '- Be polite.' }]);
+    const { skill, reports } = applyEdits(SKILL, [
+      { op: 'insert_after', target: 'Answer briefly', content: '- Be polite.' },
+    ]);
     assert.equal(skill, '# Skill\n\n## Rules\n- Answer briefly.\n\n- Be polite.\n- Cite sources.\n');
     assert.equal(reports[0]!.status, 'applied_insert_after');
     assert.equal(reports[0]!.match, 'exact');
@@ -57,19 +66,33 @@ describe('edit ops', () => {
     assert.equal(skill, SKILL);
     assert.deepEqual(
       reports.map((r) => r.status),
-      ['skipped_replace_target_not_found', 'skipped_delete_target_not_found', 'skipped_replace_missing_target', 'skipped_delete_missing_target'],
+      [
+        'skipped_replace_target_not_found',
+        'skipped_delete_target_not_found',
+        'skipped_replace_missing_target',
+        'skipped_delete_missing_target',
+      ],
     );
     assert.ok(reports.every((r) => r.reason && r.reason.length > 0));
   });
 
   it('an unknown op and empty content are skipped, not fatal', () => {
-    const { skill, reports } = applyEdits(SKILL, [{ op: 'rewrite', content: 'x' }, { op: 'append', content: '  ' }, { op: 'append', content: 'ok' }]);
-    assert.deepEqual(reports.map((r) => r.status), ['skipped_unknown_op', 'skipped_empty_content', 'applied_append']);
+    const { skill, reports } = applyEdits(SKILL, [
+      { op: 'rewrite', content: 'x' },
+      { op: 'append', content: '  ' },
+      { op: 'append', content: 'ok' },
+    ]);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['skipped_unknown_op', 'skipped_empty_content', 'applied_append'],
+    );
     assert.ok(skill.endsWith('ok\n'));
   });
 
   it('falls back to a whitespace-tolerant match and reports it', () => {
-    const { skill, reports } = applyEdits(SKILL, [{ op: 'replace', target: '-  Answer\n briefly.', content: '- Answer in one sentence.' }]);
+    const { skill, reports } = applyEdits(SKILL, [
+      { op: 'replace', target: '-  Answer\n briefly.', content: '- Answer in one sentence.' },
+    ]);
     assert.ok(skill.includes('- Answer in one sentence.\n- Cite sources.'));
     assert.equal(reports[0]!.status, 'applied_replace');
     assert.equal(reports[0]!.match, 'whitespace');
@@ -84,13 +107,22 @@ describe('the whitespace-tolerant fallback does not misfire', () => {
       { op: 'replace', target: ' case\n', content: 'x' },
       { op: 'replace', target: 'lower   case', content: 'upper case' },
     ]);
-    assert.deepEqual(reports.map((r) => r.status), ['skipped_delete_target_not_found', 'skipped_replace_target_not_found', 'applied_replace']);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['skipped_delete_target_not_found', 'skipped_replace_target_not_found', 'applied_replace'],
+    );
     assert.equal(out, 'Updates: see the changelog.\nShowcase the upper case rule.\n');
   });
 
   it('append ignores a target, even one that earlier edits touched', () => {
-    const { reports } = applyEdits('A rule.\n', [{ op: 'replace', target: 'A rule.', content: 'A better rule.' }, { op: 'append', target: 'A better rule.', content: 'More.' }]);
-    assert.deepEqual(reports.map((r) => r.status), ['applied_replace', 'applied_append']);
+    const { reports } = applyEdits('A rule.\n', [
+      { op: 'replace', target: 'A rule.', content: 'A better rule.' },
+      { op: 'append', target: 'A better rule.', content: 'More.' },
+    ]);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['applied_replace', 'applied_append'],
+    );
   });
 
   it('an insertion point inside an earlier multi-line replacement is an overlap', () => {
@@ -98,7 +130,10 @@ describe('the whitespace-tolerant fallback does not misfire', () => {
       { op: 'replace', target: 'B', content: 'B1\nB2' },
       { op: 'insert_after', target: 'A B1', content: 'NEW' },
     ]);
-    assert.deepEqual(reports.map((r) => r.status), ['applied_replace', 'skipped_overlapping_edit']);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['applied_replace', 'skipped_overlapping_edit'],
+    );
     assert.equal(skill, 'A B1\nB2\nX\n');
   });
 });
@@ -113,12 +148,17 @@ describe('protected regions', () => {
       { op: 'insert_after', target: 'keep answers short', content: 'x' },
     ]);
     assert.equal(skill, protectedSkill);
-    assert.deepEqual(reports.map((r) => r.status), ['skipped_protected_region', 'skipped_protected_region', 'skipped_protected_region']);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['skipped_protected_region', 'skipped_protected_region', 'skipped_protected_region'],
+    );
   });
 
   it('a target that also appears outside the region is edited there', () => {
     const s = replaceSlowUpdateField('Cite sources.\n', 'Cite sources.');
-    const { skill, reports } = applyEdits(s, [{ op: 'replace', target: 'Cite sources.', content: 'Cite two sources.' }]);
+    const { skill, reports } = applyEdits(s, [
+      { op: 'replace', target: 'Cite sources.', content: 'Cite two sources.' },
+    ]);
     assert.equal(reports[0]!.status, 'applied_replace');
     assert.ok(skill.startsWith('Cite two sources.'));
     assert.ok(skill.includes(`${SLOW_UPDATE_START}\nCite sources.\n${SLOW_UPDATE_END}`));
@@ -132,8 +172,14 @@ describe('protected regions', () => {
 
   it('the appendix and the slow-update field are both protected, appends land before both', () => {
     const s = `${injectEmptySlowUpdateField(SKILL)}\n${APPENDIX_START}\n## Execution Notes Appendix\n- re-check dates\n${APPENDIX_END}\n`;
-    const { skill, reports } = applyEdits(s, [{ op: 'delete', target: 're-check dates' }, { op: 'append', content: 'Body rule.' }]);
-    assert.deepEqual(reports.map((r) => r.status), ['skipped_protected_region', 'applied_append_before_protected_region']);
+    const { skill, reports } = applyEdits(s, [
+      { op: 'delete', target: 're-check dates' },
+      { op: 'append', content: 'Body rule.' },
+    ]);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['skipped_protected_region', 'applied_append_before_protected_region'],
+    );
     assert.ok(skill.indexOf('Body rule.') < skill.indexOf(SLOW_UPDATE_START));
     assert.ok(skill.indexOf('Body rule.') < skill.indexOf(APPENDIX_START));
   });
@@ -156,13 +202,23 @@ describe('patches', () => {
       { op: 'delete', target: '- Answer in' },
       { op: 'replace', target: 'Cite sources.', content: 'Cite one source.' },
     ]);
-    assert.deepEqual(reports.map((r) => r.status), ['applied_replace', 'skipped_overlapping_edit', 'skipped_overlapping_edit', 'applied_replace']);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['applied_replace', 'skipped_overlapping_edit', 'skipped_overlapping_edit', 'applied_replace'],
+    );
     assert.equal(skill, '# Skill\n\n## Rules\n- Answer in one line.\n- Cite one source.\n');
   });
 
   it('a deletion point counts as changed text for later edits spanning it', () => {
-    const { reports } = applyEdits('alpha beta gamma', [{ op: 'delete', target: 'beta ' }, { op: 'replace', target: 'alpha gamma', content: 'x' }, { op: 'replace', target: 'gamma', content: 'g' }]);
-    assert.deepEqual(reports.map((r) => r.status), ['applied_delete', 'skipped_overlapping_edit', 'applied_replace']);
+    const { reports } = applyEdits('alpha beta gamma', [
+      { op: 'delete', target: 'beta ' },
+      { op: 'replace', target: 'alpha gamma', content: 'x' },
+      { op: 'replace', target: 'gamma', content: 'g' },
+    ]);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['applied_delete', 'skipped_overlapping_edit', 'applied_replace'],
+    );
   });
 
   it('skips edits that would take the skill over the token limit, keeps the rest', () => {
@@ -177,7 +233,10 @@ describe('patches', () => {
       ],
       { maxTokens: limit },
     );
-    assert.deepEqual(reports.map((r) => r.status), ['skipped_length_limit', 'applied_append', 'applied_delete']);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['skipped_length_limit', 'applied_append', 'applied_delete'],
+    );
     assert.match(reports[0]!.reason!, /over the limit/);
     assert.ok(countTokens(skill) <= limit);
     assert.ok(!skill.includes(long));

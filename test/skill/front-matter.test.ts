@@ -8,7 +8,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { applyEdits } from '../../src/skill/edits.ts';
-import { frontMatter, injectEmptyAppendix, keepProtectedRegions, replaceSlowUpdateField, SLOW_UPDATE_START, appendToAppendix } from '../../src/skill/regions.ts';
+import {
+  frontMatter,
+  injectEmptyAppendix,
+  keepProtectedRegions,
+  replaceSlowUpdateField,
+  SLOW_UPDATE_START,
+  appendToAppendix,
+} from '../../src/skill/regions.ts';
 
 const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname, 'fixtures', name), 'utf8');
 const PDF = fixture('pdf-SKILL.md');
@@ -34,7 +41,11 @@ describe('front matter of a SKILL.md', () => {
       { op: 'insert_after', target: '---', content: 'Always check the page count first.' },
       { op: 'replace', target: 'name: pdf', content: 'name: pdf-tools' },
       { op: 'delete', target: 'license: Proprietary. LICENSE.txt has complete terms' },
-      { op: 'replace', target: 'Use this skill whenever the user wants to work with PDF files', content: 'Use for PDFs' },
+      {
+        op: 'replace',
+        target: 'Use this skill whenever the user wants to work with PDF files',
+        content: 'Use for PDFs',
+      },
     ]);
     assert.equal(skill, PDF);
     assert.deepEqual(
@@ -50,27 +61,38 @@ describe('front matter of a SKILL.md', () => {
       { op: 'insert_after', target: '## Quick Start', content: 'Open files in binary mode.' },
       { op: 'replace', target: 'the text page by page', content: 'the text page by page, keeping the layout' },
     ]);
-    assert.deepEqual(reports.map((r) => r.status), ['applied_append', 'applied_insert_after', 'applied_replace']);
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      ['applied_append', 'applied_insert_after', 'applied_replace'],
+    );
     assert.ok(skill.startsWith(frontMatter(PDF)), 'the front matter is unchanged, at the start');
-    assert.ok(skill.endsWith('- For form filling, see FORMS.md\n\n## Checks\n\nCount the pages before and after a merge.\n'));
+    assert.ok(
+      skill.endsWith('- For form filling, see FORMS.md\n\n## Checks\n\nCount the pages before and after a merge.\n'),
+    );
     assert.match(skill, /## Quick Start\n\nOpen files in binary mode\.\n\nRead the file/);
   });
 
   it('a --- in the body is a target like any other; the one in the front matter is not', () => {
-    const { skill, reports } = applyEdits(FOLDED, [{ op: 'insert_after', target: '---', content: 'Write in the past tense.' }]);
+    const { skill, reports } = applyEdits(FOLDED, [
+      { op: 'insert_after', target: '---', content: 'Write in the past tense.' },
+    ]);
     assert.equal(reports[0]!.status, 'applied_insert_after');
     assert.ok(skill.startsWith(frontMatter(FOLDED)));
     assert.match(skill, /# Release notes\n\n---\n\nWrite in the past tense\.\n\nGroup the changes/);
   });
 
   it('an edit whose target spans the end of the front matter and the body is refused', () => {
-    const { skill, reports } = applyEdits(PDF, [{ op: 'replace', target: '---\n\n# PDF Processing Guide', content: '# PDF' }]);
+    const { skill, reports } = applyEdits(PDF, [
+      { op: 'replace', target: '---\n\n# PDF Processing Guide', content: '# PDF' },
+    ]);
     assert.equal(skill, PDF);
     assert.equal(reports[0]!.status, 'skipped_protected_region');
   });
 
   it('made editable, the front matter takes edits like the body', () => {
-    const { skill, reports } = applyEdits(PDF, [{ op: 'replace', target: 'name: pdf', content: 'name: pdf-tools' }], { frontMatter: 'editable' });
+    const { skill, reports } = applyEdits(PDF, [{ op: 'replace', target: 'name: pdf', content: 'name: pdf-tools' }], {
+      frontMatter: 'editable',
+    });
     assert.equal(reports[0]!.status, 'applied_replace');
     assert.match(skill, /^---\nname: pdf-tools\n/);
   });
@@ -78,7 +100,10 @@ describe('front matter of a SKILL.md', () => {
   it('a rewrite keeps the front matter byte for byte, whatever front matter the rewrite wrote or dropped', () => {
     const renamed = `---\nname: something-else\ndescription: changed\n---\n\n# PDF guide\n\nNew body.\n`;
     assert.equal(keepProtectedRegions(PDF, renamed), `${frontMatter(PDF)}\n# PDF guide\n\nNew body.\n`);
-    assert.equal(keepProtectedRegions(FOLDED, '# Notes\n\nBody only.\n'), `${frontMatter(FOLDED)}\n# Notes\n\nBody only.\n`);
+    assert.equal(
+      keepProtectedRegions(FOLDED, '# Notes\n\nBody only.\n'),
+      `${frontMatter(FOLDED)}\n# Notes\n\nBody only.\n`,
+    );
     // With a slow-update region as well: front matter first, body, then the region.
     const withRegion = replaceSlowUpdateField(FOLDED, 'guidance');
     const kept = keepProtectedRegions(withRegion, '# Notes\n');

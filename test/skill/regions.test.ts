@@ -61,7 +61,10 @@ describe('skill document', () => {
     const dir = tmpDir();
     writeFiles(dir, { 's.md': 'Skill.' });
     assert.equal(loadSkill(path.join(dir, 's.md')), 'Skill.');
-    assert.throws(() => loadSkill(path.join(dir, 'missing.md')), (e: unknown) => e instanceof UserError && /skill file not found/.test(e.message) && /start_blank/.test(e.message));
+    assert.throws(
+      () => loadSkill(path.join(dir, 'missing.md')),
+      (e: unknown) => e instanceof UserError && /skill file not found/.test(e.message) && /start_blank/.test(e.message),
+    );
     assert.throws(() => loadSkill(''), /env\.skill_init is not set/);
     assert.equal(loadSkill(path.join(dir, 'missing.md'), { startBlank: true }), '');
     assert.equal(loadSkill('', { startBlank: true }), '');

@@ -20,14 +20,29 @@ const HOOK = path.join(ROOT, 'test/helpers/crash-after.mjs');
 const CHILD = path.join(ROOT, 'test/sleep/adopt-child.ts');
 const SKILL = '---\nname: depot\n---\n\n# Depot\n\nHand-written.\n';
 const DOCS: StagedDoc[] = [
-  { name: 'depot', kind: 'skill', file: 'skills/depot/SKILL.md', live: SKILL, proposed: `${SKILL}\n<!-- learned -->\n`, mode: 0o640 },
+  {
+    name: 'depot',
+    kind: 'skill',
+    file: 'skills/depot/SKILL.md',
+    live: SKILL,
+    proposed: `${SKILL}\n<!-- learned -->\n`,
+    mode: 0o640,
+  },
   { name: 'fresh', kind: 'skill', file: 'skills/fresh/SKILL.md', proposed: '# fresh\nlearned\n' },
   { name: 'CLAUDE.md', kind: 'memory', file: 'project/CLAUDE.md', live: '# Notes\n', proposed: '# Notes\nlearned\n' },
 ];
 
-function child(root: string, stateDir: string, night: string, env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function child(
+  root: string,
+  stateDir: string,
+  night: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', '--import', HOOK, CHILD, stateDir, night], { env: { ...process.env, SKILLOPT_TEST_CRASH_ROOT: root, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(process.execPath, ['--import', 'tsx', '--import', HOOK, CHILD, stateDir, night], {
+      env: { ...process.env, SKILLOPT_TEST_CRASH_ROOT: root, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     p.stderr.on('data', (d) => (stderr += d));
     p.on('exit', (code, signal) => resolve({ code, signal, stderr }));
@@ -42,7 +57,10 @@ test('an adoption killed at every step leaves the documents all old or all new',
   const steps = Number(fs.readFileSync(counter, 'utf8'));
   assert.ok(steps >= 15, `the adoption makes ${steps} changes`);
   const after = snapshot(probe.paths);
-  assert.deepEqual(after.map((s) => s?.text), DOCS.map((d) => d.proposed));
+  assert.deepEqual(
+    after.map((s) => s?.text),
+    DOCS.map((d) => d.proposed),
+  );
 
   const outcomes: string[] = new Array(steps).fill('');
   const crashAt = async (n: number) => {
@@ -58,7 +76,10 @@ test('an adoption killed at every step leaves the documents all old or all new',
       assert.deepEqual(now, after, `step ${n}: committed, so every document is new`);
     } else {
       assert.deepEqual(now, before, `step ${n}: not committed, so every document is as it was`);
-      assert.ok(!fs.existsSync(path.join(s.night, 'backup')) || fs.readdirSync(path.join(s.night, 'backup')).length === 0, `step ${n}: no backup of an undone attempt`);
+      assert.ok(
+        !fs.existsSync(path.join(s.night, 'backup')) || fs.readdirSync(path.join(s.night, 'backup')).length === 0,
+        `step ${n}: no backup of an undone attempt`,
+      );
       assert.ok(!fs.existsSync(path.join(s.root, 'skills/fresh')), `step ${n}: no folder of an undone attempt`);
     }
     assert.ok(!fs.existsSync(path.join(s.stateDir, 'adopt.journal.json')), `step ${n}: the journal is gone`);
@@ -74,7 +95,14 @@ test('an adoption killed at every step leaves the documents all old or all new',
     }),
   );
   assert.equal(outcomes[0], 'old');
-  assert.equal(outcomes.at(-1), 'new', 'killed before its last change (the journal removal), the adoption had committed');
+  assert.equal(
+    outcomes.at(-1),
+    'new',
+    'killed before its last change (the journal removal), the adoption had committed',
+  );
   const firstNew = outcomes.indexOf('new');
-  assert.ok(outcomes.slice(firstNew).every((o) => o === 'new') && outcomes.slice(0, firstNew).every((o) => o === 'old'), outcomes.join(' '));
+  assert.ok(
+    outcomes.slice(firstNew).every((o) => o === 'new') && outcomes.slice(0, firstNew).every((o) => o === 'old'),
+    outcomes.join(' '),
+  );
 });

@@ -35,7 +35,9 @@ export interface FixtureHome {
  * A fresh home with the fixtures of `agents` (default: all). `edit` may change a fixture's text
  * (by its path below `test/fixtures/transcripts/`) before it is written.
  */
-export function fixtureHome(options: { agents?: string[]; edit?: (rel: string, text: string) => string } = {}): FixtureHome {
+export function fixtureHome(
+  options: { agents?: string[]; edit?: (rel: string, text: string) => string } = {},
+): FixtureHome {
   const home = fs.realpathSync(tmpDir('skillopt-sleep-home-'));
   const writers: Database.Database[] = [];
   for (const agent of options.agents ?? Object.keys(PLACES)) {
@@ -64,7 +66,21 @@ export function fixtureHome(options: { agents?: string[]; edit?: (rel: string, t
 export function homeEnvironment(home: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  for (const k of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'COPILOT_HOME', 'OPENCODE_DB', 'PI_CODING_AGENT_DIR', 'VSCODE_PORTABLE', 'SKILLOPT_SLEEP_CONFIG', 'APPDATA', 'LOCALAPPDATA']) delete env[k];
+  for (const k of [
+    'XDG_CONFIG_HOME',
+    'XDG_DATA_HOME',
+    'XDG_STATE_HOME',
+    'CLAUDE_CONFIG_DIR',
+    'CODEX_HOME',
+    'COPILOT_HOME',
+    'OPENCODE_DB',
+    'PI_CODING_AGENT_DIR',
+    'VSCODE_PORTABLE',
+    'SKILLOPT_SLEEP_CONFIG',
+    'APPDATA',
+    'LOCALAPPDATA',
+  ])
+    delete env[k];
   return { ...env, HOME: home, ...extra };
 }
 
@@ -74,7 +90,11 @@ export function treeFingerprint(root: string): string {
   for (const rel of fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).sort()) {
     const p = path.join(root, rel);
     const st = fs.lstatSync(p);
-    const hash = st.isFile() ? crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex') : st.isSymbolicLink() ? `link:${fs.readlinkSync(p)}` : 'dir';
+    const hash = st.isFile()
+      ? crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex')
+      : st.isSymbolicLink()
+        ? `link:${fs.readlinkSync(p)}`
+        : 'dir';
     lines.push(`${rel}\t${st.mode}\t${st.isFile() ? st.size : 0}\t${st.mtimeMs}\t${hash}`);
   }
   return lines.join('\n');

@@ -17,18 +17,30 @@ function home(files: Record<string, string> = {}) {
   const h = fs.realpathSync(tmpDir());
   writeFiles(h, files);
   writeFiles(h, { 'sleep.yaml': `state_dir: ${JSON.stringify(path.join(h, '.skillopt-sleep'))}\n` });
-  const env = { HOME: h, SKILLOPT_SLEEP_CONFIG: path.join(h, 'sleep.yaml'), CODEX_HOME: '', COPILOT_HOME: '', XDG_CONFIG_HOME: '' };
+  const env = {
+    HOME: h,
+    SKILLOPT_SLEEP_CONFIG: path.join(h, 'sleep.yaml'),
+    CODEX_HOME: '',
+    COPILOT_HOME: '',
+    XDG_CONFIG_HOME: '',
+  };
   return { h, env };
 }
 
 function agentCli(name: 'codex' | 'copilot', h: string, args: string[]) {
-  return spawnSync(cliPath(name), args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h }, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(cliPath(name), args, {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 // As `codex mcp add` writes it, after the user's own settings.
 const CODEX_CONFIG = `model = "gpt-5.5"\napproval_policy = "on-request"\n\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]\n`;
 
-test('codex: the MCP entry merged into config.toml (read back by codex mcp get) and the skill installed; uninstall restores both', { skip: missingCli('codex') }, () => {
+test('codex: the MCP entry merged into config.toml (read back by codex mcp get) and the skill installed; uninstall restores both', {
+  skip: missingCli('codex'),
+}, () => {
   const { h, env } = home({ '.codex/config.toml': CODEX_CONFIG });
   let r = runCli(['sleep', 'install', 'codex'], { env });
   assert.equal(r.status, 0, r.stderr);
@@ -38,11 +50,17 @@ test('codex: the MCP entry merged into config.toml (read back by codex mcp get) 
   const transport = JSON.parse(got.stdout).transport;
   assert.deepEqual([transport.type, transport.command, transport.args], ['stdio', process.execPath, [BIN, 'mcp']]);
   assert.equal(JSON.parse(agentCli('codex', h, ['mcp', 'get', 'docs', '--json']).stdout).transport.command, 'npx');
-  assert.match(fs.readFileSync(path.join(h, '.agents/skills/skillopt-sleep/SKILL.md'), 'utf8'), /^---\nname: skillopt-sleep\n/);
+  assert.match(
+    fs.readFileSync(path.join(h, '.agents/skills/skillopt-sleep/SKILL.md'), 'utf8'),
+    /^---\nname: skillopt-sleep\n/,
+  );
   // Installing again changes nothing more (one entry, the first backup kept).
   r = runCli(['sleep', 'install', 'codex'], { env });
   assert.equal(r.status, 0, r.stderr);
-  assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8').match(/\[mcp_servers\.skillopt\]/g)!.length, 1);
+  assert.equal(
+    fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8').match(/\[mcp_servers\.skillopt\]/g)!.length,
+    1,
+  );
   r = runCli(['sleep', 'uninstall', 'codex'], { env });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8'), CODEX_CONFIG);
@@ -63,7 +81,9 @@ test('codex: a skillopt table the user wrote is not overwritten', () => {
 // As `copilot mcp add` writes it.
 const COPILOT_CONFIG = `${JSON.stringify({ mcpServers: { docs: { tools: ['*'], type: 'local', command: 'npx', args: ['-y', 'docs-mcp'] } } }, null, 2)}\n`;
 
-test('copilot: the server merged into mcp-config.json beside the user\'s (read back by copilot mcp get); uninstall restores the file', { skip: missingCli('copilot') }, () => {
+test("copilot: the server merged into mcp-config.json beside the user's (read back by copilot mcp get); uninstall restores the file", {
+  skip: missingCli('copilot'),
+}, () => {
   const { h, env } = home({ '.copilot/mcp-config.json': COPILOT_CONFIG });
   let r = runCli(['sleep', 'install', 'copilot'], { env });
   assert.equal(r.status, 0, r.stderr);
@@ -85,7 +105,11 @@ test('vscode: merged into the user mcp.json keeping its comments; a file the use
   const installed = fs.readFileSync(file, 'utf8');
   assert.ok(installed.startsWith('// my servers\n'));
   const parsed = JSON.parse(installed.replace(/^\/\/.*\n/, ''));
-  assert.deepEqual(parsed.servers.skillopt, { type: 'stdio', command: process.execPath, args: [BIN, 'mcp', '--project', '${workspaceFolder}'] });
+  assert.deepEqual(parsed.servers.skillopt, {
+    type: 'stdio',
+    command: process.execPath,
+    args: [BIN, 'mcp', '--project', '${workspaceFolder}'],
+  });
   assert.equal(parsed.servers.github.type, 'http');
   fs.writeFileSync(file, installed.replace('"inputs": []', '"inputs": [{ "id": "token", "type": "promptString" }]'));
   r = runCli(['sleep', 'uninstall', 'vscode'], { env });
@@ -106,7 +130,9 @@ test('cursor: a malformed mcp.json is refused with its name, nothing written; a 
   fs.rmSync(path.join(h, '.cursor'), { recursive: true });
   r = runCli(['sleep', 'install', 'cursor'], { env });
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(h, '.cursor/mcp.json'), 'utf8')), { mcpServers: { skillopt: { command: process.execPath, args: [BIN, 'mcp'] } } });
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(h, '.cursor/mcp.json'), 'utf8')), {
+    mcpServers: { skillopt: { command: process.execPath, args: [BIN, 'mcp'] } },
+  });
   r = runCli(['sleep', 'uninstall', 'cursor'], { env });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(fs.readdirSync(path.join(h, '.cursor')), []);

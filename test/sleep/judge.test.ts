@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { charBound, compilePattern, isRefusal, isShapeOnly, scoreRuleJudge, validateChecks } from '../../src/sleep/judge/rules.ts';
+import {
+  charBound,
+  compilePattern,
+  isRefusal,
+  isShapeOnly,
+  scoreRuleJudge,
+  validateChecks,
+} from '../../src/sleep/judge/rules.ts';
 import { exactScore, keywordSoft } from '../../src/sleep/judge/text-scores.ts';
 
 const judge = (...checks: unknown[]) => ({ kind: 'rule', checks });
@@ -62,7 +69,18 @@ test('refusals: empty, or a refusal opening after Markdown markers and little el
 test('validateChecks: errors refuse (not a list, not an object, a missing text, a pattern that does not compile, a bad bound); warnings doubt', () => {
   assert.deepEqual(validateChecks('x').errors, ['the judge is not an object']);
   assert.deepEqual(validateChecks({ checks: 'x' }).errors, ['judge.checks is not a list']);
-  const v = validateChecks(judge('x', { op: 3 }, { op: 'contains', arg: '  ' }, { op: 'regex', arg: '(' }, { op: 'max_chars', arg: 2.5 }, { op: 'min_chars', arg: -1 }, { op: 'min_chars', arg: 0 }, { op: 'sparkle' }));
+  const v = validateChecks(
+    judge(
+      'x',
+      { op: 3 },
+      { op: 'contains', arg: '  ' },
+      { op: 'regex', arg: '(' },
+      { op: 'max_chars', arg: 2.5 },
+      { op: 'min_chars', arg: -1 },
+      { op: 'min_chars', arg: 0 },
+      { op: 'sparkle' },
+    ),
+  );
   assert.deepEqual(v.errors, [
     'check 1 is not an object',
     'check 2: op is not a string',
@@ -73,8 +91,14 @@ test('validateChecks: errors refuse (not a list, not an object, a missing text, 
   ]);
   assert.match(v.errors[3]!, /^check 4 \(regex\): the pattern does not compile/);
   assert.deepEqual(v.warnings, ['check 7: min_chars=0 always passes', "check 8: unknown op 'sparkle' always passes"]);
-  assert.match(validateChecks(judge({ op: 'max_chars', arg: 100 }, { op: 'section_present', arg: 'A' })).warnings[0]!, /shape of the answer/);
-  assert.deepEqual(validateChecks(judge({ op: 'contains', arg: 'x' }, { op: 'no_refusal', arg: null })), { errors: [], warnings: [] });
+  assert.match(
+    validateChecks(judge({ op: 'max_chars', arg: 100 }, { op: 'section_present', arg: 'A' })).warnings[0]!,
+    /shape of the answer/,
+  );
+  assert.deepEqual(validateChecks(judge({ op: 'contains', arg: 'x' }, { op: 'no_refusal', arg: null })), {
+    errors: [],
+    warnings: [],
+  });
 });
 
 test('shape-only judges and character bounds', () => {
@@ -82,12 +106,28 @@ test('shape-only judges and character bounds', () => {
   assert.equal(isShapeOnly(judge({ op: 'max_chars', arg: 1 }, { op: 'contains', arg: 'x' })), false);
   assert.equal(isShapeOnly(judge()), false);
   assert.equal(isShapeOnly(null), false);
-  assert.deepEqual([charBound(5), charBound(5.0), charBound(' 12 '), charBound(5.5), charBound(true), charBound(Number.NaN), charBound(Infinity), charBound('1e3')], [5, 5, 12, undefined, undefined, undefined, undefined, undefined]);
+  assert.deepEqual(
+    [
+      charBound(5),
+      charBound(5.0),
+      charBound(' 12 '),
+      charBound(5.5),
+      charBound(true),
+      charBound(Number.NaN),
+      charBound(Infinity),
+      charBound('1e3'),
+    ],
+    [5, 5, 12, undefined, undefined, undefined, undefined, undefined],
+  );
 });
 
 test('exact: the reference as words in the answer (not inside a longer number); keyword soft: the share of its words present', () => {
   assert.equal(exactScore('2019-03-05', 'It opened on 2019-03-05.'), 1);
   assert.equal(exactScore('12345.6 USD', 'cost 12345.60 USD'), 0, 'a shorter number inside a longer one is no match');
   assert.equal(exactScore('', 'x'), 0);
-  assert.equal(keywordSoft('the depot opened in spring', 'The depot opened.'), 3 / 4, 'the, depot, opened of the, depot, opened, spring (in is too short)');
+  assert.equal(
+    keywordSoft('the depot opened in spring', 'The depot opened.'),
+    3 / 4,
+    'the, depot, opened of the, depot, opened, spring (in is too short)',
+  );
 });

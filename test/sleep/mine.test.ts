@@ -28,20 +28,32 @@ test('the heuristic miner: the first prompt is the task, the next three its cont
   const t = heuristicTask(d)!;
   assert.equal(t.id, `task_${sha256Hex('/home/dev/acme::Fix the date format in report.py').slice(0, 12)}`);
   assert.equal(t.intent, 'Fix the date format in report.py');
-  assert.equal(t.context_excerpt, 'Follow-up requests from the same session:\n- use ISO dates\n- still wrong\n- thanks, works now');
+  assert.equal(
+    t.context_excerpt,
+    'Follow-up requests from the same session:\n- use ISO dates\n- still wrong\n- thanks, works now',
+  );
   assert.equal(t.attempted_solution, 'Done: dates are ISO now.');
   assert.deepEqual(t.tags, ['tools:Read+Edit+Bash+Grep', 'branch:main']);
   assert.equal(t.reference_kind, 'none');
   assert.deepEqual(t.source_sessions, ['s1']);
   assert.equal(t.skill_hint, 'report-writer', 'the one skill the session used');
   assert.equal(t.outcome, 'success', 'praise after the complaint: the last word decides');
-  assert.equal(heuristicTask(digest({ session_id: 's2', user_prompts: ['  hi   '] })), undefined, 'a first prompt under 8 characters gives no task');
-  assert.equal(heuristicTask(digest({ session_id: 's3', user_prompts: ['x'.repeat(900)] }))!.intent.length, 802, 'cut to 800 characters and " …"');
+  assert.equal(
+    heuristicTask(digest({ session_id: 's2', user_prompts: ['  hi   '] })),
+    undefined,
+    'a first prompt under 8 characters gives no task',
+  );
+  assert.equal(
+    heuristicTask(digest({ session_id: 's3', user_prompts: ['x'.repeat(900)] }))!.intent.length,
+    802,
+    'cut to 800 characters and " …"',
+  );
   assert.equal(mineHeuristic([d, d, d], 2).length, 2);
 });
 
 test('outcome: the last prompt with feedback decides; without any, error markers fail, a long exchange is mixed, else unknown', () => {
-  const o = (prompts: string[], feedback: string[] = [], turns = prompts.length) => outcomeOf({ user_prompts: prompts, feedback_signals: feedback, n_user_turns: turns });
+  const o = (prompts: string[], feedback: string[] = [], turns = prompts.length) =>
+    outcomeOf({ user_prompts: prompts, feedback_signals: feedback, n_user_turns: turns });
   assert.equal(o(['do x', 'thanks', 'no, still broken']), 'fail');
   assert.equal(o(['do x', 'wrong', 'perfect']), 'success');
   assert.equal(o(['do x'], ['neg:cursor_turn_error']), 'fail');
@@ -53,8 +65,26 @@ test('the model miner: a rubric is the reference (literal checks are dropped), e
   const d = digest({ session_id: 'abc', skills_used: ['dates'] });
   const { tasks, dropped } = tasksFromReply(
     [
-      { intent: 'Write the changelog entry for a release', rubric: '  Names every change and its issue.  ', checks: [{ op: 'contains', arg: 'CHANGELOG' }], satisfied: false },
-      { intent: 'Format the report dates', rubric: null, checks: [{ op: 'regex', arg: ' \\d{4}-\\d{2} ' }, { op: 'contains', arg: '  ISO  ' }, { op: 'max_chars', arg: '200' }, { op: 'min_chars', arg: 2.5 }, { op: 'no_refusal', arg: 'x' }, { op: 'sparkle', arg: 'y' }, { op: 'contains', arg: ' ' }], satisfied: true },
+      {
+        intent: 'Write the changelog entry for a release',
+        rubric: '  Names every change and its issue.  ',
+        checks: [{ op: 'contains', arg: 'CHANGELOG' }],
+        satisfied: false,
+      },
+      {
+        intent: 'Format the report dates',
+        rubric: null,
+        checks: [
+          { op: 'regex', arg: ' \\d{4}-\\d{2} ' },
+          { op: 'contains', arg: '  ISO  ' },
+          { op: 'max_chars', arg: '200' },
+          { op: 'min_chars', arg: 2.5 },
+          { op: 'no_refusal', arg: 'x' },
+          { op: 'sparkle', arg: 'y' },
+          { op: 'contains', arg: ' ' },
+        ],
+        satisfied: true,
+      },
       { intent: 'Something nobody can check', rubric: 42, checks: [] },
       { intent: 'short' },
       { intent: 'A fourth task is one too many', rubric: 'x' },
@@ -87,25 +117,53 @@ test('the model miner reads each session once through the optimizer; a session w
   const model = scriptedModel((req) => {
     const text = String(req.messages[0]!.content);
     if (text.includes('broken session')) return 'I cannot answer in JSON, sorry.';
-    return JSON.stringify({ tasks: [{ intent: `Redo: ${text.match(/- (.*)/)![1]}`, rubric: 'Does it.', checks: [], satisfied: false }] });
+    return JSON.stringify({
+      tasks: [{ intent: `Redo: ${text.match(/- (.*)/)![1]}`, rubric: 'Does it.', checks: [], satisfied: false }],
+    });
   });
   const warnings: string[] = [];
-  const ctx = { optimizer: model, mode: 'patch' as const, env: 'sleep', maxTokens: 1000, warn: (m: string) => warnings.push(m) };
-  const digests = [digest({ session_id: 'a', user_prompts: ['rename the config keys'] }), digest({ session_id: 'b', user_prompts: ['broken session'] }), digest({ session_id: 'c', user_prompts: [] })];
+  const ctx = {
+    optimizer: model,
+    mode: 'patch' as const,
+    env: 'sleep',
+    maxTokens: 1000,
+    warn: (m: string) => warnings.push(m),
+  };
+  const digests = [
+    digest({ session_id: 'a', user_prompts: ['rename the config keys'] }),
+    digest({ session_id: 'b', user_prompts: ['broken session'] }),
+    digest({ session_id: 'c', user_prompts: [] }),
+  ];
   const { tasks, stats } = await mineWithModel(ctx, digests, { maxSessions: 10, maxTasks: 10 });
-  assert.deepEqual(tasks.map((t) => t.intent), ['Redo: rename the config keys']);
+  assert.deepEqual(
+    tasks.map((t) => t.intent),
+    ['Redo: rename the config keys'],
+  );
   assert.deepEqual(stats, { sessions: 2, failed: 1, dropped: 0 });
-  assert.equal(model.requests.filter((r) => r.purpose === 'sleep_mine').length, 3, 'two sessions, one corrective retry');
+  assert.equal(
+    model.requests.filter((r) => r.purpose === 'sleep_mine').length,
+    3,
+    'two sessions, one corrective retry',
+  );
   assert.match(warnings[0]!, /sleep_mine call gave no usable reply during mining session b/);
   assert.match(String(model.requests[0]!.system), /practice tasks/);
 });
 
 test('dedup: the first record wins, sessions joined, the most resolved outcome kept, a hint only when every sighting agrees', () => {
   const a = taskRecord({ id: 't1', intent: 'x', outcome: 'unknown', source_sessions: ['s1'], skill_hint: 'dates' });
-  const b = taskRecord({ id: 't1', intent: 'other', outcome: 'fail', source_sessions: ['s2', 's1'], skill_hint: 'dates' });
+  const b = taskRecord({
+    id: 't1',
+    intent: 'other',
+    outcome: 'fail',
+    source_sessions: ['s2', 's1'],
+    skill_hint: 'dates',
+  });
   const c = taskRecord({ id: 't1', intent: 'x', outcome: 'success', source_sessions: ['s3'], skill_hint: '' });
   const [one] = dedupTasks([a, b]);
-  assert.deepEqual([one!.intent, one!.outcome, one!.source_sessions, one!.skill_hint], ['x', 'fail', ['s1', 's2'], 'dates']);
+  assert.deepEqual(
+    [one!.intent, one!.outcome, one!.source_sessions, one!.skill_hint],
+    ['x', 'fail', ['s1', 's2'], 'dates'],
+  );
   const [two] = dedupTasks([a, b, c]);
   assert.deepEqual([two!.outcome, two!.skill_hint], ['success', '']);
   assert.deepEqual(a.source_sessions, ['s1'], 'inputs are not changed');
@@ -121,7 +179,11 @@ test('splits by hash: the same task lands in the same split every night; dream t
     assert.equal(t.split, b < 34 ? 'val' : b < 54 ? 'test' : 'train');
   }
   assert.equal(splitBucket(42, 'task_0'), Number(BigInt(`0x${sha256Hex('42task_0')}`) % 100n));
-  const dream = assignSplits([taskRecord({ id: 'd', intent: 'x', origin: 'dream' })], { val: 1 - 1e-9, test: 0, seed: 42 });
+  const dream = assignSplits([taskRecord({ id: 'd', intent: 'x', origin: 'dream' })], {
+    val: 1 - 1e-9,
+    test: 0,
+    seed: 42,
+  });
   assert.equal(dream[0]!.split, 'train');
   const noVal = assignSplits(tasks.slice(0, 2), { val: 0, test: 0, seed: 42 });
   assert.deepEqual(noVal.map((t) => t.split).sort(), ['train', 'val']);
@@ -134,21 +196,34 @@ test('splits by hash: the same task lands in the same split every night; dream t
 });
 
 test('the target filter puts the tasks about the skill first (its name and headings strong, its frequent words weak); when none is about it, all are kept', () => {
-  const skill = '---\nname: changelog-writer\n---\n# Changelog entries\n\n## Release notes\n\nEvery entry names the pull request and the version.\n';
+  const skill =
+    '---\nname: changelog-writer\n---\n# Changelog entries\n\n## Release notes\n\nEvery entry names the pull request and the version.\n';
   const path = '/home/dev/.claude/skills/changelog-writer/SKILL.md';
   const tasks = [
     taskRecord({ id: 'a', intent: 'Rename the database column' }),
     taskRecord({ id: 'b', intent: 'Write release notes for the version' }),
     taskRecord({ id: 'c', intent: 'Add a changelog entry for the pull request' }),
   ];
-  assert.deepEqual(filterTasksForSkill(tasks, skill, path).map((t) => t.id), ['b', 'c'], 'b meets two headings, c the name');
-  assert.deepEqual(filterTasksForSkill(tasks.slice(0, 1), skill, path).map((t) => t.id), ['a']);
+  assert.deepEqual(
+    filterTasksForSkill(tasks, skill, path).map((t) => t.id),
+    ['b', 'c'],
+    'b meets two headings, c the name',
+  );
+  assert.deepEqual(
+    filterTasksForSkill(tasks.slice(0, 1), skill, path).map((t) => t.id),
+    ['a'],
+  );
 });
 
 test('mine: the model miner first, the heuristic one when it finds nothing; merged, at most max_tasks, split', async () => {
   const silent = scriptedModel(() => JSON.stringify({ tasks: [] }));
   const ctx = { optimizer: silent, mode: 'patch' as const, env: 'sleep', maxTokens: 1000, warn: () => {} };
-  const digests = ['Fix the flaky date test', 'Fix the flaky date test', 'Write the release notes', 'Update the README install steps'].map((p, i) => digest({ session_id: `s${i}`, user_prompts: [p] }));
+  const digests = [
+    'Fix the flaky date test',
+    'Fix the flaky date test',
+    'Write the release notes',
+    'Update the README install steps',
+  ].map((p, i) => digest({ session_id: `s${i}`, user_prompts: [p] }));
   const got = await mine(digests, { maxTasks: 2, val: 0.34, test: 0, seed: 42, model: { ctx, maxSessions: 10 } });
   assert.equal(got.miner, 'heuristic');
   assert.equal(got.tasks.length, 2);

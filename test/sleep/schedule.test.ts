@@ -15,7 +15,11 @@ function fakeCrontab(dir: string, existing?: string): { bin: string; table: stri
   const table = path.join(dir, 'crontab.txt');
   if (existing !== undefined) fs.writeFileSync(table, existing);
   const bin = path.join(dir, 'crontab');
-  fs.writeFileSync(bin, `#!/bin/sh\nT='${table}'\nif [ "$1" = "-l" ]; then\n  if [ -f "$T" ]; then cat "$T"; else echo "no crontab for tester" >&2; exit 1; fi\nelif [ "$1" = "-" ]; then cat > "$T"\nelse exit 2; fi\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    bin,
+    `#!/bin/sh\nT='${table}'\nif [ "$1" = "-l" ]; then\n  if [ -f "$T" ]; then cat "$T"; else echo "no crontab for tester" >&2; exit 1; fi\nelif [ "$1" = "-" ]; then cat > "$T"\nelse exit 2; fi\n`,
+    { mode: 0o755 },
+  );
   return { bin, table };
 }
 
@@ -30,22 +34,27 @@ function setup(existing?: string) {
   return { dir, project, state, cron, env };
 }
 
-test('schedule adds one crontab line in the managed block, keeps the user\'s lines, and re-scheduling replaces it', () => {
+test("schedule adds one crontab line in the managed block, keeps the user's lines, and re-scheduling replaces it", () => {
   const mine = '# my jobs\n0 * * * * /usr/bin/backup --quiet\n';
   const s = setup(mine);
   let r = runCli(['sleep', 'schedule', '--project', s.project, '--scheduler', 'cron'], { env: s.env });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /every night at 03:17/);
-  r = runCli(['sleep', 'schedule', '--project', s.project, '--scheduler', 'cron', '--hour', '4', '--minute', '5'], { env: s.env });
+  r = runCli(['sleep', 'schedule', '--project', s.project, '--scheduler', 'cron', '--hour', '4', '--minute', '5'], {
+    env: s.env,
+  });
   assert.equal(r.status, 0, r.stderr);
   const table = fs.readFileSync(s.cron.table, 'utf8');
   assert.ok(table.startsWith(mine), table);
   const managed = table.slice(table.indexOf(BLOCK_START)).split('\n');
   assert.equal(managed[0], BLOCK_START);
   assert.equal(managed[2], BLOCK_END);
-  assert.match(managed[1]!, /^5 4 \* \* \* mkdir -p .* sleep run --project '.*my project'\\''s' >> \S*nightly\.log 2>&1 # skillopt-sleep project-sha256=[0-9a-f]{64}$/);
+  assert.match(
+    managed[1]!,
+    /^5 4 \* \* \* mkdir -p .* sleep run --project '.*my project'\\''s' >> \S*nightly\.log 2>&1 # skillopt-sleep project-sha256=[0-9a-f]{64}$/,
+  );
   // The marker carries the digest only, never the path.
-  assert.ok(!managed[1]!.slice(managed[1]!.indexOf('#')).includes('project\'s'));
+  assert.ok(!managed[1]!.slice(managed[1]!.indexOf('#')).includes("project's"));
   r = runCli(['sleep', 'unschedule', '--project', s.project], { env: s.env });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(fs.readFileSync(s.cron.table, 'utf8'), mine);
@@ -69,8 +78,16 @@ test('systemd: a service and a daily timer in the unit folder, enabled; unschedu
   const systemctl = path.join(s.dir, 'systemctl');
   fs.writeFileSync(systemctl, `#!/bin/sh\necho "$@" >> '${calls}'\n`, { mode: 0o755 });
   writeFiles(units, { 'other.timer': '[Timer]\n' });
-  const env = { ...s.env, SKILLOPT_SYSTEMCTL: systemctl, SKILLOPT_SYSTEMD_UNIT_DIR: units, SKILLOPT_HOME: path.join(s.dir, '50% "home"') };
-  let r = runCli(['sleep', 'schedule', '--project', s.project, '--scheduler', 'systemd', '--hour', '2', '--minute', '0'], { env });
+  const env = {
+    ...s.env,
+    SKILLOPT_SYSTEMCTL: systemctl,
+    SKILLOPT_SYSTEMD_UNIT_DIR: units,
+    SKILLOPT_HOME: path.join(s.dir, '50% "home"'),
+  };
+  let r = runCli(
+    ['sleep', 'schedule', '--project', s.project, '--scheduler', 'systemd', '--hour', '2', '--minute', '0'],
+    { env },
+  );
   assert.equal(r.status, 0, r.stderr);
   const names = fs.readdirSync(units).sort();
   assert.equal(names.length, 3);
@@ -79,8 +96,14 @@ test('systemd: a service and a daily timer in the unit folder, enabled; unschedu
   const service = fs.readFileSync(path.join(units, timer.replace('.timer', '.service')), 'utf8');
   assert.match(service, /ExecStart=.* sleep run --project "[^"]*my project's"/);
   // Quoted as systemd.exec(5) reads Environment=: the % doubled, the quote escaped.
-  assert.ok(service.includes(`\nEnvironment="SKILLOPT_HOME=${path.join(s.dir, '50%% \\"home\\"')}"\nExecStart=`), service);
-  assert.deepEqual(fs.readFileSync(calls, 'utf8').trim().split('\n'), ['--user daemon-reload', `--user enable --now ${timer}`]);
+  assert.ok(
+    service.includes(`\nEnvironment="SKILLOPT_HOME=${path.join(s.dir, '50%% \\"home\\"')}"\nExecStart=`),
+    service,
+  );
+  assert.deepEqual(fs.readFileSync(calls, 'utf8').trim().split('\n'), [
+    '--user daemon-reload',
+    `--user enable --now ${timer}`,
+  ]);
   r = runCli(['sleep', 'unschedule', '--project', s.project], { env });
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(fs.readdirSync(units), ['other.timer']);
@@ -98,13 +121,24 @@ test('launchd: a LaunchAgent property list that launchd reads (Label, ProgramArg
   fs.writeFileSync(launchctl, `#!/bin/sh\necho "$@" >> '${calls}'\n`, { mode: 0o755 });
   const home = path.join(s.dir, 'skillopt home');
   const env = { ...s.env, SKILLOPT_LAUNCHCTL: launchctl, SKILLOPT_LAUNCH_AGENT_DIR: agents, SKILLOPT_HOME: home };
-  let r = runCli(['sleep', 'schedule', '--project', project, '--scheduler', 'launchd', '--hour', '4', '--minute', '5'], { env });
+  let r = runCli(
+    ['sleep', 'schedule', '--project', project, '--scheduler', 'launchd', '--hour', '4', '--minute', '5'],
+    { env },
+  );
   assert.equal(r.status, 0, r.stderr);
   const [name] = fs.readdirSync(agents);
   const file = path.join(agents, name!);
   // As launchd.plist(5) describes the job: every key one launchd knows, with the type it expects.
   const agent = parsePlist(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(agent).sort(), ['EnvironmentVariables', 'Label', 'ProgramArguments', 'StandardErrorPath', 'StandardOutPath', 'StartCalendarInterval', 'WorkingDirectory']);
+  assert.deepEqual(Object.keys(agent).sort(), [
+    'EnvironmentVariables',
+    'Label',
+    'ProgramArguments',
+    'StandardErrorPath',
+    'StandardOutPath',
+    'StartCalendarInterval',
+    'WorkingDirectory',
+  ]);
   // The night finds the runs' activity markers where they do.
   assert.deepEqual(agent.EnvironmentVariables, { SKILLOPT_HOME: home });
   assert.match(agent.Label as string, /^com\.skillopt\.sleep\.[0-9a-f]{20}$/);
@@ -140,7 +174,10 @@ test('a project path with a control character, or an hour out of range, is refus
 });
 
 test('Windows: the schtasks command names a task by the project digest and runs at the time given', () => {
-  const job = nightlyJob({ hour: 3, minute: 7, project: 'C:\\Users\\me\\proj', stateDir: 'C:\\Users\\me\\.skillopt-sleep' }, { node: 'C:\\Program Files\\nodejs\\node.exe', bin: 'C:\\skillopt\\bin\\skillopt.js' });
+  const job = nightlyJob(
+    { hour: 3, minute: 7, project: 'C:\\Users\\me\\proj', stateDir: 'C:\\Users\\me\\.skillopt-sleep' },
+    { node: 'C:\\Program Files\\nodejs\\node.exe', bin: 'C:\\skillopt\\bin\\skillopt.js' },
+  );
   const cmd = schtasksCreate(job);
   assert.match(cmd, /^schtasks \/create \/tn SkillOpt-Sleep-[0-9a-f]{20} \/tr ".*" \/sc daily \/st 03:07 \/f$/);
   assert.match(cmd, /\\"C:\\Program Files\\nodejs\\node.exe\\"/);
@@ -153,17 +190,34 @@ test('the job runs `sleep run` in the project with the SKILLOPT_HOME of the shel
   // A stand-in node that writes where it ran, what it was given and the SKILLOPT_HOME it saw.
   const seen = path.join(dir, 'seen.txt');
   const node = path.join(dir, 'node');
-  fs.writeFileSync(node, `#!/bin/sh\n{ pwd; echo "$@"; echo "home=\${SKILLOPT_HOME-unset}"; } > '${seen}'\n`, { mode: 0o755 });
+  fs.writeFileSync(node, `#!/bin/sh\n{ pwd; echo "$@"; echo "home=\${SKILLOPT_HOME-unset}"; } > '${seen}'\n`, {
+    mode: 0o755,
+  });
   const run = (environment: Record<string, string | undefined>) => {
-    const job = nightlyJob({ hour: 3, minute: 17, project, stateDir: path.join(dir, 'state'), node, bin: 'skillopt.js', environment }, { node, bin: 'skillopt.js' });
+    const job = nightlyJob(
+      { hour: 3, minute: 17, project, stateDir: path.join(dir, 'state'), node, bin: 'skillopt.js', environment },
+      { node, bin: 'skillopt.js' },
+    );
     const r = spawnSync('sh', ['-c', shellCommand(job)], { cwd: dir, env: { PATH: process.env.PATH } });
     assert.equal(r.status, 0, String(r.stderr));
     return fs.readFileSync(seen, 'utf8').trim().split('\n');
   };
   const relative = "homes/my 'home'";
-  assert.deepEqual(run({ SKILLOPT_HOME: relative }), [project, `skillopt.js sleep run --project ${project}`, `home=${path.resolve(relative)}`]);
+  assert.deepEqual(run({ SKILLOPT_HOME: relative }), [
+    project,
+    `skillopt.js sleep run --project ${project}`,
+    `home=${path.resolve(relative)}`,
+  ]);
   assert.deepEqual(run({}), [project, `skillopt.js sleep run --project ${project}`, 'home=unset']);
-  const windows = schtasksCreate(nightlyJob({ hour: 3, minute: 7, project: 'C:\\proj', stateDir: 'C:\\state', environment: { SKILLOPT_HOME: 'C:\\sk home' } }, { node: 'node.exe', bin: 'skillopt.js' }));
+  const windows = schtasksCreate(
+    nightlyJob(
+      { hour: 3, minute: 7, project: 'C:\\proj', stateDir: 'C:\\state', environment: { SKILLOPT_HOME: 'C:\\sk home' } },
+      { node: 'node.exe', bin: 'skillopt.js' },
+    ),
+  );
   // (Resolved here as on the system that schedules; on Windows, C:\\sk home itself.)
-  assert.ok(windows.includes(`&& set \\"SKILLOPT_HOME=${path.resolve('C:\\sk home')}\\" && node.exe skillopt.js sleep run`), windows);
+  assert.ok(
+    windows.includes(`&& set \\"SKILLOPT_HOME=${path.resolve('C:\\sk home')}\\" && node.exe skillopt.js sleep run`),
+    windows,
+  );
 });

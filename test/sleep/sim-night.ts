@@ -12,7 +12,8 @@ import { homeEnvironment } from './fixture-home.ts';
 const SESSIONS = path.resolve(import.meta.dirname, '../fixtures/sleep-night/claude/projects');
 /** The project the sessions were held in. */
 export const PROJECT = '/home/dev/depot';
-export const DEPOT_SKILL = "---\nname: depot-records\ndescription: How to answer questions about the depot's records.\n---\n\n# Depot records\n\nLook the site up in the records before answering.\n";
+export const DEPOT_SKILL =
+  "---\nname: depot-records\ndescription: How to answer questions about the depot's records.\n---\n\n# Depot records\n\nLook the site up in the records before answering.\n";
 
 export interface SimNightHome {
   home: string;

@@ -75,7 +75,9 @@ describe('loading', () => {
       'stats.mcnemarGreater(1, 3);',
       'console.log(JSON.stringify({ atImport, afterUse: loaded() }));',
     ].join('\n');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, r.stderr);
     const { atImport, afterUse } = JSON.parse(r.stdout) as { atImport: number; afterUse: number };
     assert.equal(atImport, 0);

@@ -26,7 +26,12 @@ type Doc = { document: { querySelector(s: string): { textContent: string | null 
 type Win = { __samePage?: boolean; __liveMessages?: number };
 
 /** Waits until the element's text is `text` (or, with `part`, contains it). */
-async function waitForText(page: Page, selector: string, text: string, options: { part?: boolean; timeout?: number } = {}) {
+async function waitForText(
+  page: Page,
+  selector: string,
+  text: string,
+  options: { part?: boolean; timeout?: number } = {},
+) {
   await page.waitForFunction(
     ([sel, want, part]) => {
       const got = (globalThis as unknown as Doc).document.querySelector(sel as string)?.textContent ?? '';
@@ -51,12 +56,22 @@ describe('actions in the browser', () => {
 
   before(async () => {
     if (skip) return;
-    fake = await startFakeProvider({ fault: () => ({ status: 401, message: 'Incorrect API key provided.', code: 'invalid_api_key' }) });
+    fake = await startFakeProvider({
+      fault: () => ({ status: 401, message: 'Incorrect API key provided.', code: 'invalid_api_key' }),
+    });
     writeFiles(configs, {
       'remote.yaml': `_base_: ${path.join(ROOT, 'configs/sim/default.yaml')}\nmodel:\n  target:\n    backend: openai_compatible\n    model: fake-model\n    base_url: ${fake.url}/v1\n    api_key_env: ${KEY}\n`,
     });
     process.env[KEY] = 'a-key-the-server-refuses';
-    dash = await startDashboard({ roots: [runs], host: '127.0.0.1', port: 0, pollMs: 100, configRoots: [path.join(ROOT, 'configs'), configs], program: 'skillopt', log: (l) => refused.push(l) });
+    dash = await startDashboard({
+      roots: [runs],
+      host: '127.0.0.1',
+      port: 0,
+      pollMs: 100,
+      configRoots: [path.join(ROOT, 'configs'), configs],
+      program: 'skillopt',
+      log: (l) => refused.push(l),
+    });
     browser = await launchBrowser();
     page = await watchedPage(browser, pageErrors);
   });
@@ -64,7 +79,8 @@ describe('actions in the browser', () => {
   after(async () => {
     delete process.env[KEY];
     // A process left running by a failed test is ended (each by its own id).
-    for (const job of dash?.jobs?.list() ?? []) if (job.state === 'running' && job.pid) process.kill(job.pid, 'SIGKILL');
+    for (const job of dash?.jobs?.list() ?? [])
+      if (job.state === 'running' && job.pid) process.kill(job.pid, 'SIGKILL');
     await browser?.close();
     await dash?.close();
     await fake?.close();
@@ -81,10 +97,22 @@ describe('actions in the browser', () => {
   it('launches a sim run from the form, shows it live, stops it, resumes it, and it finishes', { skip }, async () => {
     await chooseConfig('0/sim/default.yaml');
     await page.fill('[data-key="train.batch_size"]', '4');
-    await page.fill('#extra', ['env.n_train=12', 'env.n_val=6', 'env.n_test=6', 'train.num_epochs=2', 'model.target.options.latency_ms=250'].join('\n'));
+    await page.fill(
+      '#extra',
+      [
+        'env.n_train=12',
+        'env.n_val=6',
+        'env.n_test=6',
+        'train.num_epochs=2',
+        'model.target.options.latency_ms=250',
+      ].join('\n'),
+    );
     await waitForText(page, '#command', 'latency_ms=250', { part: true });
     const command = (await page.textContent('#command'))!;
-    assert.match(command, /^skillopt train --config configs\/sim\/default\.yaml --out \S+\/sim\/\d{8}_\d{6} --set train\.batch_size=4 --set env\.n_train=12 .*--set model\.target\.options\.latency_ms=250$/);
+    assert.match(
+      command,
+      /^skillopt train --config configs\/sim\/default\.yaml --out \S+\/sim\/\d{8}_\d{6} --set train\.batch_size=4 --set env\.n_train=12 .*--set model\.target\.options\.latency_ms=250$/,
+    );
     // The form's change is marked in the resolved config, and the dry run counts 2 epochs of 3 steps.
     assert.equal(await page.getAttribute('#resolved [data-path="train.batch_size"]', 'class'), 'mark-form');
     await waitForText(page, '#plan', 'total', { part: true });
@@ -97,7 +125,10 @@ describe('actions in the browser', () => {
     assert.match(runId, /^0\/sim\/\d{8}_\d{6}$/);
     const dir = path.join(runs, runId.slice(2));
     // The exact command the page showed is the one that runs.
-    assert.equal((await page.textContent('#run-actions pre.command'))?.replace(/ --out \S+/, ''), command.replace(/ --out \S+/, ''));
+    assert.equal(
+      (await page.textContent('#run-actions pre.command'))?.replace(/ --out \S+/, ''),
+      command.replace(/ --out \S+/, ''),
+    );
     await page.evaluate(() => ((globalThis as unknown as Win).__samePage = true));
     // Live: the stage being run shows in the header, pushed by the server.
     await page.waitForSelector('#run-head .stage', { timeout: 30_000 });
@@ -105,14 +136,32 @@ describe('actions in the browser', () => {
     await waitForText(page, '#run-head .badge', 'stopped');
     const stoppedAt = JSON.parse(fs.readFileSync(path.join(dir, 'history.json'), 'utf8')).length;
     assert.ok(stoppedAt < 6, `stopped before the end (after ${stoppedAt} of 6 steps)`);
-    assert.equal(await page.evaluate(() => (globalThis as unknown as Win).__samePage), true, 'the page followed the run without a reload');
+    assert.equal(
+      await page.evaluate(() => (globalThis as unknown as Win).__samePage),
+      true,
+      'the page followed the run without a reload',
+    );
     assert.ok((await page.evaluate(() => (globalThis as unknown as Win).__liveMessages ?? 0)) > 0);
 
     await page.click('#resume');
     await waitForText(page, '#run-head .badge', 'finished', { timeout: 60_000 });
-    assert.match((await page.textContent('#run-actions pre.command'))!, new RegExp(`^skillopt train --config configs/sim/default\\.yaml --resume ${dir.replace(/[/.]/g, '\\$&')} --set train\\.batch_size=4 `));
-    const events = fs.readFileSync(path.join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string });
-    assert.deepEqual(events.filter((e) => ['run_started', 'run_stopped', 'run_finished'].includes(e.type)).map((e) => e.reason ?? e.type), ['run_started', 'interrupted', 'run_started', 'run_finished']);
+    assert.match(
+      (await page.textContent('#run-actions pre.command'))!,
+      new RegExp(
+        `^skillopt train --config configs/sim/default\\.yaml --resume ${dir.replace(/[/.]/g, '\\$&')} --set train\\.batch_size=4 `,
+      ),
+    );
+    const events = fs
+      .readFileSync(path.join(dir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; reason?: string });
+    assert.deepEqual(
+      events
+        .filter((e) => ['run_started', 'run_stopped', 'run_finished'].includes(e.type))
+        .map((e) => e.reason ?? e.type),
+      ['run_started', 'interrupted', 'run_started', 'run_finished'],
+    );
     assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'history.json'), 'utf8')).length, 6);
     await page.waitForSelector('#steps tbody tr[data-step="6"]');
     assert.equal(await page.evaluate(() => (globalThis as unknown as Win).__samePage), true);
@@ -127,13 +176,18 @@ describe('actions in the browser', () => {
     await page.waitForSelector('.eval table.eval-cells tbody tr', { timeout: 60_000 });
     const row = await page.$$eval('.eval table.eval-cells tbody tr td', (tds) => tds.map((td) => td.textContent));
     const [evalDir] = fs.readdirSync(path.join(runs, runId.slice(2), 'evals'));
-    const summary = JSON.parse(fs.readFileSync(path.join(runs, runId.slice(2), 'evals', evalDir!, 'eval_summary.json'), 'utf8'));
+    const summary = JSON.parse(
+      fs.readFileSync(path.join(runs, runId.slice(2), 'evals', evalDir!, 'eval_summary.json'), 'utf8'),
+    );
     assert.equal(summary.split, 'test');
     const cell = summary.cells[0];
     assert.deepEqual(row.slice(0, 3), ['best_skill', 'sim:sim-1', '6']);
     assert.equal(row[3]!.split(' ')[0], cell.hard.toFixed(3));
     const job = dash.jobs!.list().find((j) => j.kind === 'eval')!;
-    assert.match(job.command, /^skillopt eval --config configs\/sim\/default\.yaml --set train\.batch_size=4 .* --skill \S+\/best_skill\.md --split test --repeats 1 --out \S+\/evals\/\d{8}_\d{6}_test$/);
+    assert.match(
+      job.command,
+      /^skillopt eval --config configs\/sim\/default\.yaml --set train\.batch_size=4 .* --skill \S+\/best_skill\.md --split test --repeats 1 --out \S+\/evals\/\d{8}_\d{6}_test$/,
+    );
     // Its rollouts open in the trajectory browser of the tab.
     await page.reload();
     await page.waitForSelector('.eval table.eval-cells');
@@ -151,7 +205,10 @@ describe('actions in the browser', () => {
     await page.waitForSelector('#launch-refused');
     const target = (await page.textContent('#preflight tr[data-check="model.target"]'))!;
     assert.match(target, /failed/);
-    assert.match(target, /openai_compatible:fake-model at http:\/\/127\.0\.0\.1:\d+\/v1: model\.target \(openai_compatible:fake-model\): the provider refused the credentials/);
+    assert.match(
+      target,
+      /openai_compatible:fake-model at http:\/\/127\.0\.0\.1:\d+\/v1: model\.target \(openai_compatible:fake-model\): the provider refused the credentials/,
+    );
     assert.match(target, new RegExp(`Fix: .*the key in the environment variable ${KEY}`));
     assert.ok(!target.includes('a-key-the-server-refuses'));
     assert.equal(await page.getAttribute('#preflight tr[data-check="model.optimizer"]', 'data-ok'), '1');
@@ -164,7 +221,11 @@ describe('actions in the browser', () => {
   });
 
   it('refuses actions asked by a page of another origin, which cannot read the token either', { skip }, async () => {
-    const evil = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title><body>elsewhere</body>'));
+    const evil = http.createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><title>elsewhere</title><body>elsewhere</body>'),
+    );
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
     const evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
     const jobs = dash.jobs!.list().length;
@@ -186,7 +247,11 @@ describe('actions in the browser', () => {
           };
         })()`,
       );
-      assert.deepEqual(tried, { simple: 'answered opaque 0', guessed: 'failed: TypeError', token: 'failed: TypeError' });
+      assert.deepEqual(tried, {
+        simple: 'answered opaque 0',
+        guessed: 'failed: TypeError',
+        token: 'failed: TypeError',
+      });
       // A form posted from there: the browser navigates to the answer, which is a refusal.
       await other.evaluate(`(() => {
         const form = document.createElement('form');
@@ -200,7 +265,11 @@ describe('actions in the browser', () => {
       await other.waitForURL(`${dash.url}api/action/launch`);
       assert.match((await other.textContent('body'))!, /another origin \(http:\/\/127\.0\.0\.1:\d+\)/);
       const seen = refused.slice(before);
-      assert.equal(seen.filter((l) => /refused POST \/api\/action\/launch: a request from another origin/.test(l)).length, 2, seen.join('\n'));
+      assert.equal(
+        seen.filter((l) => /refused POST \/api\/action\/launch: a request from another origin/.test(l)).length,
+        2,
+        seen.join('\n'),
+      );
       assert.equal(dash.jobs!.list().length, jobs, 'nothing was launched');
     } finally {
       await other.close();

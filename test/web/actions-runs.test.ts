@@ -43,25 +43,48 @@ describe('the dashboard on real runs', () => {
     });
     return { status: res.status, body: await res.json() };
   };
-  const status = async (id: string) => (await call('GET', `/api/run?run=${encodeURIComponent(id)}`)).body.status as string;
+  const status = async (id: string) =>
+    (await call('GET', `/api/run?run=${encodeURIComponent(id)}`)).body.status as string;
 
   before(async () => {
-    dash = await startDashboard({ roots: [runs], host: '127.0.0.1', port: 0, configRoots: [path.join(ROOT, 'configs')], program: 'skillopt' });
+    dash = await startDashboard({
+      roots: [runs],
+      host: '127.0.0.1',
+      port: 0,
+      configRoots: [path.join(ROOT, 'configs')],
+      program: 'skillopt',
+    });
   });
   after(() => dash?.close());
 
   it('stops a run started in a terminal at a safe point, as Ctrl-C does, and offers the command that resumes it', async () => {
     const dir = path.join(runs, 'terminal');
-    const child = spawn(process.execPath, [BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', dir, ...[...SMALL, 'model.target.options.latency_ms=200'].flatMap((o) => ['--set', o])], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'train',
+        '--config',
+        'configs/sim/default.yaml',
+        '--out',
+        dir,
+        ...[...SMALL, 'model.target.options.latency_ms=200'].flatMap((o) => ['--set', o]),
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (c) => (output += c));
     child.stderr.on('data', (c) => (output += c));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      await until(async () => (fs.existsSync(dir) && (await call('GET', '/api/action/run?run=0/terminal')).body.running ? true : undefined), 'the run to hold its lock');
+      await until(
+        async () =>
+          fs.existsSync(dir) && (await call('GET', '/api/action/run?run=0/terminal')).body.running ? true : undefined,
+        'the run to hold its lock',
+      );
       const stop = await call('POST', '/api/action/stop', { run: '0/terminal' });
       assert.equal(stop.status, 200, JSON.stringify(stop.body));
       assert.equal(stop.body.pid, child.pid, 'the signal went to the process named by the lock');
@@ -84,7 +107,13 @@ describe('the dashboard on real runs', () => {
     const dir = path.join(runs, 'budget');
     const overrides = [...SMALL, 'budget.max_calls=40'];
     const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
-    const outcome = await runTraining({ loaded, outRoot: dir, configFile: SIM_CONFIG, console: false, invocation: { program: 'skillopt', config: SIM_CONFIG, overrides } });
+    const outcome = await runTraining({
+      loaded,
+      outRoot: dir,
+      configFile: SIM_CONFIG,
+      console: false,
+      invocation: { program: 'skillopt', config: SIM_CONFIG, overrides },
+    });
     assert.equal(outcome.status, 'stopped');
     const info = (await call('GET', '/api/action/run?run=0/budget')).body;
     assert.deepEqual([info.running, info.canResume], [false, true]);
@@ -94,7 +123,10 @@ describe('the dashboard on real runs', () => {
     for (const [budget, why] of [
       [{ max_calls: -1 }, /budget\.max_calls: Too small/],
       [{ max_calls: 1.5 }, /budget\.max_calls: .*int/i],
-      [{ max_dollars: 5 }, /budget\.max_dollars: not a budget limit \(they are max_usd, max_tokens, max_calls, max_minutes\)/],
+      [
+        { max_dollars: 5 },
+        /budget\.max_dollars: not a budget limit \(they are max_usd, max_tokens, max_calls, max_minutes\)/,
+      ],
     ] as const) {
       const res = await call('POST', '/api/action/resume', { run: '0/budget', budget });
       assert.equal(res.status, 400, JSON.stringify(budget));
@@ -104,7 +136,10 @@ describe('the dashboard on real runs', () => {
 
     // Its best skill so far is evaluated; meanwhile the run is not resumed (both would write in its directory).
     const evaluation = (await call('POST', '/api/action/eval', { run: '0/budget', split: 'val' })).body.job;
-    assert.match(evaluation.command, /^skillopt eval --config configs\/sim\/default\.yaml --set env\.n_train=8 .* --skill \S+\/budget\/best_skill\.md --split val --repeats 1 --out \S+\/budget\/evals\/\d{8}_\d{6}_val$/);
+    assert.match(
+      evaluation.command,
+      /^skillopt eval --config configs\/sim\/default\.yaml --set env\.n_train=8 .* --skill \S+\/budget\/best_skill\.md --split val --repeats 1 --out \S+\/budget\/evals\/\d{8}_\d{6}_val$/,
+    );
     const during = await call('POST', '/api/action/resume', { run: '0/budget' });
     assert.equal(during.status, 409);
     assert.match(during.body.error, /an evaluation of this run is running/);
@@ -116,12 +151,18 @@ describe('the dashboard on real runs', () => {
     assert.equal(evaluated.exitCode, 0, evaluated.output);
     const { evals } = (await call('GET', '/api/evals?run=0/budget')).body;
     assert.equal(evals.length, 1);
-    assert.deepEqual([evals[0].summary.split, evals[0].summary.cells[0].skill_label, evals[0].summary.cells[0].n_items], ['val', 'best_skill', 6]);
+    assert.deepEqual(
+      [evals[0].summary.split, evals[0].summary.cells[0].skill_label, evals[0].summary.cells[0].n_items],
+      ['val', 'best_skill', 6],
+    );
 
     const { body } = await call('POST', '/api/action/resume', { run: '0/budget', budget: { max_calls: 100000 } });
     const job = body.job;
     assert.equal(job.kind, 'resume');
-    assert.match(job.command, /^skillopt train --config configs\/sim\/default\.yaml --resume \S+\/budget --set env\.n_train=8 .* --set budget\.max_calls=100000$/);
+    assert.match(
+      job.command,
+      /^skillopt train --config configs\/sim\/default\.yaml --resume \S+\/budget --set env\.n_train=8 .* --set budget\.max_calls=100000$/,
+    );
     assert.ok(!job.command.includes('max_calls=40'), 'the raised limit replaces the one reached');
     const second = await call('POST', '/api/action/resume', { run: '0/budget' });
     assert.equal(second.status, 409, 'one process per run');

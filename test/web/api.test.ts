@@ -20,7 +20,8 @@ function client(roots: string[]) {
   };
 }
 
-const q = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+const q = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
 describe('dashboard API on the fixture runs', () => {
   const get = client([FIXTURES]);
@@ -47,7 +48,10 @@ describe('dashboard API on the fixture runs', () => {
       .map((l) => JSON.parse(l));
     assert.equal(run.usage.source, 'calls');
     assert.equal(run.usage.calls, calls.length);
-    assert.equal(run.usage.promptTokens, calls.reduce((a, c) => a + c.usage.input, 0));
+    assert.equal(
+      run.usage.promptTokens,
+      calls.reduce((a, c) => a + c.usage.input, 0),
+    );
     assert.ok(Math.abs(run.usage.costUsd - calls.reduce((a, c) => a + c.cost_usd, 0)) < 1e-9);
     assert.deepEqual(run.problems, []);
   });
@@ -63,24 +67,50 @@ describe('dashboard API on the fixture runs', () => {
       ],
     );
     const overall = body.tests.find((t: Json) => t.type === 'overall');
-    assert.deepEqual([overall.baseline.hard_acc, overall.best.hard_acc, overall.final.hard_acc], [0.3333, 0.75, 0.8333]);
+    assert.deepEqual(
+      [overall.baseline.hard_acc, overall.best.hard_acc, overall.final.hard_acc],
+      [0.3333, 0.75, 0.8333],
+    );
     assert.equal(body.tests.at(-1).type, 'overall');
-    assert.deepEqual(Object.keys(body.usageByStage).sort(), ['analyst', 'merge', 'meta_skill', 'ranking', 'rollout', 'slow_update']);
+    assert.deepEqual(Object.keys(body.usageByStage).sort(), [
+      'analyst',
+      'merge',
+      'meta_skill',
+      'ranking',
+      'rollout',
+      'slow_update',
+    ]);
     assert.equal(body.config.config.env.name, 'tasks');
     assert.equal(body.config.derived.total_steps, 6);
   });
 
   it('returns step records after a given step only', async () => {
     const all = await get(`/api/history?${q({ run: '0/finished-run' })}`);
-    assert.deepEqual(all.body.rows.map((r: Json) => r.step), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(
+      all.body.rows.map((r: Json) => r.step),
+      [1, 2, 3, 4, 5, 6],
+    );
     const later = await get(`/api/history?${q({ run: '0/finished-run', since: 4 })}`);
-    assert.deepEqual(later.body.rows.map((r: Json) => [r.step, r.action]), [
-      [5, 'reject'],
-      [6, 'reject'],
-    ]);
+    assert.deepEqual(
+      later.body.rows.map((r: Json) => [r.step, r.action]),
+      [
+        [5, 'reject'],
+        [6, 'reject'],
+      ],
+    );
     // history.json has no wall-clock times (it is reproducible): they come from the event log.
-    assert.equal(JSON.parse(fs.readFileSync(path.join(FIXTURES, 'finished-run/history.json'), 'utf8'))[4].timing, undefined);
-    assert.deepEqual(Object.keys(later.body.rows[0].timing), ['rollout_s', 'reflect_s', 'aggregate_s', 'select_s', 'update_s', 'evaluate_s']);
+    assert.equal(
+      JSON.parse(fs.readFileSync(path.join(FIXTURES, 'finished-run/history.json'), 'utf8'))[4].timing,
+      undefined,
+    );
+    assert.deepEqual(Object.keys(later.body.rows[0].timing), [
+      'rollout_s',
+      'reflect_s',
+      'aggregate_s',
+      'select_s',
+      'update_s',
+      'evaluate_s',
+    ]);
     assert.equal(later.body.rows[0].wall_time_s, 6.5);
   });
 
@@ -95,16 +125,22 @@ describe('dashboard API on the fixture runs', () => {
       ],
     );
     assert.equal(body.edits[2].reason, 'the target text is not in the skill');
-    assert.deepEqual(body.notSelected.map((e: Json) => [e.content, e.status]), [['- Format numbers nicely.', 'not_selected']]);
+    assert.deepEqual(
+      body.notSelected.map((e: Json) => [e.content, e.status]),
+      [['- Format numbers nicely.', 'not_selected']],
+    );
     assert.match(body.notSelected[0].reason, /edit budget \(3\)/);
     assert.deepEqual(body.diff, { a: 'v:0', b: 'cand:1' });
     assert.equal(body.record.timing.reflect_s, 2.1, 'wall-clock times from step_record.json');
     assert.equal(body.gate.action, 'accept_new_best');
     assert.equal(body.gate.before, 0.3333, 'the score the gate compared with comes from the event log');
-    assert.deepEqual(body.rollouts.map((r: Json) => [r.dir, r.count]), [
-      ['steps/step_0001/rollout', 6],
-      ['steps/step_0001/selection_eval', 6],
-    ]);
+    assert.deepEqual(
+      body.rollouts.map((r: Json) => [r.dir, r.count]),
+      [
+        ['steps/step_0001/rollout', 6],
+        ['steps/step_0001/selection_eval', 6],
+      ],
+    );
   });
 
   it('shows a rejected step with the scores that rejected its edits', async () => {
@@ -121,25 +157,43 @@ describe('dashboard API on the fixture runs', () => {
     assert.equal(body.gate.action, 'reject');
     // The engine records no candidate score then, only the bound, and the rollouts it took.
     assert.deepEqual([body.gate.candidate, body.gate.atMost, body.gate.before], [null, 0.5, 0.5]);
-    assert.deepEqual([body.record.gate.rollouts_used, body.record.gate.rollouts_saved, body.record.gate.early_stopped], [3, 3, true]);
-    assert.deepEqual([body.rejected.scoreBefore, body.rejected.scoreAfter, body.rejected.scoreAfterAtMost], [0.5, undefined, 0.5]);
+    assert.deepEqual(
+      [body.record.gate.rollouts_used, body.record.gate.rollouts_saved, body.record.gate.early_stopped],
+      [3, 3, true],
+    );
+    assert.deepEqual(
+      [body.rejected.scoreBefore, body.rejected.scoreAfter, body.rejected.scoreAfterAtMost],
+      [0.5, undefined, 0.5],
+    );
     assert.match(body.rejected.edits[0].content, /upper case/);
     const { body: history } = await get(`/api/history?${q({ run: '0/finished-run' })}`);
     const row = history.rows.find((r: Json) => r.step === 2);
-    assert.deepEqual([row.candidate_gate_score, row.candidate_gate_upper_bound], [null, 0.5], 'the chart gets the bound');
+    assert.deepEqual(
+      [row.candidate_gate_score, row.candidate_gate_upper_bound],
+      [null, 0.5],
+      'the chart gets the bound',
+    );
   });
 
   it('diffs the candidate against the current skill: applied edits added, skipped ones absent', async () => {
     const { body: diff } = await get(`/api/diff?${q({ run: '0/finished-run', a: 'v:0', b: 'cand:1' })}`);
     const added = diff.lines.filter((l: Json) => l.t === '+').map((l: Json) => l.text);
-    assert.deepEqual(added, ['- Write amounts and measurements with exactly two decimals (12.50, not 12.5).', '- Never use thousands separators: write 12345, not 12,345.']);
+    assert.deepEqual(added, [
+      '- Write amounts and measurements with exactly two decimals (12.50, not 12.5).',
+      '- Never use thousands separators: write 12345, not 12,345.',
+    ]);
     assert.equal(diff.removed, 0);
-    assert.ok(!diff.lines.some((l: Json) => l.text.includes('in the house format')), 'the skipped replace is not in the candidate');
+    assert.ok(
+      !diff.lines.some((l: Json) => l.text.includes('in the house format')),
+      'the skipped replace is not in the candidate',
+    );
     const { body: versions } = await get(`/api/skills?${q({ run: '0/finished-run' })}`);
     const refs = versions.versions.map((v: Json) => v.ref);
     assert.ok(['v:0', 'v:6', 'best', 'cand:1', 'slow:2'].every((r) => refs.includes(r)));
     assert.ok(!refs.includes('cand:3'), 'a skipped step has no candidate');
-    const { status, body: bad } = await get(`/api/diff?${q({ run: '0/finished-run', a: 'v:0', b: '../../etc/passwd' })}`);
+    const { status, body: bad } = await get(
+      `/api/diff?${q({ run: '0/finished-run', a: 'v:0', b: '../../etc/passwd' })}`,
+    );
     assert.equal(status, 400);
     assert.match(bad.error, /not a skill reference/);
   });
@@ -150,21 +204,38 @@ describe('dashboard API on the fixture runs', () => {
     assert.equal(page.status, 200);
     assert.deepEqual(page.body.counts, { pass: 1, fail: 5, error: 0 });
     assert.equal(page.body.matched, 5);
-    assert.deepEqual(page.body.rows.map((r: Json) => r.id), ['q07', 'q08']);
-    const next = await get(`/api/trajectories?${q({ run: '0/finished-run', dir, outcome: 'fail', limit: 2, offset: 4 })}`);
-    assert.deepEqual(next.body.rows.map((r: Json) => r.id), ['q11']);
+    assert.deepEqual(
+      page.body.rows.map((r: Json) => r.id),
+      ['q07', 'q08'],
+    );
+    const next = await get(
+      `/api/trajectories?${q({ run: '0/finished-run', dir, outcome: 'fail', limit: 2, offset: 4 })}`,
+    );
+    assert.deepEqual(
+      next.body.rows.map((r: Json) => r.id),
+      ['q11'],
+    );
     const byType = await get(`/api/trajectories?${q({ run: '0/finished-run', dir, type: 'measurement' })}`);
-    assert.deepEqual(byType.body.rows.map((r: Json) => [r.id, r.outcome]), [
-      ['q08', 'fail'],
-      ['q12', 'pass'],
-    ]);
+    assert.deepEqual(
+      byType.body.rows.map((r: Json) => [r.id, r.outcome]),
+      [
+        ['q08', 'fail'],
+        ['q12', 'pass'],
+      ],
+    );
     const search = await get(`/api/trajectories?${q({ run: '0/finished-run', dir, q: 'forklift' })}`);
-    assert.deepEqual(search.body.rows.map((r: Json) => r.id), ['q07']);
+    assert.deepEqual(
+      search.body.rows.map((r: Json) => r.id),
+      ['q07'],
+    );
     const one = await get(`/api/trajectory?${q({ run: '0/finished-run', dir, n: 0 })}`);
     assert.equal(one.body.result.expected, '31800.00');
     assert.equal(one.body.result.predicted_answer, '$31,800');
     assert.match(one.body.result.feedback, /house format/);
-    assert.deepEqual(one.body.conversation.map((m: Json) => m.role), ['system', 'user', 'assistant']);
+    assert.deepEqual(
+      one.body.conversation.map((m: Json) => m.role),
+      ['system', 'user', 'assistant'],
+    );
     const badOutcome = await get(`/api/trajectories?${q({ run: '0/finished-run', dir, outcome: 'maybe' })}`);
     assert.equal(badOutcome.status, 400);
   });
@@ -187,7 +258,10 @@ describe('dashboard API on the fixture runs', () => {
     assert.equal(step.body.gate.before, 0.6, 'without an event log the previous record gives the score before');
     const traj = await get(`/api/trajectory?${q({ run: '0/python-searchqa', dir: 'steps/step_0001/rollout', n: 0 })}`);
     assert.equal(traj.body.result.question.startsWith('Which river'), true);
-    assert.deepEqual(traj.body.conversation.map((m: Json) => m.type ?? m.role), ['message', 'system']);
+    assert.deepEqual(
+      traj.body.conversation.map((m: Json) => m.type ?? m.role),
+      ['message', 'system'],
+    );
     assert.deepEqual(traj.body.files, ['conversation.json', 'target_system_prompt.txt', 'target_user_prompt.txt']);
   });
 
@@ -198,9 +272,12 @@ describe('dashboard API on the fixture runs', () => {
     assert.deepEqual([first.id, first.expected, first.predicted, first.type], ['sq-101', 'thames', 'London', '']);
     assert.deepEqual(page.body.types, { '': 10 });
     const untyped = await get(`/api/trajectories?${q({ run: '0/python-searchqa', dir, type: '-' })}`);
-    assert.equal(untyped.body.matched, 10, "type=- selects the results without a task type");
+    assert.equal(untyped.body.matched, 10, 'type=- selects the results without a task type');
     const byAnswer = await get(`/api/trajectories?${q({ run: '0/python-searchqa', dir, q: 'philip k dick' })}`);
-    assert.deepEqual(byAnswer.body.rows.map((r: Json) => r.id), ['sq-102']);
+    assert.deepEqual(
+      byAnswer.body.rows.map((r: Json) => r.id),
+      ['sq-102'],
+    );
     const one = await get(`/api/trajectory?${q({ run: '0/python-searchqa', dir, n: 1 })}`);
     assert.deepEqual([one.body.expected, one.body.type], ['philip k dick', '']);
     // Several gold answers are shown one after the other; ours keep `expected`.
@@ -261,7 +338,10 @@ describe('dashboard API refuses paths outside the run roots', () => {
 
   it('does not list runs reached through a symlink', async () => {
     const { body } = await get('/api/runs');
-    assert.deepEqual(body.runs.map((r: Json) => r.id), ['0/run']);
+    assert.deepEqual(
+      body.runs.map((r: Json) => r.id),
+      ['0/run'],
+    );
   });
 
   it('serves only text files of the run', async () => {
@@ -292,9 +372,18 @@ describe('dashboard API refuses paths outside the run roots', () => {
       });
 
     it('never answers a raw path outside the page with a file', async () => {
-      for (const p of ['/../../../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/vendor/../../../.env', '/static/..%2f..%2f.env', '/app.js/../../.env']) {
+      for (const p of [
+        '/../../../../etc/passwd',
+        '/%2e%2e/%2e%2e/etc/passwd',
+        '/vendor/../../../.env',
+        '/static/..%2f..%2f.env',
+        '/app.js/../../.env',
+      ]) {
         const res = await raw(p);
-        assert.ok(!res.body.includes('root:') && !res.body.includes('sk-test'), `${p} leaked: ${res.body.slice(0, 80)}`);
+        assert.ok(
+          !res.body.includes('root:') && !res.body.includes('sk-test'),
+          `${p} leaked: ${res.body.slice(0, 80)}`,
+        );
         assert.notEqual(res.status, 500);
       }
     });
@@ -309,7 +398,10 @@ describe('dashboard API refuses paths outside the run roots', () => {
     it('serves uPlot from the package, not from a CDN', async () => {
       const page = await raw('/');
       assert.match(page.body, /src="\/vendor\/uplot.js"/);
-      assert.ok(!/https?:\/\//.test(page.body.replace(/<!doctype[^>]*>/i, '')), 'the page loads nothing from the network');
+      assert.ok(
+        !/https?:\/\//.test(page.body.replace(/<!doctype[^>]*>/i, '')),
+        'the page loads nothing from the network',
+      );
       const lib = await raw('/vendor/uplot.js');
       assert.equal(lib.status, 200);
       assert.match(lib.body, /uPlot/);
@@ -341,7 +433,10 @@ describe('dashboard API on broken and unfinished runs', () => {
     fs.writeFileSync(path.join(dir, 'test_eval_final/summary.json'), '{"overall": {"total": "many"}}');
     const { status, body } = await client([root])(`/api/run?${q({ run: '0/badtest' })}`);
     assert.equal(status, 200);
-    assert.match(body.problems.join('\n'), /test_eval_final\/summary\.json is not test results per task type .*: .* at overall\.total/);
+    assert.match(
+      body.problems.join('\n'),
+      /test_eval_final\/summary\.json is not test results per task type .*: .* at overall\.total/,
+    );
     const overall = body.tests.find((t: Json) => t.type === 'overall');
     assert.deepEqual([overall.baseline.hard_acc, overall.best.hard_acc, overall.final], [0.3333, 0.75, undefined]);
   });
@@ -354,7 +449,10 @@ describe('dashboard API on broken and unfinished runs', () => {
     fs.writeFileSync(path.join(dir, 'history.json'), JSON.stringify(history));
     const get = client([root]);
     const { body } = await get(`/api/history?${q({ run: '0/odd' })}`);
-    assert.deepEqual(body.rows.map((r: Json) => r.step), [1, 4, 5, 6]);
+    assert.deepEqual(
+      body.rows.map((r: Json) => r.step),
+      [1, 4, 5, 6],
+    );
     assert.equal(body.problems.length, 2);
     assert.match(body.problems[0], /record 2 is not a step record \(action: /);
     assert.match(body.problems[1], /record 3 is not a step record \(step: /);
@@ -362,7 +460,10 @@ describe('dashboard API on broken and unfinished runs', () => {
 
   it('reads an empty or half-written results file and a broken events line without failing', async () => {
     const { root, dir } = copyFixture('finished-run', 'torn');
-    fs.appendFileSync(path.join(dir, 'events.jsonl'), 'not json\n{"type":"log","time":"x","level":"info","message":"half');
+    fs.appendFileSync(
+      path.join(dir, 'events.jsonl'),
+      'not json\n{"type":"log","time":"x","level":"info","message":"half',
+    );
     fs.appendFileSync(path.join(dir, 'steps/step_0001/rollout/results.jsonl'), '{"id":"q99","hard":');
     const get = client([root]);
     const run = await get(`/api/run?${q({ run: '0/torn' })}`);
@@ -375,12 +476,26 @@ describe('dashboard API on broken and unfinished runs', () => {
   it('tells a live run from one whose trainer is gone, and shows the stage in progress', async () => {
     const { root, dir } = copyFixture('finished-run', 'live');
     rewindToRunning(dir, 3);
-    fs.appendFileSync(path.join(dir, 'events.jsonl'), `${JSON.stringify({ time: new Date().toISOString(), type: 'stage_started', step: 4, epoch: 2, stage: 'rollout', total: 6 })}\n`);
-    fs.appendFileSync(path.join(dir, 'events.jsonl'), `${JSON.stringify({ time: new Date().toISOString(), type: 'stage_progress', step: 4, stage: 'rollout', done: 2, total: 6 })}\n`);
+    fs.appendFileSync(
+      path.join(dir, 'events.jsonl'),
+      `${JSON.stringify({ time: new Date().toISOString(), type: 'stage_started', step: 4, epoch: 2, stage: 'rollout', total: 6 })}\n`,
+    );
+    fs.appendFileSync(
+      path.join(dir, 'events.jsonl'),
+      `${JSON.stringify({ time: new Date().toISOString(), type: 'stage_progress', step: 4, stage: 'rollout', done: 2, total: 6 })}\n`,
+    );
     const get = client([root]);
     const running = (await get(`/api/run?${q({ run: '0/live' })}`)).body;
     assert.equal(running.status, 'running');
-    assert.deepEqual(running.progress.stage && [running.progress.stage.step, running.progress.stage.stage, running.progress.stage.done, running.progress.stage.total], [4, 'rollout', 2, 6]);
+    assert.deepEqual(
+      running.progress.stage && [
+        running.progress.stage.step,
+        running.progress.stage.stage,
+        running.progress.stage.done,
+        running.progress.stage.total,
+      ],
+      [4, 'rollout', 2, 6],
+    );
     assert.equal(running.progress.completedSteps, 3);
     assert.deepEqual(running.test, { baseline: null, best: null, final: null });
     // A lock held by a process that no longer exists: the run was interrupted.
@@ -395,7 +510,10 @@ describe('dashboard API on broken and unfinished runs', () => {
     rewindToRunning(dir, 3);
     const rs = JSON.parse(fs.readFileSync(path.join(dir, 'runtime_state.json'), 'utf8'));
     fs.writeFileSync(path.join(dir, 'runtime_state.json'), JSON.stringify({ ...rs, status: 'stopped' }));
-    fs.appendFileSync(path.join(dir, 'events.jsonl'), `${JSON.stringify({ time: new Date().toISOString(), type: 'run_stopped', reason: 'budget', message: 'spent $5.01 of budget.max_usd 5' })}\n`);
+    fs.appendFileSync(
+      path.join(dir, 'events.jsonl'),
+      `${JSON.stringify({ time: new Date().toISOString(), type: 'run_stopped', reason: 'budget', message: 'spent $5.01 of budget.max_usd 5' })}\n`,
+    );
     const { body } = await client([root])(`/api/runs`);
     assert.equal(body.runs[0].status, 'stopped');
     assert.equal(body.runs[0].statusDetail, 'budget: spent $5.01 of budget.max_usd 5');
@@ -438,7 +556,12 @@ describe('live updates', () => {
       await waitFor((b) => b.includes('event: hello'));
       finishStep(dir, 4);
       const msg = await waitFor((b) => b.includes('event: run'));
-      const data = JSON.parse(msg.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+      const data = JSON.parse(
+        msg
+          .split('\n')
+          .find((l) => l.startsWith('data: '))!
+          .slice(6),
+      );
       assert.equal(data.run, '0/live');
       assert.ok(data.files.includes('history.json'));
       fs.cpSync(path.join(FIXTURES, 'python-searchqa'), path.join(root, 'second'), { recursive: true });

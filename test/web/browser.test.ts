@@ -17,7 +17,10 @@ interface Dataset {
   dataset: Record<string, string | undefined>;
 }
 interface Doc {
-  document: { querySelectorAll(sel: string): Iterable<Dataset>; querySelector(sel: string): { getAttribute(name: string): string | null } | null };
+  document: {
+    querySelectorAll(sel: string): Iterable<Dataset>;
+    querySelector(sel: string): { getAttribute(name: string): string | null } | null;
+  };
 }
 
 const runUrl = (dash: RunningDashboard, id: string, rest = '') => `${dash.url}#/run/${encodeURIComponent(id)}${rest}`;
@@ -55,7 +58,13 @@ async function chartPoints(page: Page): Promise<Record<string, ChartInfo>> {
             points: Number((el as unknown as Dataset).dataset.points),
             plotted: u ? u.data[0]!.length : -1,
             canvas: canvas ? canvas.width * canvas.height : 0,
-            series: u ? Object.fromEntries(u.series.slice(1).map((s, i) => [s.label, u.data[i + 1]!.filter((v) => v !== null && v !== undefined).length])) : {},
+            series: u
+              ? Object.fromEntries(
+                  u.series
+                    .slice(1)
+                    .map((s, i) => [s.label, u.data[i + 1]!.filter((v) => v !== null && v !== undefined).length]),
+                )
+              : {},
           },
         ];
       }),
@@ -89,7 +98,11 @@ describe('the dashboard in a browser', () => {
   };
   fs.writeFileSync(
     longResults,
-    Array.from({ length: 50 }, (_, i) => `${JSON.stringify({ ...first, id: `item-${String(i).padStart(2, '0')}`, ...(i === 0 ? { traces: [agentTrace] } : {}) })}\n`).join(''),
+    Array.from(
+      { length: 50 },
+      (_, i) =>
+        `${JSON.stringify({ ...first, id: `item-${String(i).padStart(2, '0')}`, ...(i === 0 ? { traces: [agentTrace] } : {}) })}\n`,
+    ).join(''),
   );
   let dash: RunningDashboard;
   let browser: BrowserContext;
@@ -111,7 +124,9 @@ describe('the dashboard in a browser', () => {
   it('lists the runs', { skip }, async () => {
     await page.goto(dash.url);
     await page.waitForSelector('#runs tbody tr');
-    const rows = await page.$$eval('#runs tbody tr', (trs) => trs.map((tr) => [(tr as unknown as Dataset).dataset.run, tr.querySelector('.badge')?.textContent]));
+    const rows = await page.$$eval('#runs tbody tr', (trs) =>
+      trs.map((tr) => [(tr as unknown as Dataset).dataset.run, tr.querySelector('.badge')?.textContent]),
+    );
     assert.deepEqual(rows.sort(), [
       ['0/finished', 'finished'],
       ['0/live', 'running'],
@@ -121,15 +136,21 @@ describe('the dashboard in a browser', () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  it('draws the charts of a run with one point per step, a rejected candidate at its score or at its bound', { skip }, async (t) => {
+  it('draws the charts of a run with one point per step, a rejected candidate at its score or at its bound', {
+    skip,
+  }, async (t) => {
     await page.goto(runUrl(dash, '0/finished'));
     await page.waitForSelector('[data-chart="gate"][data-points]');
     const charts = await chartPoints(page);
     // Six steps, and the initial skill's selection score at step 0 on the score chart.
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(charts).map(([k, v]) => [k, [v.points, v.plotted]])),
-      { scores: [7, 7], lr: [6, 6], tokens: [6, 6], cost: [6, 6], timing: [6, 6], gate: [6, 6] },
-    );
+    assert.deepEqual(Object.fromEntries(Object.entries(charts).map(([k, v]) => [k, [v.points, v.plotted]])), {
+      scores: [7, 7],
+      lr: [6, 6],
+      tokens: [6, 6],
+      cost: [6, 6],
+      timing: [6, 6],
+      gate: [6, 6],
+    });
     for (const [name, c] of Object.entries(charts)) assert.ok(c.canvas > 0, `${name} has a drawn canvas`);
     const s = charts.scores!.series;
     // Step 2's gate stopped early: its candidate has no score, only a bound (0.5), where its marker is.
@@ -157,7 +178,11 @@ describe('the dashboard in a browser', () => {
     finishStep(live, 4);
     await page.waitForSelector('[data-chart="scores"][data-points="5"]', { timeout: 15_000 });
     await page.waitForSelector('#steps tbody tr[data-step="4"]');
-    assert.equal(await page.evaluate(() => (globalThis as unknown as { __samePage?: boolean }).__samePage), true, 'the page was not reloaded');
+    assert.equal(
+      await page.evaluate(() => (globalThis as unknown as { __samePage?: boolean }).__samePage),
+      true,
+      'the page was not reloaded',
+    );
     const charts = await chartPoints(page);
     assert.deepEqual([charts.scores!.plotted, charts.lr!.plotted, charts.gate!.plotted], [5, 4, 4]);
     assert.deepEqual(pageErrors, []);
@@ -173,7 +198,10 @@ describe('the dashboard in a browser', () => {
     for (const a of applied) assert.ok(added.includes(a), `the diff adds the applied edit ${a}`);
     assert.equal(skipped.length, 2, 'the skipped replace and the edit left out by the budget');
     for (const s of skipped) assert.ok(!added.includes(s));
-    assert.match((await page.locator('tr.edit[data-status="skipped_replace_target_not_found"]').textContent()) ?? '', /the target text is not in the skill/);
+    assert.match(
+      (await page.locator('tr.edit[data-status="skipped_replace_target_not_found"]').textContent()) ?? '',
+      /the target text is not in the skill/,
+    );
     await page.screenshot({ path: screenshotPath('dashboard-step.png'), fullPage: true });
     assert.deepEqual(pageErrors, []);
   });
@@ -181,11 +209,20 @@ describe('the dashboard in a browser', () => {
   it('shows the bound of a candidate whose gate stopped early', { skip }, async () => {
     await page.goto(runUrl(dash, '0/finished', '/step/2'));
     await page.waitForSelector('#rejected');
-    assert.match((await page.locator('#rejected').textContent()) ?? '', /scored ≤ 0\.500 \(hard\) on the selection split \(stopped early after 3 of 6: it could no longer beat 0\.500/);
-    assert.match((await page.locator('.card', { hasText: 'Candidate (selection)' }).textContent()) ?? '', /≤ 0\.500stopped early after 3 of 6/);
+    assert.match(
+      (await page.locator('#rejected').textContent()) ?? '',
+      /scored ≤ 0\.500 \(hard\) on the selection split \(stopped early after 3 of 6: it could no longer beat 0\.500/,
+    );
+    assert.match(
+      (await page.locator('.card', { hasText: 'Candidate (selection)' }).textContent()) ?? '',
+      /≤ 0\.500stopped early after 3 of 6/,
+    );
     await page.goto(runUrl(dash, '0/finished', '/step/5'));
     await page.waitForSelector('#rejected[data-early="0"]');
-    assert.match((await page.locator('#rejected').textContent()) ?? '', /scored 0\.667 \(hard\) on the selection split, not above 0\.833/);
+    assert.match(
+      (await page.locator('#rejected').textContent()) ?? '',
+      /scored 0\.667 \(hard\) on the selection split, not above 0\.833/,
+    );
     assert.deepEqual(pageErrors, []);
   });
 
@@ -194,7 +231,11 @@ describe('the dashboard in a browser', () => {
     await page.waitForSelector('#rejected[data-early="1"]');
     await page.waitForSelector('#trajectories tbody tr');
     await page.click('button[data-outcome="fail"]');
-    await page.waitForFunction(() => [...(globalThis as unknown as Doc).document.querySelectorAll('#trajectories tbody tr')].every((tr) => (tr as Dataset).dataset.outcome === 'fail'));
+    await page.waitForFunction(() =>
+      [...(globalThis as unknown as Doc).document.querySelectorAll('#trajectories tbody tr')].every(
+        (tr) => (tr as Dataset).dataset.outcome === 'fail',
+      ),
+    );
     assert.equal(await page.locator('#trajectories tbody tr').count(), 3);
     await page.click('#trajectories tbody tr >> nth=0');
     await page.waitForSelector('.conversation .msg');
@@ -209,12 +250,15 @@ describe('the dashboard in a browser', () => {
     await page.goto(runUrl(dash, '0/finished'));
     await page.waitForSelector('#steps tbody tr');
     // Step 3 is left as soon as its page starts loading.
-    await page.evaluate(async (hashes) => {
-      const g = globalThis as unknown as { location: { hash: string }; setTimeout(f: () => void, ms: number): void };
-      g.location.hash = hashes[0]!;
-      await new Promise<void>((resolve) => g.setTimeout(resolve, 0));
-      g.location.hash = hashes[1]!;
-    }, [runUrl(dash, '0/finished', '/step/3').split('#')[1]!, runUrl(dash, '0/finished', '/step/6').split('#')[1]!]);
+    await page.evaluate(
+      async (hashes) => {
+        const g = globalThis as unknown as { location: { hash: string }; setTimeout(f: () => void, ms: number): void };
+        g.location.hash = hashes[0]!;
+        await new Promise<void>((resolve) => g.setTimeout(resolve, 0));
+        g.location.hash = hashes[1]!;
+      },
+      [runUrl(dash, '0/finished', '/step/3').split('#')[1]!, runUrl(dash, '0/finished', '/step/6').split('#')[1]!],
+    );
     await page.waitForSelector('#trajectories tbody tr');
     await page.waitForLoadState('networkidle');
     assert.deepEqual(await page.$$eval('h1', (els) => els.map((e) => e.textContent)), ['Step 6']);
@@ -228,7 +272,10 @@ describe('the dashboard in a browser', () => {
     await page.click('#trajectories tbody tr[data-n="49"]');
     await page.waitForSelector('#trajectory-detail');
     await page.waitForFunction(() => {
-      const g = globalThis as unknown as { innerHeight: number; document: { querySelector(s: string): { getBoundingClientRect(): { top: number; bottom: number } } | null } };
+      const g = globalThis as unknown as {
+        innerHeight: number;
+        document: { querySelector(s: string): { getBoundingClientRect(): { top: number; bottom: number } } | null };
+      };
       const box = g.document.querySelector('.trajectory')!.getBoundingClientRect();
       return box.top >= 0 && box.top < g.innerHeight;
     });
@@ -237,25 +284,41 @@ describe('the dashboard in a browser', () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  it("shows an agent target's trace in a collapsible block: which tools, on which files, what failed", { skip }, async () => {
+  it("shows an agent target's trace in a collapsible block: which tools, on which files, what failed", {
+    skip,
+  }, async () => {
     await page.goto(runUrl(dash, '0/long', '/step/1'));
     await page.waitForSelector('#trajectories tbody tr[data-n="0"]');
     await page.click('#trajectories tbody tr[data-n="0"]');
     await page.waitForSelector('details.trace');
-    assert.equal(await page.locator('details.trace summary').textContent(), 'Agent trace: claude-code · 3 tool calls · 1 failed · 5.3 s');
+    assert.equal(
+      await page.locator('details.trace summary').textContent(),
+      'Agent trace: claude-code · 3 tool calls · 1 failed · 5.3 s',
+    );
     // A run with a failed call opens by itself; a click closes it.
     assert.equal(await page.locator('details.trace').getAttribute('open'), '');
-    assert.deepEqual(await page.$$eval('.trace-steps li', (lis) => lis.map((li) => [li.textContent, li.getAttribute('class')])), [
-      ['Read .claude/skills/skillopt-target/SKILL.md', null],
-      ['Bash cat ../answers.jsonlfailed: Permission denied', 'failed'],
-      ['Grep receipts documents/bulletin.txt', null],
-    ]);
-    assert.match((await page.locator('details.trace').textContent()) ?? '', /Files \.claude\/skills\/skillopt-target\/SKILL\.md, documents\/bulletin\.txt[\s\S]*session a3c1e2f0 · exit code 0/);
+    assert.deepEqual(
+      await page.$$eval('.trace-steps li', (lis) => lis.map((li) => [li.textContent, li.getAttribute('class')])),
+      [
+        ['Read .claude/skills/skillopt-target/SKILL.md', null],
+        ['Bash cat ../answers.jsonlfailed: Permission denied', 'failed'],
+        ['Grep receipts documents/bulletin.txt', null],
+      ],
+    );
+    assert.match(
+      (await page.locator('details.trace').textContent()) ?? '',
+      /Files \.claude\/skills\/skillopt-target\/SKILL\.md, documents\/bulletin\.txt[\s\S]*session a3c1e2f0 · exit code 0/,
+    );
     await page.click('details.trace summary');
     assert.equal(await page.locator('details.trace').getAttribute('open'), null);
     // A trajectory without a trace shows none.
     await page.click('#trajectories tbody tr[data-n="1"]');
-    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector('.trajectory .row strong')?.textContent === 'item-01');
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
+        ).document.querySelector('.trajectory .row strong')?.textContent === 'item-01',
+    );
     assert.equal(await page.locator('details.trace').count(), 0);
     assert.deepEqual(pageErrors, []);
   });
@@ -270,7 +333,10 @@ describe('the dashboard in a browser', () => {
     const detail = (await page.locator('#trajectory-detail').textContent()) ?? '';
     assert.match(detail, /Expectedthames/);
     assert.match((await page.locator('.trajectory .row').textContent()) ?? '', /type —/);
-    assert.deepEqual(await page.$$eval('.conversation .msg .who', (els) => els.map((e) => e.textContent)), ['target, turn 1', 'system']);
+    assert.deepEqual(await page.$$eval('.conversation .msg .who', (els) => els.map((e) => e.textContent)), [
+      'target, turn 1',
+      'system',
+    ]);
     assert.deepEqual(pageErrors, []);
   });
 
@@ -286,7 +352,8 @@ describe('the dashboard in a browser', () => {
 const ENGINE = path.join(ROOT, 'src/engine/trainer.ts');
 
 describe('the dashboard on a sim run in progress', () => {
-  const skipSim = skip ?? (fs.existsSync(ENGINE) ? undefined : 'the training engine (src/engine/trainer.ts) is not in this build');
+  const skipSim =
+    skip ?? (fs.existsSync(ENGINE) ? undefined : 'the training engine (src/engine/trainer.ts) is not in this build');
   const root = tmpDir('skillopt-web-sim-');
   let dash: RunningDashboard;
   let browser: BrowserContext;
@@ -297,7 +364,16 @@ describe('the dashboard on a sim run in progress', () => {
     if (skipSim) return;
     trainer = spawn(
       process.execPath,
-      [BIN, 'train', '--config', 'configs/sim/default.yaml', '--out', path.join(root, 'sim'), '--cfg-options', 'model.target.options.latency_ms=150'],
+      [
+        BIN,
+        'train',
+        '--config',
+        'configs/sim/default.yaml',
+        '--out',
+        path.join(root, 'sim'),
+        '--cfg-options',
+        'model.target.options.latency_ms=150',
+      ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     trainer.stdout!.on('data', (c) => (trainerLog += c));
@@ -331,12 +407,22 @@ describe('the dashboard on a sim run in progress', () => {
     assert.equal(await page.locator('h1 + span .badge').textContent(), 'running');
     const first = Number(await page.getAttribute('[data-chart="scores"]', 'data-points'));
     await page.evaluate(() => ((globalThis as unknown as { __samePage: boolean }).__samePage = true));
-    await page.waitForFunction((n) => Number((globalThis as unknown as Doc).document.querySelector('[data-chart="scores"]')?.getAttribute('data-points')) > n, first, { timeout: 60_000 });
+    await page.waitForFunction(
+      (n) =>
+        Number(
+          (globalThis as unknown as Doc).document.querySelector('[data-chart="scores"]')?.getAttribute('data-points'),
+        ) > n,
+      first,
+      { timeout: 60_000 },
+    );
     assert.equal(await page.evaluate(() => (globalThis as unknown as { __samePage?: boolean }).__samePage), true);
     const history = JSON.parse(fs.readFileSync(path.join(root, 'sim', 'history.json'), 'utf8')) as unknown[];
     const points = Number(await page.getAttribute('[data-chart="scores"]', 'data-points'));
     // The chart may be a poll behind the file, never ahead of it (+1: the initial skill at step 0).
-    assert.ok(points <= history.length + 1 && points > first, `chart has ${points} points, history ${history.length} steps`);
+    assert.ok(
+      points <= history.length + 1 && points > first,
+      `chart has ${points} points, history ${history.length} steps`,
+    );
     await page.screenshot({ path: screenshotPath('dashboard-sim.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });

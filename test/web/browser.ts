@@ -16,14 +16,25 @@ export const SCREENSHOTS = path.join(os.tmpdir(), 'skillopt-screenshots');
  * Why the browser tests cannot run here, or undefined. Each browser test takes it as its own
  * `skip` option, so that the test runner counts the tests as skipped.
  */
-export const BROWSER_SKIP: string | undefined = fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does it)`;
+export const BROWSER_SKIP: string | undefined = fs.existsSync(CHROMIUM)
+  ? undefined
+  : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does it)`;
 
 export async function launchBrowser(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(tmpDir('skillopt-chromium-'), {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 1000 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 

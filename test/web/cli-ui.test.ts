@@ -18,7 +18,8 @@ function alive(pid: number): boolean {
 }
 
 async function until(probe: () => boolean | Promise<boolean>, what: string, ms = 60_000): Promise<void> {
-  for (const end = Date.now() + ms; !(await probe()); await new Promise((r) => setTimeout(r, 100))) if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}`);
+  for (const end = Date.now() + ms; !(await probe()); await new Promise((r) => setTimeout(r, 100)))
+    if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}`);
 }
 
 describe('skillopt ui', () => {
@@ -38,11 +39,21 @@ describe('skillopt ui', () => {
     const fromConfig = path.join(dir, 'from-config');
     fs.writeFileSync(path.join(dir, 'sleep.yaml'), `state_dir: ${JSON.stringify(fromConfig)}\n`);
     const env = { SKILLOPT_SLEEP_CONFIG: path.join(dir, 'sleep.yaml') };
-    const [byConfig, byFlag] = await Promise.all([startUiProcess(['--runs', FIXTURES], undefined, env), startUiProcess(['--runs', FIXTURES, '--sleep-state', path.join(dir, 'given')], undefined, env)]);
+    const [byConfig, byFlag] = await Promise.all([
+      startUiProcess(['--runs', FIXTURES], undefined, env),
+      startUiProcess(['--runs', FIXTURES, '--sleep-state', path.join(dir, 'given')], undefined, env),
+    ]);
     try {
-      for (const [ui, stateDir] of [[byConfig, fromConfig], [byFlag, path.join(dir, 'given')]] as const) {
+      for (const [ui, stateDir] of [
+        [byConfig, fromConfig],
+        [byFlag, path.join(dir, 'given')],
+      ] as const) {
         assert.match(ui.output(), new RegExp(`Sleep nights from ${stateDir.replace(/[.]/g, '\\.')}`));
-        const body = (await (await fetch(`${ui.url}api/nights`)).json()) as { enabled: boolean; stateDir: string; nights: unknown[] };
+        const body = (await (await fetch(`${ui.url}api/nights`)).json()) as {
+          enabled: boolean;
+          stateDir: string;
+          nights: unknown[];
+        };
         assert.deepEqual(body, { enabled: true, stateDir, nights: [], problems: [] });
       }
     } finally {
@@ -51,7 +62,16 @@ describe('skillopt ui', () => {
   });
 
   it('answers the names given with --allowed-host, and says so when it listens on every address', async () => {
-    const ui = await startUiProcess(['--runs', FIXTURES, '--host', '0.0.0.0', '--allowed-host', 'a.example', '--allowed-host', 'b.example']);
+    const ui = await startUiProcess([
+      '--runs',
+      FIXTURES,
+      '--host',
+      '0.0.0.0',
+      '--allowed-host',
+      'a.example',
+      '--allowed-host',
+      'b.example',
+    ]);
     const port = Number(new URL(ui.url).port);
     const ask = (host: string) =>
       new Promise<number>((resolve, reject) => {
@@ -63,9 +83,23 @@ describe('skillopt ui', () => {
         req.end();
       });
     try {
-      assert.deepEqual([await ask(`a.example:${port}`), await ask(`b.example:${port}`), await ask(`c.example:${port}`), await ask(`localhost:${port}`)], [200, 200, 403, 200]);
-      assert.match(ui.output(), /warning: the dashboard listens on 0\.0\.0\.0: .* answers requests addressed to this machine's addresses, a\.example, b\.example, localhost and loopback addresses only/);
-      assert.match(ui.output(), /actions are off: the dashboard listens on 0\.0\.0\.0, not on loopback: .*--allow-actions/);
+      assert.deepEqual(
+        [
+          await ask(`a.example:${port}`),
+          await ask(`b.example:${port}`),
+          await ask(`c.example:${port}`),
+          await ask(`localhost:${port}`),
+        ],
+        [200, 200, 403, 200],
+      );
+      assert.match(
+        ui.output(),
+        /warning: the dashboard listens on 0\.0\.0\.0: .* answers requests addressed to this machine's addresses, a\.example, b\.example, localhost and loopback addresses only/,
+      );
+      assert.match(
+        ui.output(),
+        /actions are off: the dashboard listens on 0\.0\.0\.0, not on loopback: .*--allow-actions/,
+      );
     } finally {
       assert.equal(await ui.stop(), 0);
     }
@@ -77,7 +111,12 @@ describe('skillopt ui', () => {
     try {
       const token = /actions token: (\S+) {2}\(open http:\/\/0\.0\.0\.0:\d+\/\?token=\1\)/.exec(ui.output())?.[1];
       assert.ok(token, ui.output());
-      const ask = async (headers: Record<string, string>) => (await (await fetch(`http://127.0.0.1:${port}/api/actions`, { headers })).json()) as { enabled: boolean; needsToken?: boolean; token?: string };
+      const ask = async (headers: Record<string, string>) =>
+        (await (await fetch(`http://127.0.0.1:${port}/api/actions`, { headers })).json()) as {
+          enabled: boolean;
+          needsToken?: boolean;
+          token?: string;
+        };
       const anonymous = await ask({});
       assert.deepEqual([anonymous.enabled, anonymous.needsToken, anonymous.token], [false, true, undefined]);
       assert.deepEqual(await ask({ 'x-skillopt-token': token! }), { enabled: true, token });
@@ -92,26 +131,48 @@ describe('skillopt ui', () => {
     let pid: number | undefined;
     try {
       const { token } = (await (await fetch(`${ui.url}api/actions`)).json()) as { token: string };
-      const overrides = ['env.n_train=40', 'env.n_val=6', 'env.n_test=6', 'train.batch_size=4', 'model.target.options.latency_ms=200'];
-      const res = await fetch(`${ui.url}api/action/launch`, { method: 'POST', headers: { 'x-skillopt-token': token, 'content-type': 'application/json' }, body: JSON.stringify({ config: '0/sim/default.yaml', overrides }) });
+      const overrides = [
+        'env.n_train=40',
+        'env.n_val=6',
+        'env.n_test=6',
+        'train.batch_size=4',
+        'model.target.options.latency_ms=200',
+      ];
+      const res = await fetch(`${ui.url}api/action/launch`, {
+        method: 'POST',
+        headers: { 'x-skillopt-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ config: '0/sim/default.yaml', overrides }),
+      });
       const launched = (await res.json()) as { launched: boolean; run: string; job: { pid: number } };
       assert.equal(launched.launched, true);
       pid = launched.job.pid;
       const lock = path.join(runs, launched.run.slice(2), 'run.lock');
       await until(() => fs.existsSync(lock), 'the run to take its lock');
       assert.equal(await ui.stop(), 0);
-      assert.match(ui.output(), new RegExp(`1 process\\(es\\) started from the dashboard keep running: run ${runs}/sim/\\d{8}_\\d{6} \\(pid ${pid}\\)`));
+      assert.match(
+        ui.output(),
+        new RegExp(
+          `1 process\\(es\\) started from the dashboard keep running: run ${runs}/sim/\\d{8}_\\d{6} \\(pid ${pid}\\)`,
+        ),
+      );
       assert.ok(alive(pid), 'the run keeps running');
 
       // Another dashboard sees it running from its lock, and stops it at a safe point.
       const dash = await startDashboard({ roots: [runs], host: '127.0.0.1', port: 0 });
       try {
         const ask = (method: string, url: string, body?: unknown) =>
-          fetch(`${dash.url}${url}`, { method, headers: { 'x-skillopt-token': dash.access.token, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) }).then((r) => r.json() as Promise<Record<string, unknown>>);
+          fetch(`${dash.url}${url}`, {
+            method,
+            headers: { 'x-skillopt-token': dash.access.token, 'content-type': 'application/json' },
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          }).then((r) => r.json() as Promise<Record<string, unknown>>);
         assert.equal((await ask('GET', `api/run?run=${launched.run}`)).status, 'running');
         assert.deepEqual(await ask('POST', 'api/action/stop', { run: launched.run }), { pid });
         // Its own record says it stopped (its pid may linger as a zombie where nothing reaps orphans).
-        await until(async () => (await ask('GET', `api/run?run=${launched.run}`)).status === 'stopped', 'the run to stop');
+        await until(
+          async () => (await ask('GET', `api/run?run=${launched.run}`)).status === 'stopped',
+          'the run to stop',
+        );
         const events = fs.readFileSync(path.join(runs, launched.run.slice(2), 'events.jsonl'), 'utf8');
         assert.match(events, /"type":"run_stopped","reason":"interrupted"/);
       } finally {

@@ -14,12 +14,19 @@ describe('JsonlTail', () => {
     const file = path.join(base, 'x.jsonl');
     fs.writeFileSync(file, '{"a":1}\n{"b":"é€"}\n{"c":');
     const tail = new JsonlTail(base, file, lineOf);
-    assert.deepEqual(tail.refresh().map((i) => i.line), [{ a: 1 }, { b: 'é€' }]);
+    assert.deepEqual(
+      tail.refresh().map((i) => i.line),
+      [{ a: 1 }, { b: 'é€' }],
+    );
     fs.appendFileSync(file, '3}\n');
     const items = tail.refresh();
-    assert.deepEqual(items.map((i) => i.line), [{ a: 1 }, { b: 'é€' }, { c: 3 }]);
+    assert.deepEqual(
+      items.map((i) => i.line),
+      [{ a: 1 }, { b: 'é€' }, { c: 3 }],
+    );
     const text = fs.readFileSync(file);
-    for (const { line, at } of items) assert.deepEqual(JSON.parse(text.subarray(at.offset, at.offset + at.length).toString('utf8')), line);
+    for (const { line, at } of items)
+      assert.deepEqual(JSON.parse(text.subarray(at.offset, at.offset + at.length).toString('utf8')), line);
     assert.equal(tail.bytes, text.length);
   });
 
@@ -43,7 +50,7 @@ describe('JsonlTail', () => {
     const file = path.join(base, 'big.jsonl');
     const lines = Array.from({ length: 40000 }, (_, i) => JSON.stringify({ i, pad: 'ü'.repeat(i % 50) }));
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
-    assert.ok(fs.statSync(file).size > 2 * (1 << 20), "larger than two read buffers of 1 MiB");
+    assert.ok(fs.statSync(file).size > 2 * (1 << 20), 'larger than two read buffers of 1 MiB');
     const got = new JsonlTail(base, file, (l) => (l as { i: number }).i).refresh();
     assert.equal(got.length, 40000);
     assert.ok(got.every((v, i) => v === i));

@@ -24,10 +24,14 @@ const writeJson = (file: string, v: unknown) => fs.writeFileSync(file, `${JSON.s
  */
 export function rewindToRunning(dir: string, steps: number): void {
   const history = readJson(path.join(dir, 'history.json')) as { step: number }[];
-  writeJson(path.join(dir, 'history.json'), history.filter((r) => r.step <= steps));
+  writeJson(
+    path.join(dir, 'history.json'),
+    history.filter((r) => r.step <= steps),
+  );
   const rs = readJson(path.join(dir, 'runtime_state.json'));
   writeJson(path.join(dir, 'runtime_state.json'), { ...rs, last_completed_step: steps, status: 'running' });
-  for (const f of ['summary.json', 'test_eval', 'test_eval_baseline', 'test_eval_final', 'final_selection_eval']) fs.rmSync(path.join(dir, f), { recursive: true, force: true });
+  for (const f of ['summary.json', 'test_eval', 'test_eval_baseline', 'test_eval_final', 'final_selection_eval'])
+    fs.rmSync(path.join(dir, f), { recursive: true, force: true });
   const pad = (n: number, w: number) => String(n).padStart(w, '0');
   for (let s = steps + 1; s <= 6; s++) {
     fs.rmSync(path.join(dir, 'skills', `skill_v${pad(s, 4)}.md`), { force: true });
@@ -42,14 +46,24 @@ export function rewindToRunning(dir: string, steps: number): void {
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as { type: string; step?: number; epoch?: number })
-    .filter((e) => e.type !== 'run_finished' && (e.step === undefined || e.step <= steps) && !(e.type === 'epoch_boundary' && (e.epoch ?? 0) * 3 > steps));
+    .filter(
+      (e) =>
+        e.type !== 'run_finished' &&
+        (e.step === undefined || e.step <= steps) &&
+        !(e.type === 'epoch_boundary' && (e.epoch ?? 0) * 3 > steps),
+    );
   fs.writeFileSync(path.join(dir, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  fs.writeFileSync(path.join(dir, 'run.lock'), JSON.stringify({ pid: process.pid, host: os.hostname(), started: new Date().toISOString() }));
+  fs.writeFileSync(
+    path.join(dir, 'run.lock'),
+    JSON.stringify({ pid: process.pid, host: os.hostname(), started: new Date().toISOString() }),
+  );
 }
 
 /** Adds the fixture's record of `step` to a rewound copy, as the trainer does after a step. */
 export function finishStep(dir: string, step: number): void {
-  const full = (readJson(path.join(FIXTURES, 'finished-run', 'history.json')) as { step: number }[]).find((r) => r.step === step);
+  const full = (readJson(path.join(FIXTURES, 'finished-run', 'history.json')) as { step: number }[]).find(
+    (r) => r.step === step,
+  );
   if (!full) throw new Error(`the fixture has no step ${step}`);
   const history = readJson(path.join(dir, 'history.json')) as unknown[];
   const tmp = path.join(dir, 'history.json.tmp-test');
@@ -57,7 +71,10 @@ export function finishStep(dir: string, step: number): void {
   const skill = `skill_v${String(step).padStart(4, '0')}.md`;
   fs.copyFileSync(path.join(FIXTURES, 'finished-run', 'skills', skill), path.join(dir, 'skills', skill));
   fs.renameSync(tmp, path.join(dir, 'history.json'));
-  fs.appendFileSync(path.join(dir, 'events.jsonl'), `${JSON.stringify({ time: new Date().toISOString(), type: 'step_finished', step, epoch: 2, action: 'accept_new_best', current_score: 0.8333, best_score: 0.8333, seconds: 6.5 })}\n`);
+  fs.appendFileSync(
+    path.join(dir, 'events.jsonl'),
+    `${JSON.stringify({ time: new Date().toISOString(), type: 'step_finished', step, epoch: 2, action: 'accept_new_best', current_score: 0.8333, best_score: 0.8333, seconds: 6.5 })}\n`,
+  );
 }
 
 export interface UiProcess {
@@ -75,8 +92,16 @@ export interface UiProcess {
  * the test); resolves once it prints its address. `program`: another copy of the command (an
  * installed package's); `env`: variables besides this process's.
  */
-export async function startUiProcess(args: string[], program: { bin: string; cwd: string } = { bin: BIN, cwd: ROOT }, env: Record<string, string> = {}): Promise<UiProcess> {
-  const child = spawn(process.execPath, [program.bin, 'ui', '--port', '0', ...args], { cwd: program.cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startUiProcess(
+  args: string[],
+  program: { bin: string; cwd: string } = { bin: BIN, cwd: ROOT },
+  env: Record<string, string> = {},
+): Promise<UiProcess> {
+  const child = spawn(process.execPath, [program.bin, 'ui', '--port', '0', ...args], {
+    cwd: program.cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));

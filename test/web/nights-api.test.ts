@@ -25,7 +25,12 @@ describe('Sleep nights in the dashboard', () => {
   let dash: RunningDashboard;
   let id = '';
   const refused: string[] = [];
-  const call = async (method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> => {
+  const call = async (
+    method: 'GET' | 'POST',
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Json }> => {
     const res = await fetch(`http://127.0.0.1:${dash.port}${url}`, {
       method,
       headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -34,7 +39,8 @@ describe('Sleep nights in the dashboard', () => {
     return { status: res.status, body: await res.json() };
   };
   const withToken = () => ({ [TOKEN]: dash.access.token });
-  const skillFiles = () => ['depot-records', 'skillopt-sleep-learned'].map((n) => path.join(home.home, '.claude/skills', n, 'SKILL.md'));
+  const skillFiles = () =>
+    ['depot-records', 'skillopt-sleep-learned'].map((n) => path.join(home.home, '.claude/skills', n, 'SKILL.md'));
   const read = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : null);
 
   before(async () => {
@@ -50,7 +56,14 @@ describe('Sleep nights in the dashboard', () => {
       lock.release();
     }
     const { root } = copyFixture('finished-run', 'run');
-    dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, sleepStateDir: stateDir, configRoots: [], log: (l) => refused.push(l) });
+    dash = await startDashboard({
+      roots: [root],
+      host: '127.0.0.1',
+      port: 0,
+      sleepStateDir: stateDir,
+      configRoots: [],
+      log: (l) => refused.push(l),
+    });
   });
   after(() => dash?.close());
 
@@ -70,7 +83,9 @@ describe('Sleep nights in the dashboard', () => {
     assert.equal(staged.night, 1);
     const report = JSON.parse(fs.readFileSync(path.join(stateDir, 'nights', id, 'report.json'), 'utf8'));
     assert.equal(staged.at, report.started_at);
-    const applied = (name: string) => report.documents.find((d: Json) => d.document === name).edits.filter((e: Json) => e.status.startsWith('applied')).length;
+    const applied = (name: string) =>
+      report.documents.find((d: Json) => d.document === name).edits.filter((e: Json) => e.status.startsWith('applied'))
+        .length;
     assert.deepEqual(
       staged.documents.map((d: Json) => [d.name, d.staged, d.baseline, d.candidate, d.edits]),
       report.documents.map((d: Json) => [d.document, true, d.baseline.gate, d.candidate.gate, applied(d.document)]),
@@ -86,8 +101,15 @@ describe('Sleep nights in the dashboard', () => {
     const patches = parsePatch(fs.readFileSync(path.join(stateDir, 'nights', id, 'diff.patch'), 'utf8'));
     for (const doc of body.documents) {
       const patch = patches.find((p) => p.newFileName === doc.live_path)!;
-      const added = patch.hunks.flatMap((h) => h.lines).filter((l) => l.startsWith('+')).map((l) => l.slice(1));
-      assert.deepEqual(doc.diff.lines.filter((l: Json) => l.t === '+').map((l: Json) => l.text), added, doc.name);
+      const added = patch.hunks
+        .flatMap((h) => h.lines)
+        .filter((l) => l.startsWith('+'))
+        .map((l) => l.slice(1));
+      assert.deepEqual(
+        doc.diff.lines.filter((l: Json) => l.t === '+').map((l: Json) => l.text),
+        added,
+        doc.name,
+      );
       assert.equal(doc.diff.added, added.length);
     }
     const depot = body.documents.find((d: Json) => d.name === 'depot-records');
@@ -102,10 +124,17 @@ describe('Sleep nights in the dashboard', () => {
       { t: ' ', text: '# Depot records' },
       { t: ' ', text: '' },
     ]);
-    assert.deepEqual(depot.diff.lines.find((l: Json) => l.t === '+' && l.text.startsWith('<!--')), { t: '+', text: '<!-- SKILLOPT-SLEEP:LEARNED START -->' });
+    assert.deepEqual(
+      depot.diff.lines.find((l: Json) => l.t === '+' && l.text.startsWith('<!--')),
+      { t: '+', text: '<!-- SKILLOPT-SLEEP:LEARNED START -->' },
+    );
     assert.deepEqual(body.pending.sort(), ['depot-records', 'skillopt-sleep-learned']);
     assert.match(body.report, /# /);
-    for (const [night, code] of [['20991231-000000', 404], ['../state', 400], ['%2Fetc%2Fpasswd', 400]] as const) {
+    for (const [night, code] of [
+      ['20991231-000000', 404],
+      ['../state', 400],
+      ['%2Fetc%2Fpasswd', 400],
+    ] as const) {
       assert.equal((await call('GET', `/api/night?night=${night}`)).status, code, night);
     }
   });
@@ -129,7 +158,10 @@ describe('Sleep nights in the dashboard', () => {
     fs.appendFileSync(depot!, 'my own line\n');
     const edited = await call('POST', '/api/action/night/adopt', { night: id }, withToken());
     assert.equal(edited.status, 409);
-    assert.match(edited.body.error, /nothing adopted:[\s\S]*depot-records\/SKILL\.md \(depot-records\) was edited since the night read it/);
+    assert.match(
+      edited.body.error,
+      /nothing adopted:[\s\S]*depot-records\/SKILL\.md \(depot-records\) was edited since the night read it/,
+    );
     assert.deepEqual(skillFiles().map(read), [`${DEPOT_SKILL}my own line\n`, null]);
     fs.writeFileSync(depot!, DEPOT_SKILL);
     assert.deepEqual(skillFiles().map(read), before);
@@ -139,17 +171,28 @@ describe('Sleep nights in the dashboard', () => {
   it('adopts the night (the skill files on disk change, backups kept) and rolls it back (the files as they were)', async () => {
     const before = skillFiles().map(read);
     const manifest = JSON.parse(fs.readFileSync(path.join(stateDir, 'nights', id, 'manifest.json'), 'utf8'));
-    const proposed = skillFiles().map((f) => fs.readFileSync(path.join(stateDir, 'nights', id, manifest.documents.find((d: Json) => d.live_path === f).proposed_file), 'utf8'));
+    const proposed = skillFiles().map((f) =>
+      fs.readFileSync(
+        path.join(stateDir, 'nights', id, manifest.documents.find((d: Json) => d.live_path === f).proposed_file),
+        'utf8',
+      ),
+    );
     const adopted = await call('POST', '/api/action/night/adopt', { night: id }, withToken());
     assert.equal(adopted.status, 200, adopted.body.error);
     assert.deepEqual(adopted.body.adopted.map((a: Json) => a.name).sort(), ['depot-records', 'skillopt-sleep-learned']);
     assert.deepEqual(skillFiles().map(read), proposed);
-    assert.equal(fs.readFileSync(path.join(stateDir, 'nights', id, 'backup', 'skill-depot-records.md'), 'utf8'), DEPOT_SKILL);
+    assert.equal(
+      fs.readFileSync(path.join(stateDir, 'nights', id, 'backup', 'skill-depot-records.md'), 'utf8'),
+      DEPOT_SKILL,
+    );
     const view = (await call('GET', `/api/night?night=${id}`)).body;
     assert.equal(view.state, 'adopted');
     assert.deepEqual(view.pending, []);
     assert.equal(view.canRollback, true);
-    assert.match((await call('POST', '/api/action/night/adopt', { night: id }, withToken())).body.error, /adopted already/);
+    assert.match(
+      (await call('POST', '/api/action/night/adopt', { night: id }, withToken())).body.error,
+      /adopted already/,
+    );
 
     const back = await call('POST', '/api/action/night/rollback', { night: id }, withToken());
     assert.equal(back.status, 200, back.body.error);

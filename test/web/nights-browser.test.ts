@@ -28,7 +28,14 @@ describe('a Sleep night in the browser', () => {
     const run = home.sleep('run', '--project', PROJECT, '--since', '2026-11-01', '--backend', 'sim');
     assert.equal(run.status, 0, run.stderr);
     const { root } = copyFixture('finished-run', 'run');
-    dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, sleepStateDir: path.join(home.home, '.skillopt-sleep'), configRoots: [], log: () => {} });
+    dash = await startDashboard({
+      roots: [root],
+      host: '127.0.0.1',
+      port: 0,
+      sleepStateDir: path.join(home.home, '.skillopt-sleep'),
+      configRoots: [],
+      log: () => {},
+    });
     browser = await launchBrowser();
     page = await watchedPage(browser, pageErrors);
   });
@@ -50,13 +57,18 @@ describe('a Sleep night in the browser', () => {
     await row.click();
     await page.waitForSelector('.night-doc .diff');
     assert.match((await page.textContent('.night-doc[data-doc="skillopt-sleep-learned"] .diff .add'))!, /^---$/);
-    assert.ok(await page.locator('.night-doc .diff .add', { hasText: '<!-- SKILLOPT-SLEEP:LEARNED START -->' }).count());
+    assert.ok(
+      await page.locator('.night-doc .diff .add', { hasText: '<!-- SKILLOPT-SLEEP:LEARNED START -->' }).count(),
+    );
     assert.equal(fs.existsSync(skill), false, 'nothing changes before the adoption');
 
     await page.click('#adopt');
     const dialog = page.locator('dialog#confirm-adopt');
     await dialog.waitFor();
-    assert.match((await dialog.textContent())!, new RegExp(`skill skillopt-sleep-learned: ${skill.replace(/[.]/g, '\\.')}`));
+    assert.match(
+      (await dialog.textContent())!,
+      new RegExp(`skill skillopt-sleep-learned: ${skill.replace(/[.]/g, '\\.')}`),
+    );
     // Cancel changes nothing; Adopt, confirmed, does.
     await dialog.locator('#cancel').click();
     assert.equal(await page.locator('dialog').count(), 0);
@@ -65,8 +77,14 @@ describe('a Sleep night in the browser', () => {
     await page.click('dialog#confirm-adopt #confirm');
     await page.waitForSelector('#night-head .badge.adopted');
     const proposed = fs.readdirSync(path.join(home.home, '.skillopt-sleep/nights', id!, 'proposed'));
-    assert.equal(fs.readFileSync(skill, 'utf8'), fs.readFileSync(path.join(home.home, '.skillopt-sleep/nights', id!, 'proposed', proposed[0]!), 'utf8'));
-    assert.match((await page.textContent('#night-actions .callout.ok'))!, /adopted: .*skillopt-sleep-learned\/SKILL\.md/);
+    assert.equal(
+      fs.readFileSync(skill, 'utf8'),
+      fs.readFileSync(path.join(home.home, '.skillopt-sleep/nights', id!, 'proposed', proposed[0]!), 'utf8'),
+    );
+    assert.match(
+      (await page.textContent('#night-actions .callout.ok'))!,
+      /adopted: .*skillopt-sleep-learned\/SKILL\.md/,
+    );
     await page.waitForSelector('#rollback');
     await page.screenshot({ path: screenshotPath('nights-adopted.png'), fullPage: true });
     assert.deepEqual(pageErrors, []);

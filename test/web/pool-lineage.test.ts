@@ -16,7 +16,17 @@ import { trainSim } from '../helpers/train.ts';
 import { BROWSER_SKIP, launchBrowser, watchedPage } from './browser.ts';
 import { FIXTURES } from './helpers.ts';
 
-const POOL = ['optimizer.pool_size=3', 'optimizer.pool_merge=true', 'optimizer.learning_rate=2', 'optimizer.min_learning_rate=1', 'train.seed=3', 'evaluation.gate=paired', 'evaluation.gate_alpha=0.2', 'train.num_epochs=2', 'evaluation.transfer_targets=["sim:sim-2"]'];
+const POOL = [
+  'optimizer.pool_size=3',
+  'optimizer.pool_merge=true',
+  'optimizer.learning_rate=2',
+  'optimizer.min_learning_rate=1',
+  'train.seed=3',
+  'evaluation.gate=paired',
+  'evaluation.gate_alpha=0.2',
+  'train.num_epochs=2',
+  'evaluation.transfer_targets=["sim:sim-2"]',
+];
 
 describe('the dashboard on a pool run with the paired gate and transfer', () => {
   const root = tmpDir('skillopt-web-pool-');
@@ -49,7 +59,12 @@ describe('the dashboard on a pool run with the paired gate and transfer', () => 
   });
 
   it("gives a step its paired test and its parent, and diffs the candidate against the parent's skill", async () => {
-    const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as { step: number; action: string; gate?: { test?: { p: number; effect: number } }; pool: { parent: string } }[];
+    const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as {
+      step: number;
+      action: string;
+      gate?: { test?: { p: number; effect: number } };
+      pool: { parent: string };
+    }[];
     const r = history.find((x) => x.gate?.test && x.pool.parent !== 'initial_skill')!;
     assert.ok(r, 'a gated step whose parent is not the initial skill');
     const view = await get(`/api/step?run=${encodeURIComponent(run)}&step=${r.step}`);
@@ -84,12 +99,17 @@ describe('the dashboard on a pool run with the paired gate and transfer', () => 
       await dash?.close();
     });
 
-    it('draws the candidates as a tree under their first parents, the members marked, the transfer table, and a step its p-value', { skip: BROWSER_SKIP }, async () => {
+    it('draws the candidates as a tree under their first parents, the members marked, the transfer table, and a step its p-value', {
+      skip: BROWSER_SKIP,
+    }, async () => {
       await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}/candidates`);
       await page.waitForSelector('#lineage li.node');
       const drawn = await page.$$eval('#lineage li.node', (els) =>
         els.map((e) => {
-          const el = e as unknown as { dataset: Record<string, string>; parentElement: { closest(s: string): { dataset: Record<string, string> } | null } };
+          const el = e as unknown as {
+            dataset: Record<string, string>;
+            parentElement: { closest(s: string): { dataset: Record<string, string> } | null };
+          };
           return [el.dataset.id, el.parentElement.closest('li.node')?.dataset.id ?? '', el.dataset.inPool];
         }),
       );
@@ -100,8 +120,15 @@ describe('the dashboard on a pool run with the paired gate and transfer', () => 
       await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}`);
       await page.waitForSelector('#transfer tbody tr[data-target="sim:sim-2"]');
       const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
-      const cells = await page.$$eval('#transfer tbody tr td', (tds) => tds.map((td) => (td as unknown as { firstChild: { textContent: string } }).firstChild.textContent));
-      assert.deepEqual(cells.slice(1, 3), [summary.transfer.rows[0].initial.hard, summary.transfer.rows[0].best.hard].map((x: number) => `${(x * 100).toFixed(1)}%`));
+      const cells = await page.$$eval('#transfer tbody tr td', (tds) =>
+        tds.map((td) => (td as unknown as { firstChild: { textContent: string } }).firstChild.textContent),
+      );
+      assert.deepEqual(
+        cells.slice(1, 3),
+        [summary.transfer.rows[0].initial.hard, summary.transfer.rows[0].best.hard].map(
+          (x: number) => `${(x * 100).toFixed(1)}%`,
+        ),
+      );
       const tested = lineage.nodes.find((n) => n.kind === 'step' && n.test)!;
       await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}/step/${tested.step}`);
       await page.waitForSelector('#paired-test');

@@ -39,7 +39,14 @@ describe('opening a file of a run', () => {
     assert.match(refusal('linked-dir/secret.txt'), /^linked-dir\/secret\.txt resolves outside the run directory/);
     assert.match(refusal('pipe'), /^pipe is a named pipe, not a regular file/);
     assert.match(refusal('dir'), /^dir is a directory, not a regular file/);
-    assert.deepEqual([isFileInside(base, path.join(base, 'link.txt')), isFileInside(base, path.join(base, 'pipe')), isFileInside(base, path.join(base, 'ok.json'))], [false, false, true]);
+    assert.deepEqual(
+      [
+        isFileInside(base, path.join(base, 'link.txt')),
+        isFileInside(base, path.join(base, 'pipe')),
+        isFileInside(base, path.join(base, 'ok.json')),
+      ],
+      [false, false, true],
+    );
     assert.deepEqual(listInside(base, path.join(base, 'linked-dir')), [], 'a directory outside is not listed');
   });
 

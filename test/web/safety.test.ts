@@ -27,11 +27,28 @@ function plantOutside(): string {
   };
   const now = new Date().toISOString();
   w('secret.md', `# Skill\n\n${SECRET}\n`);
-  w('config.json', JSON.stringify({ config: { env: { name: SECRET }, model: { target: { backend: 'sim', model: SECRET }, optimizer: { backend: 'sim', model: SECRET } } } }));
+  w(
+    'config.json',
+    JSON.stringify({
+      config: {
+        env: { name: SECRET },
+        model: { target: { backend: 'sim', model: SECRET }, optimizer: { backend: 'sim', model: SECRET } },
+      },
+    }),
+  );
   w('history.json', JSON.stringify([{ step: 1, epoch: 1, action: SECRET }]));
   w('events.jsonl', `${JSON.stringify({ time: now, type: 'log', level: 'warn', message: SECRET })}\n`);
-  w('calls.jsonl', `${JSON.stringify({ purpose: SECRET, model: SECRET, usage: { input: 1, output: 1 }, cost_usd: 0 })}\n`);
-  w('summary.json', JSON.stringify({ version: SECRET, token_summary: { [SECRET]: { calls: 1, prompt_tokens: 1, completion_tokens: 1 } } }));
+  w(
+    'calls.jsonl',
+    `${JSON.stringify({ purpose: SECRET, model: SECRET, usage: { input: 1, output: 1 }, cost_usd: 0 })}\n`,
+  );
+  w(
+    'summary.json',
+    JSON.stringify({
+      version: SECRET,
+      token_summary: { [SECRET]: { calls: 1, prompt_tokens: 1, completion_tokens: 1 } },
+    }),
+  );
   w('results.jsonl', `${JSON.stringify({ id: SECRET, hard: 1, soft: 1, task: SECRET, expected: SECRET })}\n`);
   w('conversation.json', JSON.stringify([{ role: 'user', content: SECRET }]));
   w('slow_result.json', JSON.stringify({ action: SECRET }));
@@ -40,10 +57,25 @@ function plantOutside(): string {
   w('step/step_record.json', JSON.stringify({ step: 2, epoch: 1, action: SECRET }));
   w('step/candidate_skill.md', `${SECRET}\n`);
   w('step/ranked_edits.json', JSON.stringify({ reasoning: SECRET, edits: [{ op: 'append', content: SECRET }] }));
-  w('step/trajectory_digest.json', JSON.stringify({ step: 2, score_before: 0.5, score_after: 0.3, rejected_edits: [{ op: 'append', content: SECRET }] }));
+  w(
+    'step/trajectory_digest.json',
+    JSON.stringify({
+      step: 2,
+      score_before: 0.5,
+      score_after: 0.3,
+      rejected_edits: [{ op: 'append', content: SECRET }],
+    }),
+  );
   w('step/rollout/results.jsonl', `${JSON.stringify({ id: SECRET, hard: 0, soft: 0, task: SECRET })}\n`);
   w('prediction/conversation.json', JSON.stringify([{ role: 'assistant', content: SECRET }]));
-  w('evals/e1/eval_summary.json', JSON.stringify({ split: 'test', cells: [{ skill_label: SECRET, target: SECRET, n_items: 1, hard: 1, soft: 1 }], comparisons: [] }));
+  w(
+    'evals/e1/eval_summary.json',
+    JSON.stringify({
+      split: 'test',
+      cells: [{ skill_label: SECRET, target: SECRET, n_items: 1, hard: 1, soft: 1 }],
+      comparisons: [],
+    }),
+  );
   return out;
 }
 
@@ -61,7 +93,8 @@ function fifo(dir: string, rel: string): void {
   execFileSync('mkfifo', [path.join(dir, rel)]);
 }
 
-const q = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+const q = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
 /** Every endpoint, asked for the files planted in the run `run`. */
 function endpoints(run: string): string[] {
@@ -78,10 +111,14 @@ function endpoints(run: string): string[] {
     `/api/diff?${q({ run, a: 'v:1', b: 'slow:2' })}`,
     `/api/rollouts?${q({ run })}`,
     ...[1, 2, 4].map((step) => `/api/rollouts?${q({ run, step })}`),
-    ...['steps/step_0001/rollout', 'steps/step_0002/rollout', 'selection_eval_baseline'].map((dir) => `/api/trajectories?${q({ run, dir })}`),
+    ...['steps/step_0001/rollout', 'steps/step_0002/rollout', 'selection_eval_baseline'].map(
+      (dir) => `/api/trajectories?${q({ run, dir })}`,
+    ),
     `/api/trajectory?${q({ run, dir: 'steps/step_0001/rollout', n: 0 })}`,
     `/api/trajectory?${q({ run, dir: 'steps/step_0004/rollout', n: 0 })}`,
-    ...['planted.md', 'history.json', 'config.json', 'steps/step_0002/step_record.json'].map((p) => `/api/file?${q({ run, path: p })}`),
+    ...['planted.md', 'history.json', 'config.json', 'steps/step_0002/step_record.json'].map(
+      (p) => `/api/file?${q({ run, path: p })}`,
+    ),
     `/api/evals?${q({ run })}`,
   ];
 }
@@ -179,8 +216,12 @@ describe('the dashboard reads nothing outside a run and never blocks on a run fi
       for (const url of endpoints(run)) {
         const res = await get(url);
         // The list of runs is judged by this run's row (the other runs have their own test).
-        if (url === '/api/runs') res.text = JSON.stringify(JSON.parse(res.text).runs.find((r: { id: string }) => r.id === run));
-        assert.ok(!res.text.includes(SECRET), `${url} answered ${res.status} with what lies outside the run: ${res.text.slice(0, 300)}`);
+        if (url === '/api/runs')
+          res.text = JSON.stringify(JSON.parse(res.text).runs.find((r: { id: string }) => r.id === run));
+        assert.ok(
+          !res.text.includes(SECRET),
+          `${url} answered ${res.status} with what lies outside the run: ${res.text.slice(0, 300)}`,
+        );
         assert.notEqual(res.status, 500, `${url}: ${res.text}`);
       }
       assert.equal((await get('/api/ping')).status, 200);
@@ -209,11 +250,17 @@ describe('the dashboard reads nothing outside a run and never blocks on a run fi
   it('names the run files it refused among the run problems, and shows the rest of the run', async () => {
     const links = JSON.parse((await get(`/api/run?${q({ run: '0/file-links' })}`)).text);
     for (const f of ['config.json', 'history.json', 'events.jsonl', 'calls.jsonl', 'summary.json']) {
-      assert.ok(links.problems.some((p: string) => p.includes(`${f} resolves outside the run directory`)), `${f} in ${JSON.stringify(links.problems)}`);
+      assert.ok(
+        links.problems.some((p: string) => p.includes(`${f} resolves outside the run directory`)),
+        `${f} in ${JSON.stringify(links.problems)}`,
+      );
     }
     const pipes = JSON.parse((await get(`/api/run?${q({ run: '0/pipes' })}`)).text);
     for (const f of ['config.json', 'history.json', 'runtime_state.json', 'events.jsonl', 'calls.jsonl', 'run.lock']) {
-      assert.ok(pipes.problems.some((p: string) => p.includes(`${f} is a named pipe`)), `${f} in ${JSON.stringify(pipes.problems)}`);
+      assert.ok(
+        pipes.problems.some((p: string) => p.includes(`${f} is a named pipe`)),
+        `${f} in ${JSON.stringify(pipes.problems)}`,
+      );
     }
     const page = await get(`/api/trajectories?${q({ run: '0/file-links', dir: 'steps/step_0001/rollout' })}`);
     assert.equal(page.status, 403);
@@ -226,7 +273,8 @@ describe('the dashboard reads nothing outside a run and never blocks on a run fi
 describe('a diff of two large skills', () => {
   const { root, dir } = copyFixture('finished-run', 'big');
   // Every line differs: the diff algorithm's work grows with the product of the two lengths.
-  const lines = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `- ${tag} rule ${i}: ${(i * 7919) % 10007}`).join('\n');
+  const lines = (tag: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `- ${tag} rule ${i}: ${(i * 7919) % 10007}`).join('\n');
   fs.writeFileSync(path.join(dir, 'skills/skill_v0000.md'), lines('alpha', 12_000));
   fs.writeFileSync(path.join(dir, 'best_skill.md'), lines('beta', 12_000));
   fs.writeFileSync(path.join(dir, 'skills/skill_v0001.md'), lines('gamma', 60_000));
@@ -238,7 +286,9 @@ describe('a diff of two large skills', () => {
 
   it('keeps the server answering while it runs, then refuses it in words when it takes too long', async () => {
     const order: string[] = [];
-    const received = new Promise<void>((resolve) => dash.server.on('request', (req: http.IncomingMessage) => req.url?.startsWith('/api/diff') && resolve()));
+    const received = new Promise<void>((resolve) =>
+      dash.server.on('request', (req: http.IncomingMessage) => req.url?.startsWith('/api/diff') && resolve()),
+    );
     const diff = fetch(`${dash.url}api/diff?${q({ run: '0/big', a: 'v:0', b: 'best' })}`).then(async (res) => {
       order.push('diff');
       return { status: res.status, body: (await res.json()) as { error?: string } };
@@ -273,7 +323,10 @@ describe('a diff of two large skills', () => {
   it('refuses a skill too large to diff before computing anything', async () => {
     const res = await fetch(`${dash.url}api/diff?${q({ run: '0/big', a: 'v:0', b: 'v:1' })}`);
     assert.equal(res.status, 413);
-    assert.match(((await res.json()) as { error: string }).error, /skill v:1 is \d+\.\d MB; a diff compares skills of up to 1\.0 MB each/);
+    assert.match(
+      ((await res.json()) as { error: string }).error,
+      /skill v:1 is \d+\.\d MB; a diff compares skills of up to 1\.0 MB each/,
+    );
   });
 });
 
@@ -296,10 +349,19 @@ describe('which host names the dashboard answers (DNS rebinding)', () => {
       assert.equal(await ask(p, `attacker.example:${p}`), 403);
       assert.equal(await ask(p, `dash.example.org.evil.test:${p}`), 403);
       assert.equal(await ask(p, '10.255.255.254'), 403, 'an address this machine does not have');
-      for (const ok of [`localhost:${p}`, `127.0.0.1:${p}`, `127.3.2.1:${p}`, `[::1]:${p}`, `dash.example.org:${p}`, `DASH.example.org.:${p}`]) {
+      for (const ok of [
+        `localhost:${p}`,
+        `127.0.0.1:${p}`,
+        `127.3.2.1:${p}`,
+        `[::1]:${p}`,
+        `dash.example.org:${p}`,
+        `DASH.example.org.:${p}`,
+      ]) {
         assert.equal(await ask(p, ok), 200, ok);
       }
-      const own = Object.values(os.networkInterfaces()).flatMap((l) => l ?? []).find((a) => a.family === 'IPv4' && !a.internal);
+      const own = Object.values(os.networkInterfaces())
+        .flatMap((l) => l ?? [])
+        .find((a) => a.family === 'IPv4' && !a.internal);
       if (own) assert.equal(await ask(p, `${own.address}:${p}`), 200, `this machine's own address ${own.address}`);
     } finally {
       await dash.close();
@@ -307,8 +369,19 @@ describe('which host names the dashboard answers (DNS rebinding)', () => {
   });
 
   it('treats all of 127.0.0.0/8 and ::1 as loopback', async () => {
-    for (const h of ['127.0.0.1', '127.0.0.2', '127.255.255.254', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'localhost', 'app.localhost']) assert.equal(isLoopback(h), true, h);
-    for (const h of ['128.0.0.1', '0.0.0.0', '::', '10.0.0.1', 'localhost.example.com', 'example.com']) assert.equal(isLoopback(h), false, h);
+    for (const h of [
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.255.255.254',
+      '::1',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+      'localhost',
+      'app.localhost',
+    ])
+      assert.equal(isLoopback(h), true, h);
+    for (const h of ['128.0.0.1', '0.0.0.0', '::', '10.0.0.1', 'localhost.example.com', 'example.com'])
+      assert.equal(isLoopback(h), false, h);
     // Bound to another loopback address, the Host check stays on.
     const dash = await startDashboard({ roots: [root], host: '127.0.0.2', port: 0 });
     try {

@@ -15,7 +15,10 @@ import type { TrainSettings } from '../settings.ts';
  * a model call: unchanged with no slow update, the empty slow-update field after the first epoch
  * (nothing to compare yet); unknown after a slow update that compares two epochs.
  */
-export function skillAfterBoundary(settings: Pick<TrainSettings, 'epoch'>, epoch: number): ((skill: string) => string) | undefined {
+export function skillAfterBoundary(
+  settings: Pick<TrainSettings, 'epoch'>,
+  epoch: number,
+): ((skill: string) => string) | undefined {
   if (!settings.epoch.slowUpdate) return (skill) => skill;
   return epoch === 1 ? injectEmptySlowUpdateField : undefined;
 }

@@ -11,7 +11,12 @@ import { renderConversation } from '../optimizer/trajectory-text.ts';
 const show = (v: unknown) => (v === undefined || v === null ? 'N/A' : typeof v === 'string' ? v : JSON.stringify(v));
 
 function side(t: Trajectory): PairSide {
-  return { hard: isFailure(t) ? 0 : 1, soft: t.soft, predicted_answer: show(t.predicted), fail_reason: t.failReason ?? '' };
+  return {
+    hard: isFailure(t) ? 0 : 1,
+    soft: t.soft,
+    predicted_answer: show(t.predicted),
+    fail_reason: t.failReason ?? '',
+  };
 }
 
 export function category(prevPass: boolean, currPass: boolean): PairCategory {
@@ -21,7 +26,11 @@ export function category(prevPass: boolean, currPass: boolean): PairCategory {
 }
 
 /** Pairs in item order; items where either side hit an infrastructure error are left out. */
-export function buildPairs(items: Item[], prev: (Trajectory | undefined)[], curr: (Trajectory | undefined)[]): ComparisonPair[] {
+export function buildPairs(
+  items: Item[],
+  prev: (Trajectory | undefined)[],
+  curr: (Trajectory | undefined)[],
+): ComparisonPair[] {
   const pairs: ComparisonPair[] = [];
   items.forEach((item, i) => {
     const p = prev[i];
@@ -43,7 +52,8 @@ export function buildPairs(items: Item[], prev: (Trajectory | undefined)[], curr
 
 export function keepByPolicy(pairs: ComparisonPair[], policy: PairPolicy): ComparisonPair[] {
   if (policy === 'changed') return pairs.filter((p) => p.category === 'improved' || p.category === 'regressed');
-  if (policy === 'unchanged') return pairs.filter((p) => p.category === 'persistent_fail' || p.category === 'stable_success');
+  if (policy === 'unchanged')
+    return pairs.filter((p) => p.category === 'persistent_fail' || p.category === 'stable_success');
   return pairs;
 }
 

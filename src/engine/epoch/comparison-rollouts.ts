@@ -14,12 +14,22 @@ import { computeScore } from '../scoring/metrics.ts';
 const present = (ts: (Trajectory | undefined)[]) => ts.filter((t): t is Trajectory => t !== undefined);
 
 /** The same training items under two skills, paired; `changed` tops up until it has enough pairs. */
-export async function comparePairs(ctx: Pick<RunContext, 'settings' | 'rollouts' | 'train'>, prevSkill: string, currSkill: string, epoch: number, base: string) {
+export async function comparePairs(
+  ctx: Pick<RunContext, 'settings' | 'rollouts' | 'train'>,
+  prevSkill: string,
+  currSkill: string,
+  epoch: number,
+  base: string,
+) {
   const { samples: n, pairPolicy, topUpChunk } = ctx.settings.epoch;
   const seed = ctx.settings.seed + epoch * 2000;
   const items = sampleTrain(ctx.train, n, seed);
-  const run = (skill: string, list: Item[], sub: string) => ctx.rollouts.run(skill, list, { seed, dir: path.join(base, sub) });
-  const [prev, curr] = await Promise.all([run(prevSkill, items, 'rollout_prev'), run(currSkill, items, 'rollout_curr')]);
+  const run = (skill: string, list: Item[], sub: string) =>
+    ctx.rollouts.run(skill, list, { seed, dir: path.join(base, sub) });
+  const [prev, curr] = await Promise.all([
+    run(prevSkill, items, 'rollout_prev'),
+    run(currSkill, items, 'rollout_curr'),
+  ]);
   const all = buildPairs(items, prev.trajectories, curr.trajectories);
   let kept = keepByPolicy(all, pairPolicy);
   if (pairPolicy === 'changed' && kept.length < n) {
@@ -28,7 +38,10 @@ export async function comparePairs(ctx: Pick<RunContext, 'settings' | 'rollouts'
     const chunk = topUpChunk;
     for (let i = 0; i < rest.length && kept.length < n; i += chunk) {
       const more = rest.slice(i, i + chunk);
-      const [p, c] = await Promise.all([run(prevSkill, more, 'rollout_prev/topup'), run(currSkill, more, 'rollout_curr/topup')]);
+      const [p, c] = await Promise.all([
+        run(prevSkill, more, 'rollout_prev/topup'),
+        run(currSkill, more, 'rollout_curr/topup'),
+      ]);
       const extra = buildPairs(more, p.trajectories, c.trajectories);
       all.push(...extra);
       kept = [...kept, ...keepByPolicy(extra, 'changed')];
@@ -43,9 +56,15 @@ export async function comparePairs(ctx: Pick<RunContext, 'settings' | 'rollouts'
   };
 }
 
-export function savePairs(ctx: Pick<RunContext, 'dir' | 'settings'>, base: string, pairs: ComparisonPair[], all: ComparisonPair[]): void {
+export function savePairs(
+  ctx: Pick<RunContext, 'dir' | 'settings'>,
+  base: string,
+  pairs: ComparisonPair[],
+  all: ComparisonPair[],
+): void {
   ctx.dir.writeJson(path.join(base, 'comparison_pairs.json'), slimPairs(pairs));
-  if (ctx.settings.epoch.pairPolicy !== 'mixed') ctx.dir.writeJson(path.join(base, 'comparison_pairs_all.json'), slimPairs(all));
+  if (ctx.settings.epoch.pairPolicy !== 'mixed')
+    ctx.dir.writeJson(path.join(base, 'comparison_pairs_all.json'), slimPairs(all));
 }
 
 /** The skill at the end of an epoch's boundary, as saved (the next epoch's starting skill). */

@@ -20,7 +20,12 @@ export function activeMetaSkill(ctx: Pick<RunContext, 'dir' | 'settings'>, epoch
   return '';
 }
 
-export async function metaSkill(ctx: Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt'>, epoch: number, epochSkill: string, slowPairs: ComparisonPair[] | undefined): Promise<void> {
+export async function metaSkill(
+  ctx: Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt'>,
+  epoch: number,
+  epochSkill: string,
+  slowPairs: ComparisonPair[] | undefined,
+): Promise<void> {
   const file = ctx.dir.metaSkill(epoch, 'meta_skill_result.json');
   if (readJson(file)) return;
   const started = performance.now();
@@ -41,6 +46,15 @@ export async function metaSkill(ctx: Pick<RunContext, 'dir' | 'events' | 'settin
     if (!ctx.settings.epoch.slowUpdate) savePairs(ctx, ctx.dir.metaSkill(epoch), cmp.pairs, cmp.all);
     pairs = cmp.pairs;
   }
-  const res = await writeEpochNote(ctx.opt, 'meta_skill', { prevSkill, currSkill: epochSkill, previous: activeMetaSkill(ctx, epoch), pairs });
-  write(res ? { action: 'write_meta_skill', reasoning: res.reasoning, meta_skill_content: res.content } : { action: 'no_content' });
+  const res = await writeEpochNote(ctx.opt, 'meta_skill', {
+    prevSkill,
+    currSkill: epochSkill,
+    previous: activeMetaSkill(ctx, epoch),
+    pairs,
+  });
+  write(
+    res
+      ? { action: 'write_meta_skill', reasoning: res.reasoning, meta_skill_content: res.content }
+      : { action: 'no_content' },
+  );
 }

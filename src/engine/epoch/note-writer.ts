@@ -78,8 +78,20 @@ export async function writeEpochNote(
     fallback: k.fallback,
     meta:
       which === 'slow_update'
-        ? { kind: 'slow_update', prevSkill: args.prevSkill, currSkill: args.currSkill, guidance: args.previous, pairs: args.pairs }
-        : { kind: 'meta_skill', prevSkill: args.prevSkill, currSkill: args.currSkill, previous: args.previous, pairs: args.pairs },
+        ? {
+            kind: 'slow_update',
+            prevSkill: args.prevSkill,
+            currSkill: args.currSkill,
+            guidance: args.previous,
+            pairs: args.pairs,
+          }
+        : {
+            kind: 'meta_skill',
+            prevSkill: args.prevSkill,
+            currSkill: args.currSkill,
+            previous: args.previous,
+            pairs: args.pairs,
+          },
   });
   const content = String((reply as Record<string, unknown> | undefined)?.[k.field] ?? '').trim();
   if (!reply || !content) return undefined;

@@ -32,10 +32,18 @@ function applyStateAfter(state: TrainState, after: SkillStates | undefined): voi
   state.best = after.best;
 }
 
-type SlowUpdateContext = Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt' | 'selection'>;
+type SlowUpdateContext = Pick<
+  RunContext,
+  'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt' | 'selection'
+>;
 
 /** Returns the comparison pairs when it made them (the meta skill uses the same). */
-export async function slowUpdate(ctx: SlowUpdateContext, state: TrainState, epoch: number, epochSkill: string): Promise<ComparisonPair[] | undefined> {
+export async function slowUpdate(
+  ctx: SlowUpdateContext,
+  state: TrainState,
+  epoch: number,
+  epochSkill: string,
+): Promise<ComparisonPair[] | undefined> {
   const base = ctx.dir.slowUpdate(epoch);
   const markerFile = path.join(base, 'slow_result.json');
   const done = readJson<SlowResult>(markerFile);
@@ -48,21 +56,42 @@ export async function slowUpdate(ctx: SlowUpdateContext, state: TrainState, epoc
   const write = (result: SlowResult) => {
     ctx.dir.writeJson(markerFile, { ...result, time_s: round((performance.now() - started) / 1000, 1) });
     applyStateAfter(state, result.state_after);
-    ctx.events.emit({ type: 'epoch_boundary', epoch, kind: 'slow_update', action: result.action, detail: result.detail });
+    ctx.events.emit({
+      type: 'epoch_boundary',
+      epoch,
+      kind: 'slow_update',
+      action: result.action,
+      detail: result.detail,
+    });
   };
   if (epoch === 1) {
     // Nothing to compare yet: make room for the guidance. Empty markers do not change what the target reads.
-    const current = { ...state.current, skill: injectEmptySlowUpdateField(state.current.skill), origin: 'slow_update_placeholder_epoch_01' };
+    const current = {
+      ...state.current,
+      skill: injectEmptySlowUpdateField(state.current.skill),
+      origin: 'slow_update_placeholder_epoch_01',
+    };
     write({ action: 'inject_placeholder', epoch, state_after: { current, best: state.best } });
     return undefined;
   }
-  ctx.events.emit({ type: 'stage_started', step: state.lastStep, epoch, stage: 'slow_update', detail: `epoch ${epoch - 1} vs ${epoch}` });
+  ctx.events.emit({
+    type: 'stage_started',
+    step: state.lastStep,
+    epoch,
+    stage: 'slow_update',
+    detail: `epoch ${epoch - 1} vs ${epoch}`,
+  });
   const prevSkill = epochEndSkill(ctx, epoch - 1);
   const cmp = await comparePairs(ctx, prevSkill, epochSkill, epoch, base);
   savePairs(ctx, base, cmp.pairs, cmp.all);
   const counts = countCategories(cmp.pairs);
   const summary = { prev_hard: cmp.prevHard, curr_hard: cmp.currHard, categories: counts };
-  const res = await writeEpochNote(ctx.opt, 'slow_update', { prevSkill, currSkill: epochSkill, previous: extractSlowUpdateField(state.current.skill), pairs: cmp.pairs });
+  const res = await writeEpochNote(ctx.opt, 'slow_update', {
+    prevSkill,
+    currSkill: epochSkill,
+    previous: extractSlowUpdateField(state.current.skill),
+    pairs: cmp.pairs,
+  });
   if (!res) {
     write({ action: 'no_content', epoch, ...summary, detail: 'no guidance written' });
     return cmp.pairs;
@@ -72,13 +101,23 @@ export async function slowUpdate(ctx: SlowUpdateContext, state: TrainState, epoc
   const tokens = countTokens(candidate);
   const { maxSkillTokens } = ctx.settings;
   if (maxSkillTokens > 0 && tokens > maxSkillTokens) {
-    write({ action: 'over_length_limit', epoch, reasoning: res.reasoning, slow_update_content: res.content, ...summary, detail: `${tokens} tokens, over optimizer.max_skill_tokens=${maxSkillTokens}` });
+    write({
+      action: 'over_length_limit',
+      epoch,
+      reasoning: res.reasoning,
+      slow_update_content: res.content,
+      ...summary,
+      detail: `${tokens} tokens, over optimizer.max_skill_tokens=${maxSkillTokens}`,
+    });
     return cmp.pairs;
   }
   // Gated, the guidance must beat the current skill; in force mode it always goes in, and its
   // score is measured rather than assumed.
   const gated = ctx.settings.epoch.slowUpdateGated;
-  const { sel, decision, test } = await gateCandidate(ctx, candidate, state.current, state.best, { rule: gated ? 'gate' : 'force', dir: path.join(base, 'selection_eval') });
+  const { sel, decision, test } = await gateCandidate(ctx, candidate, state.current, state.best, {
+    rule: gated ? 'gate' : 'force',
+    dir: path.join(base, 'selection_eval'),
+  });
   const after = applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, state.lastStep);
   write({
     action: decision.action,

@@ -26,18 +26,36 @@ export async function consolidateNotes(opt: OptimizerContext, notes: string[]): 
 }
 
 /** Adds this step's notes to the current skill's appendix; returns the fields for the step record. */
-export function flushAppendixNotes(ctx: Pick<RunContext, 'dir' | 'events'>, state: Pick<SkillStates, 'current'>, notes: string[], stepDir: string): Record<string, number> {
+export function flushAppendixNotes(
+  ctx: Pick<RunContext, 'dir' | 'events'>,
+  state: Pick<SkillStates, 'current'>,
+  notes: string[],
+  stepDir: string,
+): Record<string, number> {
   if (notes.length === 0) return {};
   const before = extractAppendixNotes(state.current.skill).length;
   state.current = { ...state.current, skill: appendToAppendix(state.current.skill, notes) };
   const total = extractAppendixNotes(state.current.skill).length;
-  ctx.dir.writeJson(path.join(stepDir, 'appendix_notes.json'), { step_notes: notes, appendix_after: extractAppendixNotes(state.current.skill) });
-  ctx.events.info(`[skill-aware] +${total - before} appendix note(s) (total ${total}) from ${notes.length} lapse signal(s)`);
-  return { n_execution_lapse_notes: notes.length, n_appendix_notes_added: total - before, n_appendix_notes_total: total };
+  ctx.dir.writeJson(path.join(stepDir, 'appendix_notes.json'), {
+    step_notes: notes,
+    appendix_after: extractAppendixNotes(state.current.skill),
+  });
+  ctx.events.info(
+    `[skill-aware] +${total - before} appendix note(s) (total ${total}) from ${notes.length} lapse signal(s)`,
+  );
+  return {
+    n_execution_lapse_notes: notes.length,
+    n_appendix_notes_added: total - before,
+    n_appendix_notes_total: total,
+  };
 }
 
 /** Compacts the appendix when it is over the configured threshold (an optimizer call). */
-export async function maybeConsolidate(opt: OptimizerContext, threshold: number, state: Pick<SkillStates, 'current'>): Promise<Record<string, number>> {
+export async function maybeConsolidate(
+  opt: OptimizerContext,
+  threshold: number,
+  state: Pick<SkillStates, 'current'>,
+): Promise<Record<string, number>> {
   const notes = extractAppendixNotes(state.current.skill);
   if (threshold <= 0 || notes.length <= threshold) return {};
   const compact = await consolidateNotes(opt, notes);

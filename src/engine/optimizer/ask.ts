@@ -50,11 +50,14 @@ export async function ask<T>(ctx: OptimizerContext, q: Ask<T>): Promise<T | unde
     });
     return value;
   } catch (err) {
-    const modelFailure = err instanceof StructuredOutputError || err instanceof InfraError || err instanceof CallFailure;
+    const modelFailure =
+      err instanceof StructuredOutputError || err instanceof InfraError || err instanceof CallFailure;
     if (!modelFailure) throw err;
     // Error messages can carry request details (headers, keys): only the kind is reported.
     const why = err instanceof StructuredOutputError ? err.message : `${err.kind} error`;
-    ctx.warn(`${q.purpose} call gave no usable reply${q.during ? ` during ${q.during}` : ''} (${why})${q.fallback ? `; ${q.fallback}` : ''}`);
+    ctx.warn(
+      `${q.purpose} call gave no usable reply${q.during ? ` during ${q.during}` : ''} (${why})${q.fallback ? `; ${q.fallback}` : ''}`,
+    );
     return undefined;
   }
 }

@@ -31,7 +31,12 @@ export class CallsAhead {
   private round: (AheadTally & { cancelled: boolean }) | undefined;
 
   constructor(private readonly inner: ChatModel) {
-    const wrap = (complete: (req: ChatRequest) => Promise<ChatResponse>): ChatModel => ({ id: inner.id, agentic: inner.agentic, priced: inner.priced, complete });
+    const wrap = (complete: (req: ChatRequest) => Promise<ChatResponse>): ChatModel => ({
+      id: inner.id,
+      agentic: inner.agentic,
+      priced: inner.priced,
+      complete,
+    });
     this.model = wrap((req) => this.forStep(req));
     this.ahead = wrap((req) => this.forGuess(req));
   }

@@ -69,11 +69,16 @@ export function stepEntry(args: {
  * known while the gate still runs, and its reflection can start ahead (`evaluation.gate_overlap`).
  */
 export function optimizerView<E extends StepBufferEntry>(entries: E[]): E[] {
-  return entries.map(({ score_after_at_most, ...e }) => (score_after_at_most === undefined ? e : { ...e, stopped_early: true }) as E);
+  return entries.map(
+    ({ score_after_at_most, ...e }) => (score_after_at_most === undefined ? e : { ...e, stopped_early: true }) as E,
+  );
 }
 
 /** The optimizer's memory of this epoch: entries as it is shown them, and as prompt text. */
-export function optimizerMemory(entries: (StepBufferEntry & { analyst_findings?: string[] })[]): { entries: StepBufferEntry[]; text: string } {
+export function optimizerMemory(entries: (StepBufferEntry & { analyst_findings?: string[] })[]): {
+  entries: StepBufferEntry[];
+  text: string;
+} {
   const view = optimizerView(entries);
   return { entries: view, text: renderStepBuffer(view) };
 }
@@ -96,7 +101,11 @@ export function renderStepBuffer(entries: (StepBufferEntry & { analyst_findings?
       e.rejected_edits.forEach((r, i) => {
         if ('op' in r) {
           const target = String(r.target ?? '');
-          lines.push(target ? `    ${i + 1}. [${String(r.op)}] target="${target}" -> "${String(r.content)}"` : `    ${i + 1}. [${String(r.op)}] "${String(r.content)}"`);
+          lines.push(
+            target
+              ? `    ${i + 1}. [${String(r.op)}] target="${target}" -> "${String(r.content)}"`
+              : `    ${i + 1}. [${String(r.op)}] "${String(r.content)}"`,
+          );
         } else lines.push(`    ${i + 1}. [${String(r.type)}] "${String(r.title)}" -> "${String(r.instruction)}"`);
       });
     }

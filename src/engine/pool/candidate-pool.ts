@@ -71,7 +71,9 @@ export class CandidatePool {
     this.members = [...this.members.filter((m) => m.origin !== member.origin), member];
     const dropped: string[] = [];
     while (this.members.length > this.size) {
-      const k = toDrop(this.members.map((m, order) => ({ values: m.values, score: m.score, order, keep: keep.includes(m.origin) })));
+      const k = toDrop(
+        this.members.map((m, order) => ({ values: m.values, score: m.score, order, keep: keep.includes(m.origin) })),
+      );
       if (k === undefined) break;
       const [gone] = this.members.splice(k, 1);
       dropped.push(gone!.origin);
@@ -84,7 +86,8 @@ export class CandidatePool {
   /** `id`'s line of first parents, itself first. */
   line(id: string): string[] {
     const out: string[] = [];
-    for (let n = this.node(id); n && !out.includes(n.id); n = n.parents[0] ? this.node(n.parents[0]) : undefined) out.push(n.id);
+    for (let n = this.node(id); n && !out.includes(n.id); n = n.parents[0] ? this.node(n.parents[0]) : undefined)
+      out.push(n.id);
     return out;
   }
 
@@ -105,13 +108,18 @@ export class CandidatePool {
   static load(dir: RunDir, size: number, memberIds: readonly string[] | undefined, lastStep: number): CandidatePool {
     const file = readJson<LineageFile>(dir.path(LINEAGE_FILE));
     if (!file) throw new Error(`cannot resume: ${dir.path(LINEAGE_FILE)} is missing or unreadable`);
-    const nodes = file.nodes.filter((n) => n.step <= lastStep).map(({ dropped_at, ...n }) => (dropped_at !== undefined && dropped_at <= lastStep ? { ...n, dropped_at } : n));
+    const nodes = file.nodes
+      .filter((n) => n.step <= lastStep)
+      .map(({ dropped_at, ...n }) => (dropped_at !== undefined && dropped_at <= lastStep ? { ...n, dropped_at } : n));
     // A rebuilt runtime state does not name the members: the lineage's last list, as far as it was committed.
     const ids = memberIds ?? file.members.filter((id) => nodes.some((n) => n.id === id));
     const members = ids.map((id) => {
       const node = nodes.find((n) => n.id === id);
       const skill = dir.readText(dir.path(memberFile(id)));
-      if (!node?.item_scores || skill === undefined || node.score === null) throw new Error(`cannot resume: pool member ${id} is not in ${dir.path(LINEAGE_FILE)} with its skill in ${memberFile(id)}`);
+      if (!node?.item_scores || skill === undefined || node.score === null)
+        throw new Error(
+          `cannot resume: pool member ${id} is not in ${dir.path(LINEAGE_FILE)} with its skill in ${memberFile(id)}`,
+        );
       return { skill, score: node.score, origin: id, values: node.item_scores.map((v) => v ?? undefined) };
     });
     return new CandidatePool(size, members, nodes);

@@ -42,7 +42,9 @@ export function dominated(a: ItemScores, b: ItemScores): boolean {
  * first, then the one best on the fewest items, then the lowest mean, then the oldest.
  * `order[k]` is candidate k's age rank (lower: older). Undefined when every candidate is kept.
  */
-export function toDrop(candidates: readonly { values: ItemScores; score: number; order: number; keep: boolean }[]): number | undefined {
+export function toDrop(
+  candidates: readonly { values: ItemScores; score: number; order: number; keep: boolean }[],
+): number | undefined {
   const weights = frontWeights(candidates.map((c) => c.values));
   const isDominated = candidates.map((c, k) => candidates.some((o, j) => j !== k && dominated(c.values, o.values)));
   let drop: number | undefined;

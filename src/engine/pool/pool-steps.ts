@@ -18,10 +18,24 @@ import { applyPatch } from '../stages/update.ts';
 import type { StepScope } from '../step/step-scope.ts';
 import { CandidatePool, memberFile, type LineageNode, type NodeKind, type PoolMember } from './candidate-pool.ts';
 
-const itemScores = (values: readonly (number | undefined)[]) => values.map((v) => (v === undefined ? null : round(v, 6)));
+const itemScores = (values: readonly (number | undefined)[]) =>
+  values.map((v) => (v === undefined ? null : round(v, 6)));
 
 /** A lineage node for a candidate the gate has decided on. */
-function nodeOf(args: { id: string; parents: string[]; kind: NodeKind; step: number; skill: string; action: string; sel?: SelectionScore; score?: number; test?: GateTest; edits?: Edit[]; member: boolean; file: string }): LineageNode {
+function nodeOf(args: {
+  id: string;
+  parents: string[];
+  kind: NodeKind;
+  step: number;
+  skill: string;
+  action: string;
+  sel?: SelectionScore;
+  score?: number;
+  test?: GateTest;
+  edits?: Edit[];
+  member: boolean;
+  file: string;
+}): LineageNode {
   const complete = args.sel ? args.sel.complete : true;
   return {
     id: args.id,
@@ -50,7 +64,22 @@ const keep = (state: TrainState) => [state.current.origin, state.best.origin];
 /** The pool of a new run: the initial skill, scored in full on selection. */
 export function startPool(size: number, initial: PoolMember, sel: SelectionScore): CandidatePool {
   const pool = new CandidatePool(size, [], []);
-  pool.add(nodeOf({ id: initial.origin, parents: [], kind: 'initial', step: 0, skill: initial.skill, action: 'initial', sel, member: true, file: '' }), initial, [initial.origin], 0);
+  pool.add(
+    nodeOf({
+      id: initial.origin,
+      parents: [],
+      kind: 'initial',
+      step: 0,
+      skill: initial.skill,
+      action: 'initial',
+      sel,
+      member: true,
+      file: '',
+    }),
+    initial,
+    [initial.origin],
+    0,
+  );
   return pool;
 }
 
@@ -58,7 +87,11 @@ export function startPool(size: number, initial: PoolMember, sel: SelectionScore
  * The parent of `step`: the current skill joins the pool first when it is new (a slow update
  * changed it); the members that dropped out for it are returned for the step's record.
  */
-export async function poolParent(ctx: Pick<RunContext, 'selection' | 'settings'>, state: TrainState, step: number): Promise<{ parent: PoolMember; dropped: string[] }> {
+export async function poolParent(
+  ctx: Pick<RunContext, 'selection' | 'settings'>,
+  state: TrainState,
+  step: number,
+): Promise<{ parent: PoolMember; dropped: string[] }> {
   const pool = state.pool!;
   let dropped: string[] = [];
   if (!pool.memberWith(state.current.skill)) {
@@ -66,7 +99,18 @@ export async function poolParent(ctx: Pick<RunContext, 'selection' | 'settings'>
     const parent = pool.members.at(-1)?.origin;
     const member: PoolMember = { ...state.current, values: sel.itemValues };
     dropped = pool.add(
-      nodeOf({ id: state.current.origin, parents: parent ? [parent] : [], kind: 'slow_update', step: state.lastStep, skill: state.current.skill, action: 'force_accept', score: state.current.score, sel, member: true, file: '' }),
+      nodeOf({
+        id: state.current.origin,
+        parents: parent ? [parent] : [],
+        kind: 'slow_update',
+        step: state.lastStep,
+        skill: state.current.skill,
+        action: 'force_accept',
+        score: state.current.score,
+        sel,
+        member: true,
+        file: '',
+      }),
       member,
       keep(state),
       step,
@@ -76,9 +120,17 @@ export async function poolParent(ctx: Pick<RunContext, 'selection' | 'settings'>
 }
 
 /** Records the step's candidate in the lineage; an accepted one joins the pool (the state already holds the gate's decision). */
-export function recordStepCandidate(s: StepScope, state: TrainState, candidate: string, gate: { sel: SelectionScore; decision: GateDecision; test?: GateTest }): void {
+export function recordStepCandidate(
+  s: StepScope,
+  state: TrainState,
+  candidate: string,
+  gate: { sel: SelectionScore; decision: GateDecision; test?: GateTest },
+): void {
   const id = `step_${pad4(s.step)}`;
-  const member = gate.decision.replacesCurrent && gate.sel.complete ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues } : undefined;
+  const member =
+    gate.decision.replacesCurrent && gate.sel.complete
+      ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues }
+      : undefined;
   const node = nodeOf({
     id,
     parents: [s.reference.origin],
@@ -92,16 +144,24 @@ export function recordStepCandidate(s: StepScope, state: TrainState, candidate: 
     member: member !== undefined,
     file: path.relative(s.ctx.dir.root, path.join(s.files.root, 'candidate_skill.md')),
   });
-  s.pool = { parent: s.reference.origin, dropped: [...(s.pool?.dropped ?? []), ...state.pool!.add(node, member, keep(state), s.step)] };
+  s.pool = {
+    parent: s.reference.origin,
+    dropped: [...(s.pool?.dropped ?? []), ...state.pool!.add(node, member, keep(state), s.step)],
+  };
 }
 
 /**
  * A merge partner for `id`: a member that branched off `id`'s line at a common ancestor, whose
  * own line since then is made of edits, not tried with `id` before; the highest-scoring one.
  */
-function mergePartner(pool: CandidatePool, id: string): { partner: PoolMember; ancestor: string; edits: Edit[] } | undefined {
+function mergePartner(
+  pool: CandidatePool,
+  id: string,
+): { partner: PoolMember; ancestor: string; edits: Edit[] } | undefined {
   const mine = pool.line(id);
-  const tried = new Set(pool.nodes.filter((n) => n.kind === 'merge' && n.parents.includes(id)).flatMap((n) => n.parents));
+  const tried = new Set(
+    pool.nodes.filter((n) => n.kind === 'merge' && n.parents.includes(id)).flatMap((n) => n.parents),
+  );
   let found: { partner: PoolMember; ancestor: string; edits: Edit[] } | undefined;
   for (const m of pool.members) {
     if (m.origin === id || tried.has(m.origin)) continue;
@@ -109,9 +169,13 @@ function mergePartner(pool: CandidatePool, id: string): { partner: PoolMember; a
     const at = theirs.findIndex((n) => mine.includes(n));
     // No common ancestor, or one is the other's ancestor: nothing to merge.
     if (at <= 0 || theirs[at] === id) continue;
-    const since = theirs.slice(0, at).reverse().map((n) => pool.node(n)!);
+    const since = theirs
+      .slice(0, at)
+      .reverse()
+      .map((n) => pool.node(n)!);
     if (since.some((n) => !n.edits?.length)) continue;
-    if (!found || m.score > found.partner.score) found = { partner: m, ancestor: theirs[at]!, edits: since.flatMap((n) => n.edits!) };
+    if (!found || m.score > found.partner.score)
+      found = { partner: m, ancestor: theirs[at]!, edits: since.flatMap((n) => n.edits!) };
   }
   return found;
 }
@@ -125,22 +189,46 @@ export async function mergeStage(s: StepScope, state: TrainState): Promise<void>
   if (!base || !plan) return;
   const id = `merge_${pad4(s.step)}`;
   const root = path.join(s.files.root, 'merge');
-  s.stages.start('pool_merge', `${base.origin} with the ${plan.edits.length} edit(s) of ${plan.partner.origin} since ${plan.ancestor}`);
+  s.stages.start(
+    'pool_merge',
+    `${base.origin} with the ${plan.edits.length} edit(s) of ${plan.partner.origin} since ${plan.ancestor}`,
+  );
   const { candidate, reports } = applyPatch(base.skill, plan.edits, settings.maxSkillTokens);
   const applied = appliedEdits(plan.edits, reports ?? []);
   if (candidate === undefined || applied.length === 0 || candidate === base.skill) {
     s.stages.finish('pool_merge', `nothing to merge: none of ${plan.partner.origin}'s edits applies to ${base.origin}`);
-    pool.add(nodeOf({ id, parents: [base.origin, plan.partner.origin], kind: 'merge', step: s.step, skill: base.skill, action: 'skip_no_patches', member: false, file: '' }), undefined, keep(state), s.step);
+    pool.add(
+      nodeOf({
+        id,
+        parents: [base.origin, plan.partner.origin],
+        kind: 'merge',
+        step: s.step,
+        skill: base.skill,
+        action: 'skip_no_patches',
+        member: false,
+        file: '',
+      }),
+      undefined,
+      keep(state),
+      s.step,
+    );
     s.pool = { ...s.pool!, merge: { parents: [base.origin, plan.partner.origin], action: 'skip_no_patches' } };
     return;
   }
   dir.writeText(path.join(root, 'candidate_skill.md'), candidate);
   dir.writeArtifact(path.join(root, 'edit_apply_report.json'), reports);
-  const gate = await gateCandidate(s.ctx, candidate, base, state.best, { rule: 'gate', dir: path.join(root, 'selection_eval'), step: s.step });
+  const gate = await gateCandidate(s.ctx, candidate, base, state.best, {
+    rule: 'gate',
+    dir: path.join(root, 'selection_eval'),
+    step: s.step,
+  });
   const after = applyDecision(state, { skill: candidate, score: gate.sel.gate, origin: id }, gate.decision, s.step);
   state.current = after.current;
   state.best = after.best;
-  const member = gate.decision.replacesCurrent && gate.sel.complete ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues } : undefined;
+  const member =
+    gate.decision.replacesCurrent && gate.sel.complete
+      ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues }
+      : undefined;
   const node = nodeOf({
     id,
     parents: [base.origin, plan.partner.origin],
@@ -158,7 +246,15 @@ export async function mergeStage(s: StepScope, state: TrainState): Promise<void>
   s.pool = {
     ...s.pool!,
     dropped: [...s.pool!.dropped, ...dropped],
-    merge: { parents: [base.origin, plan.partner.origin], action: gate.decision.action, score: gate.sel.complete ? gate.sel.gate : null, rollouts_used: gate.sel.used + gate.referenceRollouts },
+    merge: {
+      parents: [base.origin, plan.partner.origin],
+      action: gate.decision.action,
+      score: gate.sel.complete ? gate.sel.gate : null,
+      rollouts_used: gate.sel.used + gate.referenceRollouts,
+    },
   };
-  s.stages.finish('pool_merge', `${gate.decision.action}: merged ${gate.sel.complete ? gate.sel.gate.toFixed(4) : `at most ${gate.sel.gate.toFixed(4)}`} vs ${base.origin} ${base.score.toFixed(4)}`);
+  s.stages.finish(
+    'pool_merge',
+    `${gate.decision.action}: merged ${gate.sel.complete ? gate.sel.gate.toFixed(4) : `at most ${gate.sel.gate.toFixed(4)}`} vs ${base.origin} ${base.score.toFixed(4)}`,
+  );
 }

@@ -38,12 +38,27 @@ export function itemMetric(hard: number, soft: number, metric: GateMetric, mixed
   return (1 - w) * hard + w * soft;
 }
 
-export const DEFAULT_LEADING_WORDS = ['MUST', 'ALWAYS', 'NEVER', 'ONLY', 'CRITICAL', 'IMPORTANT', 'RESOLVE', 'PREFER', 'ENSURE', 'STRICT', 'VERIFY'];
+export const DEFAULT_LEADING_WORDS = [
+  'MUST',
+  'ALWAYS',
+  'NEVER',
+  'ONLY',
+  'CRITICAL',
+  'IMPORTANT',
+  'RESOLVE',
+  'PREFER',
+  'ENSURE',
+  'STRICT',
+  'VERIFY',
+];
 
 /** Share of "leading words" among the words of the skill body (protected regions excluded). */
 export function semanticDensity(skill: string, leadingWords: string[] = DEFAULT_LEADING_WORDS): number {
   if (!skill.trim()) return 0;
-  const tokens = stripProtectedRegions(skill).toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  const tokens =
+    stripProtectedRegions(skill)
+      .toLowerCase()
+      .match(/[a-z0-9]+/g) ?? [];
   if (tokens.length === 0) return 0;
   const words = new Set(leadingWords.map((w) => w.trim().toLowerCase()).filter(Boolean));
   return tokens.filter((t) => words.has(t)).length / tokens.length;
@@ -64,7 +79,11 @@ export function gateBonus(skill: string, scoring: GateScoring): number {
  * The gate score of a skill: the mean of its items' metric plus the bonus. Every gate score is
  * computed by this one function, so that a candidate and the current skill compare exactly.
  */
-export function gateScore(trajectories: Pick<Trajectory, 'hard' | 'soft' | 'error'>[], skill: string, scoring: GateScoring): number {
+export function gateScore(
+  trajectories: Pick<Trajectory, 'hard' | 'soft' | 'error'>[],
+  skill: string,
+  scoring: GateScoring,
+): number {
   let sum = 0;
   let n = 0;
   for (const t of trajectories) {

@@ -45,7 +45,10 @@ export class ScoreCache {
       const line = parsed.data;
       // Lines of earlier versions hold the long strings inline: they move to blobs here.
       const moved = line.blobs ? undefined : toJournalLine(line, this.blobs, TRAJECTORY, WHOLE);
-      this.map.set(this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0), moved?.blobs ? JSON.stringify(moved) : at);
+      this.map.set(
+        this.key(line.skill, line.item, line.target, line.sample, line.seed ?? 0),
+        moved?.blobs ? JSON.stringify(moved) : at,
+      );
     }
   }
 
@@ -79,7 +82,9 @@ export class ScoreCache {
       this.map.set(key, trajectory);
       return;
     }
-    const line = JSON.stringify(toJournalLine({ skill, item, target, sample, seed, trajectory }, this.blobs!, TRAJECTORY, WHOLE));
+    const line = JSON.stringify(
+      toJournalLine({ skill, item, target, sample, seed, trajectory }, this.blobs!, TRAJECTORY, WHOLE),
+    );
     this.map.set(key, this.out.append(line));
   }
 
@@ -87,7 +92,14 @@ export class ScoreCache {
    * Runs a rollout once even when two callers ask for it at the same time (the initial and the
    * best skill on the test split, when they are the same skill): the second waits for the first.
    */
-  once(skill: string, item: string, target: string, sample: number, seed: number, run: () => Promise<Trajectory>): { trajectory: Promise<Trajectory>; fresh: boolean } {
+  once(
+    skill: string,
+    item: string,
+    target: string,
+    sample: number,
+    seed: number,
+    run: () => Promise<Trajectory>,
+  ): { trajectory: Promise<Trajectory>; fresh: boolean } {
     const key = this.key(skill, item, target, sample, seed);
     const pending = this.running.get(key);
     if (pending) return { trajectory: pending, fresh: false };

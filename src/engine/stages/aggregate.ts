@@ -42,16 +42,34 @@ type MergeMeta = Extract<OptimizerMeta, { kind: 'merge' }>;
  */
 async function askMerge(
   s: MergeSettings,
-  q: { guidance: Group | 'combined'; body: string[]; level: MergeMeta['level']; patches: MergeMeta['patches']; budget?: number; during: string; fallback: string },
+  q: {
+    guidance: Group | 'combined';
+    body: string[];
+    level: MergeMeta['level'];
+    patches: MergeMeta['patches'];
+    budget?: number;
+    during: string;
+    fallback: string;
+  },
 ): Promise<{ reasoning: string; items: UpdateItem[] } | undefined> {
   const meta = metaSkillBlock(s.metaSkill);
   const reply = await ask(s.ctx, {
     purpose: 'merge',
-    system: fill(loadPrompt('merge'), { group_guidance: loadPrompt(`merge_${q.guidance}`).trim(), output_format: outputFormat(s.ctx.mode).output_format }),
+    system: fill(loadPrompt('merge'), {
+      group_guidance: loadPrompt(`merge_${q.guidance}`).trim(),
+      output_format: outputFormat(s.ctx.mode).output_format,
+    }),
     user: [...(meta ? [meta] : []), `## Current Skill\n${s.skill}`, ...q.body].join('\n\n'),
     schema: patchReplySchema(s.ctx.mode),
     schemaName: 'merged_patch',
-    meta: { kind: 'merge', level: q.level, mode: s.ctx.mode, skill: s.skill, patches: q.patches, ...(q.budget === undefined ? {} : { budget: q.budget }) },
+    meta: {
+      kind: 'merge',
+      level: q.level,
+      mode: s.ctx.mode,
+      skill: s.skill,
+      patches: q.patches,
+      ...(q.budget === undefined ? {} : { budget: q.budget }),
+    },
     maxTokens: s.ctx.mode === 'full_rewrite_minibatch' ? Math.max(s.ctx.maxTokens, 64000) : undefined,
     during: q.during,
     fallback: q.fallback,
@@ -87,14 +105,22 @@ export async function mergeGroup(s: MergeSettings, patches: Merged[], level: num
   });
   if (reply) return { reasoning: reply.reasoning, items: withLevel(reply.items, level, group !== 'final') };
   const all = patches.flatMap((p) => p.items);
-  return { reasoning: group === 'final' ? 'fallback: failure first, then success' : 'fallback concatenation', items: withLevel(all, level, false) };
+  return {
+    reasoning: group === 'final' ? 'fallback: failure first, then success' : 'fallback concatenation',
+    items: withLevel(all, level, false),
+  };
 }
 
 const groupSize = (s: MergeSettings) => Math.max(2, s.groupSize);
 const usable = (done: (Merged | null)[]) => done.filter((p): p is Merged => p !== null && p.items.length > 0);
 
 /** One level of a hierarchy: the nodes in groups of `groupSize`, a call for each group of two or more present patches. */
-function mergeLevel(s: MergeSettings, nodes: Promise<Merged | null>[], level: number, group: 'failure' | 'success'): Promise<Merged | null>[] {
+function mergeLevel(
+  s: MergeSettings,
+  nodes: Promise<Merged | null>[],
+  level: number,
+  group: 'failure' | 'success',
+): Promise<Merged | null>[] {
   const size = groupSize(s);
   const next: Promise<Merged | null>[] = [];
   for (let i = 0; i < nodes.length; i += size) {
@@ -115,7 +141,11 @@ function mergeLevel(s: MergeSettings, nodes: Promise<Merged | null>[], level: nu
  * Merges patches (given as promises, in a fixed order) level by level in groups of
  * `groupSize`. A group of one passes through; an empty result counts as no patch.
  */
-export function mergeHierarchy(s: MergeSettings, patches: Promise<Merged | null>[], group: 'failure' | 'success'): Promise<Merged | null> {
+export function mergeHierarchy(
+  s: MergeSettings,
+  patches: Promise<Merged | null>[],
+  group: 'failure' | 'success',
+): Promise<Merged | null> {
   let level = 0;
   let nodes = patches;
   while (nodes.length > 1) nodes = mergeLevel(s, nodes, ++level, group);
@@ -123,7 +153,11 @@ export function mergeHierarchy(s: MergeSettings, patches: Promise<Merged | null>
 }
 
 /** The staged strategy: the failure hierarchy, the success hierarchy, then a final merge when both have items. */
-export async function aggregate(s: MergeSettings, failure: Promise<Merged | null>[], success: Promise<Merged | null>[]): Promise<Merged> {
+export async function aggregate(
+  s: MergeSettings,
+  failure: Promise<Merged | null>[],
+  success: Promise<Merged | null>[],
+): Promise<Merged> {
   const [f, su] = await Promise.all([mergeHierarchy(s, failure, 'failure'), mergeHierarchy(s, success, 'success')]);
   const failures = f?.items.length ? f : undefined;
   const successes = su?.items.length ? su : undefined;
@@ -142,7 +176,12 @@ interface SourcedPatch {
  * changes first; with a `budget`, the reply lists the changes most important first and the
  * step applies the first `budget`.
  */
-export async function mergeTop(s: MergeSettings, patches: SourcedPatch[], level: number, budget: number | undefined): Promise<Merged> {
+export async function mergeTop(
+  s: MergeSettings,
+  patches: SourcedPatch[],
+  level: number,
+  budget: number | undefined,
+): Promise<Merged> {
   const { key, label } = PAYLOAD[s.ctx.mode];
   const failures = patches.filter((p) => p.source === 'failure');
   const successes = patches.filter((p) => p.source === 'success');
@@ -163,12 +202,29 @@ export async function mergeTop(s: MergeSettings, patches: SourcedPatch[], level:
     during: 'combined merge',
     fallback: 'using concatenation instead, failure first',
   });
-  if (reply) return { reasoning: reply.reasoning, items: withLevel(reply.items, level, true), ...(ranks ? { rankedFor: budget } : {}) };
-  return { reasoning: 'fallback: failure first, then success', items: withLevel(ordered.flatMap((p) => p.patch.items), level, false) };
+  if (reply)
+    return {
+      reasoning: reply.reasoning,
+      items: withLevel(reply.items, level, true),
+      ...(ranks ? { rankedFor: budget } : {}),
+    };
+  return {
+    reasoning: 'fallback: failure first, then success',
+    items: withLevel(
+      ordered.flatMap((p) => p.patch.items),
+      level,
+      false,
+    ),
+  };
 }
 
 /** One level over patches that are all done: each group of two or more merged by one call, all groups at once. */
-async function mergeDone(s: MergeSettings, patches: Merged[], level: number, group: 'failure' | 'success'): Promise<Merged[]> {
+async function mergeDone(
+  s: MergeSettings,
+  patches: Merged[],
+  level: number,
+  group: 'failure' | 'success',
+): Promise<Merged[]> {
   const size = groupSize(s);
   const groups: Merged[][] = [];
   for (let i = 0; i < patches.length; i += size) groups.push(patches.slice(i, i + size));
@@ -181,7 +237,12 @@ async function mergeDone(s: MergeSettings, patches: Merged[], level: number, gro
  * one group, then `mergeTop` merges what is left. `budget`: the step's budget when it is known
  * before the merge (a scheduled learning rate), so that the top merge also ranks.
  */
-export async function aggregateCombined(s: MergeSettings, failure: Promise<Merged | null>[], success: Promise<Merged | null>[], budget: number | undefined): Promise<Merged> {
+export async function aggregateCombined(
+  s: MergeSettings,
+  failure: Promise<Merged | null>[],
+  success: Promise<Merged | null>[],
+  budget: number | undefined,
+): Promise<Merged> {
   const size = groupSize(s);
   const [fDone, sDone] = await Promise.all([Promise.all(failure), Promise.all(success)]);
   let f = usable(fDone);
@@ -192,9 +253,15 @@ export async function aggregateCombined(s: MergeSettings, failure: Promise<Merge
     const failureFirst = f.length >= su.length;
     const reduceF = f.length > 1 && (failureFirst || Math.ceil(su.length / size) + f.length > size);
     const reduceS = su.length > 1 && (!failureFirst || Math.ceil(f.length / size) + su.length > size);
-    [f, su] = await Promise.all([reduceF ? mergeDone(s, f, level, 'failure') : f, reduceS ? mergeDone(s, su, level, 'success') : su]);
+    [f, su] = await Promise.all([
+      reduceF ? mergeDone(s, f, level, 'failure') : f,
+      reduceS ? mergeDone(s, su, level, 'success') : su,
+    ]);
   }
-  const present: SourcedPatch[] = [...f.map((patch) => ({ source: 'failure' as const, patch })), ...su.map((patch) => ({ source: 'success' as const, patch }))];
+  const present: SourcedPatch[] = [
+    ...f.map((patch) => ({ source: 'failure' as const, patch })),
+    ...su.map((patch) => ({ source: 'success' as const, patch })),
+  ];
   const [only] = present;
   if (!only) return { reasoning: 'no updates from either group', items: [] };
   if (present.length === 1) return only.patch;

@@ -8,7 +8,13 @@ import { countTokens } from '../../skill/document.ts';
 import type { RunContext } from '../context.ts';
 import { decide, gateBar, type DecideOptions, type GateDecision, type GateRule, type SkillState } from './gate.ts';
 import { pairedAccepts, PairedGate, pairedGateTest, type GateTest, type PairedRule } from './paired-gate.ts';
-import { EarlyStop, FULL_EVALUATION, type EarlyAccept, type EvaluationPolicy, type SelectionScore } from './selection-eval.ts';
+import {
+  EarlyStop,
+  FULL_EVALUATION,
+  type EarlyAccept,
+  type EvaluationPolicy,
+  type SelectionScore,
+} from './selection-eval.ts';
 
 export interface GateOutcome {
   sel: SelectionScore;
@@ -22,15 +28,29 @@ export interface GateOutcome {
 type GateContext = Pick<RunContext, 'settings' | 'selection'>;
 
 /** The length preference's token counts, when `evaluation.prefer_shorter_within` is set. */
-export function lengthRule(ctx: GateContext, candidate: string, against: { current: string; best: string }): DecideOptions['length'] {
+export function lengthRule(
+  ctx: GateContext,
+  candidate: string,
+  against: { current: string; best: string },
+): DecideOptions['length'] {
   const within = ctx.settings.gate.shorterWithin;
   if (within === undefined) return undefined;
-  return { within, candidate: countTokens(candidate), current: countTokens(against.current), best: countTokens(against.best) };
+  return {
+    within,
+    candidate: countTokens(candidate),
+    current: countTokens(against.current),
+    best: countTokens(against.best),
+  };
 }
 
 export function pairedRule(ctx: GateContext): PairedRule {
   const { gate } = ctx.settings;
-  return { alpha: gate.alpha, minDelta: gate.minDelta, repeats: gate.repeats, binary: gate.scoring.metric === 'hard' && gate.repeats === 1 };
+  return {
+    alpha: gate.alpha,
+    minDelta: gate.minDelta,
+    repeats: gate.repeats,
+    binary: gate.scoring.metric === 'hard' && gate.repeats === 1,
+  };
 }
 
 /** A margin on the bounds, so that a sum taken in another order cannot turn an early decision. */
@@ -43,7 +63,13 @@ const EPS = 1e-9;
 function earlyAccept(reference: SkillState, best: SkillState, early: EarlyDecision): EarlyAccept {
   return {
     certain: ({ low, high }) => low > reference.score + EPS && (low > best.score + EPS || high < best.score - EPS),
-    decided: ({ low, items }) => early(low > best.score + EPS ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false }, items),
+    decided: ({ low, items }) =>
+      early(
+        low > best.score + EPS
+          ? { action: 'accept_new_best', replacesCurrent: true, newBest: true }
+          : { action: 'accept', replacesCurrent: true, newBest: false },
+        items,
+      ),
   };
 }
 
@@ -61,7 +87,13 @@ export async function gateCandidate(
   candidate: string,
   reference: SkillState,
   best: SkillState,
-  options: { rule: Extract<GateRule, 'gate' | 'force'>; dir?: string; step?: number; onQueued?: () => void; early?: EarlyDecision },
+  options: {
+    rule: Extract<GateRule, 'gate' | 'force'>;
+    dir?: string;
+    step?: number;
+    onQueued?: () => void;
+    early?: EarlyDecision;
+  },
 ): Promise<GateOutcome> {
   const { gate } = ctx.settings;
   const length = lengthRule(ctx, candidate, { current: reference.skill, best: best.skill });
@@ -85,10 +117,14 @@ export async function gateCandidate(
       told = decision;
       return options.early!(decision, items);
     };
-    const accepting = options.rule === 'gate' && gate.earlyAccept && options.early && !length ? earlyAccept(reference, best, tell) : undefined;
+    const accepting =
+      options.rule === 'gate' && gate.earlyAccept && options.early && !length
+        ? earlyAccept(reference, best, tell)
+        : undefined;
     const sel = await score(policy, accepting);
     const decision = decide(sel.complete ? sel.gate : undefined, against, options.rule, { length });
-    if (told && told.action !== decision.action) throw new Error(`the gate accepted early (${told.action}) but the full evaluation decides ${decision.action}`);
+    if (told && told.action !== decision.action)
+      throw new Error(`the gate accepted early (${told.action}) but the full evaluation decides ${decision.action}`);
     return { sel, decision, referenceRollouts: 0 };
   }
 
@@ -97,5 +133,10 @@ export async function gateCandidate(
   const sel = await score(gate.earlyStop ? new PairedGate(ref.itemValues, rule, vsReference) : FULL_EVALUATION);
   const test = pairedGateTest(ref.itemValues, sel.itemValues, rule, !sel.complete);
   const passed = sel.complete && pairedAccepts(test, vsReference);
-  return { sel, decision: decide(sel.complete ? sel.gate : undefined, against, 'gate', { length, passed }), test, referenceRollouts: ref.used };
+  return {
+    sel,
+    decision: decide(sel.complete ? sel.gate : undefined, against, 'gate', { length, passed }),
+    test,
+    referenceRollouts: ref.used,
+  };
 }

@@ -63,7 +63,9 @@ export function beats(score: number, other: number, length?: LengthRule): boolea
 /** The bar an early-stopping evaluation needs the candidate to pass, and whether reaching it exactly loses. */
 export function gateBar(current: number, length?: LengthRule): { bar: number; tieLoses: boolean } {
   if (!length || length.candidate === length.other) return { bar: current, tieLoses: true };
-  return length.candidate < length.other ? { bar: current - length.within, tieLoses: false } : { bar: current + length.within, tieLoses: true };
+  return length.candidate < length.other
+    ? { bar: current - length.within, tieLoses: false }
+    : { bar: current + length.within, tieLoses: true };
 }
 
 export interface DecideOptions {
@@ -77,20 +79,34 @@ export interface DecideOptions {
  * `score` is undefined when the evaluation stopped early: a reject was then certain.
  * `against` is the current and the best skill's scores.
  */
-export function decide(score: number | undefined, against: { current: number; best: number }, rule: GateRule, options: DecideOptions = {}): GateDecision {
+export function decide(
+  score: number | undefined,
+  against: { current: number; best: number },
+  rule: GateRule,
+  options: DecideOptions = {},
+): GateDecision {
   const reject: GateDecision = { action: 'reject', replacesCurrent: false, newBest: false };
   if (score === undefined) return reject;
   const { length } = options;
-  const vs = (other: number): LengthRule | undefined => length && { within: length.within, candidate: length.candidate, other };
+  const vs = (other: number): LengthRule | undefined =>
+    length && { within: length.within, candidate: length.candidate, other };
   const newBest = beats(score, against.best, vs(length?.best ?? 0));
   if (rule === 'force') return { action: 'force_accept', replacesCurrent: true, newBest };
-  if (rule === 'promote') return newBest ? { action: 'accept_new_best', replacesCurrent: false, newBest: true } : reject;
+  if (rule === 'promote')
+    return newBest ? { action: 'accept_new_best', replacesCurrent: false, newBest: true } : reject;
   if (!(options.passed ?? beats(score, against.current, vs(length?.current ?? 0)))) return reject;
-  return newBest ? { action: 'accept_new_best', replacesCurrent: true, newBest: true } : { action: 'accept', replacesCurrent: true, newBest: false };
+  return newBest
+    ? { action: 'accept_new_best', replacesCurrent: true, newBest: true }
+    : { action: 'accept', replacesCurrent: true, newBest: false };
 }
 
 /** The current and best skills after `decision` on `candidate` (scored `candidate.score`) at `step`. */
-export function applyDecision(states: SkillStates, candidate: SkillState, decision: GateDecision, step: number): SkillStates {
+export function applyDecision(
+  states: SkillStates,
+  candidate: SkillState,
+  decision: GateDecision,
+  step: number,
+): SkillStates {
   return {
     current: decision.replacesCurrent ? candidate : states.current,
     best: decision.newBest ? { ...candidate, step } : states.best,
@@ -104,7 +120,14 @@ export function applyDecision(states: SkillStates, candidate: SkillState, decisi
  * perfect remainder, so the bound holds. `tieLoses`: a candidate that can at most reach the bar
  * is rejected (the strict gate); false: only one that cannot reach it.
  */
-export function rejectIsCertain(sum: number, scored: number, remaining: number, bar: number, bonus = 0, tieLoses = true): boolean {
+export function rejectIsCertain(
+  sum: number,
+  scored: number,
+  remaining: number,
+  bar: number,
+  bonus = 0,
+  tieLoses = true,
+): boolean {
   const total = scored + remaining;
   if (total === 0) return false;
   const best = (sum + remaining) / total + bonus;

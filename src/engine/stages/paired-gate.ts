@@ -46,7 +46,10 @@ export interface GateTest {
 const isBinary = (v: number) => v === 0 || v === 1;
 
 /** Pairs of (reference, candidate) values on the items both scored. */
-function pairs(reference: readonly (number | undefined)[], candidate: readonly (number | undefined)[]): [number, number][] {
+function pairs(
+  reference: readonly (number | undefined)[],
+  candidate: readonly (number | undefined)[],
+): [number, number][] {
   return reference.flatMap((r, i) => {
     const c = candidate[i];
     return r === undefined || c === undefined ? [] : [[r, c] as [number, number]];
@@ -57,9 +60,18 @@ function pairs(reference: readonly (number | undefined)[], candidate: readonly (
  * The test on complete scores. A p-value the test cannot give (every item's difference the
  * same) is 0 for a constant gain and 1 otherwise.
  */
-export function pairedGateTest(reference: readonly (number | undefined)[], candidate: readonly (number | undefined)[], rule: PairedRule, stoppedEarly = false): GateTest {
+export function pairedGateTest(
+  reference: readonly (number | undefined)[],
+  candidate: readonly (number | undefined)[],
+  rule: PairedRule,
+  stoppedEarly = false,
+): GateTest {
   const both = pairs(reference, candidate);
-  const t = pairedTest(both.map(([r]) => r), both.map(([, c]) => c), { alternative: 'greater' });
+  const t = pairedTest(
+    both.map(([r]) => r),
+    both.map(([, c]) => c),
+    { alternative: 'greater' },
+  );
   const p = t.p ?? (t.n > 0 && t.diff > 0 ? 0 : 1);
   return {
     kind: 'paired',
@@ -70,13 +82,16 @@ export function pairedGateTest(reference: readonly (number | undefined)[], candi
     alpha: rule.alpha,
     min_delta: rule.minDelta,
     repeats: rule.repeats,
-    ...(t.discordant ? { discordant: { current_only: t.discordant.baseline_only, candidate_only: t.discordant.candidate_only } } : {}),
+    ...(t.discordant
+      ? { discordant: { current_only: t.discordant.baseline_only, candidate_only: t.discordant.candidate_only } }
+      : {}),
     passed: !stoppedEarly && passes(p, t.diff, rule),
     stopped_early: stoppedEarly,
   };
 }
 
-const passes = (p: number, effect: number, rule: PairedRule) => p <= rule.alpha && effect > 0 && effect >= rule.minDelta;
+const passes = (p: number, effect: number, rule: PairedRule) =>
+  p <= rule.alpha && effect > 0 && effect >= rule.minDelta;
 
 /**
  * Whether the gate takes the candidate: the test passed, with the length preference when it is
@@ -117,7 +132,13 @@ export class PairedGate implements EvaluationPolicy {
     return this.sequence;
   }
 
-  decided(_sum: number, _scored: number, _remaining: number, _bonus: number, known: readonly (number | undefined)[]): boolean {
+  decided(
+    _sum: number,
+    _scored: number,
+    _remaining: number,
+    _bonus: number,
+    known: readonly (number | undefined)[],
+  ): boolean {
     const diffs: number[] = [];
     let b = 0;
     let c = 0;

@@ -55,13 +55,22 @@ export function extractNotes(raw: unknown): string[] {
   if (typeof raw === 'string') return raw.trim() ? [raw.trim()] : [];
   if (!Array.isArray(raw)) return [];
   return raw
-    .map((n) => (typeof n === 'string' ? n : n && typeof n === 'object' ? String((n as { note?: unknown; content?: unknown }).note ?? (n as { content?: unknown }).content ?? '') : ''))
+    .map((n) =>
+      typeof n === 'string'
+        ? n
+        : n && typeof n === 'object'
+          ? String((n as { note?: unknown; content?: unknown }).note ?? (n as { content?: unknown }).content ?? '')
+          : '',
+    )
     .map((n) => n.trim())
     .filter(Boolean);
 }
 
 function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string {
-  const base = fill(loadPrompt(source === 'failure' ? 'analyst_failure' : 'analyst_success', s.ctx.env), outputFormat(s.ctx.mode)).trimEnd();
+  const base = fill(
+    loadPrompt(source === 'failure' ? 'analyst_failure' : 'analyst_success', s.ctx.env),
+    outputFormat(s.ctx.mode),
+  ).trimEnd();
   const parts = [base];
   if (s.analystGuide.trim()) parts.push(`## About these tasks\n${s.analystGuide.trim()}`);
   if (s.skillAware && s.ctx.mode !== 'full_rewrite_minibatch') {
@@ -73,7 +82,8 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
 
 function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: Trajectory[]): string {
   const sections = [`## Current Skill\n${s.skill}`];
-  if (s.ctx.mode === 'full_rewrite_minibatch') sections.push('## Update Format\nPropose one complete replacement skill; no edits or suggestions.');
+  if (s.ctx.mode === 'full_rewrite_minibatch')
+    sections.push('## Update Format\nPropose one complete replacement skill; no edits or suggestions.');
   else {
     const label = s.ctx.mode === 'patch' ? 'Edits' : 'Suggestions';
     sections.push(`## ${label} Budget\nPropose at most ${s.budget} ${label.toLowerCase()}.`);
@@ -82,12 +92,19 @@ function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: T
   const meta = metaSkillBlock(s.metaSkill);
   if (meta) sections.push(meta);
   const title = source === 'failure' ? 'Failed Trajectories' : 'Successful Trajectories';
-  sections.push(`## ${title} (${batch.length} total)\n${batch.map((t, i) => renderTrajectory(t, i + 1, { traces: s.traces })).join('\n\n---\n\n')}`);
+  sections.push(
+    `## ${title} (${batch.length} total)\n${batch.map((t, i) => renderTrajectory(t, i + 1, { traces: s.traces })).join('\n\n---\n\n')}`,
+  );
   return sections.join('\n\n');
 }
 
 /** One analyst call on one minibatch. */
-export async function analyse(s: ReflectSettings, source: 'failure' | 'success', index: number, batch: Trajectory[]): Promise<AnalystResult> {
+export async function analyse(
+  s: ReflectSettings,
+  source: 'failure' | 'success',
+  index: number,
+  batch: Trajectory[],
+): Promise<AnalystResult> {
   const mode = s.ctx.mode;
   const schema = analystReplySchema(mode, source);
   const reply = await ask(s.ctx, {
@@ -119,12 +136,16 @@ export async function analyse(s: ReflectSettings, source: 'failure' | 'success',
   items = items.map((item) => ({ ...item, source_type: source, support_count: batch.length }));
   const notesAllowed = s.skillAware && (source === 'failure' || s.appendixSource !== 'failure_only');
   const notes = notesAllowed ? extractNotes(reply.appendix_notes) : [];
-  const findings = ((reply as { failure_summary?: { failure_type: string; description: string }[] }).failure_summary ?? []).map((f) =>
-    f.description ? `${f.failure_type}: ${f.description}` : f.failure_type,
-  );
+  const findings = (
+    (reply as { failure_summary?: { failure_type: string; description: string }[] }).failure_summary ?? []
+  ).map((f) => (f.description ? `${f.failure_type}: ${f.description}` : f.failure_type));
   if (s.patchesDir) {
     const file = path.join(s.patchesDir, `minibatch_${source === 'failure' ? 'fail' : 'succ'}_${pad3(index)}.json`);
-    writeFileAtomic(file, toJson({ ...reply, source_type: source, n_trajectories: batch.length, trajectory_ids: batch.map((t) => t.id) }), { durable: false });
+    writeFileAtomic(
+      file,
+      toJson({ ...reply, source_type: source, n_trajectories: batch.length, trajectory_ids: batch.map((t) => t.id) }),
+      { durable: false },
+    );
   }
   return {
     source,

@@ -67,7 +67,11 @@ export class Rollouts {
     return this.services.target.id;
   }
 
-  run(skill: string, items: Item[], options: Omit<RolloutJob, keyof RolloutServices | 'skill' | 'items' | 'seed'> & { seed?: number } = {}): Promise<RolloutResult> {
+  run(
+    skill: string,
+    items: Item[],
+    options: Omit<RolloutJob, keyof RolloutServices | 'skill' | 'items' | 'seed'> & { seed?: number } = {},
+  ): Promise<RolloutResult> {
     return rollout({ ...this.services, seed: this.seed, ...options, skill, items });
   }
 
@@ -136,7 +140,14 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
         }
         try {
           const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
-            job.env.rollout(item, job.skill, { target: job.target, judge: job.judge, seed: job.seed, sample, training: job.training, signal: job.signal }),
+            job.env.rollout(item, job.skill, {
+              target: job.target,
+              judge: job.judge,
+              seed: job.seed,
+              sample,
+              training: job.training,
+              signal: job.signal,
+            }),
           );
           if (shared.fresh) ran++;
           else cached++;
@@ -154,7 +165,14 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
     ),
   );
   if (fatal) throw fatal.error;
-  if (job.dir) writeRolloutDir(job.dir, trajectories, hash, job.target.id, job.items.map((_, i) => sampleOf(i)));
+  if (job.dir)
+    writeRolloutDir(
+      job.dir,
+      trajectories,
+      hash,
+      job.target.id,
+      job.items.map((_, i) => sampleOf(i)),
+    );
   return { trajectories, ran, cached };
 }
 
@@ -164,7 +182,13 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
  * directory rather than one per item (the original writes `predictions/<id>/conversation.json`,
  * which costs a directory and a file per rollout).
  */
-export function writeRolloutDir(dir: string, trajectories: (Trajectory | undefined)[], hash: string, target: string, samples: number | readonly number[]): void {
+export function writeRolloutDir(
+  dir: string,
+  trajectories: (Trajectory | undefined)[],
+  hash: string,
+  target: string,
+  samples: number | readonly number[],
+): void {
   const lines: string[] = [];
   for (const [i, t] of trajectories.entries()) {
     if (!t) continue;

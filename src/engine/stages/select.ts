@@ -51,7 +51,14 @@ export function pickIndices(raw: unknown[], n: number, budget: number): number[]
  * The changes to apply: all when they fit the budget; else the first `budget` when the merge
  * already ordered them for this budget (`rankedFor`); else those the optimizer ranks highest.
  */
-export async function rankAndSelect(ctx: OptimizerContext, skill: string, items: UpdateItem[], budget: number, metaSkill: string, rankedFor?: number): Promise<SelectResult> {
+export async function rankAndSelect(
+  ctx: OptimizerContext,
+  skill: string,
+  items: UpdateItem[],
+  budget: number,
+  metaSkill: string,
+  rankedFor?: number,
+): Promise<SelectResult> {
   if (budget <= 0) return { items: [], how: 'budget_zero' };
   if (items.length <= budget) return { items, how: 'all' };
   if (rankedFor === budget) return { items: items.slice(0, budget), how: 'ranked_by_merge' };
@@ -60,7 +67,9 @@ export async function rankAndSelect(ctx: OptimizerContext, skill: string, items:
   const meta = metaSkillBlock(metaSkill);
   if (meta) sections.push(meta);
   sections.push(`## Current Skill\n${skill}`);
-  sections.push(`## Pool of ${label} (${items.length}, budget=${budget})\n${items.map((it, i) => `[${i}] ${describeItem(it)}`).join('\n')}`);
+  sections.push(
+    `## Pool of ${label} (${items.length}, budget=${budget})\n${items.map((it, i) => `[${i}] ${describeItem(it)}`).join('\n')}`,
+  );
   sections.push(`Choose the ${budget} most important ${label}, as 0-based indices, most important first.`);
   const reply = await ask(ctx, {
     purpose: 'ranking',
@@ -76,7 +85,6 @@ export async function rankAndSelect(ctx: OptimizerContext, skill: string, items:
   return { items: items.slice(0, budget), how: 'fallback_truncated', ranking: reply };
 }
 
-
 /** A non-negative integer from whatever the model wrote, or undefined. */
 export function parseLearningRate(raw: unknown): number | undefined {
   if (typeof raw === 'boolean' || raw === null || raw === undefined) return undefined;
@@ -87,7 +95,15 @@ export function parseLearningRate(raw: unknown): number | undefined {
 
 export async function decideLearningRate(
   ctx: OptimizerContext,
-  args: { skill: string; items: UpdateItem[]; rolloutHard: number; rolloutSoft: number; rolloutN: number; stepBufferText: string; metaSkill: string },
+  args: {
+    skill: string;
+    items: UpdateItem[];
+    rolloutHard: number;
+    rolloutSoft: number;
+    rolloutN: number;
+    stepBufferText: string;
+    metaSkill: string;
+  },
 ): Promise<LrDecision> {
   const { label } = PAYLOAD[ctx.mode];
   const sections = [];
@@ -107,7 +123,14 @@ export async function decideLearningRate(
     schema: LrReplySchema,
     schemaName: 'learning_rate',
     fallback: 'applying none this step',
-    meta: { kind: 'lr_autonomous', mode: ctx.mode, skill: args.skill, items: args.items, rolloutHard: args.rolloutHard, rolloutN: args.rolloutN },
+    meta: {
+      kind: 'lr_autonomous',
+      mode: ctx.mode,
+      skill: args.skill,
+      items: args.items,
+      rolloutHard: args.rolloutHard,
+      rolloutN: args.rolloutN,
+    },
   });
   const raw = reply ? parseLearningRate(reply.learning_rate) : undefined;
   const decided = raw ?? 0;

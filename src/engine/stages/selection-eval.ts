@@ -30,7 +30,13 @@ export interface EvaluationPolicy {
    * order, `remaining` items not yet known, `bonus` added to the mean; `known` is the metric of
    * each item taken so far, in order (undefined: an item that only ended in errors).
    */
-  decided(sum: number, scored: number, remaining: number, bonus: number, known: readonly (number | undefined)[]): boolean;
+  decided(
+    sum: number,
+    scored: number,
+    remaining: number,
+    bonus: number,
+    known: readonly (number | undefined)[],
+  ): boolean;
 }
 
 const inOrder = (count: number) => Array.from({ length: count }, (_, i) => i);
@@ -86,10 +92,15 @@ export const MAX_ERROR_SHARE = 0.1;
 
 /** One item's samples as one result: the mean of the scored samples; an error when none was scored. */
 function combineSamples(samples: (Trajectory | undefined)[]): Trajectory | undefined {
-  if (samples.length === 1 || samples.some((t) => t === undefined)) return samples.length === 1 ? samples[0] : undefined;
+  if (samples.length === 1 || samples.some((t) => t === undefined))
+    return samples.length === 1 ? samples[0] : undefined;
   const ok = (samples as Trajectory[]).filter((t) => !t.error);
   if (ok.length === 0) return samples[0];
-  return { ...ok[0]!, hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length, soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length };
+  return {
+    ...ok[0]!,
+    hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length,
+    soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length,
+  };
 }
 
 /** The bounds of the final gate score, from the first `items` of the evaluation's order. */
@@ -141,11 +152,19 @@ export class SelectionEvaluator {
   }
 
   /** Runs the entries that ended in infrastructure errors once more (errors are never cached). */
-  private async retryErrors(skill: string, trajectories: (Trajectory | undefined)[], entries: { items: Item[]; samples?: number[] }): Promise<void> {
+  private async retryErrors(
+    skill: string,
+    trajectories: (Trajectory | undefined)[],
+    entries: { items: Item[]; samples?: number[] },
+  ): Promise<void> {
     const failed = entries.items.flatMap((item, index) => (trajectories[index]?.error ? [{ item, index }] : []));
     if (failed.length === 0) return;
     const samples = entries.samples && failed.map((f) => entries.samples![f.index]!);
-    const again = await this.rollouts.run(skill, failed.map((f) => f.item), samples ? { samples } : {});
+    const again = await this.rollouts.run(
+      skill,
+      failed.map((f) => f.item),
+      samples ? { samples } : {},
+    );
     failed.forEach(({ index }, k) => {
       const t = again.trajectories[k];
       if (t && !t.error) trajectories[index] = t;
@@ -162,12 +181,15 @@ export class SelectionEvaluator {
     const policy = options.policy ?? FULL_EVALUATION;
     const bonus = gateBonus(skill, s);
     const hashes = new Map<string, string>();
-    const metricOf = (t: Trajectory | undefined) => (t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : undefined);
+    const metricOf = (t: Trajectory | undefined) =>
+      t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : undefined;
     const sequence = policy.order(items.length, (other, i) => {
       const hash = hashes.get(other) ?? skillHash(other);
       hashes.set(other, hash);
       const item = items[i];
-      return item && metricOf(combineSamples(Array.from({ length: repeats }, (_, r) => this.rollouts.cached(hash, item, r))));
+      return (
+        item && metricOf(combineSamples(Array.from({ length: repeats }, (_, r) => this.rollouts.cached(hash, item, r))))
+      );
     });
     const entries = this.entries();
     // The stop is decided on the longest run of finished items in `sequence`, never on which items
@@ -199,7 +221,11 @@ export class SelectionEvaluator {
       if (!accepted && options.accept?.certain(bounds())) accepted = options.accept.decided(bounds());
     };
     const flat = sequence.flatMap((i) => Array.from({ length: repeats }, (_, r) => this.entry(i, r)));
-    const progress = options.step === undefined ? undefined : (done: number, total: number) => this.events.emit({ type: 'stage_progress', step: options.step!, stage: 'evaluate', done, total });
+    const progress =
+      options.step === undefined
+        ? undefined
+        : (done: number, total: number) =>
+            this.events.emit({ type: 'stage_progress', step: options.step!, stage: 'evaluate', done, total });
     const result = await this.rollouts.run(skill, entries.items, {
       order: flat,
       ...(entries.samples ? { samples: entries.samples } : {}),
@@ -214,7 +240,10 @@ export class SelectionEvaluator {
         const more = await this.rollouts.run(
           skill,
           rest.map((index) => entries.items[index]!),
-          { ...(entries.samples ? { samples: rest.map((index) => entries.samples![index]!) } : {}), onResult: (t, k) => onResult(t, rest[k]!) },
+          {
+            ...(entries.samples ? { samples: rest.map((index) => entries.samples![index]!) } : {}),
+            onResult: (t, k) => onResult(t, rest[k]!),
+          },
         );
         rest.forEach((index, k) => (result.trajectories[index] = more.trajectories[k]));
         result.ran += more.ran;
@@ -223,7 +252,8 @@ export class SelectionEvaluator {
     }
     const complete = prefix === items.length;
     if (complete) await this.retryErrors(skill, result.trajectories, entries);
-    if (options.dir) writeRolloutDir(options.dir, result.trajectories, skillHash(skill), this.rollouts.targetId, entries.samples ?? 0);
+    if (options.dir)
+      writeRolloutDir(options.dir, result.trajectories, skillHash(skill), this.rollouts.targetId, entries.samples ?? 0);
     const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
     const sampleScore = computeScore(finished);
     if (sampleScore.errors > MAX_ERROR_SHARE * entries.items.length) {

@@ -31,10 +31,20 @@ export function applyPatch(skill: string, edits: Edit[], maxTokens: number): Upd
 
 export async function rewriteFromSuggestions(
   ctx: OptimizerContext,
-  args: { skill: string; suggestions: Suggestion[]; stepBufferText: string; maxTokens: number; reasoningEffort?: OptimizerContext['reasoningEffort']; outputTokens: number },
+  args: {
+    skill: string;
+    suggestions: Suggestion[];
+    stepBufferText: string;
+    maxTokens: number;
+    reasoningEffort?: OptimizerContext['reasoningEffort'];
+    outputTokens: number;
+  },
 ): Promise<UpdateResult> {
   if (args.suggestions.length === 0) return { reason: 'no suggestions' };
-  const sections = [`## Current Skill\n${args.skill}`, `## Selected Revise Suggestions (${args.suggestions.length} total)\n${JSON.stringify(args.suggestions, null, 2)}`];
+  const sections = [
+    `## Current Skill\n${args.skill}`,
+    `## Selected Revise Suggestions (${args.suggestions.length} total)\n${JSON.stringify(args.suggestions, null, 2)}`,
+  ];
   if (args.stepBufferText.trim()) sections.push(`## Previous Steps in This Epoch\n${args.stepBufferText}`);
   sections.push('Rewrite the complete skill so that it carries out these suggestions, and return it in `new_skill`.');
   const reply = await ask(ctx, {
@@ -50,7 +60,8 @@ export async function rewriteFromSuggestions(
   });
   if (!reply || !reply.new_skill.trim()) return { reason: 'the rewrite gave no new skill' };
   const candidate = keepProtectedRegions(args.skill, reply.new_skill);
-  if (!withinLimit(candidate, args.maxTokens)) return { reason: `the rewritten skill is over the limit of ${args.maxTokens} tokens` };
+  if (!withinLimit(candidate, args.maxTokens))
+    return { reason: `the rewritten skill is over the limit of ${args.maxTokens} tokens` };
   const summary = Array.isArray(reply.change_summary) ? reply.change_summary : [reply.change_summary];
   return { candidate, changeSummary: summary.map(String) };
 }
@@ -59,7 +70,8 @@ export function takeFullRewrite(skill: string, candidates: SkillCandidate[], max
   const chosen = candidates.find((c) => c.new_skill.trim());
   if (!chosen) return { reason: 'no complete candidate skill' };
   const candidate = keepProtectedRegions(skill, chosen.new_skill);
-  if (!withinLimit(candidate, maxTokens)) return { reason: `the candidate skill is over the limit of ${maxTokens} tokens` };
+  if (!withinLimit(candidate, maxTokens))
+    return { reason: `the candidate skill is over the limit of ${maxTokens} tokens` };
   const summary = Array.isArray(chosen.change_summary) ? chosen.change_summary : [chosen.change_summary];
   return { candidate, changeSummary: summary.map(String) };
 }

@@ -110,9 +110,20 @@ export class GateOverlap {
     const right = skillHash(this.next.skill(this.state.current.skill)) === skillHash(started.skill);
     this.wrong = !right;
     const view = (e: StepBufferEntry | undefined) => JSON.stringify(e && optimizerView([e]));
-    if (this.guessedEntry && (!right || view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry))) this.s.ctx.callsAhead?.cancel();
+    if (this.guessedEntry && (!right || view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry)))
+      this.s.ctx.callsAhead?.cancel();
     const { step, epoch, ctx } = this.s;
-    void started.done.then((rollouts) => ctx.events.emit({ type: 'gate_overlap', step, epoch, guess: this.guess, right, rollouts, wasted: right ? 0 : rollouts }));
+    void started.done.then((rollouts) =>
+      ctx.events.emit({
+        type: 'gate_overlap',
+        step,
+        epoch,
+        guess: this.guess,
+        right,
+        rollouts,
+        wasted: right ? 0 : rollouts,
+      }),
+    );
   }
 
   /** Runs the next step's rollouts under the skill it starts from if this step keeps `kept`. */
@@ -164,10 +175,25 @@ export class GateOverlap {
     // The budget the next step's merge ranks within, when known ahead (this step's is taken from the schedule already).
     const budget = editBudget(lr.control, this.state.scheduler, ctx.opt)?.known();
     calls.begin();
-    const inputs = { opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} }, skill: started.skill, metaSkill: plan.metaSkill };
-    this.reflection = reflectors(ctx, { ...inputs, memory: optimizerMemory([...this.state.stepBuffer, entry]), batches: this.next.batches });
+    const inputs = {
+      opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} },
+      skill: started.skill,
+      metaSkill: plan.metaSkill,
+    };
+    this.reflection = reflectors(ctx, {
+      ...inputs,
+      memory: optimizerMemory([...this.state.stepBuffer, entry]),
+      batches: this.next.batches,
+    });
     this.reflection.forEach(({ reflector }, a) => this.results[a]!.forEach((t, i) => t && reflector.add(i, t)));
-    const merged = started.done.then(() => startMerge(ctx, inputs, this.reflection!.map(({ reflector }) => reflector.close()), budget));
+    const merged = started.done.then(() =>
+      startMerge(
+        ctx,
+        inputs,
+        this.reflection!.map(({ reflector }) => reflector.close()),
+        budget,
+      ),
+    );
     // Work on a guess: its failures are the next step's to meet, with its own calls.
     merged.catch(() => {});
   }

@@ -10,7 +10,16 @@ import { countTokens } from '../../skill/document.ts';
 
 type Part<K extends keyof StepRecord> = Pick<StepRecord, K>;
 
-export type RolloutPart = Part<'rollout_hard' | 'rollout_soft' | 'rollout_n' | 'rollout_errors' | 'accumulation_batches' | 'n_patches' | 'n_failure_patches' | 'n_success_patches'>;
+export type RolloutPart = Part<
+  | 'rollout_hard'
+  | 'rollout_soft'
+  | 'rollout_n'
+  | 'rollout_errors'
+  | 'accumulation_batches'
+  | 'n_patches'
+  | 'n_failure_patches'
+  | 'n_success_patches'
+>;
 
 export interface SelectPart {
   n_edits_merged: number;
@@ -21,7 +30,9 @@ export interface SelectPart {
   support_counts: (number | null)[];
 }
 
-export type UpdatePart = Part<'candidate_hash' | 'candidate_skill_len' | 'candidate_skill_tokens' | 'rewrite_change_summary' | 'edit_apply_summary'>;
+export type UpdatePart = Part<
+  'candidate_hash' | 'candidate_skill_len' | 'candidate_skill_tokens' | 'rewrite_change_summary' | 'edit_apply_summary'
+>;
 
 export interface GatePart {
   selection_hard: number | null;
@@ -35,7 +46,9 @@ export interface GatePart {
 export type PoolPart = NonNullable<StepRecord['pool']>;
 export type PoolMerge = NonNullable<PoolPart['merge']>;
 
-export type AppendixPart = Part<'n_execution_lapse_notes' | 'n_appendix_notes_added' | 'n_appendix_notes_total' | 'n_appendix_notes_consolidated'>;
+export type AppendixPart = Part<
+  'n_execution_lapse_notes' | 'n_appendix_notes_added' | 'n_appendix_notes_total' | 'n_appendix_notes_consolidated'
+>;
 
 export class StepRecordBuilder {
   private rolloutPart?: RolloutPart;

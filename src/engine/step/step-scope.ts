@@ -32,7 +32,21 @@ export interface StepPlan {
 }
 
 /** The parts of the run a step uses. */
-export type StepContext = Pick<RunContext, 'settings' | 'dir' | 'events' | 'ledger' | 'admission' | 'rollouts' | 'selection' | 'opt' | 'analystLimit' | 'env' | 'clock' | 'callsAhead'>;
+export type StepContext = Pick<
+  RunContext,
+  | 'settings'
+  | 'dir'
+  | 'events'
+  | 'ledger'
+  | 'admission'
+  | 'rollouts'
+  | 'selection'
+  | 'opt'
+  | 'analystLimit'
+  | 'env'
+  | 'clock'
+  | 'callsAhead'
+>;
 
 export class StepScope {
   readonly step: number;

@@ -96,20 +96,40 @@ export function reflectors(ctx: ReflectionContext, inputs: ReflectionInputs): Re
 /** The step's reflectors. */
 export function startReflection(s: StepScope): Reflection[] {
   const { skill, memory, plan, files } = s;
-  return reflectors(s.ctx, { opt: s.ctx.opt, skill, memory, batches: plan.batches, metaSkill: plan.metaSkill, patchesDir: (a) => path.join(files.batch(a), 'patches') });
+  return reflectors(s.ctx, {
+    opt: s.ctx.opt,
+    skill,
+    memory,
+    batches: plan.batches,
+    metaSkill: plan.metaSkill,
+    patchesDir: (a) => path.join(files.batch(a), 'patches'),
+  });
 }
 
 /**
  * ③ started: the analysts' patches merged as they come, by the configured strategy. `budget`:
  * the step's edit budget when it is known before the merge (the combined strategy ranks within it).
  */
-export function startMerge(ctx: ReflectionContext, inputs: Pick<ReflectionInputs, 'opt' | 'skill' | 'metaSkill'>, calls: AnalystCalls[], budget: number | undefined): Promise<Merged> {
+export function startMerge(
+  ctx: ReflectionContext,
+  inputs: Pick<ReflectionInputs, 'opt' | 'skill' | 'metaSkill'>,
+  calls: AnalystCalls[],
+  budget: number | undefined,
+): Promise<Merged> {
   const { reflect } = ctx.settings;
-  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> => p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
+  const asPatch = (p: Promise<AnalystResult>): Promise<Merged | null> =>
+    p.then((r) => (r.patch ? { reasoning: r.patch.reasoning, items: r.patch.items } : null));
   const failure = calls.flatMap((c) => c.failure).map(asPatch);
   const success = calls.flatMap((c) => c.success).map(asPatch);
-  const merge = { ctx: inputs.opt, skill: inputs.skill, metaSkill: inputs.metaSkill, groupSize: reflect.mergeGroupSize };
-  return reflect.mergeStrategy === 'combined' ? aggregateCombined(merge, failure, success, budget) : aggregate(merge, failure, success);
+  const merge = {
+    ctx: inputs.opt,
+    skill: inputs.skill,
+    metaSkill: inputs.metaSkill,
+    groupSize: reflect.mergeGroupSize,
+  };
+  return reflect.mergeStrategy === 'combined'
+    ? aggregateCombined(merge, failure, success, budget)
+    : aggregate(merge, failure, success);
 }
 
 /**
@@ -138,9 +158,14 @@ export async function rolloutStage(s: StepScope, reflection: Reflection[]): Prom
   const score = computeScore(trajectories);
   const first = trajectories[0];
   if (first && score.n === 0) {
-    throw new Error(`every rollout of step ${s.step} failed (${first.error?.kind}: ${first.error?.message}); check the target model and its endpoint`);
+    throw new Error(
+      `every rollout of step ${s.step} failed (${first.error?.kind}: ${first.error?.message}); check the target model and its endpoint`,
+    );
   }
-  s.stages.finish('rollout', `hard=${score.hard.toFixed(4)} soft=${score.soft.toFixed(4)}${score.errors ? ` errors=${score.errors}` : ''}`);
+  s.stages.finish(
+    'rollout',
+    `hard=${score.hard.toFixed(4)} soft=${score.soft.toFixed(4)}${score.errors ? ` errors=${score.errors}` : ''}`,
+  );
   return { trajectories, score, perBatch: rolled.map((r) => r.trajectories) };
 }
 
@@ -148,7 +173,12 @@ export async function rolloutStage(s: StepScope, reflection: Reflection[]): Prom
  * ② The analysts' patches, with ③ the merge started on them. `budget`: the step's edit budget
  * when it is known before the merge, for the combined strategy's top merge to rank within.
  */
-export async function reflectStage(s: StepScope, reflection: Reflection[], rolled: Rolled, budget: number | undefined): Promise<Reflected> {
+export async function reflectStage(
+  s: StepScope,
+  reflection: Reflection[],
+  rolled: Rolled,
+  budget: number | undefined,
+): Promise<Reflected> {
   const { settings, opt } = s.ctx;
   const calls = reflection.map(({ reflector }) => reflector.close());
   const failureCalls = calls.flatMap((c) => c.failure);
@@ -162,15 +192,21 @@ export async function reflectStage(s: StepScope, reflection: Reflection[], rolle
   // Awaited by the aggregate stage; if the step fails first, its rejection must not go unhandled.
   merging.catch(() => {});
   const perBatch = await Promise.all(
-    reflection.map(async ({ batch }, a) => ({ batch, trajectories: rolled.perBatch[a] ?? [], analysts: await Promise.all([...(calls[a]?.failure ?? []), ...(calls[a]?.success ?? [])]) })),
+    reflection.map(async ({ batch }, a) => ({
+      batch,
+      trajectories: rolled.perBatch[a] ?? [],
+      analysts: await Promise.all([...(calls[a]?.failure ?? []), ...(calls[a]?.success ?? [])]),
+    })),
   );
   const analysts = perBatch.flatMap((b) => b.analysts);
   if (analysts.length > 0 && analysts.every((r) => r.failed)) {
     throw new Error(
-      `every optimizer call of step ${s.step} failed (${analysts.length} analyst calls; see the warnings above). ` + 'Check the optimizer model and its endpoint, then resume the run',
+      `every optimizer call of step ${s.step} failed (${analysts.length} analyst calls; see the warnings above). ` +
+        'Check the optimizer model and its endpoint, then resume the run',
     );
   }
-  const patches = (rs: AnalystResult[], source: AnalystResult['source']) => rs.filter((r) => r.source === source && r.patch).length;
+  const patches = (rs: AnalystResult[], source: AnalystResult['source']) =>
+    rs.filter((r) => r.source === source && r.patch).length;
   const nFail = patches(analysts, 'failure');
   const nSucc = patches(analysts, 'success');
   s.stages.finish('reflect', `failure_patches=${nFail} success_patches=${nSucc}`);
@@ -200,7 +236,10 @@ export async function reflectStage(s: StepScope, reflection: Reflection[], rolle
 
 /** ③ The patches merged into one list of changes. */
 export async function aggregateStage(s: StepScope, reflected: Reflected): Promise<Merged> {
-  s.stages.start('aggregate', `failure=${reflected.nFail} success=${reflected.nSucc} (group size ${s.ctx.settings.reflect.mergeGroupSize})`);
+  s.stages.start(
+    'aggregate',
+    `failure=${reflected.nFail} success=${reflected.nSucc} (group size ${s.ctx.settings.reflect.mergeGroupSize})`,
+  );
   const merged = await reflected.merging;
   s.files.write('merged_patch.json', { reasoning: merged.reasoning, [PAYLOAD[s.ctx.settings.mode].key]: merged.items });
   s.stages.finish('aggregate', `merged into ${ofItems(s, merged.items.length)}`);
@@ -209,7 +248,12 @@ export async function aggregateStage(s: StepScope, reflected: Reflected): Promis
 }
 
 /** ④ The changes this step's budget keeps (`policy`: none in the full-rewrite mode), ranked by the optimizer when there are more. */
-export async function selectStage(s: StepScope, policy: EditBudget | undefined, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
+export async function selectStage(
+  s: StepScope,
+  policy: EditBudget | undefined,
+  merged: Merged,
+  rolled: Rolled,
+): Promise<UpdateItem[]> {
   const { settings, opt, dir } = s.ctx;
   s.stages.start('select', ofItems(s, merged.items.length));
   let budget: number | null = null;
@@ -230,10 +274,23 @@ export async function selectStage(s: StepScope, policy: EditBudget | undefined, 
   }
   if (chosen) {
     budget = chosen.budget;
-    ({ items: selected, how } = await rankAndSelect(opt, s.skill, merged.items, budget, s.plan.metaSkill, merged.rankedFor));
+    ({ items: selected, how } = await rankAndSelect(
+      opt,
+      s.skill,
+      merged.items,
+      budget,
+      s.plan.metaSkill,
+      merged.rankedFor,
+    ));
   }
-  s.files.write('ranked_edits.json', { reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`, [PAYLOAD[settings.mode].key]: selected });
-  s.stages.finish('select', `${merged.items.length} -> ${ofItems(s, selected.length)} (budget=${budget ?? 'none'}, lr_control=${settings.lr.control})`);
+  s.files.write('ranked_edits.json', {
+    reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`,
+    [PAYLOAD[settings.mode].key]: selected,
+  });
+  s.stages.finish(
+    'select',
+    `${merged.items.length} -> ${ofItems(s, selected.length)} (budget=${budget ?? 'none'}, lr_control=${settings.lr.control})`,
+  );
   s.record.select({
     n_edits_merged: merged.items.length,
     n_edits_ranked: selected.length,
@@ -254,9 +311,14 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   if (changes.mode === 'patch') {
     update = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
     s.appliedEdits = appliedEdits(changes.items, update.reports ?? []);
-  }
-  else if (changes.mode === 'rewrite_from_suggestions') {
-    update = await rewriteFromSuggestions(opt, { skill: s.skill, suggestions: changes.items, stepBufferText: s.memory.text, maxTokens: settings.maxSkillTokens, ...settings.rewrite });
+  } else if (changes.mode === 'rewrite_from_suggestions') {
+    update = await rewriteFromSuggestions(opt, {
+      skill: s.skill,
+      suggestions: changes.items,
+      stepBufferText: s.memory.text,
+      maxTokens: settings.maxSkillTokens,
+      ...settings.rewrite,
+    });
   } else update = takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
   if (update.reports?.length) s.files.write('edit_apply_report.json', update.reports);
   const candidate = update.candidate;
@@ -318,7 +380,9 @@ export async function evaluateStage(
     s.files.write('trajectory_digest.json', entry);
   };
   /** Set by an early accept: the skill states taken in, whose score the full evaluation fills in. */
-  let taken: { action: GateAction; after: number; current: TrainState['current']; best?: TrainState['best'] } | undefined;
+  let taken:
+    | { action: GateAction; after: number; current: TrainState['current']; best?: TrainState['best'] }
+    | undefined;
   let told!: () => void;
   const early = new Promise<'early'>((resolve) => (told = () => resolve('early')));
   const gating = gateCandidate(s.ctx, candidate, s.reference, state.best, {
@@ -330,7 +394,12 @@ export async function evaluateStage(
       ? (decision, after) => {
           // An accept is certain: the next step may start from the candidate now.
           const current = { skill: candidate, score: Number.NaN, origin };
-          taken = { action: decision.action, after, current, ...(decision.newBest ? { best: { ...current, step: s.step } } : {}) };
+          taken = {
+            action: decision.action,
+            after,
+            current,
+            ...(decision.newBest ? { best: { ...current, step: s.step } } : {}),
+          };
           state.current = taken.current;
           if (taken.best) state.best = taken.best;
           remember(decision.action, Number.NaN, false);
@@ -363,11 +432,29 @@ export async function evaluateStage(
       rollouts_saved: sel.saved,
       early_stopped: !sel.complete,
       ...(taken ? { accepted_after: taken.after } : {}),
-      ...(test ? { test: { method: test.method, n: test.n, effect: test.effect, p: test.p, alpha: test.alpha, passed: test.passed } } : {}),
+      ...(test
+        ? {
+            test: {
+              method: test.method,
+              n: test.n,
+              effect: test.effect,
+              p: test.p,
+              alpha: test.alpha,
+              passed: test.passed,
+            },
+          }
+        : {}),
     });
-    const scored = sel.complete ? sel.gate.toFixed(4) : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length * selection.repeats})`;
-    const tested = test ? ` (paired ${test.method}: effect ${test.effect >= 0 ? '+' : ''}${test.effect.toFixed(4)}, p=${test.p.toPrecision(3)}, n=${test.n})` : '';
-    s.stages.finish('evaluate', `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`);
+    const scored = sel.complete
+      ? sel.gate.toFixed(4)
+      : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length * selection.repeats})`;
+    const tested = test
+      ? ` (paired ${test.method}: effect ${test.effect >= 0 ? '+' : ''}${test.effect.toFixed(4)}, p=${test.p.toPrecision(3)}, n=${test.n})`
+      : '';
+    s.stages.finish(
+      'evaluate',
+      `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`,
+    );
     s.record.gate({
       selection_hard: sel.hard,
       selection_soft: sel.soft,
@@ -375,7 +462,14 @@ export async function evaluateStage(
       // After an early stop only a bound is known: the score the candidate could at most have had.
       candidate_gate_score: sel.complete ? sel.gate : null,
       candidate_gate_upper_bound: sel.complete ? undefined : sel.gate,
-      gate: { rollouts_used: used, rollouts_saved: sel.saved, cache_hits: sel.cacheHits, early_stopped: !sel.complete, errors: sel.errors, ...(test ? { test: roundTest(test) } : {}) },
+      gate: {
+        rollouts_used: used,
+        rollouts_saved: sel.saved,
+        cache_hits: sel.cacheHits,
+        early_stopped: !sel.complete,
+        errors: sel.errors,
+        ...(test ? { test: roundTest(test) } : {}),
+      },
     });
     if (!taken) remember(decision.action, sel.gate, !sel.complete);
     return decision.action;

@@ -17,7 +17,15 @@ import { flushAppendixNotes, maybeConsolidate } from '../optimizer/appendix.ts';
 import { editBudget } from '../stages/edit-budget.ts';
 import { GateOverlap } from './gate-overlap.ts';
 import { StepScope, type StepContext, type StepPlan } from './step-scope.ts';
-import { aggregateStage, evaluateStage, reflectStage, rolloutStage, selectStage, startReflection, updateStage } from './step-stages.ts';
+import {
+  aggregateStage,
+  evaluateStage,
+  reflectStage,
+  rolloutStage,
+  selectStage,
+  startReflection,
+  updateStage,
+} from './step-stages.ts';
 
 export type { StepPlan } from './step-scope.ts';
 
@@ -47,7 +55,12 @@ function acceptsEarly(ctx: StepContext, state: TrainState): boolean {
 }
 
 /** Runs a step; after an early accept it returns before the step is committed (see `PendingStep`). `previous`: the step before, when it accepted early. */
-export async function trainStep(ctx: StepContext, state: TrainState, plan: StepPlan, previous?: PendingStep): Promise<PendingStep | undefined> {
+export async function trainStep(
+  ctx: StepContext,
+  state: TrainState,
+  plan: StepPlan,
+  previous?: PendingStep,
+): Promise<PendingStep | undefined> {
   const s = new StepScope(ctx, state, plan);
   if (previous) previous.until = s.ledgerMark;
   try {
@@ -60,7 +73,11 @@ export async function trainStep(ctx: StepContext, state: TrainState, plan: StepP
   }
 }
 
-async function runStep(s: StepScope, state: TrainState, previous: PendingStep | undefined): Promise<PendingStep | undefined> {
+async function runStep(
+  s: StepScope,
+  state: TrainState,
+  previous: PendingStep | undefined,
+): Promise<PendingStep | undefined> {
   const { ctx, plan } = s;
   const budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
   const reflection = startReflection(s);
@@ -85,8 +102,16 @@ async function runStep(s: StepScope, state: TrainState, previous: PendingStep | 
     const candidate = await updateStage(s, selected); //                    ⑤
     if (candidate === undefined) action = 'skip_no_rewrite';
     else {
-      ahead?.candidateMade({ candidate, trajectories: rolled.trajectories, findings: reflected.analysts.flatMap((r) => r.findings), selected });
-      ({ action, rest } = await evaluateStage(s, state, candidate, selected, rolled, reflected, { onGateQueued: () => ahead?.gateQueued(candidate), resume })); // ⑥
+      ahead?.candidateMade({
+        candidate,
+        trajectories: rolled.trajectories,
+        findings: reflected.analysts.flatMap((r) => r.findings),
+        selected,
+      });
+      ({ action, rest } = await evaluateStage(s, state, candidate, selected, rolled, reflected, {
+        onGateQueued: () => ahead?.gateQueued(candidate),
+        resume,
+      })); // ⑥
     }
     if (state.pool && s.ctx.settings.pool.merge && isAccepted(action)) await mergeStage(s, state); //  (a pool's merge)
   }
@@ -107,22 +132,45 @@ async function runStep(s: StepScope, state: TrainState, previous: PendingStep | 
 /** The step has made its analyst and merge calls: what the previous step's reflection ahead made for it, and how much it took. */
 function reportCallsAhead(s: StepScope): void {
   const tally = s.ctx.callsAhead?.finish();
-  if (tally && tally.made > 0) s.ctx.events.emit({ type: 'reflect_ahead', step: s.step, epoch: s.epoch, calls: tally.made, taken: tally.taken, wasted: tally.made - tally.taken });
+  if (tally && tally.made > 0)
+    s.ctx.events.emit({
+      type: 'reflect_ahead',
+      step: s.step,
+      epoch: s.epoch,
+      calls: tally.made,
+      taken: tally.taken,
+      wasted: tally.made - tally.taken,
+    });
 }
 
 /**
  * The step's record and the trainer's state, written once: `runtime_state.json` last, as the
  * commit point. `until`: the ledger's position where the next step began, when it began first.
  */
-async function commit(s: StepScope, state: TrainState, action: StepAction, notes: string[], until?: number): Promise<void> {
+async function commit(
+  s: StepScope,
+  state: TrainState,
+  action: StepAction,
+  notes: string[],
+  until?: number,
+): Promise<void> {
   const { ctx, step, epoch } = s;
   const { skillAware } = ctx.settings;
   if (skillAware.on) {
     s.record.appendix(flushAppendixNotes(ctx, state, notes, s.files.root));
     s.record.appendix(await maybeConsolidate(ctx.opt, skillAware.consolidateThreshold, state));
   }
-  if (state.pool) s.record.pool({ parent: s.reference.origin, members: state.pool.members.map((m) => m.origin), dropped: s.pool?.dropped ?? [], ...(s.pool?.merge ? { merge: s.pool.merge } : {}) });
-  const tokens = until === undefined ? ctx.ledger.byPurpose(s.ledgerMark) : usageBetween(ctx.ledger.byPurpose(s.ledgerMark), ctx.ledger.byPurpose(until));
+  if (state.pool)
+    s.record.pool({
+      parent: s.reference.origin,
+      members: state.pool.members.map((m) => m.origin),
+      dropped: s.pool?.dropped ?? [],
+      ...(s.pool?.merge ? { merge: s.pool.merge } : {}),
+    });
+  const tokens =
+    until === undefined
+      ? ctx.ledger.byPurpose(s.ledgerMark)
+      : usageBetween(ctx.ledger.byPurpose(s.ledgerMark), ctx.ledger.byPurpose(until));
   const record = s.record.build(action, state, tokens);
   // Wall-clock figures go to the step record only, so that history.json is reproducible.
   const wall = s.stages.wallTime();
@@ -130,7 +178,16 @@ async function commit(s: StepScope, state: TrainState, action: StepAction, notes
   state.history.push(record);
   state.lastStep = step;
   persistState(ctx, state);
-  ctx.events.emit({ type: 'step_finished', step, epoch, action, current_score: state.current.score, best_score: state.best.score, seconds: round(wall, 3), timing: s.stages.timing });
+  ctx.events.emit({
+    type: 'step_finished',
+    step,
+    epoch,
+    action,
+    current_score: state.current.score,
+    best_score: state.best.score,
+    seconds: round(wall, 3),
+    timing: s.stages.timing,
+  });
 }
 
 /** Usage per purpose of the calls in `all` and not in `later` (the calls since a later position). */
@@ -151,7 +208,10 @@ function usageBetween(all: Record<string, StageUsage>, later: Record<string, Sta
       cached_tokens: minus(a.cached_tokens, b.cached_tokens),
       reasoning_tokens: minus(a.reasoning_tokens, b.reasoning_tokens),
       total_tokens: minus(a.total_tokens, b.total_tokens),
-      cost_usd: a.cost_usd === null || a.cost_usd === undefined || b.cost_usd === null ? a.cost_usd : round(a.cost_usd - (b.cost_usd ?? 0), 10),
+      cost_usd:
+        a.cost_usd === null || a.cost_usd === undefined || b.cost_usd === null
+          ? a.cost_usd
+          : round(a.cost_usd - (b.cost_usd ?? 0), 10),
     };
   }
   return out;

@@ -56,7 +56,10 @@ interface GameItem extends Item {
 
 /** `$VAR`, `${VAR}` and a leading `~` of a path, expanded. */
 function expandPath(p: string, environment: NodeJS.ProcessEnv): string {
-  const expanded = p.replace(/\$\{(\w+)\}|\$(\w+)/g, (m, a: string | undefined, b: string | undefined) => environment[(a ?? b)!] ?? m);
+  const expanded = p.replace(
+    /\$\{(\w+)\}|\$(\w+)/g,
+    (m, a: string | undefined, b: string | undefined) => environment[(a ?? b)!] ?? m,
+  );
   return expanded === '~' || expanded.startsWith('~/') ? path.join(os.homedir(), expanded.slice(1)) : expanded;
 }
 
@@ -82,7 +85,8 @@ export class AlfworldEnv implements Env {
   private worldFile(): string | undefined {
     if (!this.o.world.trim()) return undefined;
     const file = this.ctx.resolvePath('world', this.o.world.trim());
-    if (!fs.existsSync(file)) throw new DataError(`env.world: ${file} does not exist (expected a Python file defining a World class)`);
+    if (!fs.existsSync(file))
+      throw new DataError(`env.world: ${file} does not exist (expected a Python file defining a World class)`);
     return file;
   }
 
@@ -101,7 +105,8 @@ export class AlfworldEnv implements Env {
 
   /** Where relative game file paths are taken from: env.data_root, else $ALFWORLD_DATA. */
   private dataRoot(): string {
-    if (this.o.data_root.trim()) return this.ctx.resolvePath('data_root', expandPath(this.o.data_root.trim(), process.env));
+    if (this.o.data_root.trim())
+      return this.ctx.resolvePath('data_root', expandPath(this.o.data_root.trim(), process.env));
     return expandPath(process.env.ALFWORLD_DATA?.trim() ?? '', process.env);
   }
 
@@ -115,8 +120,14 @@ export class AlfworldEnv implements Env {
 
   toItem(rec: RawRecord): GameItem | LeftOut {
     const f = rec.fields;
-    if (f.id === undefined || f.id === null || String(f.id).trim() === '') throw new DataError("missing field 'id'", rec.where, 'id');
-    if (typeof f.gamefile !== 'string' || !f.gamefile.trim()) throw new DataError("missing field 'gamefile' (the game file, relative to the ALFWorld data folder)", rec.where, 'gamefile');
+    if (f.id === undefined || f.id === null || String(f.id).trim() === '')
+      throw new DataError("missing field 'id'", rec.where, 'id');
+    if (typeof f.gamefile !== 'string' || !f.gamefile.trim())
+      throw new DataError(
+        "missing field 'gamefile' (the game file, relative to the ALFWorld data folder)",
+        rec.where,
+        'gamefile',
+      );
     const gamefile = this.resolveGamefile(f.gamefile.trim());
     if (!fs.existsSync(gamefile)) return new LeftOut(String(f.id), `game file not found: ${gamefile}`);
     return { id: String(f.id), type: taskTypeOf(f.gamefile), gamefile };
@@ -137,7 +148,12 @@ export class AlfworldEnv implements Env {
 
   private command(): GameCommand {
     const world = this.worldFile();
-    const env: Record<string, string> = { ...pythonEnvironment(), HOME: os.homedir(), TMPDIR: os.tmpdir(), SKILLOPT_ALFWORLD_MAX_STEPS: String(this.o.max_steps) };
+    const env: Record<string, string> = {
+      ...pythonEnvironment(),
+      HOME: os.homedir(),
+      TMPDIR: os.tmpdir(),
+      SKILLOPT_ALFWORLD_MAX_STEPS: String(this.o.max_steps),
+    };
     const data = this.dataRoot();
     if (data) env.ALFWORLD_DATA = data;
     return { command: this.python(), args: [BRIDGE, ...(world ? ['--world', world] : [])], env, cwd: os.tmpdir() };
@@ -182,7 +198,13 @@ export class AlfworldEnv implements Env {
       let view = await game.reset(item.gamefile, ctx.seed, this.o.start_timeout * 1000, ctx.signal);
       task = taskOf(view.observation);
       for (let step = 0; step < this.o.max_steps; step++) {
-        const prompt = stepPrompt({ task, history, observation: view.observation, admissible: view.admissible, historyLength: this.o.history_length });
+        const prompt = stepPrompt({
+          task,
+          history,
+          observation: view.observation,
+          admissible: view.admissible,
+          historyLength: this.o.history_length,
+        });
         if (step === 0) firstPrompt = prompt;
         const res = await ctx.target.complete({
           purpose: 'rollout',
@@ -200,7 +222,12 @@ export class AlfworldEnv implements Env {
         if (!reply.action) fallbacks++;
         const action = reply.action ?? FALLBACK_ACTION;
         const result = await game.step(action, stepMs, ctx.signal);
-        conversation.push({ step, action, env_feedback: result.observation, reasoning: reply.think ?? (res.text.trim() || '(empty reply)') });
+        conversation.push({
+          step,
+          action,
+          env_feedback: result.observation,
+          reasoning: reply.think ?? (res.text.trim() || '(empty reply)'),
+        });
         history.push({ observation: view.observation, action });
         view = result;
         if (result.done || result.won) {
@@ -217,8 +244,14 @@ export class AlfworldEnv implements Env {
     }
     const steps = history.length;
     const notes = [
-      won ? `the task was completed in ${steps} step${steps === 1 ? '' : 's'}` : done ? `the game ended after ${steps} steps without the task done` : `the task was not done within ${this.o.max_steps} steps`,
-      fallbacks ? `${fallbacks} repl${fallbacks === 1 ? 'y' : 'ies'} named no <action>; '${FALLBACK_ACTION}' was sent instead` : '',
+      won
+        ? `the task was completed in ${steps} step${steps === 1 ? '' : 's'}`
+        : done
+          ? `the game ended after ${steps} steps without the task done`
+          : `the task was not done within ${this.o.max_steps} steps`,
+      fallbacks
+        ? `${fallbacks} repl${fallbacks === 1 ? 'y' : 'ies'} named no <action>; '${FALLBACK_ACTION}' was sent instead`
+        : '',
       malformed ? `${malformed} repl${malformed === 1 ? 'y' : 'ies'} did not follow the <think>/<action> format` : '',
     ].filter(Boolean);
     return {
@@ -229,7 +262,11 @@ export class AlfworldEnv implements Env {
       task,
       predicted: won ? 'task done' : 'task not done',
       expected: 'task done',
-      ...(won ? {} : { failReason: done ? 'Episode ended without completing the task' : `Timeout after ${this.o.max_steps} steps` }),
+      ...(won
+        ? {}
+        : {
+            failReason: done ? 'Episode ended without completing the task' : `Timeout after ${this.o.max_steps} steps`,
+          }),
       feedback: notes.join('\n'),
       conversation,
       systemPrompt: system,

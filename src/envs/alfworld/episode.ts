@@ -41,12 +41,24 @@ function offered(admissible: string[]): string {
     .join('\n ');
 }
 
-export function stepPrompt(args: { task: string; history: Turn[]; observation: string; admissible: string[]; historyLength: number }): string {
+export function stepPrompt(args: {
+  task: string;
+  history: Turn[];
+  observation: string;
+  admissible: string[];
+  historyLength: number;
+}): string {
   const { history, historyLength } = args;
-  if (history.length === 0 || historyLength === 0) return render(envPrompt('alfworld', 'step_first'), { observation: args.observation, admissible: offered(args.admissible) });
+  if (history.length === 0 || historyLength === 0)
+    return render(envPrompt('alfworld', 'step_first'), {
+      observation: args.observation,
+      admissible: offered(args.admissible),
+    });
   const recent = history.slice(-historyLength);
   const first = history.length - recent.length;
-  const lines = recent.map((t, i) => `[Observation ${first + i + 1}: '${t.observation}', Action ${first + i + 1}: '${t.action}']`);
+  const lines = recent.map(
+    (t, i) => `[Observation ${first + i + 1}: '${t.observation}', Action ${first + i + 1}: '${t.action}']`,
+  );
   return render(envPrompt('alfworld', 'step'), {
     task: args.task,
     step_count: String(history.length),
@@ -72,5 +84,9 @@ const CJK = /[\u4e00-\u9fff]/;
 export function parseReply(reply: string): ParsedReply {
   const action = /<action>([\s\S]*?)<\/action>/i.exec(reply)?.[1]?.trim().toLowerCase();
   const think = /<think>([\s\S]*?)<\/think>/i.exec(reply)?.[1]?.trim();
-  return { ...(action ? { action } : {}), ...(think !== undefined ? { think } : {}), wellFormed: action !== undefined && think !== undefined && !CJK.test(reply) };
+  return {
+    ...(action ? { action } : {}),
+    ...(think !== undefined ? { think } : {}),
+    wellFormed: action !== undefined && think !== undefined && !CJK.test(reply),
+  };
 }

@@ -64,7 +64,12 @@ export class GameProcess {
 
   /** Starts a game process and waits for its `ready`. */
   static async start(cmd: GameCommand, timeoutMs: number, signal?: AbortSignal): Promise<GameProcess> {
-    const child = spawn(cmd.command, cmd.args, { cwd: cmd.cwd, env: cmd.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd.command, cmd.args, {
+      cwd: cmd.cwd,
+      env: cmd.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const game = new GameProcess(child);
     try {
       ReadySchema.parse(await game.next(timeoutMs, 'to start', signal));
@@ -100,7 +105,10 @@ export class GameProcess {
     if (line === undefined) {
       this.kill();
       if (signal?.aborted) throw new GameError('the game was stopped: the run is ending');
-      if (timedOut) throw new GameError(`the game process gave no answer ${what} in ${Math.round(timeoutMs / 1000)} s and was killed`);
+      if (timedOut)
+        throw new GameError(
+          `the game process gave no answer ${what} in ${Math.round(timeoutMs / 1000)} s and was killed`,
+        );
       throw new GameError(`the game process ${this.exited}${this.stderrTail()}`);
     }
     let value: unknown;

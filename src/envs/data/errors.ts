@@ -16,7 +16,8 @@ export interface Location {
 }
 
 export function formatLocation(loc: Location): string {
-  if (loc.line !== undefined && loc.index !== undefined && loc.unit === 'item') return `${loc.file}:${loc.line} (item ${loc.index})`;
+  if (loc.line !== undefined && loc.index !== undefined && loc.unit === 'item')
+    return `${loc.file}:${loc.line} (item ${loc.index})`;
   if (loc.line !== undefined) return `${loc.file}:${loc.line}`;
   if (loc.index !== undefined) return `${loc.file}: ${loc.unit ?? 'record'} ${loc.index}`;
   return loc.file;

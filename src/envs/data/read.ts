@@ -34,14 +34,18 @@ function readText(file: string): string {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new DataError(`data file not found: ${file}`);
-    if (code === 'EISDIR') throw new DataError(`${file} is a directory, expected a data file (${DATA_EXTENSIONS.join(', ')})`);
+    if (code === 'EISDIR')
+      throw new DataError(`${file} is a directory, expected a data file (${DATA_EXTENSIONS.join(', ')})`);
     throw new DataError(`cannot read ${file}: ${(err as Error).message}`);
   }
 }
 
 function asRecord(value: unknown, where: Location): RawRecord {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new DataError(`expected an object (a record with named fields), got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}`, where);
+    throw new DataError(
+      `expected an object (a record with named fields), got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}`,
+      where,
+    );
   }
   return { fields: value as Fields, where };
 }
@@ -58,7 +62,10 @@ function readJsonl(file: string): RawRecord[] {
     try {
       value = JSON.parse(line);
     } catch (err) {
-      throw new DataError(`not valid JSON (${(err as Error).message}); each line of a .jsonl file must be one JSON object`, where);
+      throw new DataError(
+        `not valid JSON (${(err as Error).message}); each line of a .jsonl file must be one JSON object`,
+        where,
+      );
     }
     out.push(asRecord(value, where));
   }
@@ -74,7 +81,11 @@ function readJson(file: string): RawRecord[] {
     const errors: ParseError[] = [];
     parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false });
     const first = errors[0];
-    if (first) throw new DataError(`not valid JSON: ${printParseErrorCode(first.error)}`, { file, line: lineAt(text, first.offset) });
+    if (first)
+      throw new DataError(`not valid JSON: ${printParseErrorCode(first.error)}`, {
+        file,
+        line: lineAt(text, first.offset),
+      });
     throw new DataError(`not valid JSON: ${(err as Error).message}`, { file });
   }
   let list: unknown[];
@@ -93,7 +104,8 @@ function readJson(file: string): RawRecord[] {
   visit(text, {
     onObjectBegin: (_offset, _length, startLine, _ch, pathSupplier) => {
       const p = pathSupplier();
-      if (p.length === prefix.length + 1 && prefix.every((k, i) => p[i] === k) && typeof p[prefix.length] === 'number') lines[p[prefix.length] as number] = startLine + 1;
+      if (p.length === prefix.length + 1 && prefix.every((k, i) => p[i] === k) && typeof p[prefix.length] === 'number')
+        lines[p[prefix.length] as number] = startLine + 1;
     },
   });
   return list.map((v, i) => asRecord(v, { file, line: lines[i], index: i + 1, unit: 'item' }));
@@ -104,10 +116,20 @@ async function readCsv(file: string, delimiter: string): Promise<RawRecord[]> {
   const { parse: parseCsv } = await import('csv-parse/sync');
   let rows: { record: Fields; info: { lines: number } }[];
   try {
-    rows = parseCsv(text, { columns: true, bom: true, skip_empty_lines: true, info: true, delimiter, relax_quotes: false }) as typeof rows;
+    rows = parseCsv(text, {
+      columns: true,
+      bom: true,
+      skip_empty_lines: true,
+      info: true,
+      delimiter,
+      relax_quotes: false,
+    }) as typeof rows;
   } catch (err) {
     const e = err as Error & { lines?: number };
-    throw new DataError(`not valid ${delimiter === '\t' ? 'TSV' : 'CSV'}: ${e.message.replace(/^Invalid Record Length: /, '')}`, { file, line: e.lines });
+    throw new DataError(
+      `not valid ${delimiter === '\t' ? 'TSV' : 'CSV'}: ${e.message.replace(/^Invalid Record Length: /, '')}`,
+      { file, line: e.lines },
+    );
   }
   return rows.map(({ record, info }, i) => ({ fields: record, where: { file, line: info.lines, index: i + 1 } }));
 }
@@ -124,7 +146,10 @@ async function readParquet(file: string): Promise<RawRecord[]> {
     if (code === 'ENOENT') throw new DataError(`data file not found: ${file}`);
     throw new DataError(`not a readable Parquet file: ${(err as Error).message}`, { file });
   }
-  return rows.map((fields, i) => ({ fields: plainValues(fields) as Fields, where: { file, index: i + 1, unit: 'row' } }));
+  return rows.map((fields, i) => ({
+    fields: plainValues(fields) as Fields,
+    where: { file, index: i + 1, unit: 'row' },
+  }));
 }
 
 /** Parquet gives bigints for INT64; plain numbers are what every scorer expects. */
@@ -154,7 +179,9 @@ export async function readRecords(file: string): Promise<RawRecord[]> {
       return readParquet(file);
     default:
       if (!fs.existsSync(file)) throw new DataError(`data file not found: ${file}`);
-      throw new DataError(`unsupported data file type '${ext || '(none)'}' of ${file}; expected one of ${DATA_EXTENSIONS.join(', ')}`);
+      throw new DataError(
+        `unsupported data file type '${ext || '(none)'}' of ${file}; expected one of ${DATA_EXTENSIONS.join(', ')}`,
+      );
   }
 }
 
@@ -175,7 +202,9 @@ export function dataFilesIn(dir: string): string[] {
 /** The data files under a directory, at any depth, sorted by path. */
 export function dataFilesUnder(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[])
-    .filter((rel) => isDataFile(rel) && !path.basename(rel).startsWith('.') && path.basename(rel) !== 'split_manifest.json')
+    .filter(
+      (rel) => isDataFile(rel) && !path.basename(rel).startsWith('.') && path.basename(rel) !== 'split_manifest.json',
+    )
     .sort()
     .map((rel) => path.join(dir, rel));
 }

@@ -42,7 +42,10 @@ const ALIASES: Record<string, SplitName> = {
 /** The split a name means (the original's aliases included); an unknown name is an error. */
 export function canonicalSplit(name: string): SplitName {
   const split = ALIASES[name.trim().toLowerCase()];
-  if (!split) throw new UserError(`unknown split '${name}': expected train, val or test (aliases: valid_seen, selection, valid_unseen)`);
+  if (!split)
+    throw new UserError(
+      `unknown split '${name}': expected train, val or test (aliases: valid_seen, selection, valid_unseen)`,
+    );
   return split;
 }
 
@@ -85,8 +88,14 @@ export interface LoadedSplits extends Splits {
 export function parseRatio(ratio: string): [number, number, number] {
   const parts = ratio.split(':').map((p) => p.trim());
   const nums = parts.map(Number);
-  if (parts.length !== 3 || nums.some((n, i) => parts[i] === '' || !Number.isFinite(n) || n < 0) || nums.reduce((a, b) => a + b, 0) <= 0) {
-    throw new UserError(`env.split_ratio: expected three non-negative numbers train:val:test such as "2:1:7", got "${ratio}"`);
+  if (
+    parts.length !== 3 ||
+    nums.some((n, i) => parts[i] === '' || !Number.isFinite(n) || n < 0) ||
+    nums.reduce((a, b) => a + b, 0) <= 0
+  ) {
+    throw new UserError(
+      `env.split_ratio: expected three non-negative numbers train:val:test such as "2:1:7", got "${ratio}"`,
+    );
   }
   return nums as [number, number, number];
 }
@@ -100,7 +109,9 @@ export function largestRemainder(total: number, weights: readonly number[]): num
   const raw = weights.map((w) => (total * w) / sum);
   const counts = raw.map(Math.floor);
   let left = total - counts.reduce((a, b) => a + b, 0);
-  const order = weights.map((_, i) => i).sort((a, b) => raw[b]! - counts[b]! - (raw[a]! - counts[a]!) || weights[b]! - weights[a]! || a - b);
+  const order = weights
+    .map((_, i) => i)
+    .sort((a, b) => raw[b]! - counts[b]! - (raw[a]! - counts[a]!) || weights[b]! - weights[a]! || a - b);
   for (const i of order) {
     if (left <= 0) break;
     counts[i]! += 1;
@@ -114,7 +125,12 @@ interface Loaded {
   rec: RawRecord;
 }
 
-async function toItems(records: RawRecord[], reader: ItemReader, split: SplitName | undefined, leftOut: LeftOutRecord[]): Promise<Loaded[]> {
+async function toItems(
+  records: RawRecord[],
+  reader: ItemReader,
+  split: SplitName | undefined,
+  leftOut: LeftOutRecord[],
+): Promise<Loaded[]> {
   const out: Loaded[] = [];
   for (const rec of records) {
     const item = await reader.toItem(rec, split);
@@ -128,7 +144,10 @@ async function toItems(records: RawRecord[], reader: ItemReader, split: SplitNam
 function checkLoaded(split: SplitName, loaded: Loaded[], leftOut: LeftOutRecord[], where: string, hint: string): void {
   if (loaded.length > 0) return;
   const lost = leftOut.filter((l) => l.split === split || !l.split);
-  if (lost.length) throw new DataError(`split '${split}' has no item left (${where}): all ${lost.length} were left out: ${listLeftOut(lost)}`);
+  if (lost.length)
+    throw new DataError(
+      `split '${split}' has no item left (${where}): all ${lost.length} were left out: ${listLeftOut(lost)}`,
+    );
   checkNonEmpty(split, loaded, where, hint);
 }
 
@@ -137,7 +156,12 @@ function checkUniqueIds(groups: Loaded[][]): void {
   for (const group of groups) {
     for (const { item, rec } of group) {
       const before = seen.get(item.id);
-      if (before) throw new DataError(`duplicate id '${item.id}' (also at ${formatLocation(before)}); every item needs its own id`, rec.where, 'id');
+      if (before)
+        throw new DataError(
+          `duplicate id '${item.id}' (also at ${formatLocation(before)}); every item needs its own id`,
+          rec.where,
+          'id',
+        );
       seen.set(item.id, rec.where);
     }
   }
@@ -150,8 +174,11 @@ function checkNonEmpty(split: SplitName, items: unknown[], where: string, hint: 
 function exactlyOneDataFile(dir: string, what: string): string {
   const files = dataFilesIn(dir);
   if (files.length === 1) return files[0]!;
-  if (files.length === 0) throw new DataError(`${what} ${dir} holds no data file (.jsonl, .json, .csv, .tsv or .parquet)`);
-  throw new DataError(`${what} ${dir} holds several data files (${files.map((f) => path.basename(f)).join(', ')}); keep exactly one`);
+  if (files.length === 0)
+    throw new DataError(`${what} ${dir} holds no data file (.jsonl, .json, .csv, .tsv or .parquet)`);
+  throw new DataError(
+    `${what} ${dir} holds several data files (${files.map((f) => path.basename(f)).join(', ')}); keep exactly one`,
+  );
 }
 
 function resolveMode(config: EnvConfig): 'split_dir' | 'ratio' {
@@ -160,7 +187,9 @@ function resolveMode(config: EnvConfig): 'split_dir' | 'ratio' {
   if (hasDir && hasData) return config.split_mode;
   if (hasDir) return 'split_dir';
   if (hasData) return 'ratio';
-  throw new UserError('no data: set env.data_path (one file, split by env.split_ratio) or env.split_dir (a directory with train/, val/ and test/)');
+  throw new UserError(
+    'no data: set env.data_path (one file, split by env.split_ratio) or env.split_dir (a directory with train/, val/ and test/)',
+  );
 }
 
 export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
@@ -172,7 +201,10 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
     const groups: Partial<Record<SplitName, Loaded[]>> = {};
     for (const split of SPLIT_NAMES) {
       const file = files[split];
-      if (!file) throw new UserError(`env.${split}_file is not set: give all three of train_file, val_file and test_file, or use data_path / split_dir`);
+      if (!file)
+        throw new UserError(
+          `env.${split}_file is not set: give all three of train_file, val_file and test_file, or use data_path / split_dir`,
+        );
       const resolved = resolve(`${split}_file`, file);
       const loaded = await toItems(await readRecords(resolved), reader, split, leftOut);
       checkLoaded(split, loaded, leftOut, resolved, 'add items to it');
@@ -186,7 +218,8 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
     const groups: Partial<Record<SplitName, Loaded[]>> = {};
     for (const split of SPLIT_NAMES) {
       const sub = path.join(dir, split);
-      if (!fs.existsSync(sub)) throw new DataError(`env.split_dir ${dir} has no ${split}/ directory; it needs train/, val/ and test/`);
+      if (!fs.existsSync(sub))
+        throw new DataError(`env.split_dir ${dir} has no ${split}/ directory; it needs train/, val/ and test/`);
       const file = exactlyOneDataFile(sub, `split directory`);
       const loaded = await toItems(await readRecords(file), reader, split, leftOut);
       checkLoaded(split, loaded, leftOut, file, 'add items to it');
@@ -203,7 +236,9 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
   const warnings: string[] = [];
   if (leftOut.length) {
     const kept = SPLIT_NAMES.reduce((n, s) => n + result[s].length, 0);
-    const listed = result.generatedDir ? `; all of them are listed in ${path.join(result.generatedDir, 'split_manifest.json')}` : '';
+    const listed = result.generatedDir
+      ? `; all of them are listed in ${path.join(result.generatedDir, 'split_manifest.json')}`
+      : '';
     const hint = reader.leftOutHint ? `. ${reader.leftOutHint()}` : '';
     warnings.push(`${describeLeftOut(`env '${opts.env}'`, leftOut, kept + leftOut.length)}${hint}${listed}`);
   }
@@ -211,11 +246,19 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
 }
 
 function itemsOf(groups: Partial<Record<SplitName, Loaded[]>>): Splits {
-  return { train: groups.train!.map((l) => l.item), val: groups.val!.map((l) => l.item), test: groups.test!.map((l) => l.item) };
+  return {
+    train: groups.train!.map((l) => l.item),
+    val: groups.val!.map((l) => l.item),
+    test: groups.test!.map((l) => l.item),
+  };
 }
 
 /** A seeded shuffle cut by `ratio` (largest-remainder counts), in order train | val | test. */
-export function splitByRatio<T>(items: readonly T[], ratio: string, seed: number): { groups: Record<SplitName, T[]>; counts: number[] } {
+export function splitByRatio<T>(
+  items: readonly T[],
+  ratio: string,
+  seed: number,
+): { groups: Record<SplitName, T[]>; counts: number[] } {
   const shuffled = new Rng(seed).shuffle(items);
   const counts = largestRemainder(shuffled.length, parseRatio(ratio));
   return {
@@ -228,7 +271,11 @@ export function splitByRatio<T>(items: readonly T[], ratio: string, seed: number
   };
 }
 
-async function ratioSplit(opts: SplitOptions, reader: ItemReader, leftOut: LeftOutRecord[]): Promise<Omit<LoadedSplits, 'leftOut' | 'warnings'>> {
+async function ratioSplit(
+  opts: SplitOptions,
+  reader: ItemReader,
+  leftOut: LeftOutRecord[],
+): Promise<Omit<LoadedSplits, 'leftOut' | 'warnings'>> {
   const { config, resolve } = opts;
   const dataPath = resolve('data_path', config.data_path);
   if (!fs.existsSync(dataPath)) throw new DataError(`env.data_path not found: ${dataPath}`);
@@ -237,20 +284,31 @@ async function ratioSplit(opts: SplitOptions, reader: ItemReader, leftOut: LeftO
     records = await reader.readRaw(dataPath);
   } else if (fs.statSync(dataPath).isDirectory()) {
     if (SPLIT_NAMES.every((s) => fs.existsSync(path.join(dataPath, s)))) {
-      throw new DataError(`env.data_path ${dataPath} already holds train/, val/ and test/: use it as env.split_dir (split_mode: split_dir) instead`);
+      throw new DataError(
+        `env.data_path ${dataPath} already holds train/, val/ and test/: use it as env.split_dir (split_mode: split_dir) instead`,
+      );
     }
     records = await readRecords(exactlyOneDataFile(dataPath, 'env.data_path directory'));
   } else {
     records = await readRecords(dataPath);
   }
   const loaded = await toItems(records, reader, undefined, leftOut);
-  if (loaded.length === 0 && leftOut.length) throw new DataError(`no item of ${dataPath} is left: all ${leftOut.length} were left out: ${listLeftOut(leftOut)}`);
+  if (loaded.length === 0 && leftOut.length)
+    throw new DataError(`no item of ${dataPath} is left: all ${leftOut.length} were left out: ${listLeftOut(leftOut)}`);
   checkUniqueIds([loaded]);
   const { groups, counts } = splitByRatio(loaded, config.split_ratio, config.split_seed);
   for (const split of SPLIT_NAMES) {
-    checkNonEmpty(split, groups[split], `${loaded.length} items of ${dataPath} cut ${config.split_ratio}`, 'add data or change env.split_ratio');
+    checkNonEmpty(
+      split,
+      groups[split],
+      `${loaded.length} items of ${dataPath} cut ${config.split_ratio}`,
+      'add data or change env.split_ratio',
+    );
   }
-  const ratioTag = config.split_ratio.split(':').map((p) => p.trim()).join('-');
+  const ratioTag = config.split_ratio
+    .split(':')
+    .map((p) => p.trim())
+    .join('-');
   const outDir = config.split_output_dir
     ? resolve('split_output_dir', config.split_output_dir)
     : opts.outRoot
@@ -258,7 +316,10 @@ async function ratioSplit(opts: SplitOptions, reader: ItemReader, leftOut: LeftO
       : undefined;
   if (outDir) {
     for (const split of SPLIT_NAMES) {
-      writeJsonAtomic(path.join(outDir, split, 'items.json'), groups[split].map(({ item, rec }) => (reader.stored ? reader.stored(item, rec) : item)));
+      writeJsonAtomic(
+        path.join(outDir, split, 'items.json'),
+        groups[split].map(({ item, rec }) => (reader.stored ? reader.stored(item, rec) : item)),
+      );
     }
     writeJsonAtomic(path.join(outDir, 'split_manifest.json'), {
       source_data_path: dataPath,

@@ -100,36 +100,61 @@ export type PageImage = { bytes: Uint8Array } | { file: string } | { url: string
 export function pageImage(rec: RawRecord, id: string, bases: readonly string[] = []): PageImage {
   const f = rec.fields;
   const embedded = f.image as { bytes?: unknown } | undefined;
-  if (embedded && typeof embedded === 'object' && embedded.bytes instanceof Uint8Array) return { bytes: embedded.bytes };
+  if (embedded && typeof embedded === 'object' && embedded.bytes instanceof Uint8Array)
+    return { bytes: embedded.bytes };
   const dir = path.dirname(rec.where.file);
   const [field, ref, lookIn] =
-    typeof f.image === 'string' && f.image.trim() ? ['image', f.image.trim(), [dir]] : ['image_path', f.image_path ?? f.document_path, [dir, ...bases]];
-  if (typeof ref !== 'string' || !ref) throw new DataError("no image: expected 'image' (a path, or embedded bytes) or 'image_path'", rec.where, 'image');
+    typeof f.image === 'string' && f.image.trim()
+      ? ['image', f.image.trim(), [dir]]
+      : ['image_path', f.image_path ?? f.document_path, [dir, ...bases]];
+  if (typeof ref !== 'string' || !ref)
+    throw new DataError("no image: expected 'image' (a path, or embedded bytes) or 'image_path'", rec.where, 'image');
   const found = resolveImage(ref, lookIn as string[]);
-  if (!found) throw new DataError(`image of question ${id} not found: '${ref}' (${path.isAbsolute(ref) ? 'no such file' : `looked for ${path.resolve(dir, ref)}`})`, rec.where, field as string);
+  if (!found)
+    throw new DataError(
+      `image of question ${id} not found: '${ref}' (${path.isAbsolute(ref) ? 'no such file' : `looked for ${path.resolve(dir, ref)}`})`,
+      rec.where,
+      field as string,
+    );
   return isRemoteImage(found) ? { url: found } : { file: found };
 }
 
 export class DocVqaEnv extends QaEnv {
   readonly name = 'docvqa';
 
-  constructor(config: ConstructorParameters<typeof QaEnv>[0], private readonly o: z.infer<typeof DocVqaOptions>, ctx: ConstructorParameters<typeof QaEnv>[2]) {
+  constructor(
+    config: ConstructorParameters<typeof QaEnv>[0],
+    private readonly o: z.infer<typeof DocVqaOptions>,
+    ctx: ConstructorParameters<typeof QaEnv>[2],
+  ) {
     super(config, o, ctx);
   }
 
   toItem(rec: RawRecord): Item {
     const f = rec.fields;
     const id = f.questionId ?? f.id;
-    if (id === undefined || id === null || id === '') throw new DataError("missing field 'questionId' (or 'id')", rec.where, 'questionId');
+    if (id === undefined || id === null || id === '')
+      throw new DataError("missing field 'questionId' (or 'id')", rec.where, 'questionId');
     const rawQuestion = typeof f.question === 'string' ? f.question : '';
     const question = rawQuestion.split(/document_path:/i)[0]!.trim();
     if (!question) throw new DataError("missing field 'question'", rec.where, 'question');
     const answers = docvqaAnswers(f.answers ?? f.answer);
-    if (answers.length === 0) throw new DataError("missing field 'answers' (the accepted answers)", rec.where, 'answers');
+    if (answers.length === 0)
+      throw new DataError("missing field 'answers' (the accepted answers)", rec.where, 'answers');
     // Split files' relative paths: next to the file, then its split directory's parent, the config, the working directory.
     const base = path.dirname(rec.where.file);
-    const page = pageImage(rec, String(id), [path.dirname(base), path.dirname(path.dirname(base)), this.ctx.configDir, process.cwd()]);
-    const image = 'bytes' in page ? `data:${sniffImageType(page.bytes)};base64,${Buffer.from(page.bytes).toString('base64')}` : 'file' in page ? page.file : page.url;
+    const page = pageImage(rec, String(id), [
+      path.dirname(base),
+      path.dirname(path.dirname(base)),
+      this.ctx.configDir,
+      process.cwd(),
+    ]);
+    const image =
+      'bytes' in page
+        ? `data:${sniffImageType(page.bytes)};base64,${Buffer.from(page.bytes).toString('base64')}`
+        : 'file' in page
+          ? page.file
+          : page.url;
     const topics = Array.isArray(f.question_types) ? f.question_types.map(String).join('|') : undefined;
     const type = String(f.topic || f.category || topics || 'docvqa');
     return {

@@ -47,23 +47,35 @@ export function parseChoices(value: unknown): Choice[] {
     return value.map((c, i) => {
       if (c && typeof c === 'object') {
         const o = c as Record<string, unknown>;
-        return { label: normalizeLabel(String(o.label ?? LABELS[i] ?? '')), text: stringify(o.text ?? o.content ?? '').trim() };
+        return {
+          label: normalizeLabel(String(o.label ?? LABELS[i] ?? '')),
+          text: stringify(o.text ?? o.content ?? '').trim(),
+        };
       }
       return { label: LABELS[i] ?? String(i + 1), text: stringify(c).trim() };
     });
   }
-  if (value && typeof value === 'object') return Object.entries(value).map(([label, text]) => ({ label: normalizeLabel(label), text: stringify(text).trim() }));
+  if (value && typeof value === 'object')
+    return Object.entries(value).map(([label, text]) => ({
+      label: normalizeLabel(label),
+      text: stringify(text).trim(),
+    }));
   return [];
 }
 
-const byLabel = (a: Choice, b: Choice) => (LABELS.indexOf(a.label) + 1 || LABELS.length + 1) - (LABELS.indexOf(b.label) + 1 || LABELS.length + 1);
+const byLabel = (a: Choice, b: Choice) =>
+  (LABELS.indexOf(a.label) + 1 || LABELS.length + 1) - (LABELS.indexOf(b.label) + 1 || LABELS.length + 1);
 
 /**
  * The options with the correct one among them, in label order. The published files keep the
  * right option apart (`mcq.correct_choice`, label and text) and list only the wrong ones in
  * `mcq.choices`; other data lists every option and names the right one by label.
  */
-function withCorrect(rec: RawRecord, listed: Choice[], value: unknown): { choices: Choice[]; correct: Choice } | undefined {
+function withCorrect(
+  rec: RawRecord,
+  listed: Choice[],
+  value: unknown,
+): { choices: Choice[]; correct: Choice } | undefined {
   let label: string;
   let text = '';
   if (value && typeof value === 'object') {
@@ -77,7 +89,11 @@ function withCorrect(rec: RawRecord, listed: Choice[], value: unknown): { choice
   const same = listed.find((c) => c.label === label);
   if (same) {
     if (text && same.text !== text) {
-      throw new DataError(`'correct_choice' ${label} says "${text}" but option ${label} in 'choices' says "${same.text}"`, rec.where, 'correct_choice');
+      throw new DataError(
+        `'correct_choice' ${label} says "${text}" but option ${label} in 'choices' says "${same.text}"`,
+        rec.where,
+        'correct_choice',
+      );
     }
     return { choices: listed, correct: same };
   }
@@ -89,7 +105,8 @@ function withCorrect(rec: RawRecord, listed: Choice[], value: unknown): { choice
 /** The theorem or sketch as text: a string, or an extracted environment (`{content, …}`). */
 function textOf(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'object' && !Array.isArray(value) && 'content' in value) return stringify((value as { content: unknown }).content).trim();
+  if (typeof value === 'object' && !Array.isArray(value) && 'content' in value)
+    return stringify((value as { content: unknown }).content).trim();
   return stringify(value).trim();
 }
 
@@ -97,18 +114,44 @@ function textOf(value: unknown): string | undefined {
 export function toMathItem(rec: RawRecord): MathItem | undefined {
   const f = rec.fields;
   const mcq = (f.mcq && typeof f.mcq === 'object' ? f.mcq : f) as Record<string, unknown>;
-  const question = typeof mcq.question === 'string' ? mcq.question.trim() : mcq.question === undefined || mcq.question === null ? '' : stringify(mcq.question);
+  const question =
+    typeof mcq.question === 'string'
+      ? mcq.question.trim()
+      : mcq.question === undefined || mcq.question === null
+        ? ''
+        : stringify(mcq.question);
   if (!question) return undefined;
   const listed = parseChoices(mcq.choices).filter((c) => c.text);
   const options = withCorrect(rec, listed, mcq.correct_choice ?? mcq.answer);
-  if (!options) throw new DataError("missing or unknown 'correct_choice' (a label among the choices, or {label, text})", rec.where, 'correct_choice');
-  if (options.choices.length < 2) throw new DataError("missing field 'choices' (at least two options, the correct one included)", rec.where, 'choices');
+  if (!options)
+    throw new DataError(
+      "missing or unknown 'correct_choice' (a label among the choices, or {label, text})",
+      rec.where,
+      'correct_choice',
+    );
+  if (options.choices.length < 2)
+    throw new DataError(
+      "missing field 'choices' (at least two options, the correct one included)",
+      rec.where,
+      'choices',
+    );
   const month = f.month === undefined || f.month === null ? '' : String(f.month);
   const no = f.no ?? rec.where.index;
   // The original's id is <month>:<no> (the id manifests use it); a record without both keeps its own id.
   const hasNo = f.no !== undefined && f.no !== null;
-  const id = month && hasNo ? `${month}:${no}` : f.id !== undefined && f.id !== null && f.id !== '' ? String(f.id) : month ? `${month}:${no}` : String(no);
-  const types = Array.isArray(f.theorem_type) ? f.theorem_type.map(String) : f.theorem_type ? [String(f.theorem_type)] : [];
+  const id =
+    month && hasNo
+      ? `${month}:${no}`
+      : f.id !== undefined && f.id !== null && f.id !== ''
+        ? String(f.id)
+        : month
+          ? `${month}:${no}`
+          : String(no);
+  const types = Array.isArray(f.theorem_type)
+    ? f.theorem_type.map(String)
+    : f.theorem_type
+      ? [String(f.theorem_type)]
+      : [];
   return {
     id,
     type: types[0] ?? 'math_mcq',
@@ -128,7 +171,10 @@ export function toMathItem(rec: RawRecord): MathItem | undefined {
 /** The published files: `qa_*_final.json` under a directory (searched recursively), or one file. */
 export async function readLiveMathRaw(dataPath: string): Promise<RawRecord[]> {
   const files = fs.statSync(dataPath).isDirectory()
-    ? (fs.readdirSync(dataPath, { recursive: true }) as string[]).filter((f) => /(^|[\\/])qa_[^\\/]*_final\.json$/.test(f)).sort().map((f) => path.join(dataPath, f))
+    ? (fs.readdirSync(dataPath, { recursive: true }) as string[])
+        .filter((f) => /(^|[\\/])qa_[^\\/]*_final\.json$/.test(f))
+        .sort()
+        .map((f) => path.join(dataPath, f))
     : [dataPath];
   if (files.length === 0) throw new DataError(`no qa_*_final.json files under ${dataPath}`);
   const out: RawRecord[] = [];
@@ -136,7 +182,8 @@ export async function readLiveMathRaw(dataPath: string): Promise<RawRecord[]> {
     // The month of a monthly file: its directory (data/202511/) or its name (qa_202511_final.json).
     const dir = path.basename(path.dirname(file));
     const month = /^\d{6}$/.test(dir) ? dir : /^qa_(\d{6})_final\.json$/.exec(path.basename(file))?.[1];
-    for (const rec of await readRecords(file)) out.push({ ...rec, fields: { month, ...rec.fields, source_path: file } });
+    for (const rec of await readRecords(file))
+      out.push({ ...rec, fields: { month, ...rec.fields, source_path: file } });
   }
   return out;
 }
@@ -152,7 +199,11 @@ export function shuffleChoices(item: MathItem, seed: number): { choices: Choice[
 export class LiveMathEnv extends QaEnv {
   readonly name = 'livemathematicianbench';
 
-  constructor(config: ConstructorParameters<typeof QaEnv>[0], private readonly o: z.infer<typeof LiveMathOptions>, ctx: ConstructorParameters<typeof QaEnv>[2]) {
+  constructor(
+    config: ConstructorParameters<typeof QaEnv>[0],
+    private readonly o: z.infer<typeof LiveMathOptions>,
+    ctx: ConstructorParameters<typeof QaEnv>[2],
+  ) {
     super(config, o, ctx);
   }
 
@@ -169,8 +220,13 @@ export class LiveMathEnv extends QaEnv {
 
   present(raw: Item, ctx: RolloutContext): Presented {
     const item = raw as MathItem;
-    const { choices, correct } = this.o.shuffle_choices ? shuffleChoices(item, ctx.seed) : { choices: item.choices, correct: item.correct_choice };
-    const parts = [`## Question\n${item.question}`, `## Choices\n${choices.map((c) => `${c.label}. ${c.text}`).join('\n')}`];
+    const { choices, correct } = this.o.shuffle_choices
+      ? shuffleChoices(item, ctx.seed)
+      : { choices: item.choices, correct: item.correct_choice };
+    const parts = [
+      `## Question\n${item.question}`,
+      `## Choices\n${choices.map((c) => `${c.label}. ${c.text}`).join('\n')}`,
+    ];
     if (this.o.use_theorem && item.theorem) parts.push(`## Theorem\n${item.theorem}`);
     if (this.o.use_sketch && item.sketch) parts.push(`## Proof Sketch\n${item.sketch}`);
     const user = parts.join('\n\n');
@@ -185,7 +241,12 @@ export class LiveMathEnv extends QaEnv {
           hard,
           soft: hard,
           metric: 'MCQ',
-          details: { predicted_label: picked, predicted_text: choices.find((c) => c.label === picked)?.text ?? '', correct_label: correct.label, correct_text: correct.text },
+          details: {
+            predicted_label: picked,
+            predicted_text: choices.find((c) => c.label === picked)?.text ?? '',
+            correct_label: correct.label,
+            correct_text: correct.text,
+          },
         };
       },
     };

@@ -13,7 +13,10 @@ import type { DocFile } from './tools.ts';
  * subdirectory means that subdirectory.
  */
 export function resolveDocsRoots(dataDirs: readonly string[], envVar = process.env.OFFICEQA_DOCS_DIR ?? ''): string[] {
-  const fromEnv = envVar.split(/[,:;]/).map((s) => s.trim()).filter(Boolean);
+  const fromEnv = envVar
+    .split(/[,:;]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const candidates = [...dataDirs, ...fromEnv.map((d) => path.resolve(d))];
   const roots: string[] = [];
   for (const dir of candidates) {

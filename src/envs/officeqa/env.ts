@@ -53,7 +53,11 @@ const MAX_CANDIDATES_SHOWN = 20;
 /** A list field as the data writes it: a list, a JSON list, lines, or comma-separated names. */
 export function listField(value: unknown): string[] {
   if (value === undefined || value === null || value === '') return [];
-  if (Array.isArray(value)) return value.map(String).map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(value))
+    return value
+      .map(String)
+      .map((s) => s.trim())
+      .filter(Boolean);
   const text = String(value).trim();
   if (text.startsWith('[')) {
     try {
@@ -63,9 +67,15 @@ export function listField(value: unknown): string[] {
       // not JSON
     }
   }
-  const lines = text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+  const lines = text
+    .split(/\r?\n/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (lines.length > 1) return lines;
-  return text.split(',').map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function officeqaScore(prediction: string, gold: string): Score {
@@ -99,13 +109,20 @@ export class OfficeQaEnv implements Env {
   toItem(rec: RawRecord): Item | LeftOut {
     const f = rec.fields;
     const id = f.uid ?? f.id;
-    if (id === undefined || id === null || id === '') throw new DataError("missing field 'uid' (or 'id')", rec.where, 'uid');
-    if (typeof f.question !== 'string' || !f.question.trim()) throw new DataError("missing field 'question'", rec.where, 'question');
+    if (id === undefined || id === null || id === '')
+      throw new DataError("missing field 'uid' (or 'id')", rec.where, 'uid');
+    if (typeof f.question !== 'string' || !f.question.trim())
+      throw new DataError("missing field 'question'", rec.where, 'question');
     const gold = f.ground_truth ?? f.answer;
-    if (gold === undefined || gold === null || String(gold).trim() === '') throw new DataError("missing field 'ground_truth' (or 'answer')", rec.where, 'ground_truth');
+    if (gold === undefined || gold === null || String(gold).trim() === '')
+      throw new DataError("missing field 'ground_truth' (or 'answer')", rec.where, 'ground_truth');
     const sourceFiles = listField(f.source_files);
     const { missing } = this.getCorpus().filesFor(sourceFiles);
-    if (missing.length) return new LeftOut(String(id), `source file${missing.length > 1 ? 's' : ''} not in the document corpus: ${missing.join(', ')}`);
+    if (missing.length)
+      return new LeftOut(
+        String(id),
+        `source file${missing.length > 1 ? 's' : ''} not in the document corpus: ${missing.join(', ')}`,
+      );
     return {
       id: String(id),
       type: String(f.category ?? f.difficulty ?? 'officeqa'),
@@ -121,7 +138,8 @@ export class OfficeQaEnv implements Env {
       { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
       {
         toItem: (rec) => this.toItem(rec),
-        leftOutHint: () => `The document corpus is ${this.getCorpus().roots.join(', ')}: put the missing bulletins there (or add their directory to env.data_dirs) to include those items`,
+        leftOutHint: () =>
+          `The document corpus is ${this.getCorpus().roots.join(', ')}: put the missing bulletins there (or add their directory to env.data_dirs) to include those items`,
       },
     );
     for (const item of [...splits.train, ...splits.val, ...splits.test]) if (item.type) this.types.add(item.type);
@@ -138,12 +156,16 @@ export class OfficeQaEnv implements Env {
     if (this.o.oracle_pages) {
       const pages = oraclePages(item.source_docs as string[], item.source_files as string[], this.getCorpus().roots);
       oracleChars = pages.length;
-      if (pages) parts.push(`## Source Pages\nThe parsed text of the pages that hold the evidence; treat it as the primary source.\n\n${pages}`);
+      if (pages)
+        parts.push(
+          `## Source Pages\nThe parsed text of the pages that hold the evidence; treat it as the primary source.\n\n${pages}`,
+        );
     }
     // An agent's prompt lists its workspace files itself.
     if (!agent) {
       const shown = tools.files.slice(0, MAX_CANDIDATES_SHOWN).map((f) => `- ${f.shown}`);
-      if (tools.files.length > MAX_CANDIDATES_SHOWN) shown.push(`- … ${tools.files.length - MAX_CANDIDATES_SHOWN} more (use glob)`);
+      if (tools.files.length > MAX_CANDIDATES_SHOWN)
+        shown.push(`- … ${tools.files.length - MAX_CANDIDATES_SHOWN} more (use glob)`);
       parts.push(`## Candidate Files\n${shown.length ? shown.join('\n') : '- none'}`);
     }
     const docs = item.source_docs as string[];
@@ -191,7 +213,10 @@ export class OfficeQaEnv implements Env {
       if (res.text.trim()) conversation.push({ role: 'assistant', content: res.text });
       if (extractAnswer(res.text, FIRST_ANSWER).found) break;
       if (calls.length === 0) {
-        ended = last && turn > 1 ? 'tool-turn budget used up without a final answer' : 'neither a tool call nor a final answer';
+        ended =
+          last && turn > 1
+            ? 'tool-turn budget used up without a final answer'
+            : 'neither a tool call nor a final answer';
         break;
       }
       for (const call of calls) {
@@ -214,7 +239,10 @@ export class OfficeQaEnv implements Env {
       conversation,
       score,
       expected: gold,
-      notes: [ended ? `the rollout ended: ${ended}` : '', oracleChars ? `the prompt included ${oracleChars} characters of oracle source pages` : ''].filter(Boolean),
+      notes: [
+        ended ? `the rollout ended: ${ended}` : '',
+        oracleChars ? `the prompt included ${oracleChars} characters of oracle source pages` : '',
+      ].filter(Boolean),
     });
     if (ended && score.hard < 1) trajectory.failReason = `${ended}: expected '${gold}'`;
     return trajectory;
@@ -223,7 +251,9 @@ export class OfficeQaEnv implements Env {
   /** An agent target: the item's bulletins in its workspace, one run with its own tools. */
   private async agentRollout(item: Item, skill: string, tools: DocTools, ctx: RolloutContext): Promise<Trajectory> {
     const skillSection = skill.trim() ? `## Skill\n\n${skill.trim()}` : '';
-    const system = render(envPrompt(this.name, 'system_agent'), { skill_section: skillSection }).replace(/\n{3,}/g, '\n\n').trim();
+    const system = render(envPrompt(this.name, 'system_agent'), { skill_section: skillSection })
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
     const { text: user, oracleChars } = this.userPrompt(item, tools, true);
     const asked = await askForAnswer(
       {
@@ -261,7 +291,14 @@ registerEnv({
   name: 'officeqa',
   optionsSchema: OfficeQaOptions,
   unsupportedOptions: Object.fromEntries(
-    ['search_api_url', 'search_auth_env', 'search_provider', 'search_max_num_results', 'search_timeout_seconds', 'max_queries_per_turn'].map((k) => [k, NO_WEB_SEARCH]),
+    [
+      'search_api_url',
+      'search_auth_env',
+      'search_provider',
+      'search_max_num_results',
+      'search_timeout_seconds',
+      'max_queries_per_turn',
+    ].map((k) => [k, NO_WEB_SEARCH]),
   ),
   create: (config, ctx) => new OfficeQaEnv(config, envOptions(OfficeQaOptions, config), ctx),
 });

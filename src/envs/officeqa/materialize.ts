@@ -14,15 +14,21 @@ registerMaterializer({
   usesDocs: true,
   read: async (raw, { docs }) => {
     // With the bulletins' directories, an item whose bulletin is not there is left out.
-    for (const dir of docs ?? []) if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UserError(`--docs ${dir}: not a directory (expected the directory of the Treasury bulletin text files)`);
+    for (const dir of docs ?? [])
+      if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+        throw new UserError(
+          `--docs ${dir}: not a directory (expected the directory of the Treasury bulletin text files)`,
+        );
     const corpus = docs?.length ? new Corpus(resolveDocsRoots(docs, '')) : undefined;
     return (await readRecordsFrom(raw)).map((rec) => {
       const f = rec.fields;
       const uid = f.uid ?? f.id;
       if (uid === undefined || uid === '') throw new DataError("missing field 'uid'", rec.where, 'uid');
-      if (typeof f.question !== 'string' || !f.question.trim()) throw new DataError("missing field 'question'", rec.where, 'question');
+      if (typeof f.question !== 'string' || !f.question.trim())
+        throw new DataError("missing field 'question'", rec.where, 'question');
       const answer = f.answer ?? f.ground_truth;
-      if (answer === undefined || String(answer).trim() === '') throw new DataError("missing field 'answer'", rec.where, 'answer');
+      if (answer === undefined || String(answer).trim() === '')
+        throw new DataError("missing field 'answer'", rec.where, 'answer');
       const record = {
         id: String(uid),
         uid: String(uid),
@@ -33,7 +39,9 @@ registerMaterializer({
         source_docs: listField(f.source_docs),
       };
       const missing = corpus?.filesFor(record.source_files).missing ?? [];
-      const leftOut = missing.length ? `source file${missing.length > 1 ? 's' : ''} not in --docs: ${missing.join(', ')}` : undefined;
+      const leftOut = missing.length
+        ? `source file${missing.length > 1 ? 's' : ''} not in --docs: ${missing.join(', ')}`
+        : undefined;
       return { id: record.id, record, where: rec.where, ...(leftOut ? { leftOut } : {}) };
     });
   },

@@ -24,13 +24,18 @@ export function unescapeHtml(text: string): string {
   });
 }
 
-const stripTags = (html: string) => unescapeHtml(html.replace(/<br\s*\/?>/gi, ' ').replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim();
+const stripTags = (html: string) =>
+  unescapeHtml(html.replace(/<br\s*\/?>/gi, ' ').replace(/<[^>]*>/g, ''))
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /** HTML tables as Markdown tables (first row as header); text around them kept without tags. */
 export function htmlToMarkdown(html: string): string {
   return html
     .replace(/<table[\s\S]*?<\/table>/gi, (table) => {
-      const rows = [...table.matchAll(/<tr[\s\S]*?<\/tr>/gi)].map((tr) => [...tr[0].matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/gi)].map((c) => stripTags(c[1]!).replace(/\|/g, '\\|')));
+      const rows = [...table.matchAll(/<tr[\s\S]*?<\/tr>/gi)].map((tr) =>
+        [...tr[0].matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/gi)].map((c) => stripTags(c[1]!).replace(/\|/g, '\\|')),
+      );
       if (rows.length === 0) return '';
       const width = Math.max(...rows.map((r) => r.length));
       const line = (r: string[]) => `| ${[...r, ...Array(width - r.length).fill('')].join(' | ')} |`;
@@ -58,7 +63,12 @@ export function pageOf(url: string): number | undefined {
 function parsedJsonFor(file: string, roots: readonly string[]): string | undefined {
   const stem = path.basename(file, path.extname(file));
   for (const root of roots) {
-    for (const dir of [path.join(root, 'jsons'), path.join(root, '..', 'jsons'), path.join(root, 'treasury_bulletins_parsed', 'jsons'), path.join(root, '..', 'treasury_bulletins_parsed', 'jsons')]) {
+    for (const dir of [
+      path.join(root, 'jsons'),
+      path.join(root, '..', 'jsons'),
+      path.join(root, 'treasury_bulletins_parsed', 'jsons'),
+      path.join(root, '..', 'treasury_bulletins_parsed', 'jsons'),
+    ]) {
       const candidate = path.join(dir, `${stem}.json`);
       if (fs.existsSync(candidate)) return candidate;
     }
@@ -72,7 +82,11 @@ interface Element {
 }
 
 /** The rendered oracle pages of an item ('' when none can be found). */
-export function oraclePages(sourceDocs: readonly string[], sourceFiles: readonly string[], roots: readonly string[]): string {
+export function oraclePages(
+  sourceDocs: readonly string[],
+  sourceFiles: readonly string[],
+  roots: readonly string[],
+): string {
   const sections: string[] = [];
   let total = 0;
   sourceDocs.forEach((url, i) => {
@@ -83,7 +97,8 @@ export function oraclePages(sourceDocs: readonly string[], sourceFiles: readonly
     if (!json) return;
     let elements: Element[];
     try {
-      elements = ((JSON.parse(fs.readFileSync(json, 'utf8')) as { document?: { elements?: Element[] } }).document?.elements ?? []) as Element[];
+      elements = ((JSON.parse(fs.readFileSync(json, 'utf8')) as { document?: { elements?: Element[] } }).document
+        ?.elements ?? []) as Element[];
     } catch {
       return;
     }

@@ -17,8 +17,14 @@ export const GREP_MAX = 20;
 export const TOOL_SPECS: ToolSpec[] = [
   {
     name: 'glob',
-    description: "Find this task's document files whose name or path matches a shell-style pattern (* and ?). Returns up to 50 paths.",
-    parameters: { type: 'object', properties: { pattern: { type: 'string', description: 'for example *1944_01*.txt' } }, required: ['pattern'], additionalProperties: false },
+    description:
+      "Find this task's document files whose name or path matches a shell-style pattern (* and ?). Returns up to 50 paths.",
+    parameters: {
+      type: 'object',
+      properties: { pattern: { type: 'string', description: 'for example *1944_01*.txt' } },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
   },
   {
     name: 'read',
@@ -36,10 +42,14 @@ export const TOOL_SPECS: ToolSpec[] = [
   },
   {
     name: 'grep',
-    description: 'Find the lines of a document file that contain a text (case-insensitive, literal). Returns up to 20 `line number: line` matches.',
+    description:
+      'Find the lines of a document file that contain a text (case-insensitive, literal). Returns up to 20 `line number: line` matches.',
     parameters: {
       type: 'object',
-      properties: { pattern: { type: 'string', description: 'the text to look for' }, path: { type: 'string', description: 'a document file' } },
+      properties: {
+        pattern: { type: 'string', description: 'the text to look for' },
+        path: { type: 'string', description: 'a document file' },
+      },
       required: ['pattern', 'path'],
       additionalProperties: false,
     },
@@ -106,7 +116,10 @@ export class DocTools {
       out += line;
       last = i + 1;
     }
-    const more = last < lines.length ? `[lines ${from}-${last} of ${lines.length}; read on from line ${last + 1}]` : `[lines ${from}-${last} of ${lines.length}]`;
+    const more =
+      last < lines.length
+        ? `[lines ${from}-${last} of ${lines.length}; read on from line ${last + 1}]`
+        : `[lines ${from}-${last} of ${lines.length}]`;
     return `${out}${more}`;
   }
 
@@ -138,7 +151,14 @@ export class DocTools {
       case 'glob':
         return { cmd, output: this.glob(String(args.pattern ?? '')) };
       case 'read':
-        return { cmd, output: this.read(String(args.path ?? ''), args.start as number | undefined, args.limit as number | undefined) };
+        return {
+          cmd,
+          output: this.read(
+            String(args.path ?? ''),
+            args.start as number | undefined,
+            args.limit as number | undefined,
+          ),
+        };
       case 'grep':
         return { cmd, output: this.grep(String(args.pattern ?? ''), String(args.path ?? '')) };
       default:

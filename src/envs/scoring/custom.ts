@@ -50,12 +50,17 @@ async function importScorer(file: string): Promise<Record<string, unknown>> {
 
 /** `file` is `config.module` made absolute. */
 export async function customScorer(config: z.infer<typeof CustomScorerSchema>, file: string): Promise<Scorer> {
-  if (!fs.existsSync(file)) throw new ConfigError(`env.scorer.module: file not found: ${file}`, undefined, 'env.scorer.module');
+  if (!fs.existsSync(file))
+    throw new ConfigError(`env.scorer.module: file not found: ${file}`, undefined, 'env.scorer.module');
   let mod: Record<string, unknown>;
   try {
     mod = await importScorer(file);
   } catch (err) {
-    throw new ConfigError(`env.scorer.module: cannot load ${file}: ${(err as Error).message}`, undefined, 'env.scorer.module');
+    throw new ConfigError(
+      `env.scorer.module: cannot load ${file}: ${(err as Error).message}`,
+      undefined,
+      'env.scorer.module',
+    );
   }
   const name = config.export || 'default';
   const fn = mod[name];
@@ -72,7 +77,9 @@ export async function customScorer(config: z.infer<typeof CustomScorerSchema>, f
     const parsed = ResultSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new UserError(`custom scorer ${file} returned ${JSON.stringify(raw)} for item '${item.id}': ${issue.path.join('.') || 'result'}: ${issue.message} (expected {hard: 0..1, soft?: 0..1, feedback?: string})`);
+      throw new UserError(
+        `custom scorer ${file} returned ${JSON.stringify(raw)} for item '${item.id}': ${issue.path.join('.') || 'result'}: ${issue.message} (expected {hard: 0..1, soft?: 0..1, feedback?: string})`,
+      );
     }
     const { hard, soft, feedback } = parsed.data;
     return { hard, soft: soft ?? hard, metric: 'SCORE', ...(feedback ? { feedback } : {}) };

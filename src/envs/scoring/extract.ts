@@ -11,7 +11,10 @@ export const ExtractSchema = z
   .object({
     mode: z.enum(['tag', 'regex', 'last_line', 'json_field', 'none']).default('tag'),
     /** Tag name for `tag` mode. */
-    tag: z.string().regex(/^[A-Za-z][\w.-]*$/, 'a tag name such as answer').default('answer'),
+    tag: z
+      .string()
+      .regex(/^[A-Za-z][\w.-]*$/, 'a tag name such as answer')
+      .default('answer'),
     /** Which tag when there are several. */
     which: z.enum(['last', 'first']).default('last'),
     /** Regular expression for `regex` mode; its first capture group is the answer (else the whole match). */
@@ -25,12 +28,21 @@ export const ExtractSchema = z
   .strict()
   .superRefine((rule, ctx) => {
     if (rule.mode !== 'regex') return;
-    if (!rule.pattern) ctx.addIssue({ code: 'custom', path: ['pattern'], message: 'extract mode regex needs a pattern (its first group is the answer)' });
+    if (!rule.pattern)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pattern'],
+        message: 'extract mode regex needs a pattern (its first group is the answer)',
+      });
     else {
       try {
         new RegExp(rule.pattern, rule.flags);
       } catch (err) {
-        ctx.addIssue({ code: 'custom', path: ['pattern'], message: `not a valid regular expression: ${(err as Error).message}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pattern'],
+          message: `not a valid regular expression: ${(err as Error).message}`,
+        });
       }
     }
   });
@@ -43,7 +55,10 @@ export interface Extracted {
 }
 
 export function lastLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.at(-1) ?? '';
 }
 

@@ -22,7 +22,10 @@ export const JudgeScorerSchema = z
 
 const VerdictSchema = z
   .object({
-    verdict: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(['correct', 'incorrect'])),
+    verdict: z.preprocess(
+      (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+      z.enum(['correct', 'incorrect']),
+    ),
     score: z.coerce.number().min(0).max(1).optional(),
     reason: z.string().default(''),
   })
@@ -62,10 +65,17 @@ export function judgeScorer(config: z.infer<typeof JudgeScorerSchema>): Scorer {
         signal: ctx.signal,
       }));
     } catch (err) {
-      if (err instanceof StructuredOutputError) throw new InfraError(`the judge's reply was unusable: ${err.message}`, 'bad_response');
+      if (err instanceof StructuredOutputError)
+        throw new InfraError(`the judge's reply was unusable: ${err.message}`, 'bad_response');
       throw err;
     }
     const hard = verdict.verdict === 'correct' ? 1 : 0;
-    return { hard, soft: verdict.score ?? hard, metric: 'JUDGE', feedback: verdict.reason ? `judge: ${verdict.reason}` : undefined, details: { judge_verdict: verdict.verdict, judge_score: verdict.score } };
+    return {
+      hard,
+      soft: verdict.score ?? hard,
+      metric: 'JUDGE',
+      feedback: verdict.reason ? `judge: ${verdict.reason}` : undefined,
+      details: { judge_verdict: verdict.verdict, judge_score: verdict.score },
+    };
   };
 }

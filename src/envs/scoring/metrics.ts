@@ -101,7 +101,11 @@ export function numericClose(a: number, b: number, absTol: number, relTol: numbe
 }
 
 /** 1 when the prediction's number is within tolerance of a gold's number. */
-export function numericMatch(prediction: string, golds: readonly string[], opts: { absTol: number; relTol: number; scaleWords: boolean }): number {
+export function numericMatch(
+  prediction: string,
+  golds: readonly string[],
+  opts: { absTol: number; relTol: number; scaleWords: boolean },
+): number {
   const p = parseNumber(prediction, opts.scaleWords);
   if (p === undefined) return 0;
   return golds.some((g) => {
@@ -133,7 +137,9 @@ export interface Choice {
  * else the normalised answer (which then matches nothing).
  */
 export function pickLabel(answer: string, choices: readonly Choice[]): string {
-  const labels = new Set(choices.length ? choices.map((c) => normalizeLabel(c.label)) : 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split(''));
+  const labels = new Set(
+    choices.length ? choices.map((c) => normalizeLabel(c.label)) : 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split(''),
+  );
   const norm = normalizeLabel(answer);
   if (labels.has(norm)) return norm;
   const byText = choices.find((c) => basicNormalize(c.text) === basicNormalize(answer));

@@ -36,7 +36,8 @@ const OFFICEQA_WORDS = /(?<![\p{L}\p{N}_])(?:millions?|billions?|dollars?|nomina
  */
 export function officeqaNormalize(text: string): string {
   let kept = '';
-  for (const ch of text.toLowerCase().replace(/,/g, '')) if (!PY_PUNCTUATION.has(ch) || ch === '.' || ch === '-' || ch === '%') kept += ch;
+  for (const ch of text.toLowerCase().replace(/,/g, ''))
+    if (!PY_PUNCTUATION.has(ch) || ch === '.' || ch === '-' || ch === '%') kept += ch;
   return kept.replace(OFFICEQA_WORDS, ' ').split(PY_WHITESPACE).filter(Boolean).join(' ');
 }
 

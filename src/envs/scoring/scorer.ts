@@ -20,7 +20,16 @@ import { extractJson } from '../../model/json-extract.ts';
 import { getPath, stringify } from './extract.ts';
 import { judgeScorer, JudgeScorerSchema } from './judge.ts';
 import { customScorer, CustomScorerSchema } from './custom.ts';
-import { anls, contains, exactMatch, normalizeLabel, numericMatch, pickLabel, tokenF1, type Choice } from './metrics.ts';
+import {
+  anls,
+  contains,
+  exactMatch,
+  normalizeLabel,
+  numericMatch,
+  pickLabel,
+  tokenF1,
+  type Choice,
+} from './metrics.ts';
 import { basicNormalize, normalizer } from './normalize.ts';
 import type { Score, ScoreInput, Scorer } from './types.ts';
 
@@ -65,7 +74,13 @@ export const ScorerSchema = z.discriminatedUnion('type', [
       choices_field: z.string().default('choices'),
     })
     .strict(),
-  z.object({ type: z.literal('anls'), threshold: z.number().min(0).max(1).default(0.5), pass_at: z.number().min(0).max(1).default(0.999) }).strict(),
+  z
+    .object({
+      type: z.literal('anls'),
+      threshold: z.number().min(0).max(1).default(0.5),
+      pass_at: z.number().min(0).max(1).default(0.999),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('json_field'),
@@ -79,24 +94,32 @@ export const ScorerSchema = z.discriminatedUnion('type', [
 ]);
 export type ScorerConfig = z.infer<typeof ScorerSchema>;
 
-const sync = (f: (input: ScoreInput) => Score): Scorer => async (input) => f(input);
+const sync =
+  (f: (input: ScoreInput) => Score): Scorer =>
+  async (input) =>
+    f(input);
 
 /** The choices of an item in one shape, from the shapes data sets use. */
 export function choicesOf(value: unknown): Choice[] {
   if (Array.isArray(value)) {
     return value.map((c, i) =>
       c && typeof c === 'object'
-        ? { label: normalizeLabel(String((c as Record<string, unknown>).label ?? String.fromCharCode(65 + i))), text: stringify((c as Record<string, unknown>).text ?? (c as Record<string, unknown>).content) }
+        ? {
+            label: normalizeLabel(String((c as Record<string, unknown>).label ?? String.fromCharCode(65 + i))),
+            text: stringify((c as Record<string, unknown>).text ?? (c as Record<string, unknown>).content),
+          }
         : { label: String.fromCharCode(65 + i), text: stringify(c) },
     );
   }
-  if (value && typeof value === 'object') return Object.entries(value).map(([label, text]) => ({ label: normalizeLabel(label), text: stringify(text) }));
+  if (value && typeof value === 'object')
+    return Object.entries(value).map(([label, text]) => ({ label: normalizeLabel(label), text: stringify(text) }));
   return [];
 }
 
 function jsonFieldScore(input: ScoreInput, fields: string[], norm: (s: string) => string): Score {
   const expected = typeof input.expected === 'string' ? extractJson(input.expected) : input.expected;
-  if (!expected || typeof expected !== 'object') return { hard: 0, soft: 0, metric: 'JSON', feedback: 'the expected answer is not a JSON object' };
+  if (!expected || typeof expected !== 'object')
+    return { hard: 0, soft: 0, metric: 'JSON', feedback: 'the expected answer is not a JSON object' };
   const got = extractJson(input.prediction);
   if (got === undefined) return { hard: 0, soft: 0, metric: 'JSON', feedback: 'the answer holds no JSON object' };
   const keys = fields.length ? fields : Object.keys(expected);
@@ -106,16 +129,27 @@ function jsonFieldScore(input: ScoreInput, fields: string[], norm: (s: string) =
     hard: wrong.length === 0 ? 1 : 0,
     soft,
     metric: 'JSON',
-    ...(wrong.length ? { feedback: `fields that differ: ${wrong.map((k) => `${k} (got ${stringify(getPath(got, k)) || 'nothing'}, expected ${stringify(getPath(expected, k))})`).join('; ')}` } : {}),
+    ...(wrong.length
+      ? {
+          feedback: `fields that differ: ${wrong.map((k) => `${k} (got ${stringify(getPath(got, k)) || 'nothing'}, expected ${stringify(getPath(expected, k))})`).join('; ')}`,
+        }
+      : {}),
   };
 }
 
 /** `resolvePath` makes a custom scorer's module path absolute (EnvContext.resolvePath). */
-export async function buildScorer(config: ScorerConfig, ctx: { resolvePath(key: string, value: string): string }): Promise<Scorer> {
+export async function buildScorer(
+  config: ScorerConfig,
+  ctx: { resolvePath(key: string, value: string): string },
+): Promise<Scorer> {
   switch (config.type) {
     case 'exact_match': {
       const norm = normalizer(config.normalize);
-      return sync(({ prediction, golds }) => ({ hard: exactMatch(prediction, golds, norm), soft: tokenF1(prediction, golds, norm), metric: 'EM' }));
+      return sync(({ prediction, golds }) => ({
+        hard: exactMatch(prediction, golds, norm),
+        soft: tokenF1(prediction, golds, norm),
+        metric: 'EM',
+      }));
     }
     case 'token_f1': {
       const norm = normalizer(config.normalize);
@@ -141,7 +175,11 @@ export async function buildScorer(config: ScorerConfig, ctx: { resolvePath(key: 
     }
     case 'numeric':
       return sync(({ prediction, golds }) => {
-        const v = numericMatch(prediction, golds, { absTol: config.abs_tol, relTol: config.rel_tol, scaleWords: config.scale_words });
+        const v = numericMatch(prediction, golds, {
+          absTol: config.abs_tol,
+          relTol: config.rel_tol,
+          scaleWords: config.scale_words,
+        });
         return { hard: v, soft: v, metric: 'NUM' };
       });
     case 'choice':
@@ -158,7 +196,12 @@ export async function buildScorer(config: ScorerConfig, ctx: { resolvePath(key: 
         return { hard: s >= config.pass_at ? 1 : 0, soft: s, metric: 'ANLS', details: { anls: s } };
       });
     case 'json_field': {
-      const norm = config.normalize === 'none' ? (s: string) => s.trim() : config.normalize === 'squad' ? normalizer('squad') : basicNormalize;
+      const norm =
+        config.normalize === 'none'
+          ? (s: string) => s.trim()
+          : config.normalize === 'squad'
+            ? normalizer('squad')
+            : basicNormalize;
       return sync((input) => jsonFieldScore(input, config.fields, norm));
     }
     case 'judge':

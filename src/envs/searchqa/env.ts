@@ -43,7 +43,8 @@ export function searchqaScore(prediction: string, golds: string[]): Score {
   const f1 = tokenF1(prediction, golds, squadNormalize);
   // Containment either way, recorded as the reference does (not used for the score).
   const p = squadNormalize(prediction);
-  const subEm = contains(prediction, golds, squadNormalize) || golds.some((g) => squadNormalize(g).includes(p) && p !== '') ? 1 : 0;
+  const subEm =
+    contains(prediction, golds, squadNormalize) || golds.some((g) => squadNormalize(g).includes(p) && p !== '') ? 1 : 0;
   return { hard: em, soft: f1, metric: 'EM', details: { em, f1, sub_em: subEm } };
 }
 
@@ -51,9 +52,11 @@ export function searchqaScore(prediction: string, golds: string[]): Score {
 export function searchqaRecord(rec: RawRecord): { id: string; question: string; context: string; answers: string[] } {
   const f = rec.fields;
   const id = f.id ?? f.key;
-  if (id === undefined || id === null || id === '') throw new DataError("missing field 'id' (or 'key')", rec.where, 'id');
+  if (id === undefined || id === null || id === '')
+    throw new DataError("missing field 'id' (or 'key')", rec.where, 'id');
   for (const field of ['question', 'context']) {
-    if (typeof f[field] !== 'string' || !(f[field] as string).trim()) throw new DataError(`missing field '${field}'`, rec.where, field);
+    if (typeof f[field] !== 'string' || !(f[field] as string).trim())
+      throw new DataError(`missing field '${field}'`, rec.where, field);
   }
   const answers = goldList(f.answers ?? f.answer);
   if (answers.length === 0) throw new DataError("missing field 'answers' (the accepted answers)", rec.where, 'answers');
@@ -63,7 +66,11 @@ export function searchqaRecord(rec: RawRecord): { id: string; question: string; 
 export class SearchQaEnv extends QaEnv {
   readonly name = 'searchqa';
 
-  constructor(config: ConstructorParameters<typeof QaEnv>[0], private readonly o: z.infer<typeof SearchQaOptions>, ctx: ConstructorParameters<typeof QaEnv>[2]) {
+  constructor(
+    config: ConstructorParameters<typeof QaEnv>[0],
+    private readonly o: z.infer<typeof SearchQaOptions>,
+    ctx: ConstructorParameters<typeof QaEnv>[2],
+  ) {
     super(config, o, ctx);
   }
 
@@ -79,7 +86,12 @@ export class SearchQaEnv extends QaEnv {
   present(item: Item): Presented {
     const golds = item.answers as string[];
     const user = `## Context\n${truncateContext(String(item.context), this.o.max_context_chars)}\n\n## Question\n${item.question}`;
-    return { user, task: String(item.question), expected: golds, score: (prediction) => searchqaScore(prediction, golds) };
+    return {
+      user,
+      task: String(item.question),
+      expected: golds,
+      score: (prediction) => searchqaScore(prediction, golds),
+    };
   }
 
   override taskTypes(): string[] {

@@ -32,12 +32,20 @@ export function extractTagged(text: string): string {
 }
 
 function toItem(task: SimTask): Item {
-  return { id: task.id, type: task.type, question: task.question, fact: task.fact, expected: expectedAnswer(task), noise: task.noise };
+  return {
+    id: task.id,
+    type: task.type,
+    question: task.question,
+    fact: task.fact,
+    expected: expectedAnswer(task),
+    noise: task.noise,
+  };
 }
 
 export class SimEnv implements Env {
   readonly name = 'sim';
-  readonly analystGuide = 'Answers are short values; compare each predicted answer with the expected one character by character and name the formatting convention it breaks.';
+  readonly analystGuide =
+    'Answers are short values; compare each predicted answer with the expected one character by character and name the formatting convention it breaks.';
 
   constructor(private readonly options: z.infer<typeof SimEnvOptions>) {}
 
@@ -57,7 +65,10 @@ export class SimEnv implements Env {
   async rollout(item: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const system = simSystemPrompt(skill);
     const question = String(item.question);
-    const meta: SimTaskMeta = { kind: 'sim_task', task: { id: item.id, fact: item.fact as SimTaskMeta['task']['fact'] } };
+    const meta: SimTaskMeta = {
+      kind: 'sim_task',
+      task: { id: item.id, fact: item.fact as SimTaskMeta['task']['fact'] },
+    };
     const reply = await ctx.target.complete({
       purpose: 'rollout',
       system,
@@ -70,7 +81,10 @@ export class SimEnv implements Env {
     const predicted = extractTagged(reply.text);
     const expected = String(item.expected);
     const hard = predicted === expected ? 1 : 0;
-    const soft = Math.max(predicted.length, expected.length) === 0 ? 1 : 1 - distance(predicted, expected) / Math.max(predicted.length, expected.length);
+    const soft =
+      Math.max(predicted.length, expected.length) === 0
+        ? 1
+        : 1 - distance(predicted, expected) / Math.max(predicted.length, expected.length);
     return {
       id: item.id,
       hard,
@@ -83,7 +97,10 @@ export class SimEnv implements Env {
       conversation: [
         { role: 'user', content: question },
         { role: 'assistant', content: reply.text },
-        { role: 'system', content: `evaluation: predicted '${predicted}', expected '${expected}', exact match ${hard}` },
+        {
+          role: 'system',
+          content: `evaluation: predicted '${predicted}', expected '${expected}', exact match ${hard}`,
+        },
       ],
       systemPrompt: system,
       userPrompt: question,
@@ -97,5 +114,8 @@ registerEnv({
   name: 'sim',
   aliases: ['simulator'],
   optionsSchema: SimEnvOptions,
-  create: (config) => new SimEnv(SimEnvOptions.parse(Object.fromEntries(Object.entries(config).filter(([k]) => k in SimEnvOptions.shape)))),
+  create: (config) =>
+    new SimEnv(
+      SimEnvOptions.parse(Object.fromEntries(Object.entries(config).filter(([k]) => k in SimEnvOptions.shape))),
+    ),
 });

@@ -74,7 +74,10 @@ export function answerPosition(position: string, answerSheet: string): string {
 
 /** The parts of a position the comparison cannot read (the official evaluation fails on them). */
 export function unreadableParts(position: string): string[] {
-  const parts = position.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = position
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (parts.length === 0) return [position];
   return parts.filter((p) => {
     const range = (p.includes('!') ? p.slice(p.lastIndexOf('!') + 1) : p).trim().replace(/^['"]+|['"]+$/g, '');

@@ -62,7 +62,8 @@ type Options = z.infer<typeof SpreadsheetBenchOptions>;
 const PYTHON_NEED = {
   who: 'SpreadsheetBench',
   modules: ['openpyxl', 'pandas'],
-  install: 'Install them (Debian and Ubuntu: apt-get install python3-openpyxl python3-pandas; elsewhere: pip install openpyxl pandas)',
+  install:
+    'Install them (Debian and Ubuntu: apt-get install python3-openpyxl python3-pandas; elsewhere: pip install openpyxl pandas)',
   optionKey: 'env.python',
 };
 
@@ -123,11 +124,21 @@ export class SpreadsheetBenchEnv implements Env {
 
   toItem(rec: RawRecord): SheetItem | LeftOut {
     const f = rec.fields;
-    if (f.id === undefined || f.id === null || String(f.id).trim() === '') throw new DataError("missing field 'id'", rec.where, 'id');
+    if (f.id === undefined || f.id === null || String(f.id).trim() === '')
+      throw new DataError("missing field 'id'", rec.where, 'id');
     const id = String(f.id);
-    if (typeof f.instruction !== 'string' || !f.instruction.trim()) throw new DataError("missing field 'instruction'", rec.where, 'instruction');
-    if (typeof f.answer_position !== 'string' || !f.answer_position.trim()) throw new DataError("missing field 'answer_position' (the cells the answer goes in, such as 'Sheet1'!D2:D20)", rec.where, 'answer_position');
-    const sheetPath = typeof f.spreadsheet_path === 'string' && f.spreadsheet_path.trim() ? f.spreadsheet_path.trim() : `spreadsheet/${id}`;
+    if (typeof f.instruction !== 'string' || !f.instruction.trim())
+      throw new DataError("missing field 'instruction'", rec.where, 'instruction');
+    if (typeof f.answer_position !== 'string' || !f.answer_position.trim())
+      throw new DataError(
+        "missing field 'answer_position' (the cells the answer goes in, such as 'Sheet1'!D2:D20)",
+        rec.where,
+        'answer_position',
+      );
+    const sheetPath =
+      typeof f.spreadsheet_path === 'string' && f.spreadsheet_path.trim()
+        ? f.spreadsheet_path.trim()
+        : `spreadsheet/${id}`;
     const dir = path.isAbsolute(sheetPath) ? sheetPath : path.join(this.dataRoot(), sheetPath);
     if (!fs.existsSync(dir)) return new LeftOut(id, `spreadsheet folder not found: ${dir}`);
     const cases = findCases(dir);
@@ -150,12 +161,17 @@ export class SpreadsheetBenchEnv implements Env {
       {
         toItem: (rec) => this.toItem(rec),
         stored: (_item, rec) => rec.fields,
-        leftOutHint: () => `The workbooks are looked for under env.data_root (${this.dataRoot()}): set it to the extracted SpreadsheetBench release (the folder holding spreadsheet/<id>/)`,
+        leftOutHint: () =>
+          `The workbooks are looked for under env.data_root (${this.dataRoot()}): set it to the extracted SpreadsheetBench release (the folder holding spreadsheet/<id>/)`,
       },
     );
-    const unreadable = [...splits.train, ...splits.val, ...splits.test].filter((i) => unreadableParts(String(i.answer_position)).length > 0);
+    const unreadable = [...splits.train, ...splits.val, ...splits.test].filter(
+      (i) => unreadableParts(String(i.answer_position)).length > 0,
+    );
     if (unreadable.length) {
-      const shown = unreadable.slice(0, 5).map((i) => `${i.id} (${unreadableParts(String(i.answer_position)).join(', ')})`);
+      const shown = unreadable
+        .slice(0, 5)
+        .map((i) => `${i.id} (${unreadableParts(String(i.answer_position)).join(', ')})`);
       splits.warnings.push(
         `env 'spreadsheetbench': ${unreadable.length} item${unreadable.length > 1 ? 's have' : ' has'} an answer_position that names no cell range: ${shown.join(', ')}${unreadable.length > 5 ? ', …' : ''}; they always fail, as in the official evaluation`,
       );
@@ -164,12 +180,26 @@ export class SpreadsheetBenchEnv implements Env {
   }
 
   private limits(): RunLimits {
-    return { timeoutMs: this.o.code_timeout * 1000, maxOutputBytes: this.o.max_output_bytes, maxFileBytes: this.o.max_file_bytes };
+    return {
+      timeoutMs: this.o.code_timeout * 1000,
+      maxOutputBytes: this.o.max_output_bytes,
+      maxFileBytes: this.o.max_file_bytes,
+    };
   }
 
   private taskPrompt(item: SheetItem, preview: string, what: 'do_code' | 'do_agent' | 'do_react'): string {
-    const details = [item.instruction_type ? `Instruction type: ${item.instruction_type}` : '', `Answer position (the cells that are checked): ${item.answer_position}`].filter(Boolean).join('\n');
-    return render(envPrompt(this.name, 'task'), { instruction: item.instruction.trim(), details, preview: preview.trim(), what_to_do: envPrompt(this.name, what) });
+    const details = [
+      item.instruction_type ? `Instruction type: ${item.instruction_type}` : '',
+      `Answer position (the cells that are checked): ${item.answer_position}`,
+    ]
+      .filter(Boolean)
+      .join('\n');
+    return render(envPrompt(this.name, 'task'), {
+      instruction: item.instruction.trim(),
+      details,
+      preview: preview.trim(),
+      what_to_do: envPrompt(this.name, what),
+    });
   }
 
   /** `multi` and `react` take up to `max_turns` turns; `single` and an agent target one. */
@@ -180,7 +210,9 @@ export class SpreadsheetBenchEnv implements Env {
   async rollout(raw: Item, skill: string, ctx: RolloutContext): Promise<Trajectory> {
     const item = raw as SheetItem;
     if (ctx.target.agentic && this.o.mode !== 'single') {
-      throw new UserError(`env.mode is '${this.o.mode}', but the target ${ctx.target.id} is an agent that runs its own tools: SpreadsheetBench runs agent targets in mode 'single' only (set env.mode: single)`);
+      throw new UserError(
+        `env.mode is '${this.o.mode}', but the target ${ctx.target.id} is an agent that runs its own tools: SpreadsheetBench runs agent targets in mode 'single' only (set env.mode: single)`,
+      );
     }
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-sheet-'));
     try {
@@ -196,7 +228,13 @@ export class SpreadsheetBenchEnv implements Env {
     }
   }
 
-  private ask(system: string, messages: Message[], skill: string, ctx: RolloutContext, extra: { tools?: typeof REACT_TOOLS } = {}): Promise<ChatResponse> {
+  private ask(
+    system: string,
+    messages: Message[],
+    skill: string,
+    ctx: RolloutContext,
+    extra: { tools?: typeof REACT_TOOLS } = {},
+  ): Promise<ChatResponse> {
     return ctx.target.complete({
       purpose: 'rollout',
       system,
@@ -210,7 +248,13 @@ export class SpreadsheetBenchEnv implements Env {
   }
 
   /** single and multi: code from the reply; in multi, run on case 1 and fed back until it holds. */
-  private async codeAttempt(item: SheetItem, skill: string, preview: string, scratch: string, ctx: RolloutContext): Promise<Attempt> {
+  private async codeAttempt(
+    item: SheetItem,
+    skill: string,
+    preview: string,
+    scratch: string,
+    ctx: RolloutContext,
+  ): Promise<Attempt> {
     const system = benchmarkSystem(this.name, skill);
     const user = this.taskPrompt(item, preview, 'do_code');
     const messages: Message[] = [{ role: 'user', content: user }];
@@ -222,7 +266,9 @@ export class SpreadsheetBenchEnv implements Env {
     const caseOne = item.cases[0]!;
     for (let turn = 1; turn <= maxTurns; turn++) {
       if (turn > 1 && Date.now() > deadline) {
-        attempt.notes.push(`the item's time budget (env.exec_timeout, ${this.config.exec_timeout} s) ran out after ${turn - 1} turns`);
+        attempt.notes.push(
+          `the item's time budget (env.exec_timeout, ${this.config.exec_timeout} s) ran out after ${turn - 1} turns`,
+        );
         break;
       }
       const res = await this.ask(system, messages, skill, ctx);
@@ -240,7 +286,9 @@ export class SpreadsheetBenchEnv implements Env {
         if (!run.ok) feedback = render(envPrompt(this.name, 'feedback_error'), { log: run.log.slice(-3000) });
         else if (!feedGold) break;
         else {
-          const [check] = await compareOutputs(this.python(), item.answer_position, [{ no: caseOne.no, pred: run.output, gold: caseOne.gold }]);
+          const [check] = await compareOutputs(this.python(), item.answer_position, [
+            { no: caseOne.no, pred: run.output, gold: caseOne.gold },
+          ]);
           attempt.caseOne.check = check;
           if (check!.ok) break;
           feedback = wrongCellsFeedback(check!);
@@ -255,8 +303,18 @@ export class SpreadsheetBenchEnv implements Env {
   }
 
   /** react: the tool loop; the code scored is the `solution.py` it leaves. */
-  private async reactAttempt(item: SheetItem, skill: string, preview: string, scratch: string, ctx: RolloutContext): Promise<Attempt> {
-    const system = render(envPrompt(this.name, 'react'), { skill_section: skill.trim() ? `## Skill\n\n${skill.trim()}` : '' }).replace(/\n{3,}/g, '\n\n').trim();
+  private async reactAttempt(
+    item: SheetItem,
+    skill: string,
+    preview: string,
+    scratch: string,
+    ctx: RolloutContext,
+  ): Promise<Attempt> {
+    const system = render(envPrompt(this.name, 'react'), {
+      skill_section: skill.trim() ? `## Skill\n\n${skill.trim()}` : '',
+    })
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
     const user = this.taskPrompt(item, preview, 'do_react');
     const work = fs.mkdtempSync(path.join(scratch, 'work-'));
     fs.copyFileSync(item.cases[0]!.input, path.join(work, 'input.xlsx'));
@@ -268,7 +326,9 @@ export class SpreadsheetBenchEnv implements Env {
     let finished = false;
     for (let turn = 1; turn <= this.o.max_turns; turn++) {
       if (turn > 1 && Date.now() > deadline) {
-        attempt.notes.push(`the item's time budget (env.exec_timeout, ${this.config.exec_timeout} s) ran out after ${turn - 1} turns`);
+        attempt.notes.push(
+          `the item's time budget (env.exec_timeout, ${this.config.exec_timeout} s) ran out after ${turn - 1} turns`,
+        );
         break;
       }
       const res = await this.ask(system, messages, skill, ctx, { tools: REACT_TOOLS });
@@ -287,7 +347,10 @@ export class SpreadsheetBenchEnv implements Env {
         conversation.push({ type: 'tool_call', cmd, obs: output });
       }
     }
-    if (!finished) attempt.notes.push(`the tool loop was still going after ${attempt.turns} turns (env.max_turns ${this.o.max_turns})`);
+    if (!finished)
+      attempt.notes.push(
+        `the tool loop was still going after ${attempt.turns} turns (env.max_turns ${this.o.max_turns})`,
+      );
     const solution = tools.solution();
     if (solution?.trim()) attempt.code = solution;
     else attempt.noCode = 'no-solution-py';
@@ -338,7 +401,9 @@ export class SpreadsheetBenchEnv implements Env {
       const runs = await Promise.all(
         item.cases.map((c, i) => {
           const reuse = i === 0 && attempt.caseOne?.code === attempt.code ? attempt.caseOne : undefined;
-          return reuse ? Promise.resolve(reuse.run) : runScript(this.python(), attempt.code, c.input, scratch, this.limits(), ctx.signal);
+          return reuse
+            ? Promise.resolve(reuse.run)
+            : runScript(this.python(), attempt.code, c.input, scratch, this.limits(), ctx.signal);
         }),
       );
       const toCompare = item.cases.map((c, i) => ({ c, i, run: runs[i]! })).filter(({ run }) => run.ok);
@@ -353,16 +418,23 @@ export class SpreadsheetBenchEnv implements Env {
       if (known) checkOf.set(0, known);
       item.cases.forEach((c, i) => {
         const run = runs[i]!;
-        outcomes.push(run.ok ? { no: c.no, check: checkOf.get(i)! } : { no: c.no, runFailure: run.failure, runLog: run.log });
+        outcomes.push(
+          run.ok ? { no: c.no, check: checkOf.get(i)! } : { no: c.no, runFailure: run.failure, runLog: run.log },
+        );
       });
     }
     const passed = outcomes.filter((o) => o.check?.ok).length;
     const total = item.cases.length;
     const hard = total > 0 && passed === total ? 1 : 0;
     const soft = total > 0 ? passed / total : 0;
-    const report = attempt.noCode ? '[POST-EXECUTION VERIFICATION]\nNo script to run: the target left no code.' : verificationReport(outcomes);
+    const report = attempt.noCode
+      ? '[POST-EXECUTION VERIFICATION]\nNo script to run: the target left no code.'
+      : verificationReport(outcomes);
     const failReason = hard ? undefined : this.failReason(attempt, outcomes);
-    const feedback = [`${passed} of ${total} test case${total === 1 ? '' : 's'} passed (${attempt.turns} model call${attempt.turns === 1 ? '' : 's'})`, ...attempt.notes].join('\n');
+    const feedback = [
+      `${passed} of ${total} test case${total === 1 ? '' : 's'} passed (${attempt.turns} model call${attempt.turns === 1 ? '' : 's'})`,
+      ...attempt.notes,
+    ].join('\n');
     return {
       id: item.id,
       hard,
@@ -387,7 +459,11 @@ export class SpreadsheetBenchEnv implements Env {
     for (const o of outcomes) {
       if (o.runFailure) {
         if (/without writing the output workbook/.test(o.runFailure)) return 'output-not-found';
-        const printed = (o.runLog ?? '').split('\n').filter((l) => l.trim() && !/^\[.*\]$/.test(l.trim())).at(-1)?.trim();
+        const printed = (o.runLog ?? '')
+          .split('\n')
+          .filter((l) => l.trim() && !/^\[.*\]$/.test(l.trim()))
+          .at(-1)
+          ?.trim();
         const stopped = /^stopped/.test(o.runFailure);
         return `exec-error: ${printed ? `${clipMiddle(printed, 200)}${stopped ? ` (${o.runFailure})` : ''}` : o.runFailure}`;
       }

@@ -15,10 +15,14 @@ export const TOOL_OUTPUT_CHARS = 4000;
 export const REACT_TOOLS: ToolSpec[] = [
   {
     name: 'write_file',
-    description: 'Write a text file in the working folder (created or replaced). Use it for scripts such as solution.py.',
+    description:
+      'Write a text file in the working folder (created or replaced). Use it for scripts such as solution.py.',
     parameters: {
       type: 'object',
-      properties: { path: { type: 'string', description: 'a path inside the working folder, such as solution.py' }, content: { type: 'string' } },
+      properties: {
+        path: { type: 'string', description: 'a path inside the working folder, such as solution.py' },
+        content: { type: 'string' },
+      },
       required: ['path', 'content'],
       additionalProperties: false,
     },
@@ -29,7 +33,10 @@ export const REACT_TOOLS: ToolSpec[] = [
       'Run Python with INPUT_PATH and OUTPUT_PATH set: `script` runs a .py file of the working folder, `code` runs the lines given. Shows what it printed (at most 4000 characters).',
     parameters: {
       type: 'object',
-      properties: { script: { type: 'string', description: 'a .py file of the working folder, such as solution.py' }, code: { type: 'string', description: 'Python source to run instead of a file' } },
+      properties: {
+        script: { type: 'string', description: 'a .py file of the working folder, such as solution.py' },
+        code: { type: 'string', description: 'Python source to run instead of a file' },
+      },
       additionalProperties: false,
     },
   },
@@ -50,7 +57,8 @@ export class ReactTools {
     const given = String(rel ?? '').trim();
     if (!given) return { refused: 'no path given' };
     const target = path.resolve(this.dir, given);
-    if (path.isAbsolute(given) || !target.startsWith(this.dir + path.sep)) return { refused: `${given} is outside the working folder; use a path such as solution.py` };
+    if (path.isAbsolute(given) || !target.startsWith(this.dir + path.sep))
+      return { refused: `${given} is outside the working folder; use a path such as solution.py` };
     return target;
   }
 
@@ -75,10 +83,20 @@ export class ReactTools {
     } else return 'error: give `script` (a .py file of the working folder) or `code`';
     // Only what this run writes counts as its output.
     fs.rmSync(path.join(this.dir, 'output.xlsx'), { force: true });
-    const run = await runInFolder(this.python, this.dir, [script, 'input.xlsx', 'output.xlsx'], this.limits, this.signal);
-    const shown = run.log.length > TOOL_OUTPUT_CHARS ? `${run.log.slice(0, TOOL_OUTPUT_CHARS)}\n… [output cut at ${TOOL_OUTPUT_CHARS} characters]` : run.log;
+    const run = await runInFolder(
+      this.python,
+      this.dir,
+      [script, 'input.xlsx', 'output.xlsx'],
+      this.limits,
+      this.signal,
+    );
+    const shown =
+      run.log.length > TOOL_OUTPUT_CHARS
+        ? `${run.log.slice(0, TOOL_OUTPUT_CHARS)}\n… [output cut at ${TOOL_OUTPUT_CHARS} characters]`
+        : run.log;
     // A script that writes no workbook is fine while exploring; the runner's complaint about it is not an error then.
-    if (run.failure === 'the script finished without writing the output workbook') return shown.replace(/the script finished without writing .*$/m, '').trim() || '(it printed nothing)';
+    if (run.failure === 'the script finished without writing the output workbook')
+      return shown.replace(/the script finished without writing .*$/m, '').trim() || '(it printed nothing)';
     if (!run.ok) return `${shown || '(it printed nothing)'}\n[failed: ${run.failure}]`;
     const wrote = fs.existsSync(path.join(this.dir, 'output.xlsx')) ? '\n[output.xlsx is in the folder]' : '';
     return `${shown || '(it printed nothing)'}${wrote}`;
@@ -87,9 +105,20 @@ export class ReactTools {
   /** One tool call: its command line for the trajectory and what it returned. */
   async run(call: ToolCall): Promise<{ cmd: string; output: string }> {
     const args = (call.input && typeof call.input === 'object' ? call.input : {}) as Record<string, unknown>;
-    if (call.name === 'write_file') return { cmd: `write_file(${JSON.stringify(args.path)})\n${String(args.content ?? '')}`, output: this.writeFile(String(args.path ?? ''), String(args.content ?? '')) };
-    if (call.name === 'python') return { cmd: args.code !== undefined ? `python(code)\n${String(args.code)}` : `python(${JSON.stringify(args.script)})`, output: await this.runPython(args) };
-    return { cmd: `${call.name}(…)`, output: `error: unknown tool '${call.name}'; the tools are write_file and python` };
+    if (call.name === 'write_file')
+      return {
+        cmd: `write_file(${JSON.stringify(args.path)})\n${String(args.content ?? '')}`,
+        output: this.writeFile(String(args.path ?? ''), String(args.content ?? '')),
+      };
+    if (call.name === 'python')
+      return {
+        cmd: args.code !== undefined ? `python(code)\n${String(args.code)}` : `python(${JSON.stringify(args.script)})`,
+        output: await this.runPython(args),
+      };
+    return {
+      cmd: `${call.name}(…)`,
+      output: `error: unknown tool '${call.name}'; the tools are write_file and python`,
+    };
   }
 
   /** The solution the target left, if any. */

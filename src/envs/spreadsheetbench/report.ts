@@ -43,10 +43,15 @@ export function clipMiddle(text: string, max: number): string {
 function cellLines(check: CaseCheck): string[] {
   const lines = check.cells.map((c) => `  ${c.ref}: got=${c.got}, expected=${c.expected} ${c.ok ? '✓' : '✗'}`);
   if (check.empty_ok) lines.push(`  (+${check.empty_ok} cells empty in both, correct, not listed)`);
-  const more = [check.unlisted_ok ? `${check.unlisted_ok} more correct` : '', check.unlisted_wrong ? `${check.unlisted_wrong} more wrong` : ''].filter(Boolean);
+  const more = [
+    check.unlisted_ok ? `${check.unlisted_ok} more correct` : '',
+    check.unlisted_wrong ? `${check.unlisted_wrong} more wrong` : '',
+  ].filter(Boolean);
   if (more.length) lines.push(`  (+${more.join(', ')} cells not listed)`);
   if (check.formulas.length) {
-    lines.push('  These wrong cells hold a formula with no saved value (the comparison reads saved values, so they count as empty):');
+    lines.push(
+      '  These wrong cells hold a formula with no saved value (the comparison reads saved values, so they count as empty):',
+    );
     for (const f of check.formulas) lines.push(`    ${f}`);
   }
   return lines;
@@ -55,7 +60,11 @@ function cellLines(check: CaseCheck): string[] {
 /** The report the optimizer reads: each case passed or failed, and why, cell by cell. */
 export function verificationReport(outcomes: CaseOutcome[]): string {
   const parts = outcomes.map((o) => {
-    if (o.runFailure) return [`Case ${o.no}: FAIL, the script did not run through: ${o.runFailure}`, ...(o.runLog ? [clipMiddle(o.runLog, 1500).replace(/^/gm, '  ')] : [])].join('\n');
+    if (o.runFailure)
+      return [
+        `Case ${o.no}: FAIL, the script did not run through: ${o.runFailure}`,
+        ...(o.runLog ? [clipMiddle(o.runLog, 1500).replace(/^/gm, '  ')] : []),
+      ].join('\n');
     const check = o.check!;
     return [`Case ${o.no}: ${check.ok ? 'PASS' : `FAIL, ${check.reason}`}`, ...cellLines(check)].join('\n');
   });

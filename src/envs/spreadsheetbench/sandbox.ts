@@ -36,7 +36,11 @@ export interface ScriptRun {
 const LOG_CHARS = 8000;
 
 /** The environment of a generated script: `pythonEnvironment`, its home and temp directory in `dir`. */
-export function scrubbedEnvironment(dir: string, maxFileBytes: number, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function scrubbedEnvironment(
+  dir: string,
+  maxFileBytes: number,
+  parent: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const tmp = path.join(dir, '.tmp');
   fs.mkdirSync(tmp, { recursive: true });
   return { ...pythonEnvironment(parent), HOME: dir, TMPDIR: tmp, SKILLOPT_MAX_FILE_BYTES: String(maxFileBytes) };
@@ -45,7 +49,13 @@ export function scrubbedEnvironment(dir: string, maxFileBytes: number, parent: N
 const tail = (text: string, n: number) => (text.length > n ? `…${text.slice(-n)}` : text);
 
 /** Runs `python run_solution.py <args>` in `dir` (the runner's arguments: script, input, output). */
-export async function runInFolder(python: string, dir: string, args: string[], limits: RunLimits, signal?: AbortSignal): Promise<ScriptRun> {
+export async function runInFolder(
+  python: string,
+  dir: string,
+  args: string[],
+  limits: RunLimits,
+  signal?: AbortSignal,
+): Promise<ScriptRun> {
   const res = await runProcess({
     command: python,
     args: [RUNNER, ...args],
@@ -58,7 +68,13 @@ export async function runInFolder(python: string, dir: string, args: string[], l
   // Not the script's doing: the rollout cannot be scored (an infrastructure error, not a wrong answer).
   if (res.spawnError) throw new Error(`${python} could not be started: ${res.spawnError.message}`);
   if (res.aborted) throw new Error('the script was stopped: the run is ending');
-  const printed = tail([res.lines.join('\n'), res.stderr].filter((s) => s.trim()).join('\n').trim(), LOG_CHARS);
+  const printed = tail(
+    [res.lines.join('\n'), res.stderr]
+      .filter((s) => s.trim())
+      .join('\n')
+      .trim(),
+    LOG_CHARS,
+  );
   // Stopped by a limit: the log says which, after whatever it printed.
   const stopped = res.timedOut
     ? `stopped after ${Math.round(limits.timeoutMs / 1000)} s (time limit)`
@@ -67,7 +83,8 @@ export async function runInFolder(python: string, dir: string, args: string[], l
       : undefined;
   let failure = stopped;
   if (!failure && res.exitCode === 3) failure = 'the script finished without writing the output workbook';
-  else if (!failure && res.exitCode !== 0) failure = res.signal ? `ended by ${res.signal}` : `exit code ${res.exitCode}`;
+  else if (!failure && res.exitCode !== 0)
+    failure = res.signal ? `ended by ${res.signal}` : `exit code ${res.exitCode}`;
   const log = stopped ? [printed, `[${stopped}]`].filter(Boolean).join('\n') : printed || (failure ?? '');
   return { ok: !failure, log, ...(failure ? { failure } : {}) };
 }
@@ -76,7 +93,14 @@ export async function runInFolder(python: string, dir: string, args: string[], l
  * Runs `code` on a copy of `input` in a fresh folder under `parent`; the workbook it writes is
  * `<folder>/output.xlsx`.
  */
-export async function runScript(python: string, code: string, input: string, parent: string, limits: RunLimits, signal?: AbortSignal): Promise<ScriptRun & { output: string }> {
+export async function runScript(
+  python: string,
+  code: string,
+  input: string,
+  parent: string,
+  limits: RunLimits,
+  signal?: AbortSignal,
+): Promise<ScriptRun & { output: string }> {
   const dir = fs.mkdtempSync(path.join(parent, 'run-'));
   fs.writeFileSync(path.join(dir, SOLUTION), code);
   fs.copyFileSync(input, path.join(dir, 'input.xlsx'));

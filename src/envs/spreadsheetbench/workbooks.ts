@@ -30,9 +30,20 @@ export type CellCheck = z.infer<typeof CellSchema>;
 export type CaseCheck = z.infer<typeof CaseResultSchema>;
 
 async function sheets(python: string, args: string[], stdin?: string): Promise<string> {
-  const res = await runProcess({ command: python, args: [SHEETS, ...args], cwd: os.tmpdir(), env: pythonEnvironment(), stdin, timeoutMs: TIMEOUT_MS });
+  const res = await runProcess({
+    command: python,
+    args: [SHEETS, ...args],
+    cwd: os.tmpdir(),
+    env: pythonEnvironment(),
+    stdin,
+    timeoutMs: TIMEOUT_MS,
+  });
   if (res.exitCode !== 0) {
-    const why = res.spawnError?.message ?? (res.timedOut ? `no answer in ${TIMEOUT_MS / 1000} s` : res.stderr.trim().split('\n').slice(-3).join(' ') || `exit code ${res.exitCode}`);
+    const why =
+      res.spawnError?.message ??
+      (res.timedOut
+        ? `no answer in ${TIMEOUT_MS / 1000} s`
+        : res.stderr.trim().split('\n').slice(-3).join(' ') || `exit code ${res.exitCode}`);
     throw new Error(`reading workbooks with ${python} failed: ${why}`);
   }
   return res.lines.join('\n');
@@ -46,7 +57,9 @@ export function previewWorkbook(python: string, file: string): Promise<string> {
   const key = `${python}\u0000${file}\u0000${stat.mtimeMs}\u0000${stat.size}`;
   let preview = previews.get(key);
   if (!preview) {
-    preview = sheets(python, ['preview', file]).catch((err: Error) => `(the workbook could not be previewed: ${err.message})`);
+    preview = sheets(python, ['preview', file]).catch(
+      (err: Error) => `(the workbook could not be previewed: ${err.message})`,
+    );
     previews.set(key, preview);
   }
   return preview;
@@ -60,7 +73,11 @@ export interface CaseOutput {
 }
 
 /** Each output compared with its golden workbook over `answerPosition`, in the given order. */
-export async function compareOutputs(python: string, answerPosition: string, cases: CaseOutput[]): Promise<CaseCheck[]> {
+export async function compareOutputs(
+  python: string,
+  answerPosition: string,
+  cases: CaseOutput[],
+): Promise<CaseCheck[]> {
   if (cases.length === 0) return [];
   const out = await sheets(python, ['evaluate'], JSON.stringify({ answer_position: answerPosition, cases }));
   const parsed = EvaluationSchema.safeParse(JSON.parse(out));

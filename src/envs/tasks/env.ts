@@ -67,21 +67,37 @@ export class TasksEnv implements Env {
   toItem(rec: RawRecord): Item {
     const f = rec.fields;
     const o = this.o;
-    const id = isBlank(f[o.fields.id]) ? `${path.basename(rec.where.file, path.extname(rec.where.file))}:${rec.where.index ?? 0}` : String(f[o.fields.id]);
+    const id = isBlank(f[o.fields.id])
+      ? `${path.basename(rec.where.file, path.extname(rec.where.file))}:${rec.where.index ?? 0}`
+      : String(f[o.fields.id]);
     const item: Item = { ...f, id };
     if (o.fields.type) {
-      if (isBlank(f[o.fields.type])) throw new DataError(`missing field '${o.fields.type}' (the task type, from env.fields.type)`, rec.where, o.fields.type);
+      if (isBlank(f[o.fields.type]))
+        throw new DataError(
+          `missing field '${o.fields.type}' (the task type, from env.fields.type)`,
+          rec.where,
+          o.fields.type,
+        );
       item.type = String(f[o.fields.type]);
     }
     if (f[o.fields.input] !== undefined) item.input = f[o.fields.input];
     if (o.fields.context) {
-      if (f[o.fields.context] === undefined) throw new DataError(`missing field '${o.fields.context}' (the context, from env.fields.context)`, rec.where, o.fields.context);
+      if (f[o.fields.context] === undefined)
+        throw new DataError(
+          `missing field '${o.fields.context}' (the context, from env.fields.context)`,
+          rec.where,
+          o.fields.context,
+        );
       item.context = f[o.fields.context];
     }
     const answerFields = this.answerFields;
     const present = answerFields.filter((k) => !isBlank(f[k]));
     if (this.needsAnswer() && present.length === 0) {
-      throw new DataError(`missing field '${answerFields.join("' / '")}' (the expected answer, from env.fields.answer)`, rec.where, answerFields[0]);
+      throw new DataError(
+        `missing field '${answerFields.join("' / '")}' (the expected answer, from env.fields.answer)`,
+        rec.where,
+        answerFields[0],
+      );
     }
     item.expected = answerFields.length === 1 ? f[answerFields[0]!] : present.map((k) => f[k]);
     if (this.needsAnswer() && o.scorer.type !== 'json_field' && goldList(item.expected).length === 0) {
@@ -92,19 +108,32 @@ export class TasksEnv implements Env {
         try {
           new RegExp(g, o.scorer.flags);
         } catch (err) {
-          throw new DataError(`field '${answerFields[0]}' is not a valid regular expression for the regex scorer: ${(err as Error).message}`, rec.where, answerFields[0]);
+          throw new DataError(
+            `field '${answerFields[0]}' is not a valid regular expression for the regex scorer: ${(err as Error).message}`,
+            rec.where,
+            answerFields[0],
+          );
         }
       }
     }
     if (o.scorer.type === 'choice' && choicesOf(f[o.scorer.choices_field]).length === 0) {
-      throw new DataError(`missing field '${o.scorer.choices_field}' (the choices, from env.scorer.choices_field)`, rec.where, o.scorer.choices_field);
+      throw new DataError(
+        `missing field '${o.scorer.choices_field}' (the choices, from env.scorer.choices_field)`,
+        rec.where,
+        o.scorer.choices_field,
+      );
     }
     if (o.fields.images) {
       const refs = imageRefs(f[o.fields.images]);
       const bases = [path.dirname(rec.where.file), this.ctx.configDir, process.cwd()];
       item.images = refs.map((ref) => {
         const resolved = resolveImage(ref, bases);
-        if (!resolved) throw new DataError(`image not found: '${ref}' (field '${o.fields.images}'; relative paths are looked up next to the data file, the config, then the working directory)`, rec.where, o.fields.images);
+        if (!resolved)
+          throw new DataError(
+            `image not found: '${ref}' (field '${o.fields.images}'; relative paths are looked up next to the data file, the config, then the working directory)`,
+            rec.where,
+            o.fields.images,
+          );
         return resolved;
       });
     }
@@ -114,7 +143,11 @@ export class TasksEnv implements Env {
     });
     if (name !== undefined) {
       const via = name === 'input' ? ` (env.fields.input is '${o.fields.input}')` : '';
-      throw new DataError(`missing field '${name === 'input' ? o.fields.input : name}', used by the prompt template as {{${name}}}${via}`, rec.where, name === 'input' ? o.fields.input : name);
+      throw new DataError(
+        `missing field '${name === 'input' ? o.fields.input : name}', used by the prompt template as {{${name}}}${via}`,
+        rec.where,
+        name === 'input' ? o.fields.input : name,
+      );
     }
     if (item.type) this.types.add(item.type);
     return item;
@@ -135,7 +168,11 @@ export class TasksEnv implements Env {
       {
         toItem: (rec) => this.toItem(rec),
         // The record as read, with its id and absolute image paths, so the written split reads back the same.
-        stored: (item, rec) => ({ ...rec.fields, [idField]: item.id, ...(imagesField ? { [imagesField]: item.images } : {}) }),
+        stored: (item, rec) => ({
+          ...rec.fields,
+          [idField]: item.id,
+          ...(imagesField ? { [imagesField]: item.images } : {}),
+        }),
       },
     );
   }
@@ -157,7 +194,9 @@ export class TasksEnv implements Env {
     const system = this.systemPrompt(skill);
     const text = this.userText(item);
     const images = (item.images as string[] | undefined) ?? [];
-    const user: string | (TextPart | ImagePart)[] = images.length ? [{ type: 'text', text }, ...images.map((image): ImagePart => ({ type: 'image', image }))] : text;
+    const user: string | (TextPart | ImagePart)[] = images.length
+      ? [{ type: 'text', text }, ...images.map((image): ImagePart => ({ type: 'image', image }))]
+      : text;
     const asked = await askForAnswer(
       {
         system,
@@ -175,7 +214,16 @@ export class TasksEnv implements Env {
       { prediction: asked.extracted.answer, golds, expected: item.expected, item, task: text, reply: asked.reply },
       { judge: ctx.judge, sample: ctx.sample, signal: ctx.signal },
     );
-    return scoredTrajectory({ item, task: text, system, user: text, asked, conversation: conversationOf(asked.messages), score, expected: golds.length === 1 ? golds[0] : item.expected });
+    return scoredTrajectory({
+      item,
+      task: text,
+      system,
+      user: text,
+      asked,
+      conversation: conversationOf(asked.messages),
+      score,
+      expected: golds.length === 1 ? golds[0] : item.expected,
+    });
   }
 }
 

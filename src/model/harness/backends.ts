@@ -46,9 +46,15 @@ const common = {
 };
 
 const CodexOptions = z.object({ ...common, config: z.record(z.string(), z.unknown()).default({}) }).strict();
-const ClaudeOptions = z.object({ ...common, tools: z.array(z.string()).default(['Bash', 'Read', 'Glob', 'Grep', 'Skill']) }).strict();
+const ClaudeOptions = z
+  .object({ ...common, tools: z.array(z.string()).default(['Bash', 'Read', 'Glob', 'Grep', 'Skill']) })
+  .strict();
 const CopilotOptions = z
-  .object({ ...common, provider_type: z.enum(['openai', 'azure', 'anthropic']).default('openai'), wire_api: z.enum(['completions', 'responses']).default('responses') })
+  .object({
+    ...common,
+    provider_type: z.enum(['openai', 'azure', 'anthropic']).default('openai'),
+    wire_api: z.enum(['completions', 'responses']).default('responses'),
+  })
   .strict();
 const CursorOptions = z.object(common).strict();
 
@@ -97,7 +103,12 @@ function agent(backend: string, harness: CliHarness, rc: RoleConfig, o: Common):
 }
 
 function chat(backend: string, harness: CliHarness, rc: RoleConfig): ChatModel {
-  return new CliChatModel(harness, { backend, model: rc.model, timeoutMs: rc.timeout_s * 1000, ...pricing(harness, rc) });
+  return new CliChatModel(harness, {
+    backend,
+    model: rc.model,
+    timeoutMs: rc.timeout_s * 1000,
+    ...pricing(harness, rc),
+  });
 }
 
 type Options<S extends z.ZodType> = z.infer<S> & Common;
@@ -115,14 +126,22 @@ interface Described {
 }
 
 /** An agent as the target; as optimizer or judge a chat model, or refused (`targetOnly`). */
-function execBackend<S extends z.ZodType>(d: Described, schema: S, make: (s: HarnessSettings, o: Options<S>) => CliHarness, targetOnly = false): BackendSpec {
+function execBackend<S extends z.ZodType>(
+  d: Described,
+  schema: S,
+  make: (s: HarnessSettings, o: Options<S>) => CliHarness,
+  targetOnly = false,
+): BackendSpec {
   return {
     ...d,
     optionsSchema: schema as unknown as z.ZodObject,
     roleDefaults: AGENT_ROLE_DEFAULTS,
     ...(targetOnly ? { targetOnly } : {}),
     create(rc, ctx) {
-      if (targetOnly && ctx.role !== 'target') throw new FatalModelError(`model.${ctx.role}: ${d.name} runs only as the target; choose another backend for the ${ctx.role}`);
+      if (targetOnly && ctx.role !== 'target')
+        throw new FatalModelError(
+          `model.${ctx.role}: ${d.name} runs only as the target; choose another backend for the ${ctx.role}`,
+        );
       const o = parseOptions(schema, rc, ctx, d.name) as Options<S>;
       const harness = make(settings(rc, ctx, o), o);
       return ctx.role === 'target' ? agent(d.name, harness, rc, o) : chat(d.name, harness, rc);
@@ -131,7 +150,11 @@ function execBackend<S extends z.ZodType>(d: Described, schema: S, make: (s: Har
 }
 
 /** A chat model in every role. */
-function chatBackend<S extends z.ZodType>(d: Described, schema: S, make: (s: HarnessSettings, o: Options<S>) => CliHarness): BackendSpec {
+function chatBackend<S extends z.ZodType>(
+  d: Described,
+  schema: S,
+  make: (s: HarnessSettings, o: Options<S>) => CliHarness,
+): BackendSpec {
   return {
     ...d,
     optionsSchema: schema as unknown as z.ZodObject,
@@ -145,7 +168,8 @@ function chatBackend<S extends z.ZodType>(d: Described, schema: S, make: (s: Har
 
 const codex = (s: HarnessSettings, o: Options<typeof CodexOptions>) => new CodexHarness(s, o.config);
 const claude = (s: HarnessSettings, o: Options<typeof ClaudeOptions>) => new ClaudeCodeHarness(s, o.tools);
-const copilot = (s: HarnessSettings, o: Options<typeof CopilotOptions>) => new CopilotHarness(s, { type: o.provider_type, wireApi: o.wire_api });
+const copilot = (s: HarnessSettings, o: Options<typeof CopilotOptions>) =>
+  new CopilotHarness(s, { type: o.provider_type, wireApi: o.wire_api });
 
 /**
  * The original's names, aliases and default models: `claude` is the Claude Code CLI (not the
@@ -155,9 +179,18 @@ export const AGENT_BACKENDS: BackendSpec[] = [
   execBackend({ name: 'codex_exec', aliases: [], defaultModel: 'gpt-5.5' }, CodexOptions, codex),
   execBackend({ name: 'claude_code_exec', aliases: [], defaultModel: 'claude-sonnet-4-6' }, ClaudeOptions, claude),
   execBackend({ name: 'copilot_exec', aliases: [], defaultModel: '' }, CopilotOptions, copilot),
-  execBackend({ name: 'cursor_exec', aliases: ['cursor', 'cursor_agent'], defaultModel: 'composer-2.5' }, CursorOptions, (s) => new CursorHarness(s), true),
+  execBackend(
+    { name: 'cursor_exec', aliases: ['cursor', 'cursor_agent'], defaultModel: 'composer-2.5' },
+    CursorOptions,
+    (s) => new CursorHarness(s),
+    true,
+  ),
   chatBackend({ name: 'claude_chat', aliases: ['claude'], defaultModel: 'claude-sonnet-4-6' }, ClaudeOptions, claude),
-  chatBackend({ name: 'copilot_chat', aliases: ['copilot', 'copilot_cli', 'github_copilot'], defaultModel: '' }, CopilotOptions, copilot),
+  chatBackend(
+    { name: 'copilot_chat', aliases: ['copilot', 'copilot_cli', 'github_copilot'], defaultModel: '' },
+    CopilotOptions,
+    copilot,
+  ),
   chatBackend({ name: 'codex', aliases: ['openai'], defaultModel: 'gpt-5.5' }, CodexOptions, codex),
 ];
 

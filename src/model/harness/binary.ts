@@ -47,12 +47,16 @@ export function resolveCli(cli: CliIdentity, configured: string, pathVar: string
   if (wanted && (wanted.includes('/') || wanted.includes(path.sep))) {
     const file = path.resolve(wanted);
     if (executable(file)) return file;
-    throw new FatalModelError(`${cli.optionKey}: the ${cli.title} at '${wanted}' ${fs.existsSync(file) ? 'is not an executable file' : 'does not exist'}. ${cli.install}, or correct the path`);
+    throw new FatalModelError(
+      `${cli.optionKey}: the ${cli.title} at '${wanted}' ${fs.existsSync(file) ? 'is not an executable file' : 'does not exist'}. ${cli.install}, or correct the path`,
+    );
   }
   const name = wanted || cli.command;
   const found = onPath(name, pathVar);
   if (found) return found;
-  throw new FatalModelError(`the ${cli.title} ('${name}') was not found on PATH. ${cli.install}, or set ${cli.optionKey} to its path`);
+  throw new FatalModelError(
+    `the ${cli.title} ('${name}') was not found on PATH. ${cli.install}, or set ${cli.optionKey} to its path`,
+  );
 }
 
 /** x.y.z as numbers; undefined when the text holds no version. */
@@ -84,16 +88,29 @@ export function checkCliVersion(cli: CliIdentity, binary: string, env: Record<st
         const version = parseVersion(text);
         if (!version) {
           const why = err ? err.message : `it printed '${text.trim().slice(0, 200)}'`;
-          reject(new FatalModelError(`could not read the version of the ${cli.title} at ${binary} (${why}). ${cli.install}`));
+          reject(
+            new FatalModelError(`could not read the version of the ${cli.title} at ${binary} (${why}). ${cli.install}`),
+          );
           return;
         }
         const shown = version.join('.');
         if (compareVersions(version, parseVersion(cli.minVersion)!) < 0) {
-          reject(new FatalModelError(`the ${cli.title} at ${binary} is version ${shown}; versions ${cli.minVersion} and later are supported (tested: ${cli.testedVersion}). Update it: ${cli.install}`));
+          reject(
+            new FatalModelError(
+              `the ${cli.title} at ${binary} is version ${shown}; versions ${cli.minVersion} and later are supported (tested: ${cli.testedVersion}). Update it: ${cli.install}`,
+            ),
+          );
           return;
         }
         const newer = compareVersions(version, parseVersion(cli.testedVersion)!) > 0;
-        resolve({ version: shown, ...(newer ? { note: `the ${cli.title} is version ${shown}, newer than the newest tested with skillopt (${cli.testedVersion})` } : {}) });
+        resolve({
+          version: shown,
+          ...(newer
+            ? {
+                note: `the ${cli.title} is version ${shown}, newer than the newest tested with skillopt (${cli.testedVersion})`,
+              }
+            : {}),
+        });
       });
     });
     checked.set(binary, pending);

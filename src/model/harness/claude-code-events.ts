@@ -22,7 +22,10 @@ function inputOf(input: Record<string, unknown>): string {
 
 function resultText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((c) => (c && typeof c === 'object' && 'text' in c ? String((c as { text: unknown }).text) : '')).join(' ');
+  if (Array.isArray(content))
+    return content
+      .map((c) => (c && typeof c === 'object' && 'text' in c ? String((c as { text: unknown }).text) : ''))
+      .join(' ');
   return '';
 }
 
@@ -43,7 +46,9 @@ export class ClaudeCodeEvents implements EventReader {
       this.trace.sessionId = e.session_id;
       this.trace.model = e.model;
     } else if (e.type === 'system' && e.subtype === 'api_retry') {
-      this.trace.error(`request failed (${e.error_status ?? '?'} ${e.error ?? ''}), retry ${e.attempt}/${e.max_retries}`);
+      this.trace.error(
+        `request failed (${e.error_status ?? '?'} ${e.error ?? ''}), retry ${e.attempt}/${e.max_retries}`,
+      );
       // Claude Code retries a refused login ten times with growing waits; no retry will fix it.
       if (e.error_status === 401 || e.error_status === 403 || e.error === 'authentication_failed') {
         this.fatal = loginFailure(this.cli, `HTTP ${e.error_status ?? ''} ${e.error ?? ''}`.trim());
@@ -55,7 +60,8 @@ export class ClaudeCodeEvents implements EventReader {
       }
     } else if (e.type === 'user') {
       for (const block of Array.isArray(e.message?.content) ? e.message.content : []) {
-        if (block.type === 'tool_result' && block.is_error) this.trace.failed(block.tool_use_id, resultText(block.content));
+        if (block.type === 'tool_result' && block.is_error)
+          this.trace.failed(block.tool_use_id, resultText(block.content));
       }
     } else if (e.type === 'result') {
       this.result = e;
@@ -65,7 +71,12 @@ export class ClaudeCodeEvents implements EventReader {
   private usage(): Usage {
     const u = this.result?.usage ?? {};
     const cached = u.cache_read_input_tokens ?? 0;
-    return { input: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens ?? 0, cached, reasoning: 0 };
+    return {
+      input: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0),
+      output: u.output_tokens ?? 0,
+      cached,
+      reasoning: 0,
+    };
   }
 
   finish(proc: ProcessResult, run: AgentRun): AgentOutcome {
@@ -77,8 +88,10 @@ export class ClaudeCodeEvents implements EventReader {
       const status = typeof r.api_error_status === 'number' ? r.api_error_status : undefined;
       throw reportedFailure(this.cli, text || `the run ended with ${r.subtype}`, status);
     }
-    if (!text.trim()) throw new CallFailure(`${this.cli.title}: the run ended without a final message (${r.subtype})`, 'bad_response');
-    for (const d of r.permission_denials ?? []) this.trace.error(`permission denied: ${d.tool_name} ${inputOf(d.tool_input ?? {})}`);
+    if (!text.trim())
+      throw new CallFailure(`${this.cli.title}: the run ended without a final message (${r.subtype})`, 'bad_response');
+    for (const d of r.permission_denials ?? [])
+      this.trace.error(`permission denied: ${d.tool_name} ${inputOf(d.tool_input ?? {})}`);
     if (typeof r.num_turns === 'number') this.trace.turns = r.num_turns;
     return {
       text,

@@ -26,10 +26,18 @@ export const CLAUDE_CODE_CLI: AgentCli = {
   optionKey: 'the role option `path`',
   minVersion: '2.1.197',
   testedVersion: '2.1.197',
-  login: 'run `claude auth login` (the login is read from $CLAUDE_CONFIG_DIR/.credentials.json, default ~/.claude, or the macOS Keychain), or pass a token with options.pass_env: [CLAUDE_CODE_OAUTH_TOKEN] or a key with options.pass_env: [ANTHROPIC_API_KEY]',
+  login:
+    'run `claude auth login` (the login is read from $CLAUDE_CONFIG_DIR/.credentials.json, default ~/.claude, or the macOS Keychain), or pass a token with options.pass_env: [CLAUDE_CODE_OAUTH_TOKEN] or a key with options.pass_env: [ANTHROPIC_API_KEY]',
 };
 
-const EFFORTS: Record<string, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
+const EFFORTS: Record<string, string> = {
+  minimal: 'low',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'xhigh',
+  max: 'max',
+};
 
 export class ClaudeCodeHarness extends CliHarness {
   readonly name = 'claude-code';
@@ -56,10 +64,23 @@ export class ClaudeCodeHarness extends CliHarness {
 
   protected invocation(run: ModeRun, _binary: string): Invocation {
     const s = this.settings;
-    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--no-session-persistence', '--strict-mcp-config'];
+    const args = [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--no-session-persistence',
+      '--strict-mcp-config',
+    ];
     if (run.mode === 'agent') {
       const tools = s.allowWrites ? [...this.tools, 'Edit', 'Write'] : this.tools;
-      args.push('--setting-sources', 'project', '--permission-mode', s.allowWrites ? 'acceptEdits' : 'default', `--tools=${tools.join(',')}`);
+      args.push(
+        '--setting-sources',
+        'project',
+        '--permission-mode',
+        s.allowWrites ? 'acceptEdits' : 'default',
+        `--tools=${tools.join(',')}`,
+      );
     } else {
       args.push('--setting-sources=', '--tools=');
       if (run.system) {
@@ -72,14 +93,27 @@ export class ClaudeCodeHarness extends CliHarness {
     const effort = EFFORTS[s.reasoningEffort];
     if (effort) args.push('--effort', effort);
     args.push(...s.extraArgs);
-    const set: Record<string, string> = { CLAUDE_CONFIG_DIR: this.configDir(), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+    const set: Record<string, string> = {
+      CLAUDE_CONFIG_DIR: this.configDir(),
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+    };
     if (s.baseUrl) set.ANTHROPIC_BASE_URL = s.baseUrl;
     const key = s.apiKeyEnv ? s.environment[s.apiKeyEnv] : undefined;
     if (key) set.ANTHROPIC_API_KEY = key;
     return {
       args,
       stdin: run.prompt,
-      env: { cliNames: ['CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'CLAUDE_CODE_USE_FOUNDRY'], passNames: s.passEnv, set: { ...set, ...s.env } },
+      env: {
+        cliNames: [
+          'CLAUDE_CODE_OAUTH_TOKEN',
+          'CLAUDE_CODE_USE_BEDROCK',
+          'CLAUDE_CODE_USE_VERTEX',
+          'CLAUDE_CODE_USE_FOUNDRY',
+        ],
+        passNames: s.passEnv,
+        set: { ...set, ...s.env },
+      },
     };
   }
 

@@ -39,14 +39,23 @@ export class CliChatModel implements ChatModel {
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const started = performance.now();
-    if (req.tools?.length) throw new FatalModelError(`${this.o.backend} answers in text only; the ${req.purpose} request offers tools (${req.tools.map((t) => t.name).join(', ')}): use an API backend for this role, or ${this.o.backend.replace(/_chat$/, '')} as an agent target`);
+    if (req.tools?.length)
+      throw new FatalModelError(
+        `${this.o.backend} answers in text only; the ${req.purpose} request offers tools (${req.tools.map((t) => t.name).join(', ')}): use an API backend for this role, or ${this.o.backend.replace(/_chat$/, '')} as an agent target`,
+      );
     const attachments: Attachment[] = [];
     const conversation = `${conversationText(req.messages, attachments)}${req.schema ? describedSchema(req) : ''}`;
-    if (attachments.length && this.harness.name === 'claude-code') throw new FatalModelError(`${this.o.backend} cannot take images in a chat call (the ${req.purpose} request has ${attachments.length}); use the anthropic backend for this role`);
+    if (attachments.length && this.harness.name === 'claude-code')
+      throw new FatalModelError(
+        `${this.o.backend} cannot take images in a chat call (the ${req.purpose} request has ${attachments.length}); use the anthropic backend for this role`,
+      );
     const system = req.system?.trim() ?? '';
     const apart = this.harness.takesSystemPrompt && system !== '';
     const prompt = apart || !system ? conversation : `${system}\n\n---\n\n${conversation}`;
-    const workspace = createWorkspace('chat', attachments.map((a) => ({ path: a.path, content: a.bytes })));
+    const workspace = createWorkspace(
+      'chat',
+      attachments.map((a) => ({ path: a.path, content: a.bytes })),
+    );
     try {
       const out = await this.harness.runMode({
         mode: 'chat',
@@ -57,7 +66,13 @@ export class CliChatModel implements ChatModel {
         ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      const res: ChatResponse = { text: out.text, usage: out.usage, latencyMs: performance.now() - started, from: 'provider', costUsd: out.costUsd ?? costOf(out.usage, this.o.price) };
+      const res: ChatResponse = {
+        text: out.text,
+        usage: out.usage,
+        latencyMs: performance.now() - started,
+        from: 'provider',
+        costUsd: out.costUsd ?? costOf(out.usage, this.o.price),
+      };
       if (req.schema) {
         const parsed = validReply(req.schema, out.text);
         if (parsed.ok) res.parsed = parsed.value;

@@ -81,17 +81,30 @@ export class CodexEvents implements EventReader {
         return;
       case 'command_execution': {
         const command = unwrapShell(String(item.command ?? ''));
-        this.trace.done('shell', command, item.status === 'completed' && item.exit_code === 0, String(item.aggregated_output ?? ''));
+        this.trace.done(
+          'shell',
+          command,
+          item.status === 'completed' && item.exit_code === 0,
+          String(item.aggregated_output ?? ''),
+        );
         return;
       }
       case 'file_change': {
         const changes: { path?: string; kind?: string }[] = item.changes ?? [];
-        this.trace.done('edit', changes.map((c) => `${c.kind ?? 'change'} ${c.path ?? ''}`).join(', '), item.status === 'completed');
+        this.trace.done(
+          'edit',
+          changes.map((c) => `${c.kind ?? 'change'} ${c.path ?? ''}`).join(', '),
+          item.status === 'completed',
+        );
         this.trace.touched(changes.map((c) => c.path ?? ''));
         return;
       }
       case 'mcp_tool_call':
-        this.trace.done(`${item.server}.${item.tool}`, JSON.stringify(item.arguments ?? ''), item.status === 'completed');
+        this.trace.done(
+          `${item.server}.${item.tool}`,
+          JSON.stringify(item.arguments ?? ''),
+          item.status === 'completed',
+        );
         return;
       case 'web_search':
         this.trace.done('web_search', String(item.query ?? ''), true);
@@ -108,7 +121,15 @@ export class CodexEvents implements EventReader {
     if (this.failed !== undefined) throw reportedFailure(this.cli, this.failed, statusOf(this.failed));
     if (!this.completed) throw processFailure(this.cli, proc, this.timeoutMs);
     const errors = this.trace.errors;
-    if (!this.text.trim()) throw new CallFailure(`${this.cli.title}: the turn ended without a final message${errors.length ? ` (${short(errors.join('; '), 200)})` : ''}`, 'bad_response');
-    return { text: this.text, usage: this.usage, trace: this.trace.build('codex', run.workspace, proc.durationMs, proc.exitCode) };
+    if (!this.text.trim())
+      throw new CallFailure(
+        `${this.cli.title}: the turn ended without a final message${errors.length ? ` (${short(errors.join('; '), 200)})` : ''}`,
+        'bad_response',
+      );
+    return {
+      text: this.text,
+      usage: this.usage,
+      trace: this.trace.build('codex', run.workspace, proc.durationMs, proc.exitCode),
+    };
   }
 }

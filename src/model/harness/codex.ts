@@ -24,18 +24,29 @@ export const CODEX_CLI: AgentCli = {
   optionKey: 'the role option `path`',
   minVersion: '0.171.0',
   testedVersion: '0.171.0',
-  login: 'run `codex login` (the login is read from $CODEX_HOME/auth.json, default ~/.codex), or pass an API key with options.pass_env: [CODEX_API_KEY]',
+  login:
+    'run `codex login` (the login is read from $CODEX_HOME/auth.json, default ~/.codex), or pass an API key with options.pass_env: [CODEX_API_KEY]',
 };
 
 /** A TOML value from a JSON-like one (JSON strings are valid TOML basic strings). */
 export function tomlValue(v: unknown): string {
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(tomlValue).join(', ')}]`;
-  if (v && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}=${tomlValue(x)}`).join(', ')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}=${tomlValue(x)}`)
+      .join(', ')}}`;
   throw new Error(`cannot write ${String(v)} as a Codex setting`);
 }
 
-const PLATFORM_PACKAGES: Record<string, string> = { 'linux-x64': 'codex-linux-x64', 'linux-arm64': 'codex-linux-arm64', 'darwin-x64': 'codex-darwin-x64', 'darwin-arm64': 'codex-darwin-arm64', 'win32-x64': 'codex-win32-x64', 'win32-arm64': 'codex-win32-arm64' };
+const PLATFORM_PACKAGES: Record<string, string> = {
+  'linux-x64': 'codex-linux-x64',
+  'linux-arm64': 'codex-linux-arm64',
+  'darwin-x64': 'codex-darwin-x64',
+  'darwin-arm64': 'codex-darwin-arm64',
+  'win32-x64': 'codex-win32-x64',
+  'win32-arm64': 'codex-win32-arm64',
+};
 
 /**
  * Where Codex's native binary and its helpers live, which its sandbox must be able to read (it
@@ -77,7 +88,11 @@ export class CodexHarness extends CliHarness {
   protected invocation(run: ModeRun, binary: string): Invocation {
     const s = this.settings;
     const workspaceAccess = run.mode === 'agent' && s.allowWrites ? 'write' : 'read';
-    const filesystem = { ':minimal': 'read', [codexNativeRoot(binary)]: 'read', ':workspace_roots': { '.': workspaceAccess } };
+    const filesystem = {
+      ':minimal': 'read',
+      [codexNativeRoot(binary)]: 'read',
+      ':workspace_roots': { '.': workspaceAccess },
+    };
     const settings: Record<string, unknown> = {
       approval_policy: 'never',
       web_search: 'disabled',
@@ -111,7 +126,11 @@ export class CodexHarness extends CliHarness {
     return {
       args,
       stdin: run.prompt,
-      env: { cliNames: ['CODEX_API_KEY'], passNames: [...s.passEnv, ...(s.apiKeyEnv ? [s.apiKeyEnv] : [])], set: { CODEX_HOME: this.codexHome(), ...s.env } },
+      env: {
+        cliNames: ['CODEX_API_KEY'],
+        passNames: [...s.passEnv, ...(s.apiKeyEnv ? [s.apiKeyEnv] : [])],
+        set: { CODEX_HOME: this.codexHome(), ...s.env },
+      },
     };
   }
 

@@ -104,7 +104,8 @@ export class CopilotEvents implements EventReader {
     if (this.sessionError) throw reportedFailure(this.cli, this.sessionError.message, this.sessionError.status);
     if (!this.ended) throw processFailure(this.cli, proc, this.timeoutMs);
     const text = this.final || this.lastText;
-    if (!text.trim()) throw new CallFailure(`${this.cli.title}: the session ended without a final message`, 'bad_response');
+    if (!text.trim())
+      throw new CallFailure(`${this.cli.title}: the session ended without a final message`, 'bad_response');
     return { text, usage, trace: this.trace.build('copilot', run.workspace, proc.durationMs, proc.exitCode) };
   }
 }

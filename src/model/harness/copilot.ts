@@ -25,7 +25,8 @@ export const COPILOT_CLI: AgentCli = {
   optionKey: 'the role option `path`',
   minVersion: '1.0.102',
   testedVersion: '1.0.102',
-  login: 'run `copilot` and use /login, or `gh auth login`, or pass a token with options.pass_env: [COPILOT_GITHUB_TOKEN]',
+  login:
+    'run `copilot` and use /login, or `gh auth login`, or pass a token with options.pass_env: [COPILOT_GITHUB_TOKEN]',
 };
 
 export interface CopilotProvider {
@@ -51,7 +52,12 @@ export class CopilotHarness extends CliHarness {
   private copilotHome(): string {
     const env = this.settings.environment;
     const userHome = env.COPILOT_HOME || path.join(env.HOME || os.homedir(), '.copilot');
-    return (this.home ??= cliHome(this.settings.home, { agent: 'copilot', userHome, link: [], copy: ['config.json'] }).dir);
+    return (this.home ??= cliHome(this.settings.home, {
+      agent: 'copilot',
+      userHome,
+      link: [],
+      copy: ['config.json'],
+    }).dir);
   }
 
   /** Where the usage report of a run goes: beside its workspace, never inside it. */
@@ -61,7 +67,19 @@ export class CopilotHarness extends CliHarness {
 
   protected invocation(run: ModeRun, _binary: string): Invocation {
     const s = this.settings;
-    const args = ['--output-format', 'json', '--no-color', '--log-level', 'none', '--no-auto-update', '--disable-builtin-mcps', '--no-ask-user', '--disallow-temp-dir', '--usage-output-file', CopilotHarness.usageFile(run.workspace)];
+    const args = [
+      '--output-format',
+      'json',
+      '--no-color',
+      '--log-level',
+      'none',
+      '--no-auto-update',
+      '--disable-builtin-mcps',
+      '--no-ask-user',
+      '--disallow-temp-dir',
+      '--usage-output-file',
+      CopilotHarness.usageFile(run.workspace),
+    ];
     // An empty `--available-tools=` leaves every tool on (1.0.102); a name that matches no tool leaves none.
     if (run.mode === 'chat') args.push('--available-tools=no-tools', '--no-custom-instructions');
     else if (s.allowWrites) args.push('--allow-tool=write');
@@ -71,7 +89,12 @@ export class CopilotHarness extends CliHarness {
     args.push(...s.extraArgs);
     const set: Record<string, string> = { COPILOT_HOME: this.copilotHome(), COPILOT_AUTO_UPDATE: 'false' };
     if (s.baseUrl) {
-      Object.assign(set, { COPILOT_PROVIDER_BASE_URL: s.baseUrl, COPILOT_PROVIDER_TYPE: this.provider.type, COPILOT_PROVIDER_WIRE_API: this.provider.wireApi, COPILOT_OFFLINE: 'true' });
+      Object.assign(set, {
+        COPILOT_PROVIDER_BASE_URL: s.baseUrl,
+        COPILOT_PROVIDER_TYPE: this.provider.type,
+        COPILOT_PROVIDER_WIRE_API: this.provider.wireApi,
+        COPILOT_OFFLINE: 'true',
+      });
       if (s.model) set.COPILOT_MODEL = s.model;
       const key = s.apiKeyEnv ? s.environment[s.apiKeyEnv] : undefined;
       if (key) set.COPILOT_PROVIDER_API_KEY = key;
@@ -79,7 +102,11 @@ export class CopilotHarness extends CliHarness {
     return {
       args,
       stdin: run.prompt,
-      env: { cliNames: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'GH_HOST', 'COPILOT_GH_HOST'], passNames: s.passEnv, set: { ...set, ...s.env } },
+      env: {
+        cliNames: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'GH_HOST', 'COPILOT_GH_HOST'],
+        passNames: s.passEnv,
+        set: { ...set, ...s.env },
+      },
     };
   }
 

@@ -61,15 +61,25 @@ export class CursorEvents implements EventReader {
   private usage(): Usage {
     const u = this.result?.usage ?? {};
     const cached = u.cacheReadTokens ?? 0;
-    return { input: (u.inputTokens ?? 0) + cached + (u.cacheWriteTokens ?? 0), output: u.outputTokens ?? 0, cached, reasoning: 0 };
+    return {
+      input: (u.inputTokens ?? 0) + cached + (u.cacheWriteTokens ?? 0),
+      output: u.outputTokens ?? 0,
+      cached,
+      reasoning: 0,
+    };
   }
 
   finish(proc: ProcessResult, run: AgentRun): AgentOutcome {
     if (proc.timedOut || proc.spawnError || !this.result) throw processFailure(this.cli, proc, this.timeoutMs);
     const r = this.result;
     const text = typeof r.result === 'string' ? r.result : '';
-    if (r.is_error || r.subtype === 'error') throw reportedFailure(this.cli, text || proc.stderr || 'the run ended with an error');
+    if (r.is_error || r.subtype === 'error')
+      throw reportedFailure(this.cli, text || proc.stderr || 'the run ended with an error');
     if (!text.trim()) throw new CallFailure(`${this.cli.title}: the run ended without a final message`, 'bad_response');
-    return { text, usage: this.usage(), trace: this.trace.build('cursor', run.workspace, proc.durationMs, proc.exitCode) };
+    return {
+      text,
+      usage: this.usage(),
+      trace: this.trace.build('cursor', run.workspace, proc.durationMs, proc.exitCode),
+    };
   }
 }

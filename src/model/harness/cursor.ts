@@ -33,7 +33,16 @@ export class CursorHarness extends CliHarness {
 
   protected invocation(run: ModeRun, _binary: string): Invocation {
     const s = this.settings;
-    const args = ['-p', '--output-format', 'stream-json', '--trust', '--workspace', run.workspace, '--sandbox', 'enabled'];
+    const args = [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--trust',
+      '--workspace',
+      run.workspace,
+      '--sandbox',
+      'enabled',
+    ];
     args.push(...(run.mode === 'agent' && s.allowWrites ? ['--force'] : ['--mode', 'ask']));
     if (s.model) args.push('--model', s.model);
     args.push(...s.extraArgs);

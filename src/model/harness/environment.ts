@@ -5,8 +5,36 @@
  * uses among them, stays out, so an agent that runs `env` finds none of them.
  */
 
-const BASE = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'TZ', 'LANG', 'LANGUAGE', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_RUNTIME_DIR', 'SystemRoot', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA'];
-const NETWORK = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS'];
+const BASE = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TMPDIR',
+  'TZ',
+  'LANG',
+  'LANGUAGE',
+  'XDG_CACHE_HOME',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_RUNTIME_DIR',
+  'SystemRoot',
+  'USERPROFILE',
+  'APPDATA',
+  'LOCALAPPDATA',
+];
+const NETWORK = [
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_EXTRA_CA_CERTS',
+];
 
 export interface EnvironmentSpec {
   /** Variables this CLI needs from the parent environment (its login tokens, its config dir). */
@@ -17,7 +45,10 @@ export interface EnvironmentSpec {
   set: Record<string, string>;
 }
 
-export function childEnvironment(parent: Record<string, string | undefined>, spec: EnvironmentSpec): Record<string, string> {
+export function childEnvironment(
+  parent: Record<string, string | undefined>,
+  spec: EnvironmentSpec,
+): Record<string, string> {
   const env: Record<string, string> = {};
   const take = (name: string) => {
     const v = parent[name];

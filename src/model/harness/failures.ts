@@ -14,11 +14,15 @@ export interface AgentCli extends CliIdentity {
   login: string;
 }
 
-const AUTH = /not logged in|please run \/login|\/login\b|log ?in (again|first|required)|no authentication information|authentication[ _]?(failed|required|error)|invalid[ _]api[ _]key|incorrect api key|invalid x-api-key|unauthori[sz]ed|\b401\b|\b403\b|forbidden|token (has )?expired|refresh token|oauth token|invalid_grant/i;
-const RATE = /rate[ _-]?limit|\b429\b|too many requests|usage limit|limit reached|quota|try again (in|at|later)|resets? (at|in)/i;
+const AUTH =
+  /not logged in|please run \/login|\/login\b|log ?in (again|first|required)|no authentication information|authentication[ _]?(failed|required|error)|invalid[ _]api[ _]key|incorrect api key|invalid x-api-key|unauthori[sz]ed|\b401\b|\b403\b|forbidden|token (has )?expired|refresh token|oauth token|invalid_grant/i;
+const RATE =
+  /rate[ _-]?limit|\b429\b|too many requests|usage limit|limit reached|quota|try again (in|at|later)|resets? (at|in)/i;
 const CONTEXT = /context[ _]length|context window|prompt is too long|too many tokens|maximum context/i;
-const OVERLOAD = /overloaded|\b5\d\d\b|server error|internal error|bad gateway|service unavailable|temporarily unavailable|upstream/i;
-const NETWORK = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|connection (refused|reset|closed|error)|network error|fetch failed|socket hang up|stream disconnected/i;
+const OVERLOAD =
+  /overloaded|\b5\d\d\b|server error|internal error|bad gateway|service unavailable|temporarily unavailable|upstream/i;
+const NETWORK =
+  /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|connection (refused|reset|closed|error)|network error|fetch failed|socket hang up|stream disconnected/i;
 
 export function short(text: string, max = 400): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -30,7 +34,9 @@ export function isAuthText(text: string): boolean {
 }
 
 export function loginFailure(cli: AgentCli, detail: string): FatalModelError {
-  return new FatalModelError(`the ${cli.title} is not logged in, or its login was refused (${short(detail, 300)}): ${cli.login}`);
+  return new FatalModelError(
+    `the ${cli.title} is not logged in, or its login was refused (${short(detail, 300)}): ${cli.login}`,
+  );
 }
 
 /** A seconds or milliseconds wait named in an error message ("try again in 20s"). */
@@ -46,10 +52,17 @@ function waitFrom(text: string): number | undefined {
  * An error the CLI reported, classified by its HTTP status when known, else by its words.
  * Login problems become a `FatalModelError`; the rest a `CallFailure`.
  */
-export function reportedFailure(cli: AgentCli, message: string, status?: number, retryAfterMs?: number): CallFailure | FatalModelError {
+export function reportedFailure(
+  cli: AgentCli,
+  message: string,
+  status?: number,
+  retryAfterMs?: number,
+): CallFailure | FatalModelError {
   const text = `${cli.title}: ${short(message)}`;
-  if (status === 401 || status === 403 || (status === undefined && AUTH.test(message) && !RATE.test(message))) return loginFailure(cli, message);
-  if (status === 429 || RATE.test(message)) return new CallFailure(text, 'rate_limit', status ?? 429, retryAfterMs ?? waitFrom(message));
+  if (status === 401 || status === 403 || (status === undefined && AUTH.test(message) && !RATE.test(message)))
+    return loginFailure(cli, message);
+  if (status === 429 || RATE.test(message))
+    return new CallFailure(text, 'rate_limit', status ?? 429, retryAfterMs ?? waitFrom(message));
   if (CONTEXT.test(message)) return new CallFailure(text, 'rejected', status);
   if (status === 408) return new CallFailure(text, 'timeout', status);
   if ((status !== undefined && status >= 500) || OVERLOAD.test(message)) return new CallFailure(text, 'server', status);
@@ -58,15 +71,25 @@ export function reportedFailure(cli: AgentCli, message: string, status?: number,
 }
 
 /** What the process itself says when the event stream gave no answer: spawn errors, timeouts, crashes. */
-export function processFailure(cli: AgentCli, proc: ProcessResult, timeoutMs: number | undefined): CallFailure | FatalModelError {
+export function processFailure(
+  cli: AgentCli,
+  proc: ProcessResult,
+  timeoutMs: number | undefined,
+): CallFailure | FatalModelError {
   if (proc.spawnError) {
     const code = proc.spawnError.code;
     if (code === 'ENOENT' || code === 'EACCES') {
-      return new FatalModelError(`the ${cli.title} could not be started (${code}: ${proc.spawnError.message}). ${cli.install}, or set ${cli.optionKey} to its path`);
+      return new FatalModelError(
+        `the ${cli.title} could not be started (${code}: ${proc.spawnError.message}). ${cli.install}, or set ${cli.optionKey} to its path`,
+      );
     }
     return new CallFailure(`${cli.title}: could not start (${proc.spawnError.message})`, 'server');
   }
-  if (proc.timedOut) return new CallFailure(`${cli.title}: no answer within ${Math.round((timeoutMs ?? 0) / 1000)} s; the agent and its commands were stopped`, 'timeout');
+  if (proc.timedOut)
+    return new CallFailure(
+      `${cli.title}: no answer within ${Math.round((timeoutMs ?? 0) / 1000)} s; the agent and its commands were stopped`,
+      'timeout',
+    );
   // The end of stderr says what went wrong (CLIs print warnings first).
   const stderr = proc.stderr
     .split('\n')

@@ -45,14 +45,37 @@ export class HarnessChatModel implements ChatModel {
   ) {
     this.id = `${o.backend}:${o.model || 'default'}`;
     this.priced = o.priced ?? false;
-    this.settings = { agent: harness.name, skill_install: o.skillInstall, skill_name: o.skillName, skill_description: o.skillDescription };
+    this.settings = {
+      agent: harness.name,
+      skill_install: o.skillInstall,
+      skill_name: o.skillName,
+      skill_description: o.skillDescription,
+    };
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const started = performance.now();
-    const skill = installSkill(req.skill ?? '', this.harness.layout, this.o.skillInstall, this.o.skillName, this.o.skillDescription);
-    const prompt = agentPrompt(req, skill.promptText, (req.workspaceFiles ?? []).map((f) => f.path));
-    const workspace = createWorkspace(this.harness.name, [...skill.files, { path: 'task.md', content: prompt.taskFile }, ...prompt.attachments.map((a) => ({ path: a.path, content: a.bytes }))], req.workspaceFiles ?? []);
+    const skill = installSkill(
+      req.skill ?? '',
+      this.harness.layout,
+      this.o.skillInstall,
+      this.o.skillName,
+      this.o.skillDescription,
+    );
+    const prompt = agentPrompt(
+      req,
+      skill.promptText,
+      (req.workspaceFiles ?? []).map((f) => f.path),
+    );
+    const workspace = createWorkspace(
+      this.harness.name,
+      [
+        ...skill.files,
+        { path: 'task.md', content: prompt.taskFile },
+        ...prompt.attachments.map((a) => ({ path: a.path, content: a.bytes })),
+      ],
+      req.workspaceFiles ?? [],
+    );
     try {
       const out = await this.harness.run({
         workspace: workspace.dir,
@@ -61,8 +84,17 @@ export class HarnessChatModel implements ChatModel {
         ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      const trace = req.returnFiles?.length ? { ...out.trace, returned: readReturned(workspace.dir, req.returnFiles) } : out.trace;
-      const res: ChatResponse = { text: out.text, usage: out.usage, latencyMs: performance.now() - started, from: 'provider', costUsd: out.costUsd ?? costOf(out.usage, this.o.price), trace };
+      const trace = req.returnFiles?.length
+        ? { ...out.trace, returned: readReturned(workspace.dir, req.returnFiles) }
+        : out.trace;
+      const res: ChatResponse = {
+        text: out.text,
+        usage: out.usage,
+        latencyMs: performance.now() - started,
+        from: 'provider',
+        costUsd: out.costUsd ?? costOf(out.usage, this.o.price),
+        trace,
+      };
       if (req.schema) {
         const parsed = validReply(req.schema, out.text);
         if (parsed.ok) res.parsed = parsed.value;

@@ -93,7 +93,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     let drainTimer: NodeJS.Timeout | undefined;
 
     const marker = randomUUID();
-    const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: { ...spec.env, [RUN_MARKER]: marker }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...spec.env, [RUN_MARKER]: marker },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
 
     const end = (why: 'timeout' | 'abort' | 'stop' | 'overflow') => {
       if (ending || child.pid === undefined) return;

@@ -13,7 +13,14 @@ export interface Attachment {
   bytes: Uint8Array;
 }
 
-const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'image/bmp': 'bmp', 'image/tiff': 'tif' };
+const EXTENSIONS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'image/bmp': 'bmp',
+  'image/tiff': 'tif',
+};
 
 /** An image part as a file under `attachments/`, or, for a URL, the URL itself. */
 function attach(part: ImagePart, attachments: Attachment[]): string {
@@ -41,7 +48,9 @@ export function conversationText(messages: Message[], attachments: Attachment[])
     .map((m) => {
       if (m.role === 'user') return `[user]\n${contentText(m.content, attachments)}`;
       if (m.role === 'assistant') {
-        const calls = m.toolCalls?.length ? `\n(tool calls: ${JSON.stringify(m.toolCalls.map((c) => ({ name: c.name, input: c.input })))})` : '';
+        const calls = m.toolCalls?.length
+          ? `\n(tool calls: ${JSON.stringify(m.toolCalls.map((c) => ({ name: c.name, input: c.input })))})`
+          : '';
         return `[you]\n${m.content}${calls}`;
       }
       return `[tool ${m.toolName} result]\n${m.content}`;
@@ -68,7 +77,10 @@ export interface AgentPrompt {
 
 /** The prompt of an agent run: the env's instructions (skill swapped for where to find it), the task, the files. */
 export function agentPrompt(req: ChatRequest, skillText: string, extraFiles: string[]): AgentPrompt {
-  if (req.tools?.length) throw new FatalModelError(`an agent target runs its own tools; the ${req.purpose} request offers tools of its own (${req.tools.map((t) => t.name).join(', ')}), which agents cannot call`);
+  if (req.tools?.length)
+    throw new FatalModelError(
+      `an agent target runs its own tools; the ${req.purpose} request offers tools of its own (${req.tools.map((t) => t.name).join(', ')}), which agents cannot call`,
+    );
   const attachments: Attachment[] = [];
   const instructions = instructionsWithout(req.system ?? '', req.skill, skillText);
   const task = conversationText(req.messages, attachments);

@@ -42,7 +42,13 @@ export function skillMarkdown(skill: string, name: string, description: string):
   return `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n\n${body}\n`;
 }
 
-export function installSkill(skill: string, layout: SkillLayout, mode: SkillInstall, name: string, description: string): InstalledSkill {
+export function installSkill(
+  skill: string,
+  layout: SkillLayout,
+  mode: SkillInstall,
+  name: string,
+  description: string,
+): InstalledSkill {
   if (!skill.trim()) return { files: [], promptText: '' };
   const skillPath = `${layout.skillsDir}/${name}/SKILL.md`;
   const files: InstalledSkill['files'] = [];

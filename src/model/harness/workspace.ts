@@ -16,7 +16,8 @@ export interface Workspace {
 /** `rel` inside `dir`, or an error: workspace paths are relative and stay inside. */
 function inside(dir: string, rel: string): string {
   const target = path.resolve(dir, rel);
-  if (path.isAbsolute(rel) || !target.startsWith(dir + path.sep)) throw new FatalModelError(`workspace file '${rel}' must be a relative path inside the workspace`);
+  if (path.isAbsolute(rel) || !target.startsWith(dir + path.sep))
+    throw new FatalModelError(`workspace file '${rel}' must be a relative path inside the workspace`);
   return target;
 }
 
@@ -51,12 +52,17 @@ export function readReturned(dir: string, rels: string[]): Record<string, string
 
 function copyInto(dir: string, file: WorkspaceFile): void {
   const target = inside(dir, file.path);
-  if (!fs.existsSync(file.source!)) throw new FatalModelError(`workspace file '${file.path}': its source ${file.source} does not exist`);
+  if (!fs.existsSync(file.source!))
+    throw new FatalModelError(`workspace file '${file.path}': its source ${file.source} does not exist`);
   fs.mkdirSync(path.dirname(target), { recursive: true });
   fs.cpSync(file.source!, target, { recursive: true, dereference: true });
 }
 
-export function createWorkspace(prefix: string, files: { path: string; content: string | Uint8Array }[], copies: WorkspaceFile[] = []): Workspace {
+export function createWorkspace(
+  prefix: string,
+  files: { path: string; content: string | Uint8Array }[],
+  copies: WorkspaceFile[] = [],
+): Workspace {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `skillopt-${prefix}-`)));
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
   try {

@@ -69,13 +69,24 @@ export class AiSdkChatModel implements ChatModel {
 
   async complete(req: ChatRequest): Promise<ProviderResponse> {
     const started = performance.now();
-    const shape = this.o.shape(req, { maxOutputTokens: req.maxOutputTokens ?? this.o.maxOutputTokens, temperature: req.temperature ?? this.o.temperature });
+    const shape = this.o.shape(req, {
+      maxOutputTokens: req.maxOutputTokens ?? this.o.maxOutputTokens,
+      temperature: req.temperature ?? this.o.temperature,
+    });
     const useNative = Boolean(req.schema && shape.nativeSchema && !req.tools?.length);
     const options: LanguageModelV3CallOptions = {
       prompt: toPrompt(req, req.schema && !useNative ? describedSchema(req) : ''),
       ...(shape.maxOutputTokens !== undefined ? { maxOutputTokens: shape.maxOutputTokens } : {}),
       ...(shape.temperature !== undefined ? { temperature: shape.temperature } : {}),
-      ...(useNative ? { responseFormat: { type: 'json', schema: jsonSchemaOf(req.schema!) as never, name: req.schemaName ?? 'reply' } } : {}),
+      ...(useNative
+        ? {
+            responseFormat: {
+              type: 'json',
+              schema: jsonSchemaOf(req.schema!) as never,
+              name: req.schemaName ?? 'reply',
+            },
+          }
+        : {}),
       ...toTools(req),
       ...(shape.providerOptions ? { providerOptions: shape.providerOptions } : {}),
       ...(req.signal ? { abortSignal: req.signal } : {}),
@@ -93,7 +104,11 @@ export class AiSdkChatModel implements ChatModel {
       const reason = result.finishReason.raw ?? result.finishReason.unified;
       if (result.finishReason.unified === 'length') {
         const spent = `${usage.output} output tokens${usage.reasoning ? `, ${usage.reasoning} of them reasoning` : ''}`;
-        throw new CallFailure(`${this.id}: the reply was cut off by the output token limit before any answer (finish reason: ${reason}; ${spent})`, 'truncated', 200);
+        throw new CallFailure(
+          `${this.id}: the reply was cut off by the output token limit before any answer (finish reason: ${reason}; ${spent})`,
+          'truncated',
+          200,
+        );
       }
       throw new CallFailure(`${this.id}: the reply was empty (finish reason: ${reason})`, 'bad_response', 200);
     }

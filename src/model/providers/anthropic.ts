@@ -19,7 +19,10 @@ export const AnthropicOptionsSchema = z
     default_max_tokens: z.number().int().positive().default(8192),
   })
   .strict()
-  .refine((o) => o.thinking_budget === 0 || o.thinking_budget >= 1024, { message: 'thinking_budget must be 0 (off) or at least 1024', path: ['thinking_budget'] });
+  .refine((o) => o.thinking_budget === 0 || o.thinking_budget >= 1024, {
+    message: 'thinking_budget must be 0 (off) or at least 1024',
+    path: ['thinking_budget'],
+  });
 
 registerBackend({
   name: 'anthropic',
@@ -39,14 +42,23 @@ registerBackend({
     return new AiSdkChatModel({
       backend: 'anthropic',
       model: rc.model,
-      sdk: async () => (await import('@ai-sdk/anthropic')).createAnthropic({ baseURL: endpoint, apiKey: key, fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch) }).messages(rc.model),
+      sdk: async () =>
+        (await import('@ai-sdk/anthropic'))
+          .createAnthropic({
+            baseURL: endpoint,
+            apiKey: key,
+            fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
+          })
+          .messages(rc.model),
       endpoint,
       url: endpoint,
       price: priceOf(rc.model, rc.price),
       maxOutputTokens: rc.max_output_tokens,
       temperature: rc.temperature,
       shape: (_req, base) => ({
-        ...(thinking ? { providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: o.thinking_budget } } } } : {}),
+        ...(thinking
+          ? { providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: o.thinking_budget } } } }
+          : {}),
         // Anthropic's structured output forces a tool call, which extended thinking does not allow.
         nativeSchema: rc.json_schema && !thinking,
         maxOutputTokens: base.maxOutputTokens ?? o.default_max_tokens,

@@ -38,7 +38,10 @@ export const MiniMaxOptionsSchema = z
   })
   .strict();
 
-const MINIMAX_REGIONS: Record<string, string> = { global_en: 'https://api.minimax.io/v1', cn_zh: 'https://api.minimaxi.com/v1' };
+const MINIMAX_REGIONS: Record<string, string> = {
+  global_en: 'https://api.minimax.io/v1',
+  cn_zh: 'https://api.minimaxi.com/v1',
+};
 
 interface Flavour {
   backend: string;
@@ -85,7 +88,16 @@ function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
 
 registerBackend({
   name: 'openai_compatible',
-  aliases: ['openai_compatible_chat', 'openai-compatible', 'compat', 'vllm', 'sglang', 'ollama', 'lmstudio', 'llamacpp'],
+  aliases: [
+    'openai_compatible_chat',
+    'openai-compatible',
+    'compat',
+    'vllm',
+    'sglang',
+    'ollama',
+    'lmstudio',
+    'llamacpp',
+  ],
   defaultModel: 'gpt-4o-mini',
   optionsSchema: CompatibleOptionsSchema,
   create(rc: RoleConfig, ctx: BackendContext) {
@@ -129,9 +141,14 @@ registerBackend({
   optionsSchema: MiniMaxOptionsSchema,
   create(rc, ctx) {
     const options = parseOptions(MiniMaxOptionsSchema, rc, ctx, 'minimax_chat');
-    const region = (options.region || fromEnvironment(ctx, ['MINIMAX_REGION'])?.value || 'global_en').toLowerCase().replace(/-/g, '_');
+    const region = (options.region || fromEnvironment(ctx, ['MINIMAX_REGION'])?.value || 'global_en')
+      .toLowerCase()
+      .replace(/-/g, '_');
     const regional = MINIMAX_REGIONS[region];
-    if (!regional) throw new FatalModelError(`model.${ctx.role}.options.region: unknown MiniMax region '${region}' (expected global_en or cn_zh)`);
+    if (!regional)
+      throw new FatalModelError(
+        `model.${ctx.role}.options.region: unknown MiniMax region '${region}' (expected global_en or cn_zh)`,
+      );
     // MiniMax-M2 models always think; others think only when asked.
     const thinks = /^minimax-m2/i.test(rc.model) || options.enable_thinking;
     return build(rc, ctx, {

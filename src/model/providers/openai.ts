@@ -50,16 +50,36 @@ function azureCliToken(scope: string): () => Promise<string> {
   return async () => {
     if (cached && cached.expires - Date.now() > 300_000) return cached.token;
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn('az', ['account', 'get-access-token', '--resource', resource, '-o', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('az', ['account', 'get-access-token', '--resource', resource, '-o', 'json'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', () => reject(new FatalModelError('Azure OpenAI: no key and no Azure CLI: set AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN, or install the Azure CLI and run `az login`')));
-      child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new FatalModelError(`Azure OpenAI: \`az account get-access-token\` failed (${stderr.trim().split('\n')[0] ?? code}); run \`az login\` or set AZURE_OPENAI_API_KEY`))));
+      child.on('error', () =>
+        reject(
+          new FatalModelError(
+            'Azure OpenAI: no key and no Azure CLI: set AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN, or install the Azure CLI and run `az login`',
+          ),
+        ),
+      );
+      child.on('close', (code) =>
+        code === 0
+          ? resolve(stdout)
+          : reject(
+              new FatalModelError(
+                `Azure OpenAI: \`az account get-access-token\` failed (${stderr.trim().split('\n')[0] ?? code}); run \`az login\` or set AZURE_OPENAI_API_KEY`,
+              ),
+            ),
+      );
     });
     const parsed = JSON.parse(out) as { accessToken: string; expires_on?: number; expiresOn?: string };
-    const expires = parsed.expires_on ? parsed.expires_on * 1000 : parsed.expiresOn ? Date.parse(parsed.expiresOn) : Date.now() + 3_000_000;
+    const expires = parsed.expires_on
+      ? parsed.expires_on * 1000
+      : parsed.expiresOn
+        ? Date.parse(parsed.expiresOn)
+        : Date.now() + 3_000_000;
     registerSecret(parsed.accessToken);
     cached = { token: parsed.accessToken, expires };
     return cached.token;
@@ -67,7 +87,12 @@ function azureCliToken(scope: string): () => Promise<string> {
 }
 
 /** The SDK's model (its package loaded on the first call) and the endpoint. */
-function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenAIOptionsSchema>, useResponses: boolean): { sdk: () => Promise<LanguageModelV3>; endpoint: string } {
+function azureModel(
+  rc: RoleConfig,
+  ctx: BackendContext,
+  o: z.infer<typeof OpenAIOptionsSchema>,
+  useResponses: boolean,
+): { sdk: () => Promise<LanguageModelV3>; endpoint: string } {
   const endpoint = baseUrl(rc, ctx, ['AZURE_OPENAI_ENDPOINT'], undefined, 'Azure OpenAI');
   const apiVersion = o.api_version || fromEnvironment(ctx, ['AZURE_OPENAI_API_VERSION'])?.value || '2024-12-01-preview';
   const versionless = apiVersion === 'v1';
@@ -75,12 +100,22 @@ function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenA
   const base = /\/openai(\/v1)?$/i.test(endpoint) ? endpoint : `${endpoint}/openai${versionless ? '/v1' : ''}`;
   let key: string | undefined;
   let tokenProvider: (() => Promise<string>) | undefined;
-  const mode = o.auth === 'auto' ? (apiKey(rc, ctx, ['AZURE_OPENAI_API_KEY'], false, 'Azure OpenAI') ? 'api_key' : ctx.environment[o.token_env] ? 'token_env' : 'azure_cli') : o.auth;
+  const mode =
+    o.auth === 'auto'
+      ? apiKey(rc, ctx, ['AZURE_OPENAI_API_KEY'], false, 'Azure OpenAI')
+        ? 'api_key'
+        : ctx.environment[o.token_env]
+          ? 'token_env'
+          : 'azure_cli'
+      : o.auth;
   if (mode === 'api_key') key = apiKey(rc, ctx, ['AZURE_OPENAI_API_KEY'], true, 'Azure OpenAI');
   else if (mode === 'token_env') {
     const token = ctx.environment[o.token_env]?.trim();
     registerSecret(token);
-    if (!token) throw new FatalModelError(`model.${ctx.role}: the Entra token is missing: set the environment variable ${o.token_env}, or set AZURE_OPENAI_API_KEY`);
+    if (!token)
+      throw new FatalModelError(
+        `model.${ctx.role}: the Entra token is missing: set the environment variable ${o.token_env}, or set AZURE_OPENAI_API_KEY`,
+      );
     tokenProvider = async () => token;
   } else tokenProvider = azureCliToken(o.ad_scope);
   const sdk = async () => {
@@ -96,11 +131,19 @@ function azureModel(rc: RoleConfig, ctx: BackendContext, o: z.infer<typeof OpenA
   return { sdk, endpoint: `${base}?api-version=${apiVersion}` };
 }
 
-function openaiModel(rc: RoleConfig, ctx: BackendContext, useResponses: boolean): { sdk: () => Promise<LanguageModelV3>; endpoint: string } {
+function openaiModel(
+  rc: RoleConfig,
+  ctx: BackendContext,
+  useResponses: boolean,
+): { sdk: () => Promise<LanguageModelV3>; endpoint: string } {
   const endpoint = baseUrl(rc, ctx, ['OPENAI_BASE_URL'], 'https://api.openai.com/v1', 'OpenAI');
   const key = apiKey(rc, ctx, ['OPENAI_API_KEY'], true, 'OpenAI');
   const sdk = async () => {
-    const openai = (await import('@ai-sdk/openai')).createOpenAI({ baseURL: endpoint, apiKey: key, fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch) });
+    const openai = (await import('@ai-sdk/openai')).createOpenAI({
+      baseURL: endpoint,
+      apiKey: key,
+      fetch: replyCapFetch(ctx.role, rc.max_reply_bytes, ctx.fetch),
+    });
     return useResponses ? openai.responses(rc.model) : openai.chat(rc.model);
   };
   return { sdk, endpoint };
@@ -116,7 +159,10 @@ registerBackend({
     const useResponses = o.api === 'responses' || (o.api === 'auto' && needsResponsesApi(rc.model));
     const isAzure =
       o.provider === 'azure' ||
-      (o.provider === 'auto' && (rc.base_url ? AZURE_HOST.test(new URL(rc.base_url).hostname) : Boolean(fromEnvironment(ctx, ['AZURE_OPENAI_ENDPOINT']))));
+      (o.provider === 'auto' &&
+        (rc.base_url
+          ? AZURE_HOST.test(new URL(rc.base_url).hostname)
+          : Boolean(fromEnvironment(ctx, ['AZURE_OPENAI_ENDPOINT']))));
     const { sdk, endpoint } = isAzure ? azureModel(rc, ctx, o, useResponses) : openaiModel(rc, ctx, useResponses);
     const effort = effortOf(rc, ctx);
     const takesEffort = capabilitiesOf(rc.model, rc.capabilities).reasoningEffort;

@@ -41,6 +41,10 @@ export function replyCapFetch(role: string, maxBytes: number, base?: typeof fetc
         },
       }),
     );
-    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

@@ -26,18 +26,32 @@ export function fromEnvironment(ctx: BackendContext, names: string[]): { name: s
  * backend's default variables. `required` makes a missing key a fatal error that names the
  * variable to set.
  */
-export function apiKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], required: boolean, what: string): string | undefined {
+export function apiKey(
+  rc: RoleConfig,
+  ctx: BackendContext,
+  defaults: string[],
+  required: boolean,
+  what: string,
+): string | undefined {
   const key = findKey(rc, ctx, defaults, required, what);
   registerSecret(key);
   return key;
 }
 
-function findKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], required: boolean, what: string): string | undefined {
+function findKey(
+  rc: RoleConfig,
+  ctx: BackendContext,
+  defaults: string[],
+  required: boolean,
+  what: string,
+): string | undefined {
   if (rc.api_key_env) {
     const value = ctx.environment[rc.api_key_env];
     if (value && value.trim()) return value.trim();
     if (!required) return undefined;
-    throw new ModelConfigError(`model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`);
+    throw new ModelConfigError(
+      `model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`,
+    );
   }
   const found = fromEnvironment(ctx, defaults);
   if (found) return found.value;
@@ -48,18 +62,29 @@ function findKey(rc: RoleConfig, ctx: BackendContext, defaults: string[], requir
 }
 
 /** A base URL from the config, else the environment, else the default; checked for form. */
-export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[], fallback: string | undefined, what: string): string {
+export function baseUrl(
+  rc: RoleConfig,
+  ctx: BackendContext,
+  envNames: string[],
+  fallback: string | undefined,
+  what: string,
+): string {
   const raw = rc.base_url || fromEnvironment(ctx, envNames)?.value || fallback;
   if (!raw) {
-    throw new ModelConfigError(`model.${ctx.role}: the ${what} endpoint is not set: set model.${ctx.role}.base_url, or the environment variable ${envNames[0]}`);
+    throw new ModelConfigError(
+      `model.${ctx.role}: the ${what} endpoint is not set: set model.${ctx.role}.base_url, or the environment variable ${envNames[0]}`,
+    );
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ModelConfigError(`model.${ctx.role}.base_url: '${raw}' is not a URL (expected e.g. http://127.0.0.1:8000/v1)`);
+    throw new ModelConfigError(
+      `model.${ctx.role}.base_url: '${raw}' is not a URL (expected e.g. http://127.0.0.1:8000/v1)`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ModelConfigError(`model.${ctx.role}.base_url: '${raw}' must start with http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ModelConfigError(`model.${ctx.role}.base_url: '${raw}' must start with http:// or https://`);
   if (url.username || url.password) {
     // Requests cannot carry credentials in their URL: every call would fail.
     registerSecret(decodeURIComponent(url.password));
@@ -73,12 +98,18 @@ export function baseUrl(rc: RoleConfig, ctx: BackendContext, envNames: string[],
 }
 
 /** Says once per option that it is not sent to this role's model, and why. */
-export function droppedOptionNotice(rc: RoleConfig, ctx: BackendContext): (option: 'reasoning_effort' | 'thinking', value: string) => void {
+export function droppedOptionNotice(
+  rc: RoleConfig,
+  ctx: BackendContext,
+): (option: 'reasoning_effort' | 'thinking', value: string) => void {
   const said = new Set<string>();
   return (option, value) => {
     if (said.has(option) || !ctx.notice) return;
     said.add(option);
-    const what = option === 'reasoning_effort' ? `a reasoning effort ('${value}')` : `extended thinking (options.thinking_budget: ${value})`;
+    const what =
+      option === 'reasoning_effort'
+        ? `a reasoning effort ('${value}')`
+        : `extended thinking (options.thinking_budget: ${value})`;
     ctx.notice(
       `model.${ctx.role} (${rc.model}) does not take ${what}: it is not sent, since the provider would reject the request. ` +
         `If the model does take it, set model.${ctx.role}.capabilities.${option}: true`,
@@ -93,9 +124,20 @@ export function effortOf(rc: RoleConfig, ctx: BackendContext): string {
 }
 
 /** Options of a backend, validated, with errors naming the key. */
-export function parseOptions<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, rc: RoleConfig, ctx: BackendContext, backend: string): T {
+export function parseOptions<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  rc: RoleConfig,
+  ctx: BackendContext,
+  backend: string,
+): T {
   const r = schema.safeParse(rc.options);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
-  throw new ModelConfigError(`model.${ctx.role}.options.${issue.path.map(String).join('.')}: ${issue.message} (backend ${backend})`);
+  throw new ModelConfigError(
+    `model.${ctx.role}.options.${issue.path.map(String).join('.')}: ${issue.message} (backend ${backend})`,
+  );
 }

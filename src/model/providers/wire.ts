@@ -5,8 +5,23 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3FilePart, LanguageModelV3FunctionTool, LanguageModelV3Message, LanguageModelV3TextPart, LanguageModelV3Usage } from '@ai-sdk/provider';
-import { FatalModelError, type ChatRequest, type ImagePart, type Message, type ToolCall, type Usage } from '../types.ts';
+import type {
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3FilePart,
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Message,
+  LanguageModelV3TextPart,
+  LanguageModelV3Usage,
+} from '@ai-sdk/provider';
+import {
+  FatalModelError,
+  type ChatRequest,
+  type ImagePart,
+  type Message,
+  type ToolCall,
+  type Usage,
+} from '../types.ts';
 
 const MEDIA_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -23,7 +38,9 @@ const MEDIA_TYPES: Record<string, string> = {
 export function imageFilePart(part: ImagePart): LanguageModelV3FilePart {
   const file = imageData(part);
   // Chat Completions reads the `openai` key; the Responses API the provider's own (`openai` or `azure`).
-  return part.detail ? { ...file, providerOptions: { openai: { imageDetail: part.detail }, azure: { imageDetail: part.detail } } } : file;
+  return part.detail
+    ? { ...file, providerOptions: { openai: { imageDetail: part.detail }, azure: { imageDetail: part.detail } } }
+    : file;
 }
 
 function imageData(part: ImagePart): LanguageModelV3FilePart {
@@ -43,7 +60,10 @@ function imageData(part: ImagePart): LanguageModelV3FilePart {
     throw new FatalModelError(`cannot read the image ${file}: ${(err as Error).message}`);
   }
   const mediaType = part.mediaType ?? MEDIA_TYPES[path.extname(file).toLowerCase()];
-  if (!mediaType) throw new FatalModelError(`the image ${file} has an unknown type; name it .png, .jpg, .gif or .webp, or give mediaType`);
+  if (!mediaType)
+    throw new FatalModelError(
+      `the image ${file} has an unknown type; name it .png, .jpg, .gif or .webp, or give mediaType`,
+    );
   return { type: 'file', mediaType, data: new Uint8Array(bytes) };
 }
 
@@ -62,10 +82,21 @@ export function toPrompt(req: ChatRequest, systemSuffix = ''): LanguageModelV3Me
     else if (m.role === 'assistant') {
       const parts: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
       if (m.content) parts.push({ type: 'text', text: m.content });
-      for (const call of m.toolCalls ?? []) parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input });
+      for (const call of m.toolCalls ?? [])
+        parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input });
       prompt.push({ role: 'assistant', content: parts });
     } else {
-      prompt.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: m.toolCallId, toolName: m.toolName, output: { type: 'text', value: m.content } }] });
+      prompt.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: m.toolCallId,
+            toolName: m.toolName,
+            output: { type: 'text', value: m.content },
+          },
+        ],
+      });
     }
   }
   return prompt;
@@ -109,7 +140,10 @@ export function readContent(content: LanguageModelV3Content[]): { text: string; 
  * there are some.
  */
 export function readUsage(u: LanguageModelV3Usage | undefined): Usage {
-  const raw = (u?.raw ?? {}) as { prompt_tokens_details?: { cache_write_tokens?: unknown }; cache_creation?: { ephemeral_1h_input_tokens?: unknown } };
+  const raw = (u?.raw ?? {}) as {
+    prompt_tokens_details?: { cache_write_tokens?: unknown };
+    cache_creation?: { ephemeral_1h_input_tokens?: unknown };
+  };
   const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
   const cacheWrite = count(u?.inputTokens.cacheWrite ?? raw.prompt_tokens_details?.cache_write_tokens);
   const cacheWrite1h = Math.min(cacheWrite, count(raw.cache_creation?.ephemeral_1h_input_tokens));

@@ -39,7 +39,11 @@ export const SimOptionsSchema = z
 const approxTokens = (text: string) => Math.ceil(text.length / 4);
 
 function messageText(messages: Message[]): string {
-  return messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''))).join('\n');
+  return messages
+    .map((m) =>
+      typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''),
+    )
+    .join('\n');
 }
 
 /** Token counts of recent skills: the target reads the same skill many times in a row. */
@@ -80,15 +84,24 @@ export class SimModel implements ChatModel {
     if (task) {
       const system = req.system ?? '';
       const start = system.indexOf(APPENDIX_START);
-      const reminders = start >= 0 ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions : undefined;
+      const reminders =
+        start >= 0
+          ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions
+          : undefined;
       text = `<answer>${answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed })}</answer>`;
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
     } else if (sleepAsk) {
-      text = sleepReply(sleepAsk, { system: req.system ?? '', tokens: () => memoTokens(req.system ?? ''), sample: req.sample ?? 0 });
+      text = sleepReply(sleepAsk, {
+        system: req.system ?? '',
+        tokens: () => memoTokens(req.system ?? ''),
+        sample: req.sample ?? 0,
+      });
     } else {
-      throw new Error(`the sim backend answers only requests made by the sim env, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`);
+      throw new Error(
+        `the sim backend answers only requests made by the sim env, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`,
+      );
     }
     const input = approxTokens(req.system ?? '') + approxTokens(messageText(req.messages));
     return {
@@ -108,6 +121,12 @@ registerBackend({
   optionsSchema: SimOptionsSchema,
   create(role, ctx: BackendContext) {
     const o = SimOptionsSchema.parse(role.options);
-    return new SimModel(role.model || 'sim-1', ctx.seed, o.latency_ms, { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame }, o.noise);
+    return new SimModel(
+      role.model || 'sim-1',
+      ctx.seed,
+      o.latency_ms,
+      { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame },
+      o.noise,
+    );
   },
 });

@@ -5,11 +5,29 @@
  * rule, but sometimes words it too vaguely, over-generalises into a harmful directive, or adds
  * advice that only makes the skill longer; the gate has something to reject.
  */
-import { isEdit, isSkillCandidate, type ComparisonPair, type OptimizerMeta, type Suggestion, type TrajectoryView, type UpdateItem, type UpdateMode } from '../../protocol/optimizer.ts';
+import {
+  isEdit,
+  isSkillCandidate,
+  type ComparisonPair,
+  type OptimizerMeta,
+  type Suggestion,
+  type TrajectoryView,
+  type UpdateItem,
+  type UpdateMode,
+} from '../../protocol/optimizer.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
 import { stripProtectedRegions } from '../../skill/regions.ts';
 import { Rng } from '../../util/random.ts';
-import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT, conventionOf, diagnose, directiveOf, recognise } from './world.ts';
+import {
+  CONFLICTS,
+  CONVENTIONS,
+  HARMFUL,
+  IRRELEVANT,
+  conventionOf,
+  diagnose,
+  directiveOf,
+  recognise,
+} from './world.ts';
 
 /** How fallible the simulated optimizer is. */
 export interface OptimizerTraits {
@@ -25,7 +43,8 @@ export interface OptimizerTraits {
 
 export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 };
 
-const LESSON = 'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
+const LESSON =
+  'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
 
 /** The body of the skill, without protected regions (edits may not target those). */
 const body = stripProtectedRegions;
@@ -87,22 +106,36 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
     for (const id of remove) {
       const line = lineMatching(meta.skill, HARMFUL.find((h) => h.id === id)!.recognise);
       if (line) edits.push({ op: 'delete', target: line });
-      summary.push({ failure_type: 'rule_wrong', count: 1, description: `a directive (${id}) breaks the expected format` });
+      summary.push({
+        failure_type: 'rule_wrong',
+        count: 1,
+        description: `a directive (${id}) breaks the expected format`,
+      });
     }
     for (const [id, count] of [...missing].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) {
       const convention = CONVENTIONS.find((c) => c.id === id)!;
-      const vagueLine = convention.vague.map((v) => lineMatching(meta.skill, new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))).find(Boolean);
+      const vagueLine = convention.vague
+        .map((v) => lineMatching(meta.skill, new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))))
+        .find(Boolean);
       const choices = fresh(convention.rules);
-      const wording = rng.chance(traits.vague) ? rng.pick(convention.vague) : rng.pick(choices.length ? choices : convention.rules);
-      if (vagueLine && conventionOf(wording)) edits.push({ op: 'replace', target: vagueLine.replace(/^- /, ''), content: wording });
+      const wording = rng.chance(traits.vague)
+        ? rng.pick(convention.vague)
+        : rng.pick(choices.length ? choices : convention.rules);
+      if (vagueLine && conventionOf(wording))
+        edits.push({ op: 'replace', target: vagueLine.replace(/^- /, ''), content: wording });
       else if (/^- /m.test(bodyText) && rng.chance(0.5)) {
-        const lastBullet = bodyText.split('\n').filter((l) => l.startsWith('- ')).at(-1)!;
+        const lastBullet = bodyText
+          .split('\n')
+          .filter((l) => l.startsWith('- '))
+          .at(-1)!;
         edits.push({ op: 'insert_after', target: lastBullet, content: `- ${wording}` });
       } else edits.push({ op: 'append', content: `- ${wording}` });
       summary.push({ failure_type: 'rule_missing', count, description: `answers miss the ${id} convention` });
     }
     if (meta.skillAware && lapses.size > 0) {
-      notes = [...lapses.keys()].map((id) => `Re-check every answer: ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`);
+      notes = [...lapses.keys()].map(
+        (id) => `Re-check every answer: ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`,
+      );
     } else {
       // Without the appendix, a lapse is answered by stating the rule again, in the body.
       for (const id of [...lapses.keys()].sort()) {
@@ -124,10 +157,14 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
   }
 
   const chosen = edits.slice(0, Math.max(0, meta.budget));
-  const reasoning = chosen.length ? `proposed ${chosen.length} change(s) from ${meta.trajectories.length} trajectories` : 'nothing general to change';
+  const reasoning = chosen.length
+    ? `proposed ${chosen.length} change(s) from ${meta.trajectories.length} trajectories`
+    : 'nothing general to change';
   const reply: Record<string, unknown> = {
     batch_size: meta.trajectories.length,
-    ...(meta.source === 'failure' ? { failure_summary: summary } : { success_patterns: ['answers that followed a stated convention were right'] }),
+    ...(meta.source === 'failure'
+      ? { failure_summary: summary }
+      : { success_patterns: ['answers that followed a stated convention were right'] }),
     patch: { reasoning, ...asPayload(chosen, meta.mode, meta.skill) },
   };
   if (meta.skillAware) reply.appendix_notes = notes;
@@ -152,18 +189,32 @@ function asPayload(edits: Edit[], mode: UpdateMode, skill: string): Record<strin
   if (edits.length === 0) return { skill_candidates: [] };
   return {
     skill_candidates: [
-      { title: 'revised skill', change_summary: edits.map((e) => `${e.op}: ${(e.content ?? e.target ?? '').slice(0, 60)}`), new_skill: applyEdits(skill, edits).skill },
+      {
+        title: 'revised skill',
+        change_summary: edits.map((e) => `${e.op}: ${(e.content ?? e.target ?? '').slice(0, 60)}`),
+        new_skill: applyEdits(skill, edits).skill,
+      },
     ],
   };
 }
 
 function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unknown {
-  const key = meta.mode === 'patch' ? 'edits' : meta.mode === 'rewrite_from_suggestions' ? 'revise_suggestions' : 'skill_candidates';
+  const key =
+    meta.mode === 'patch'
+      ? 'edits'
+      : meta.mode === 'rewrite_from_suggestions'
+        ? 'revise_suggestions'
+        : 'skill_candidates';
   if (meta.mode === 'full_rewrite_minibatch') {
     const all = meta.patches.flatMap((p) => p.items).filter(isSkillCandidate);
-    const best = [...all].sort((a, b) => recognise(b.new_skill).conventions.size - recognise(a.new_skill).conventions.size)[0];
+    const best = [...all].sort(
+      (a, b) => recognise(b.new_skill).conventions.size - recognise(a.new_skill).conventions.size,
+    )[0];
     const support = all.reduce((s, i) => s + (i.support_count ?? 1), 0);
-    return { reasoning: 'kept the candidate stating the most conventions', [key]: best ? [{ ...best, support_count: support }] : [] };
+    return {
+      reasoning: 'kept the candidate stating the most conventions',
+      [key]: best ? [{ ...best, support_count: support }] : [],
+    };
   }
   const merged = new Map<string, UpdateItem & { support_count?: number }>();
   for (const patch of meta.patches) {
@@ -175,7 +226,9 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
     }
   }
   // The merger drops a share of single-support directives, as recurring edits are preferred.
-  const items = [...merged.values()].filter((i) => !(directiveOf(contentOf(i)) && (i.support_count ?? 1) <= 1 && rng.chance(0.4)));
+  const items = [...merged.values()].filter(
+    (i) => !(directiveOf(contentOf(i)) && (i.support_count ?? 1) <= 1 && rng.chance(0.4)),
+  );
   const ordered = items
     .map((item, index) => ({ item, index }))
     .sort((a, b) => (b.item.support_count ?? 1) - (a.item.support_count ?? 1) || a.index - b.index)
@@ -194,7 +247,10 @@ function importanceOrder(items: UpdateItem[]): number[] {
 }
 
 function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
-  return { reasoning: 'ranked by support, failure-driven first', selected_indices: importanceOrder(meta.items).slice(0, meta.budget) };
+  return {
+    reasoning: 'ranked by support, failure-driven first',
+    selected_indices: importanceOrder(meta.items).slice(0, meta.budget),
+  };
 }
 
 function lrAutonomous(meta: Extract<OptimizerMeta, { kind: 'lr_autonomous' }>): unknown {
@@ -202,15 +258,26 @@ function lrAutonomous(meta: Extract<OptimizerMeta, { kind: 'lr_autonomous' }>): 
     const text = contentOf(i);
     return conventionOf(text) || (isEdit(i) && i.op === 'delete');
   }).length;
-  return { learning_rate: concrete, reasoning: 'apply the concrete format rules and removals', confidence: 'medium', risk_notes: [] };
+  return {
+    learning_rate: concrete,
+    reasoning: 'apply the concrete format rules and removals',
+    confidence: 'medium',
+    risk_notes: [],
+  };
 }
 
 function rewrite(meta: Extract<OptimizerMeta, { kind: 'rewrite' }>): unknown {
   const edits: Edit[] = meta.suggestions.map((s) =>
-    s.type === 'remove_rule' ? { op: 'delete', target: s.instruction.replace(/^Remove the line: /, '') } : { op: 'append', content: `- ${s.instruction}` },
+    s.type === 'remove_rule'
+      ? { op: 'delete', target: s.instruction.replace(/^Remove the line: /, '') }
+      : { op: 'append', content: `- ${s.instruction}` },
   );
   const result = applyEdits(meta.skill, edits);
-  return { reasoning: 'folded the suggestions into the skill', change_summary: meta.suggestions.map((s) => s.title), new_skill: result.skill };
+  return {
+    reasoning: 'folded the suggestions into the skill',
+    change_summary: meta.suggestions.map((s) => s.title),
+    new_skill: result.skill,
+  };
 }
 
 function missedIn(pairs: ComparisonPair[]): string[] {
@@ -228,8 +295,12 @@ function slowUpdate(meta: Extract<OptimizerMeta, { kind: 'slow_update' }>): unkn
     .split('\n')
     .filter((l) => l.startsWith('- ') && !missed.some((id) => conventionOf(l)?.id === id));
   const lines = [...kept, ...missed.map((id) => `- ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`)];
-  if (lines.length === 0) return { reasoning: 'no regressions or persistent failures to address', slow_update_content: '' };
-  return { reasoning: `guidance for ${missed.length} convention(s) still missed`, slow_update_content: `Across epochs, keep to these rules on every answer:\n${lines.join('\n')}` };
+  if (lines.length === 0)
+    return { reasoning: 'no regressions or persistent failures to address', slow_update_content: '' };
+  return {
+    reasoning: `guidance for ${missed.length} convention(s) still missed`,
+    slow_update_content: `Across epochs, keep to these rules on every answer:\n${lines.join('\n')}`,
+  };
 }
 
 function metaSkill(meta: Extract<OptimizerMeta, { kind: 'meta_skill' }>): unknown {

@@ -17,7 +17,10 @@ import { answer, type Fact } from './world.ts';
 
 /** Answers written in the house conventions, as the developer writes corrections. */
 const CANONICAL: { pattern: RegExp; fact: (m: RegExpExecArray) => Fact }[] = [
-  { pattern: /\b(\d{4})-(\d{2})-(\d{2})\b/, fact: (m) => ({ kind: 'date', y: Number(m[1]), m: Number(m[2]), d: Number(m[3]) }) },
+  {
+    pattern: /\b(\d{4})-(\d{2})-(\d{2})\b/,
+    fact: (m) => ({ kind: 'date', y: Number(m[1]), m: Number(m[2]), d: Number(m[3]) }),
+  },
   { pattern: /\b(\d+\.\d{2}) USD\b/, fact: (m) => ({ kind: 'money', amount: Number(m[1]) }) },
   { pattern: /\b(\d+\.\d{2}) (kg|km|L|m)\b/, fact: (m) => ({ kind: 'measurement', value: Number(m[1]), unit: m[2]! }) },
   { pattern: /(?<![\d.])(\d+(?:\.\d+)?)%/, fact: (m) => ({ kind: 'percent', p: Number(m[1]) }) },
@@ -40,7 +43,12 @@ function mine(meta: SleepMineMeta): unknown {
       if (later.trim().endsWith('?')) break;
       const corrected = canonicalAnswer(later);
       if (corrected) {
-        tasks.push({ intent: prompt.trim(), rubric: null, checks: [{ op: 'contains', arg: corrected.text }], satisfied: false });
+        tasks.push({
+          intent: prompt.trim(),
+          rubric: null,
+          checks: [{ op: 'contains', arg: corrected.text }],
+          satisfied: false,
+        });
         break;
       }
     }

@@ -55,7 +55,8 @@ export const CONVENTIONS: Convention[] = [
       'Do not group digits: no thousands separator in any number.',
     ],
     vague: ['Keep large numbers readable.'],
-    recognise: /without thousands separators?|no thousands separators?|never use thousands separators?|do not group digits/i,
+    recognise:
+      /without thousands separators?|no thousands separators?|never use thousands separators?|do not group digits/i,
   },
   {
     id: 'unit_space',
@@ -111,9 +112,17 @@ export interface Directive {
 
 /** Over-generalisations an optimizer can propose; the target obeys them, to its cost. */
 export const HARMFUL: Directive[] = [
-  { id: 'upper_case', text: 'Always answer in upper case so that the answer stands out.', recognise: /answer in upper case/i },
+  {
+    id: 'upper_case',
+    text: 'Always answer in upper case so that the answer stands out.',
+    recognise: /answer in upper case/i,
+  },
   { id: 'round_whole', text: 'Round every number to a whole value.', recognise: /round every number/i },
-  { id: 'group_digits', text: 'Group digits with commas (1,234) for readability.', recognise: /group digits with commas/i },
+  {
+    id: 'group_digits',
+    text: 'Group digits with commas (1,234) for readability.',
+    recognise: /group digits with commas/i,
+  },
   { id: 'spell_months', text: 'Spell out month names in dates for clarity.', recognise: /spell out month names/i },
   { id: 'attach_unit', text: 'Attach the unit directly to the number.', recognise: /attach the unit directly/i },
 ];
@@ -130,12 +139,37 @@ export const IRRELEVANT = [
   'Answer confidently.',
 ];
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const UNITS = ['kg', 'km', 'L', 'm'];
 const PLACES = [
-  'Maple Street Depot', 'Harbor Point Clinic', 'North Ridge Library', 'Cedar Lane School', 'Riverside Market',
-  'Old Mill Museum', 'Summit Park Station', 'Lakeview Archive', 'Granite Hall', 'Willow Creek Farm',
-  'Bayside Terminal', 'Pine Hollow Lodge', 'Eastgate Warehouse', 'Silver Birch Studio', 'Foxglove Gardens',
+  'Maple Street Depot',
+  'Harbor Point Clinic',
+  'North Ridge Library',
+  'Cedar Lane School',
+  'Riverside Market',
+  'Old Mill Museum',
+  'Summit Park Station',
+  'Lakeview Archive',
+  'Granite Hall',
+  'Willow Creek Farm',
+  'Bayside Terminal',
+  'Pine Hollow Lodge',
+  'Eastgate Warehouse',
+  'Silver Birch Studio',
+  'Foxglove Gardens',
 ];
 
 export type Fact =
@@ -157,11 +191,27 @@ export interface SimTask {
 
 const QUESTIONS: Record<Kind, string[]> = {
   date: ['When did {place} open?', 'On what date was {place} last inspected?', 'When was the lease of {place} signed?'],
-  money: ['What was the annual budget of {place}?', 'How much did the repairs at {place} cost?', 'What is the insured value of {place}?'],
-  measurement: ['How long is the access road to {place}?', 'How heavy was the last delivery to {place}?', 'How much water does {place} use a day?'],
-  count: ['How many visitors did {place} have last year?', 'How many items does {place} hold?', 'How many parcels passed through {place}?'],
+  money: [
+    'What was the annual budget of {place}?',
+    'How much did the repairs at {place} cost?',
+    'What is the insured value of {place}?',
+  ],
+  measurement: [
+    'How long is the access road to {place}?',
+    'How heavy was the last delivery to {place}?',
+    'How much water does {place} use a day?',
+  ],
+  count: [
+    'How many visitors did {place} have last year?',
+    'How many items does {place} hold?',
+    'How many parcels passed through {place}?',
+  ],
   name: ['Which site is twinned with {place}?', 'Which depot supplies {place}?', 'What is the sister site of {place}?'],
-  percent: ['What share of the budget of {place} went to maintenance?', 'By what percentage did visits to {place} grow?', 'What is the occupancy rate of {place}?'],
+  percent: [
+    'What share of the budget of {place} went to maintenance?',
+    'By what percentage did visits to {place} grow?',
+    'What is the occupancy rate of {place}?',
+  ],
 };
 
 function makeFact(kind: Kind, rng: Rng): Fact {
@@ -241,7 +291,10 @@ export function render(fact: Fact, style: Style): string {
     }
     case 'measurement': {
       const num = formatNumber(fact.value, style, true);
-      out = style.conventions.has('unit_space') && !style.harmful.has('attach_unit') ? `${num} ${fact.unit}` : `${num}${fact.unit}`;
+      out =
+        style.conventions.has('unit_space') && !style.harmful.has('attach_unit')
+          ? `${num} ${fact.unit}`
+          : `${num}${fact.unit}`;
       break;
     }
     case 'count':
@@ -264,12 +317,17 @@ export function expectedAnswer(task: SimTask): string {
   if (!task.noise) return render(task.fact, ALL);
   const f = task.fact;
   const shifted: Fact =
-    f.kind === 'date' ? { ...f, y: f.y + 1 }
-    : f.kind === 'money' ? { ...f, amount: f.amount + 100 }
-    : f.kind === 'measurement' ? { ...f, value: f.value + 10 }
-    : f.kind === 'count' ? { ...f, n: f.n + 7 }
-    : f.kind === 'name' ? { ...f, name: `${f.name} Annex` }
-    : { ...f, p: f.p + 1 };
+    f.kind === 'date'
+      ? { ...f, y: f.y + 1 }
+      : f.kind === 'money'
+        ? { ...f, amount: f.amount + 100 }
+        : f.kind === 'measurement'
+          ? { ...f, value: f.value + 10 }
+          : f.kind === 'count'
+            ? { ...f, n: f.n + 7 }
+            : f.kind === 'name'
+              ? { ...f, name: `${f.name} Annex` }
+              : { ...f, p: f.p + 1 };
   return render(shifted, ALL);
 }
 
@@ -306,7 +364,14 @@ export function overlookChance(tokens: number, freeTokens = 200, slope = 1 / 700
 export function answer(
   task: Pick<SimTask, 'id' | 'fact'>,
   skill: string,
-  opts: { tokens: () => number; skillKey: string; sample?: number; reminders?: Set<string>; noise?: number; seed?: number },
+  opts: {
+    tokens: () => number;
+    skillKey: string;
+    sample?: number;
+    reminders?: Set<string>;
+    noise?: number;
+    seed?: number;
+  },
 ): string {
   const stated = recognise(skill);
   // A skill has at most as many tokens as UTF-8 bytes (a token is at least one byte), so the
@@ -353,8 +418,10 @@ export function diagnose(predicted: string, expected: string): string[] {
   if (iso.test(expected) && !iso.test(predicted)) missed.push('date_iso');
   if (/\.\d\d$/.test(numPart(expected)) && !/\.\d\d$/.test(numPart(predicted))) missed.push('two_decimals');
   if (/\d,\d{3}/.test(predicted) && !/\d,\d{3}/.test(expected)) missed.push('no_thousands');
-  if (/\d [a-zA-Z]+$/.test(expected) && !expected.endsWith(' USD') && /\d[a-zA-Z]+$/.test(predicted)) missed.push('unit_space');
-  if (/[a-z]/.test(expected) && expected === expected.toLowerCase() && /[A-Z]/.test(predicted)) missed.push('lower_case');
+  if (/\d [a-zA-Z]+$/.test(expected) && !expected.endsWith(' USD') && /\d[a-zA-Z]+$/.test(predicted))
+    missed.push('unit_space');
+  if (/[a-z]/.test(expected) && expected === expected.toLowerCase() && /[A-Z]/.test(predicted))
+    missed.push('lower_case');
   if (expected.endsWith(' USD') && predicted.startsWith('$')) missed.push('currency_code');
   if (expected.endsWith('%') && /percent/i.test(predicted)) missed.push('percent_symbol');
   return missed;
@@ -368,6 +435,7 @@ export interface SimTaskMeta {
 
 /** The payload of a sim env's rollout request, or undefined for another kind of request. */
 export function simTask(meta: unknown): SimTaskMeta | undefined {
-  if (meta === null || typeof meta !== 'object' || !('kind' in meta) || meta.kind !== 'sim_task' || !('task' in meta)) return undefined;
+  if (meta === null || typeof meta !== 'object' || !('kind' in meta) || meta.kind !== 'sim_task' || !('task' in meta))
+    return undefined;
   return meta as SimTaskMeta;
 }

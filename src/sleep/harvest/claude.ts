@@ -81,7 +81,15 @@ export const claudeSource: Source = {
   name: 'claude',
   scan(locations: Locations) {
     const root = path.join(locations.claudeHome, 'projects');
-    const files = walkFiles(root, { file: (n) => n.endsWith('.jsonl') && !n.startsWith('agent-'), skipDir: (n) => n === 'subagents', maxDepth: 1 });
-    return fileScan('claude', [root], files.map((f) => fileCandidate(f, parseClaudeTranscript)));
+    const files = walkFiles(root, {
+      file: (n) => n.endsWith('.jsonl') && !n.startsWith('agent-'),
+      skipDir: (n) => n === 'subagents',
+      maxDepth: 1,
+    });
+    return fileScan(
+      'claude',
+      [root],
+      files.map((f) => fileCandidate(f, parseClaudeTranscript)),
+    );
   },
 };

@@ -15,13 +15,32 @@ import path from 'node:path';
 import { DigestBuilder } from './builder.ts';
 import { walkFiles } from './files.ts';
 import { field, parseJsonl, str, type JsonRecord } from './jsonl.ts';
-import { digestOrEmpty, fileCandidate, fileScan, skipped, type Locations, type ReadResult, type Source } from './source.ts';
+import {
+  digestOrEmpty,
+  fileCandidate,
+  fileScan,
+  skipped,
+  type Locations,
+  type ReadResult,
+  type Source,
+} from './source.ts';
 import { contentText } from './text.ts';
 import { count } from '../../util/plural.ts';
 
-const RESPONSE_ITEM_TYPES = new Set(['message', 'function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call', 'tool_search_call', 'reasoning', 'function_call_output', 'custom_tool_call_output']);
+const RESPONSE_ITEM_TYPES = new Set([
+  'message',
+  'function_call',
+  'custom_tool_call',
+  'local_shell_call',
+  'web_search_call',
+  'tool_search_call',
+  'reasoning',
+  'function_call_output',
+  'custom_tool_call_output',
+]);
 
-const INJECTED = /^<(?:environment_context|codex_internal_context|user_instructions|skills_instructions|INSTRUCTIONS|turn_aborted|user_shell_command)\b/;
+const INJECTED =
+  /^<(?:environment_context|codex_internal_context|user_instructions|skills_instructions|INSTRUCTIONS|turn_aborted|user_shell_command)\b/;
 
 /** A user text block as the user wrote it, or '' for context Codex injected. */
 function userBlock(text: string): string {
@@ -37,7 +56,9 @@ function userBlock(text: string): string {
 function blocks(content: unknown, types: string[]): string[] {
   if (typeof content === 'string') return [content];
   if (!Array.isArray(content)) return [];
-  return content.map((b) => (typeof b === 'string' ? b : types.includes(str(field(b, 'type'))) ? str(field(b, 'text')) : '')).filter(Boolean);
+  return content
+    .map((b) => (typeof b === 'string' ? b : types.includes(str(field(b, 'type'))) ? str(field(b, 'text')) : ''))
+    .filter(Boolean);
 }
 
 class CodexSession {
@@ -47,7 +68,9 @@ class CodexSession {
   private lastText = '';
 
   constructor(file: string) {
-    const id = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(file)?.[1] ?? path.basename(file, '.jsonl');
+    const id =
+      /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(file)?.[1] ??
+      path.basename(file, '.jsonl');
     this.b = new DigestBuilder('codex', id, file);
   }
 
@@ -82,7 +105,8 @@ class CodexSession {
     else if (p.type === 'item_completed') {
       const item = p.item;
       if (field(item, 'type') === 'UserMessage') this.user([contentText(field(item, 'content'))]);
-      else if (field(item, 'type') === 'AgentMessage') this.assistant([contentText(field(item, 'content'), ['Text', 'text'])]);
+      else if (field(item, 'type') === 'AgentMessage')
+        this.assistant([contentText(field(item, 'content'), ['Text', 'text'])]);
     }
   }
 
@@ -94,7 +118,8 @@ class CodexSession {
       this.b.where(p.cwd, field(p.git, 'branch'));
       this.b.time(p.timestamp);
       const source = p.source;
-      if ((source && typeof source === 'object' && 'subagent' in source) || p.thread_source === 'subagent') this.subAgent = true;
+      if ((source && typeof source === 'object' && 'subagent' in source) || p.thread_source === 'subagent')
+        this.subAgent = true;
     } else if (r.type === 'turn_context' && p) this.b.where(p.cwd);
     else if (r.type === 'response_item' && p) this.responseItem(p);
     else if (r.type === 'event_msg' && p) this.event(p);
@@ -121,6 +146,11 @@ export const codexSource: Source = {
     const files = roots.flatMap((root) => walkFiles(root, { file: (n) => n.endsWith('.jsonl') }));
     const compressed = roots.flatMap((root) => walkFiles(root, { file: (n) => n.endsWith('.jsonl.zst') })).length;
     const notes = compressed ? [`${count(compressed, 'compressed rollout')} (.jsonl.zst) not read`] : [];
-    return fileScan('codex', roots, files.map((f) => fileCandidate(f, parseCodexRollout)), notes);
+    return fileScan(
+      'codex',
+      roots,
+      files.map((f) => fileCandidate(f, parseCodexRollout)),
+      notes,
+    );
   },
 };

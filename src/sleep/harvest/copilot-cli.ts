@@ -13,11 +13,23 @@ import type Database from 'better-sqlite3';
 import { DigestBuilder } from './builder.ts';
 import { isDirectory, statFile, subdirectories, walkFiles, type FoundFile } from './files.ts';
 import { field, parseJsonl, readText, str } from './jsonl.ts';
-import { digestOrEmpty, skipped, type Candidate, type Locations, type ReadResult, type Source, type SourceScan } from './source.ts';
+import {
+  digestOrEmpty,
+  skipped,
+  type Candidate,
+  type Locations,
+  type ReadResult,
+  type Source,
+  type SourceScan,
+} from './source.ts';
 import { columnsOf, openSnapshot, type Snapshot } from './sqlite.ts';
 import { toMillis } from './time.ts';
 
-export function parseCopilotEvents(text: string, file: string, storeFiles: (id: string) => string[] = () => []): ReadResult {
+export function parseCopilotEvents(
+  text: string,
+  file: string,
+  storeFiles: (id: string) => string[] = () => [],
+): ReadResult {
   const id = path.basename(file) === 'events.jsonl' ? path.basename(path.dirname(file)) : path.basename(file, '.jsonl');
   const b = new DigestBuilder('copilot_cli', id, file);
   for (const r of parseJsonl(text).records) {
@@ -79,7 +91,11 @@ function storeSessions(db: Database.Database): StoreSession[] {
 
 function filesOf(db: Database.Database, id: string): string[] {
   if (!columnsOf(db, 'session_files').has('file_path')) return [];
-  return (db.prepare('SELECT DISTINCT file_path FROM session_files WHERE session_id = ? ORDER BY file_path').all(id) as { file_path: string }[]).map((r) => r.file_path);
+  return (
+    db.prepare('SELECT DISTINCT file_path FROM session_files WHERE session_id = ? ORDER BY file_path').all(id) as {
+      file_path: string;
+    }[]
+  ).map((r) => r.file_path);
 }
 
 export function readStoreSession(db: Database.Database, s: StoreSession, store: string): ReadResult {
@@ -87,14 +103,21 @@ export function readStoreSession(db: Database.Database, s: StoreSession, store: 
   b.where(s.cwd, s.branch);
   b.time(s.created_at);
   b.time(s.updated_at);
-  const turns = db.prepare('SELECT user_message, assistant_response, timestamp FROM turns WHERE session_id = ? ORDER BY turn_index').all(s.id) as { user_message: string | null; assistant_response: string | null; timestamp: string | null }[];
+  const turns = db
+    .prepare('SELECT user_message, assistant_response, timestamp FROM turns WHERE session_id = ? ORDER BY turn_index')
+    .all(s.id) as { user_message: string | null; assistant_response: string | null; timestamp: string | null }[];
   for (const t of turns) {
     b.time(t.timestamp);
     if (t.user_message) b.userText(t.user_message);
     if (t.assistant_response !== null) b.assistantMessage(t.assistant_response);
   }
   if (columnsOf(db, 'session_files').has('tool_name')) {
-    for (const r of db.prepare('SELECT DISTINCT tool_name FROM session_files WHERE session_id = ? AND tool_name IS NOT NULL ORDER BY tool_name').all(s.id) as { tool_name: string }[]) b.tool(r.tool_name);
+    for (const r of db
+      .prepare(
+        'SELECT DISTINCT tool_name FROM session_files WHERE session_id = ? AND tool_name IS NOT NULL ORDER BY tool_name',
+      )
+      .all(s.id) as { tool_name: string }[])
+      b.tool(r.tool_name);
   }
   for (const f of filesOf(db, s.id)) b.file(f);
   return digestOrEmpty(b.build());
@@ -131,18 +154,36 @@ export const copilotCliSource: Source = {
         return text === undefined ? skipped('unreadable') : parseCopilotEvents(text, f.path, storeFiles);
       },
     }));
-    const logged = new Set(logs.map((f) => (path.basename(f.path) === 'events.jsonl' ? path.basename(path.dirname(f.path)) : path.basename(f.path, '.jsonl'))));
+    const logged = new Set(
+      logs.map((f) =>
+        path.basename(f.path) === 'events.jsonl'
+          ? path.basename(path.dirname(f.path))
+          : path.basename(f.path, '.jsonl'),
+      ),
+    );
     if (snapshot) {
       const db = snapshot.db;
       try {
         for (const s of storeSessions(db)) {
           if (logged.has(s.id)) continue;
-          candidates.push({ where: `${store}#${s.id}`, updatedMs: toMillis(s.updated_at) ?? 0, bytes: s.bytes ?? 0, read: () => readStoreSession(db, s, store) });
+          candidates.push({
+            where: `${store}#${s.id}`,
+            updatedMs: toMillis(s.updated_at) ?? 0,
+            bytes: s.bytes ?? 0,
+            read: () => readStoreSession(db, s, store),
+          });
         }
       } catch (err) {
         notes.push(`the session store ${store} could not be read: ${(err as Error).message}`);
       }
     }
-    return { source: 'copilot_cli', roots: [stateDir, store], present: isDirectory(stateDir) || snapshot !== undefined, candidates, notes, close: () => snapshot?.close() };
+    return {
+      source: 'copilot_cli',
+      roots: [stateDir, store],
+      present: isDirectory(stateDir) || snapshot !== undefined,
+      candidates,
+      notes,
+      close: () => snapshot?.close(),
+    };
   },
 };

@@ -12,7 +12,15 @@ import path from 'node:path';
 import { DigestBuilder } from './builder.ts';
 import { readJsonFile, subdirectories, walkFiles, type FoundFile } from './files.ts';
 import { field, parseJsonl, str } from './jsonl.ts';
-import { digestOrEmpty, fileCandidate, fileScan, type Candidate, type Locations, type ReadResult, type Source } from './source.ts';
+import {
+  digestOrEmpty,
+  fileCandidate,
+  fileScan,
+  type Candidate,
+  type Locations,
+  type ReadResult,
+  type Source,
+} from './source.ts';
 import { contentText } from './text.ts';
 
 /** The user's words: the last `<user_query>` block when there is one, else the whole text. */
@@ -40,7 +48,8 @@ export function parseCursorTranscript(text: string, file: string, project: strin
     if (role === 'user') b.userText(userQuery(contentText(content)));
     else if (role === 'assistant') {
       b.assistantMessage(contentText(content));
-      if (Array.isArray(content)) for (const block of content) if (field(block, 'type') === 'tool_use') b.tool(field(block, 'name'));
+      if (Array.isArray(content))
+        for (const block of content) if (field(block, 'type') === 'tool_use') b.tool(field(block, 'name'));
     }
   }
   return digestOrEmpty(b.build());
@@ -76,8 +85,19 @@ export const cursorSource: Source = {
     const candidates: Candidate[] = [];
     for (const ws of subdirectories(root)) {
       const project = str(field(readJsonFile(path.join(ws, '.workspace-trusted')), 'workspacePath'));
-      const files: FoundFile[] = walkFiles(path.join(ws, 'agent-transcripts'), { file: (n) => n.endsWith('.jsonl') || n.endsWith('.txt'), skipDir: (n) => n === 'subagents', maxDepth: 1 });
-      for (const f of files) candidates.push(fileCandidate(f, (text, file) => parseCursorTranscript(text, file, project, f.mtimeMs), project ? undefined : path.basename(ws)));
+      const files: FoundFile[] = walkFiles(path.join(ws, 'agent-transcripts'), {
+        file: (n) => n.endsWith('.jsonl') || n.endsWith('.txt'),
+        skipDir: (n) => n === 'subagents',
+        maxDepth: 1,
+      });
+      for (const f of files)
+        candidates.push(
+          fileCandidate(
+            f,
+            (text, file) => parseCursorTranscript(text, file, project, f.mtimeMs),
+            project ? undefined : path.basename(ws),
+          ),
+        );
     }
     return fileScan('cursor', [root], candidates);
   },

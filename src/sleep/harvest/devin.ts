@@ -13,7 +13,15 @@ import path from 'node:path';
 import { DigestBuilder } from './builder.ts';
 import { readJsonFile, walkFiles } from './files.ts';
 import { field, str } from './jsonl.ts';
-import { digestOrEmpty, fileScan, skipped, type Candidate, type Locations, type ReadResult, type Source } from './source.ts';
+import {
+  digestOrEmpty,
+  fileScan,
+  skipped,
+  type Candidate,
+  type Locations,
+  type ReadResult,
+  type Source,
+} from './source.ts';
 import { contentText } from './text.ts';
 
 function workspaceFor(trajectory: unknown, firstPrompt: string, workspaces: string[]): string {
@@ -23,14 +31,18 @@ function workspaceFor(trajectory: unknown, firstPrompt: string, workspaces: stri
   }
   const named = workspaces.find((w) => {
     const name = path.basename(w);
-    return name && new RegExp(`(?:^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:$|[^\\w-])`, 'i').test(firstPrompt);
+    return (
+      name &&
+      new RegExp(`(?:^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:$|[^\\w-])`, 'i').test(firstPrompt)
+    );
   });
   return named ?? (workspaces.length === 1 ? workspaces[0]! : '');
 }
 
 export function parseDevinTrajectory(trajectory: unknown, file: string, workspaces: string[] = []): ReadResult {
   const steps = field(trajectory, 'steps');
-  if (!str(field(trajectory, 'schema_version')).startsWith('ATIF') || !Array.isArray(steps)) return skipped('unreadable');
+  if (!str(field(trajectory, 'schema_version')).startsWith('ATIF') || !Array.isArray(steps))
+    return skipped('unreadable');
   const b = new DigestBuilder('devin', str(field(trajectory, 'session_id')) || path.basename(file, '.json'), file);
   let firstPrompt = '';
   for (const step of steps) {
@@ -50,9 +62,17 @@ export function parseDevinTrajectory(trajectory: unknown, file: string, workspac
 }
 
 /** Where the Devin CLI keeps its trajectories on this platform. */
-export function defaultDevinTranscripts(environment: Record<string, string | undefined>, platform = process.platform, home = os.homedir()): string {
+export function defaultDevinTranscripts(
+  environment: Record<string, string | undefined>,
+  platform = process.platform,
+  home = os.homedir(),
+): string {
   const data =
-    platform === 'win32' ? (environment.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local')) : platform === 'darwin' ? path.join(home, 'Library', 'Application Support') : environment.XDG_DATA_HOME || path.join(home, '.local', 'share');
+    platform === 'win32'
+      ? (environment.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'))
+      : platform === 'darwin'
+        ? path.join(home, 'Library', 'Application Support')
+        : environment.XDG_DATA_HOME || path.join(home, '.local', 'share');
   return path.join(data, 'devin', 'cli', 'transcripts');
 }
 
@@ -66,7 +86,9 @@ export const devinSource: Source = {
       bytes: f.size,
       read: () => {
         const json = readJsonFile(f.path);
-        return json === undefined ? skipped('unreadable') : parseDevinTrajectory(json, f.path, locations.devinWorkspaces);
+        return json === undefined
+          ? skipped('unreadable')
+          : parseDevinTrajectory(json, f.path, locations.devinWorkspaces);
       },
     }));
     return fileScan('devin', [root], candidates);

@@ -11,7 +11,10 @@ import { redactSecretsDeep } from '../secrets.ts';
 
 export function writeDigests(file: string, digests: SessionDigest[]): void {
   // Digests are redacted when built; this pass keeps the file free of secrets whatever built them.
-  writeFileAtomic(file, digests.map((d) => `${JSON.stringify(redactSecretsDeep(d))}\n`));
+  writeFileAtomic(
+    file,
+    digests.map((d) => `${JSON.stringify(redactSecretsDeep(d))}\n`),
+  );
 }
 
 export function readDigests(file: string): SessionDigest[] {

@@ -70,7 +70,20 @@ export interface HarvestResult {
 }
 
 function emptyReport(scan: SourceScan): SourceReport {
-  return { source: scan.source, title: SOURCE_TITLES[scan.source], roots: scan.roots, present: scan.present, notes: scan.notes, found: scan.candidates.length, harvested: 0, bytes: 0, projects: {}, first: '', last: '', leftOut: {} };
+  return {
+    source: scan.source,
+    title: SOURCE_TITLES[scan.source],
+    roots: scan.roots,
+    present: scan.present,
+    notes: scan.notes,
+    found: scan.candidates.length,
+    harvested: 0,
+    bytes: 0,
+    projects: {},
+    first: '',
+    last: '',
+    leftOut: {},
+  };
 }
 
 function leave(report: SourceReport, why: LeftOut): void {
@@ -88,7 +101,8 @@ function keep(report: SourceReport, digest: SessionDigest, candidate: Candidate)
 
 /** Why a read session is left out, or undefined to keep it. */
 function judge(digest: SessionDigest, candidate: Candidate, options: HarvestOptions): LeftOut | undefined {
-  if (options.since !== undefined && (toMillis(digest.ended_at) ?? candidate.updatedMs) < options.since) return 'window';
+  if (options.since !== undefined && (toMillis(digest.ended_at) ?? candidate.updatedMs) < options.since)
+    return 'window';
   if (isOwnSession(digest)) return 'own';
   if (!inScope(options.scope, digest.project, candidate.workspaceSlug)) return 'scope';
   const first = digest.user_prompts[0] ?? '';
@@ -99,7 +113,8 @@ function judge(digest: SessionDigest, candidate: Candidate, options: HarvestOpti
 export function harvest(options: HarvestOptions): HarvestResult {
   const scans: SourceScan[] = [];
   try {
-    for (const name of SOURCE_NAMES) if (options.sources.includes(name)) scans.push(SOURCES[name].scan(options.locations));
+    for (const name of SOURCE_NAMES)
+      if (options.sources.includes(name)) scans.push(SOURCES[name].scan(options.locations));
     const reports = new Map(scans.map((s) => [s.source, emptyReport(s)]));
     const queue = scans.flatMap((s) => s.candidates.map((c) => ({ source: s.source, c })));
     queue.sort((a, b) => b.c.updatedMs - a.c.updatedMs || a.c.where.localeCompare(b.c.where));

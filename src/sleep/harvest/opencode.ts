@@ -15,7 +15,15 @@ import type Database from 'better-sqlite3';
 import { DigestBuilder } from './builder.ts';
 import { readJsonFile, statFile, subdirectories, walkFiles } from './files.ts';
 import { field, str } from './jsonl.ts';
-import { digestOrEmpty, skipped, type Candidate, type Locations, type ReadResult, type Source, type SourceScan } from './source.ts';
+import {
+  digestOrEmpty,
+  skipped,
+  type Candidate,
+  type Locations,
+  type ReadResult,
+  type Source,
+  type SourceScan,
+} from './source.ts';
 import { columnsOf, openSnapshot, type Snapshot } from './sqlite.ts';
 import { toMillis } from './time.ts';
 
@@ -25,7 +33,11 @@ interface OpenCodeMessage {
 }
 
 /** One session from its messages (in order) and their parts. */
-export function openCodeDigest(session: { id: string; directory: string; created?: unknown; updated?: unknown; branch?: unknown }, messages: OpenCodeMessage[], rawPath: string): ReadResult {
+export function openCodeDigest(
+  session: { id: string; directory: string; created?: unknown; updated?: unknown; branch?: unknown },
+  messages: OpenCodeMessage[],
+  rawPath: string,
+): ReadResult {
   const b = new DigestBuilder('opencode', session.id, rawPath);
   b.where(session.directory, session.branch);
   b.time(session.created);
@@ -44,7 +56,8 @@ export function openCodeDigest(session: { id: string; directory: string; created
         if (field(p, 'type') === 'tool') b.tool(field(p, 'tool'));
         else if (field(p, 'type') === 'tool-invocation') b.tool(field(field(p, 'toolInvocation'), 'toolName'));
       }
-      if (field(m.data, 'error') !== undefined && field(m.data, 'error') !== null) b.signal('neg:opencode_message_error');
+      if (field(m.data, 'error') !== undefined && field(m.data, 'error') !== null)
+        b.signal('neg:opencode_message_error');
     }
   }
   return digestOrEmpty(b.build());
@@ -66,7 +79,12 @@ interface DbSession {
 
 function dbSessions(db: Database.Database): DbSession[] {
   const cols = columnsOf(db, 'session');
-  if (!['id', 'parent_id', 'directory', 'time_created', 'time_updated'].every((c) => cols.has(c)) || !columnsOf(db, 'message').has('data') || !columnsOf(db, 'part').has('data')) return [];
+  if (
+    !['id', 'parent_id', 'directory', 'time_created', 'time_updated'].every((c) => cols.has(c)) ||
+    !columnsOf(db, 'message').has('data') ||
+    !columnsOf(db, 'part').has('data')
+  )
+    return [];
   const metadata = cols.has('metadata') ? 'metadata' : 'NULL AS metadata';
   return db
     .prepare(
@@ -79,13 +97,21 @@ function dbSessions(db: Database.Database): DbSession[] {
 
 function readDbSession(db: Database.Database, s: DbSession): ReadResult {
   try {
-    const rows = db.prepare('SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id').all(s.id) as { id: string; data: string }[];
-    const parts = db.prepare('SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id').all(s.id) as { message_id: string; data: string }[];
+    const rows = db
+      .prepare('SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id')
+      .all(s.id) as { id: string; data: string }[];
+    const parts = db
+      .prepare('SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id')
+      .all(s.id) as { message_id: string; data: string }[];
     const byMessage = new Map<string, unknown[]>();
     for (const p of parts) byMessage.set(p.message_id, [...(byMessage.get(p.message_id) ?? []), parse(p.data)]);
     const messages = rows.map((r) => ({ data: parse(r.data), parts: byMessage.get(r.id) ?? [] }));
     const branch = s.metadata ? field(parse(s.metadata), 'gitBranch') : undefined;
-    return openCodeDigest({ id: s.id, directory: s.directory, created: s.time_created, updated: s.time_updated, branch }, messages, `opencode://${s.id}`);
+    return openCodeDigest(
+      { id: s.id, directory: s.directory, created: s.time_created, updated: s.time_updated, branch },
+      messages,
+      `opencode://${s.id}`,
+    );
   } catch {
     return skipped('unreadable');
   }
@@ -98,7 +124,10 @@ function readStoredSession(storage: string, sessionFile: string): ReadResult {
   if (!id) return skipped('unreadable');
   if (field(info, 'parentID')) return skipped('sub-agent');
   let directory = str(field(info, 'directory'));
-  if (!directory) directory = str(field(readJsonFile(path.join(storage, 'project', `${str(field(info, 'projectID'))}.json`)), 'worktree'));
+  if (!directory)
+    directory = str(
+      field(readJsonFile(path.join(storage, 'project', `${str(field(info, 'projectID'))}.json`)), 'worktree'),
+    );
   const messageFiles = walkFiles(path.join(storage, 'message', id), { file: (n) => n.endsWith('.json'), maxDepth: 0 });
   const messages: (OpenCodeMessage & { id: string; created: number })[] = [];
   for (const f of messageFiles) {
@@ -113,7 +142,11 @@ function readStoredSession(storage: string, sessionFile: string): ReadResult {
   }
   messages.sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
   const time = field(info, 'time');
-  return openCodeDigest({ id, directory, created: field(time, 'created'), updated: field(time, 'updated') }, messages, sessionFile);
+  return openCodeDigest(
+    { id, directory, created: field(time, 'created'), updated: field(time, 'updated') },
+    messages,
+    sessionFile,
+  );
 }
 
 export const openCodeSource: Source = {
@@ -131,7 +164,12 @@ export const openCodeSource: Source = {
         const db = snapshot.db;
         for (const s of dbSessions(db)) {
           inDb.add(s.id);
-          candidates.push({ where: `${dbFile}#${s.id}`, updatedMs: toMillis(s.time_updated) ?? 0, bytes: s.bytes ?? 0, read: () => readDbSession(db, s) });
+          candidates.push({
+            where: `${dbFile}#${s.id}`,
+            updatedMs: toMillis(s.time_updated) ?? 0,
+            bytes: s.bytes ?? 0,
+            read: () => readDbSession(db, s),
+          });
         }
       } catch (err) {
         notes.push(`the database ${dbFile} could not be read: ${(err as Error).message}`);
@@ -140,10 +178,22 @@ export const openCodeSource: Source = {
     for (const projectDir of subdirectories(path.join(storage, 'session'))) {
       for (const f of walkFiles(projectDir, { file: (n) => n.endsWith('.json'), maxDepth: 0 })) {
         if (inDb.has(path.basename(f.path, '.json'))) continue;
-        candidates.push({ where: f.path, updatedMs: f.mtimeMs, bytes: f.size, read: () => readStoredSession(storage, f.path) });
+        candidates.push({
+          where: f.path,
+          updatedMs: f.mtimeMs,
+          bytes: f.size,
+          read: () => readStoredSession(storage, f.path),
+        });
       }
     }
     const roots = [dbFile, storage].filter(Boolean);
-    return { source: 'opencode', roots, present: snapshot !== undefined || subdirectories(storage).length > 0, candidates, notes, close: () => snapshot?.close() };
+    return {
+      source: 'opencode',
+      roots,
+      present: snapshot !== undefined || subdirectories(storage).length > 0,
+      candidates,
+      notes,
+      close: () => snapshot?.close(),
+    };
   },
 };

@@ -14,7 +14,15 @@ import path from 'node:path';
 import { DigestBuilder } from './builder.ts';
 import { walkFiles } from './files.ts';
 import { field, str, type JsonRecord } from './jsonl.ts';
-import { digestOrEmpty, fileCandidate, fileScan, skipped, type Locations, type ReadResult, type Source } from './source.ts';
+import {
+  digestOrEmpty,
+  fileCandidate,
+  fileScan,
+  skipped,
+  type Locations,
+  type ReadResult,
+  type Source,
+} from './source.ts';
 import { contentText } from './text.ts';
 
 /** The lines as objects; undefined when a line other than the last is not one. */
@@ -71,7 +79,8 @@ export function parsePiSession(text: string, file: string): ReadResult {
     if (role === 'user') b.userText(contentText(content));
     else if (role === 'assistant') {
       b.assistantMessage(contentText(content));
-      if (Array.isArray(content)) for (const block of content) if (field(block, 'type') === 'toolCall') b.tool(field(block, 'name'));
+      if (Array.isArray(content))
+        for (const block of content) if (field(block, 'type') === 'toolCall') b.tool(field(block, 'name'));
     } else if (role === 'toolResult') b.tool(field(m, 'toolName'));
   }
   return digestOrEmpty(b.build());
@@ -81,6 +90,10 @@ export const piSource: Source = {
   name: 'pi',
   scan(locations: Locations) {
     const root = locations.piSessions;
-    return fileScan('pi', [root], walkFiles(root, { file: (n) => n.endsWith('.jsonl') }).map((f) => fileCandidate(f, parsePiSession)));
+    return fileScan(
+      'pi',
+      [root],
+      walkFiles(root, { file: (n) => n.endsWith('.jsonl') }).map((f) => fileCandidate(f, parsePiSession)),
+    );
   },
 };

@@ -63,7 +63,9 @@ export function formatHarvest(result: HarvestResult): string {
   }
   if (absent.length) out.push(`  not found: ${absent.join('; ')}`);
   for (const r of result.sources) {
-    const why = (Object.keys(LEFT_OUT_WORDS) as LeftOut[]).filter((k) => r.leftOut[k]).map((k) => `${r.leftOut[k]} ${LEFT_OUT_WORDS[k]}`);
+    const why = (Object.keys(LEFT_OUT_WORDS) as LeftOut[])
+      .filter((k) => r.leftOut[k])
+      .map((k) => `${r.leftOut[k]} ${LEFT_OUT_WORDS[k]}`);
     if (why.length) out.push(`  ${r.title}: left out ${why.join(', ')} (of ${count(r.found, 'session')} found)`);
     for (const note of r.notes) out.push(`  ${r.title}: ${note}`);
   }

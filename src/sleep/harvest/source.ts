@@ -67,7 +67,11 @@ export function digestOrEmpty(digest: SessionDigest | undefined): ReadResult {
 }
 
 /** A session kept in one file, parsed by `parse` when it is read. */
-export function fileCandidate(file: FoundFile, parse: (text: string, file: string) => ReadResult, workspaceSlug?: string): Candidate {
+export function fileCandidate(
+  file: FoundFile,
+  parse: (text: string, file: string) => ReadResult,
+  workspaceSlug?: string,
+): Candidate {
   return {
     where: file.path,
     updatedMs: file.mtimeMs,
@@ -81,6 +85,11 @@ export function fileCandidate(file: FoundFile, parse: (text: string, file: strin
 }
 
 /** The scan of a source whose sessions are files. */
-export function fileScan(source: SourceName, roots: string[], candidates: Candidate[], notes: string[] = []): SourceScan {
+export function fileScan(
+  source: SourceName,
+  roots: string[],
+  candidates: Candidate[],
+  notes: string[] = [],
+): SourceScan {
   return { source, roots, present: roots.some(isDirectory), candidates, notes, close: () => {} };
 }

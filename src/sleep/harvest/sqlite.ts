@@ -38,5 +38,7 @@ export function openSnapshot(file: string): Snapshot {
 
 /** The columns of a table, empty when it does not exist. */
 export function columnsOf(db: Database.Database, table: string): Set<string> {
-  return new Set((db.prepare(`PRAGMA table_info(${JSON.stringify(table)})`).all() as { name: string }[]).map((c) => c.name));
+  return new Set(
+    (db.prepare(`PRAGMA table_info(${JSON.stringify(table)})`).all() as { name: string }[]).map((c) => c.name),
+  );
 }

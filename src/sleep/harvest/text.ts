@@ -17,7 +17,9 @@ export function isMetaPrompt(text: string): boolean {
   if (WRAPPED.test(t)) return true;
   if (/^\/[\w:.-]+(?:\s+\S+){0,2}$/.test(t)) return true;
   if (/^(?:Caveat:|\[Request interrupted|\[Pasted text)/.test(t)) return true;
-  return /<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/.test(t.slice(0, 300));
+  return /<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/.test(
+    t.slice(0, 300),
+  );
 }
 
 /** Removes `<system-reminder>…</system-reminder>` blocks, which agents add to the user's turn. */
@@ -25,8 +27,42 @@ export function withoutReminders(text: string): string {
   return text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '').trim();
 }
 
-const NEGATIVE = ['still broken', 'still not working', 'still wrong', 'still failing', 'still fails', "doesn't work", 'does not work', 'not working', "that's wrong", 'thats wrong', 'wrong', 'incorrect', 'nope', 'fix it', 'not fixed', 'broken', 'revert', 'undo that', 'error again', 'try again'];
-const POSITIVE = ['thanks', 'thank you', 'perfect', 'great', 'works now', 'that works', 'it works', 'lgtm', 'looks good', 'nice', 'awesome', 'exactly'];
+const NEGATIVE = [
+  'still broken',
+  'still not working',
+  'still wrong',
+  'still failing',
+  'still fails',
+  "doesn't work",
+  'does not work',
+  'not working',
+  "that's wrong",
+  'thats wrong',
+  'wrong',
+  'incorrect',
+  'nope',
+  'fix it',
+  'not fixed',
+  'broken',
+  'revert',
+  'undo that',
+  'error again',
+  'try again',
+];
+const POSITIVE = [
+  'thanks',
+  'thank you',
+  'perfect',
+  'great',
+  'works now',
+  'that works',
+  'it works',
+  'lgtm',
+  'looks good',
+  'nice',
+  'awesome',
+  'exactly',
+];
 
 function phraseList(extra: string | undefined, builtIn: string[]): string[] {
   const more = (extra ?? '')
@@ -48,14 +84,19 @@ function mentions(text: string, phrase: string): boolean {
  */
 export function feedbackSignals(text: string, environment: Record<string, string | undefined> = process.env): string[] {
   const out: string[] = [];
-  for (const phrase of phraseList(environment.SKILLOPT_SLEEP_NEG_FEEDBACK, NEGATIVE)) if (mentions(text, phrase)) out.push(`neg:${phrase}`);
-  for (const phrase of phraseList(environment.SKILLOPT_SLEEP_POS_FEEDBACK, POSITIVE)) if (mentions(text, phrase)) out.push(`pos:${phrase}`);
+  for (const phrase of phraseList(environment.SKILLOPT_SLEEP_NEG_FEEDBACK, NEGATIVE))
+    if (mentions(text, phrase)) out.push(`neg:${phrase}`);
+  for (const phrase of phraseList(environment.SKILLOPT_SLEEP_POS_FEEDBACK, POSITIVE))
+    if (mentions(text, phrase)) out.push(`pos:${phrase}`);
   return out;
 }
 
 /** A tool's name as a plain identifier (runs of other characters become `_`), at most 80 characters. */
 export function toolName(name: string): string {
-  return name.trim().replace(/[^A-Za-z0-9_.:-]+/g, '_').slice(0, 80);
+  return name
+    .trim()
+    .replace(/[^A-Za-z0-9_.:-]+/g, '_')
+    .slice(0, 80);
 }
 
 /** At most `max` characters, with a marker saying how much was cut. */
@@ -70,7 +111,13 @@ export function contentText(content: unknown, blockTypes: string[] = ['text']): 
   return content
     .map((b) => {
       if (typeof b === 'string') return b;
-      if (b && typeof b === 'object' && blockTypes.includes(String((b as { type?: unknown }).type)) && typeof (b as { text?: unknown }).text === 'string') return (b as { text: string }).text;
+      if (
+        b &&
+        typeof b === 'object' &&
+        blockTypes.includes(String((b as { type?: unknown }).type)) &&
+        typeof (b as { text?: unknown }).text === 'string'
+      )
+        return (b as { text: string }).text;
       return '';
     })
     .filter(Boolean)

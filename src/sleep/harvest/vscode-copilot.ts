@@ -17,7 +17,15 @@ import { fileURLToPath } from 'node:url';
 import { DigestBuilder } from './builder.ts';
 import { readJsonFile, subdirectories, walkFiles } from './files.ts';
 import { field, str } from './jsonl.ts';
-import { digestOrEmpty, fileCandidate, fileScan, type Candidate, type Locations, type ReadResult, type Source } from './source.ts';
+import {
+  digestOrEmpty,
+  fileCandidate,
+  fileScan,
+  type Candidate,
+  type Locations,
+  type ReadResult,
+  type Source,
+} from './source.ts';
 import { replayOpLog } from './vscode-oplog.ts';
 
 /** Chat participants that are Copilot's (its extension, or VS Code's core agent, which names no extension). */
@@ -38,7 +46,11 @@ function markdownOf(part: unknown): string {
 
 export function parseVscodeChat(text: string, file: string, project: string): ReadResult {
   const state = file.endsWith('.json') ? safeJson(text) : replayOpLog(text);
-  const b = new DigestBuilder('copilot', str(field(state, 'sessionId')) || path.basename(file).replace(/\.jsonl?$/, ''), file);
+  const b = new DigestBuilder(
+    'copilot',
+    str(field(state, 'sessionId')) || path.basename(file).replace(/\.jsonl?$/, ''),
+    file,
+  );
   b.where(project);
   b.time(field(state, 'creationDate'));
   const requests = field(state, 'requests');
@@ -81,10 +93,19 @@ export function workspaceFolder(workspaceJson: unknown): string {
 }
 
 /** VS Code's workspace storage folders on this platform (stable and Insiders; a portable install first). */
-export function defaultVscodeStorage(environment: Record<string, string | undefined>, platform = process.platform, home = os.homedir()): string[] {
+export function defaultVscodeStorage(
+  environment: Record<string, string | undefined>,
+  platform = process.platform,
+  home = os.homedir(),
+): string[] {
   const bases: string[] = [];
   if (environment.VSCODE_PORTABLE) bases.push(path.join(environment.VSCODE_PORTABLE, 'user-data'));
-  const appData = platform === 'win32' ? (environment.APPDATA ?? path.join(home, 'AppData', 'Roaming')) : platform === 'darwin' ? path.join(home, 'Library', 'Application Support') : (environment.XDG_CONFIG_HOME || path.join(home, '.config'));
+  const appData =
+    platform === 'win32'
+      ? (environment.APPDATA ?? path.join(home, 'AppData', 'Roaming'))
+      : platform === 'darwin'
+        ? path.join(home, 'Library', 'Application Support')
+        : environment.XDG_CONFIG_HOME || path.join(home, '.config');
   for (const name of ['Code', 'Code - Insiders']) bases.push(path.join(appData, name));
   return bases.map((b) => path.join(b, 'User', 'workspaceStorage'));
 }
@@ -100,10 +121,12 @@ export const vscodeCopilotSource: Source = {
       roots.push(storage);
       for (const ws of subdirectories(storage)) {
         const project = workspaceFolder(readJsonFile(path.join(ws, 'workspace.json')));
-        for (const f of walkFiles(path.join(ws, 'chatSessions'), { file: isChatFile, maxDepth: 0 })) candidates.push(fileCandidate(f, (text, file) => parseVscodeChat(text, file, project)));
+        for (const f of walkFiles(path.join(ws, 'chatSessions'), { file: isChatFile, maxDepth: 0 }))
+          candidates.push(fileCandidate(f, (text, file) => parseVscodeChat(text, file, project)));
       }
       const empty = path.join(path.dirname(storage), 'globalStorage', 'emptyWindowChatSessions');
-      for (const f of walkFiles(empty, { file: isChatFile, maxDepth: 0 })) candidates.push(fileCandidate(f, (text, file) => parseVscodeChat(text, file, '')));
+      for (const f of walkFiles(empty, { file: isChatFile, maxDepth: 0 }))
+        candidates.push(fileCandidate(f, (text, file) => parseVscodeChat(text, file, '')));
     }
     return fileScan('copilot', roots, candidates);
   },

@@ -25,7 +25,11 @@ function parentOf(state: unknown, path: Key[]): Container | undefined {
 }
 
 function validPath(k: unknown): k is Key[] {
-  return Array.isArray(k) && k.length > 0 && k.every((p) => typeof p === 'string' || (typeof p === 'number' && Number.isInteger(p) && p >= 0));
+  return (
+    Array.isArray(k) &&
+    k.length > 0 &&
+    k.every((p) => typeof p === 'string' || (typeof p === 'number' && Number.isInteger(p) && p >= 0))
+  );
 }
 
 export function replayOpLog(text: string): unknown {

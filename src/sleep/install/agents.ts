@@ -48,15 +48,33 @@ export function agentFiles(agent: Agent, places: Places = {}): AgentFiles {
       return {
         config: path.join(env.CODEX_HOME || path.join(home, '.codex'), 'config.toml'),
         format: 'toml',
-        skill: { file: path.join(home, '.agents', 'skills', 'skillopt-sleep', 'SKILL.md'), from: path.join(PLUGINS, 'codex', 'skills', 'skillopt-sleep', 'SKILL.md') },
+        skill: {
+          file: path.join(home, '.agents', 'skills', 'skillopt-sleep', 'SKILL.md'),
+          from: path.join(PLUGINS, 'codex', 'skills', 'skillopt-sleep', 'SKILL.md'),
+        },
         label: 'Codex',
       };
     case 'copilot':
-      return { config: path.join(env.COPILOT_HOME || path.join(home, '.copilot'), 'mcp-config.json'), format: 'json', key: ['mcpServers', SERVER_NAME], label: 'the Copilot CLI' };
+      return {
+        config: path.join(env.COPILOT_HOME || path.join(home, '.copilot'), 'mcp-config.json'),
+        format: 'json',
+        key: ['mcpServers', SERVER_NAME],
+        label: 'the Copilot CLI',
+      };
     case 'vscode':
-      return { config: path.join(vscodeUserDir(home, env, platform), 'mcp.json'), format: 'json', key: ['servers', SERVER_NAME], label: 'VS Code' };
+      return {
+        config: path.join(vscodeUserDir(home, env, platform), 'mcp.json'),
+        format: 'json',
+        key: ['servers', SERVER_NAME],
+        label: 'VS Code',
+      };
     case 'cursor':
-      return { config: path.join(home, '.cursor', 'mcp.json'), format: 'json', key: ['mcpServers', SERVER_NAME], label: 'Cursor' };
+      return {
+        config: path.join(home, '.cursor', 'mcp.json'),
+        format: 'json',
+        key: ['mcpServers', SERVER_NAME],
+        label: 'Cursor',
+      };
   }
 }
 
@@ -65,6 +83,7 @@ export function serverEntry(agent: Agent, program: { node: string; bin: string }
   const args = [program.bin, 'mcp'];
   if (agent === 'copilot') return { type: 'local', command: program.node, args, tools: ['*'] };
   // VS Code starts servers outside the workspace; the project is named with its variable.
-  if (agent === 'vscode') return { type: 'stdio', command: program.node, args: [...args, '--project', '${workspaceFolder}'] };
+  if (agent === 'vscode')
+    return { type: 'stdio', command: program.node, args: [...args, '--project', '${workspaceFolder}'] };
   return { command: program.node, args };
 }

@@ -16,15 +16,20 @@ function parseJson(text: string, file: string): unknown {
   if (!text.trim()) return undefined;
   const errors: ParseError[] = [];
   const value = parse(text, errors, { allowTrailingComma: true });
-  if (errors.length) throw new UserError(`${file}: not valid JSON (${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset}); fix it, then install again. Nothing was changed`);
-  if ((typeof value !== 'object' || value === null || Array.isArray(value))) throw new UserError(`${file}: expected a JSON object; nothing was changed`);
+  if (errors.length)
+    throw new UserError(
+      `${file}: not valid JSON (${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset}); fix it, then install again. Nothing was changed`,
+    );
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UserError(`${file}: expected a JSON object; nothing was changed`);
   return value;
 }
 
 export function jsonWith(text: string, file: string, key: string[], entry: unknown): string {
   const value = parseJson(text, file) as Record<string, unknown> | undefined;
   const parent = value?.[key[0]!];
-  if (parent !== undefined && (typeof parent !== 'object' || parent === null || Array.isArray(parent))) throw new UserError(`${file}: "${key[0]}" is not an object; nothing was changed`);
+  if (parent !== undefined && (typeof parent !== 'object' || parent === null || Array.isArray(parent)))
+    throw new UserError(`${file}: "${key[0]}" is not an object; nothing was changed`);
   const base = text.trim() ? text : '{}\n';
   const out = applyEdits(base, modify(base, key, entry, FORMAT));
   return out.endsWith('\n') ? out : `${out}\n`;
@@ -43,7 +48,13 @@ export function jsonHas(text: string, file: string, key: string[]): boolean {
 const tomlString = (s: string) => JSON.stringify(s);
 
 function tomlBlock(entry: { command: string; args: string[] }): string {
-  return [TOML_START, `[mcp_servers.${SERVER_NAME}]`, `command = ${tomlString(entry.command)}`, `args = [${entry.args.map(tomlString).join(', ')}]`, TOML_END].join('\n');
+  return [
+    TOML_START,
+    `[mcp_servers.${SERVER_NAME}]`,
+    `command = ${tomlString(entry.command)}`,
+    `args = [${entry.args.map(tomlString).join(', ')}]`,
+    TOML_END,
+  ].join('\n');
 }
 
 function tomlStrip(text: string): string {
@@ -58,7 +69,9 @@ function tomlStrip(text: string): string {
 export function tomlWith(text: string, file: string, entry: { command: string; args: string[] }): string {
   const rest = tomlStrip(text);
   if (new RegExp(`^\\s*\\[mcp_servers\\.(${SERVER_NAME}|"${SERVER_NAME}")\\]`, 'm').test(rest)) {
-    throw new UserError(`${file}: it already has an [mcp_servers.${SERVER_NAME}] table that skillopt did not write; remove it (or rename it), then install again. Nothing was changed`);
+    throw new UserError(
+      `${file}: it already has an [mcp_servers.${SERVER_NAME}] table that skillopt did not write; remove it (or rename it), then install again. Nothing was changed`,
+    );
   }
   return `${rest.trim() ? `${rest.replace(/\n*$/, '')}\n\n` : ''}${tomlBlock(entry)}\n`;
 }

@@ -55,18 +55,41 @@ export interface InstallResult {
   lines: string[];
 }
 
-export function install(agent: Agent, stateDir: string, program: { node: string; bin: string }, places: Places = {}): InstallResult {
+export function install(
+  agent: Agent,
+  stateDir: string,
+  program: { node: string; bin: string },
+  places: Places = {},
+): InstallResult {
   const where = agentFiles(agent, places);
   const record = readRecord(stateDir);
   const earlier = record.installs.find((i) => i.agent === agent);
   const current = fs.existsSync(where.config) ? fs.readFileSync(where.config, 'utf8') : '';
   const entry = serverEntry(agent, program);
   // Every new content is computed (and a malformed file refused) before anything is written.
-  const next = where.format === 'toml' ? tomlWith(current, where.config, entry as { command: string; args: string[] }) : jsonWith(current, where.config, where.key!, entry);
+  const next =
+    where.format === 'toml'
+      ? tomlWith(current, where.config, entry as { command: string; args: string[] })
+      : jsonWith(current, where.config, where.key!, entry);
   const skillText = where.skill ? fs.readFileSync(where.skill.from, 'utf8') : undefined;
-  const files = [writeWithBackup(where.config, next, earlier?.files.find((f) => f.file === where.config))];
-  if (where.skill && skillText !== undefined) files.push(writeWithBackup(where.skill.file, skillText, earlier?.files.find((f) => f.file === where.skill!.file)));
-  saveRecord(stateDir, { installs: [...record.installs.filter((i) => i.agent !== agent), { agent, at: new Date().toISOString(), files }] });
+  const files = [
+    writeWithBackup(
+      where.config,
+      next,
+      earlier?.files.find((f) => f.file === where.config),
+    ),
+  ];
+  if (where.skill && skillText !== undefined)
+    files.push(
+      writeWithBackup(
+        where.skill.file,
+        skillText,
+        earlier?.files.find((f) => f.file === where.skill!.file),
+      ),
+    );
+  saveRecord(stateDir, {
+    installs: [...record.installs.filter((i) => i.agent !== agent), { agent, at: new Date().toISOString(), files }],
+  });
   const lines = files.map((f) => `wrote ${f.file}${f.backup ? ` (what was there is in ${f.backup})` : ''}`);
   lines.push(`Restart ${where.label} (or reload its MCP servers) to see the skillopt tools.`);
   return { files, lines };
@@ -97,8 +120,11 @@ export function uninstall(agent: Agent, stateDir: string, places: Places = {}): 
     // Changed since: take out only skillopt's part.
     if (f.file === where.config) {
       const has = where.format === 'toml' ? tomlHas(now) : jsonHas(now, f.file, where.key!);
-      if (has) writeFileAtomic(f.file, where.format === 'toml' ? tomlWithout(now) : jsonWithout(now, f.file, where.key!));
-      lines.push(`${f.file} was changed since; ${has ? 'took out only the skillopt entry' : 'it has no skillopt entry left'}${f.backup ? ` (the file before install is kept in ${f.backup})` : ''}`);
+      if (has)
+        writeFileAtomic(f.file, where.format === 'toml' ? tomlWithout(now) : jsonWithout(now, f.file, where.key!));
+      lines.push(
+        `${f.file} was changed since; ${has ? 'took out only the skillopt entry' : 'it has no skillopt entry left'}${f.backup ? ` (the file before install is kept in ${f.backup})` : ''}`,
+      );
     } else lines.push(`${f.file} was changed since; left as it is`);
   }
   saveRecord(stateDir, { installs: record.installs.filter((i) => i !== entry) });

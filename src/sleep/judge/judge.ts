@@ -24,19 +24,37 @@ export const RUBRIC_PASS = 0.8;
 /** The longest answer shown to the rubric judge. */
 const ANSWER_CHARS = 8000;
 
-export const JudgeReplySchema = z.object({ score: z.coerce.number().min(0).max(1), reason: z.string().default('') }).loose();
+export const JudgeReplySchema = z
+  .object({ score: z.coerce.number().min(0).max(1), reason: z.string().default('') })
+  .loose();
 
-export async function judgeAnswer(task: TaskRecord, response: string, tools: string[], judge: ChatModel | undefined, signal?: AbortSignal): Promise<Verdict> {
+export async function judgeAnswer(
+  task: TaskRecord,
+  response: string,
+  tools: string[],
+  judge: ChatModel | undefined,
+  signal?: AbortSignal,
+): Promise<Verdict> {
   if (task.reference_kind === 'rule') {
     const r = scoreRuleJudge(task.judge, response, tools);
     return { hard: r.hard, soft: r.soft, why: r.rationale };
   }
   if (task.reference_kind === 'exact') {
     const hard = exactScore(task.reference, response);
-    return { hard, soft: Math.max(hard, keywordSoft(task.reference, response)), why: hard ? 'matches the reference' : `does not contain the reference '${task.reference}'` };
+    return {
+      hard,
+      soft: Math.max(hard, keywordSoft(task.reference, response)),
+      why: hard ? 'matches the reference' : `does not contain the reference '${task.reference}'`,
+    };
   }
-  if (!judge) throw new Error(`task ${task.id} needs the judge model (its reference is a ${task.reference_kind === 'rubric' ? 'rubric' : 'request to judge against'}), and none was given`);
-  const rubric = task.reference_kind === 'rubric' && task.reference.trim() ? task.reference : `The answer does what was asked: ${task.intent}`;
+  if (!judge)
+    throw new Error(
+      `task ${task.id} needs the judge model (its reference is a ${task.reference_kind === 'rubric' ? 'rubric' : 'request to judge against'}), and none was given`,
+    );
+  const rubric =
+    task.reference_kind === 'rubric' && task.reference.trim()
+      ? task.reference
+      : `The answer does what was asked: ${task.intent}`;
   const shown = response.length > ANSWER_CHARS ? `${response.slice(0, ANSWER_CHARS)} …[cut]` : response;
   const meta: SleepJudgeMeta = { kind: 'sleep_judge', rubric, response: shown };
   const { value } = await completeJson(judge, {
@@ -49,5 +67,9 @@ export async function judgeAnswer(task: TaskRecord, response: string, tools: str
     maxOutputTokens: 1024,
     signal,
   });
-  return { hard: value.score >= RUBRIC_PASS ? 1 : 0, soft: value.score, why: value.reason || `rubric score ${value.score}` };
+  return {
+    hard: value.score >= RUBRIC_PASS ? 1 : 0,
+    soft: value.score,
+    why: value.reason || `rubric score ${value.score}`,
+  };
 }

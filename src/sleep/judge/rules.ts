@@ -17,11 +17,23 @@
  */
 import type { Judge } from '../task.ts';
 
-export const STRING_OPS = ['section_present', 'section_contains', 'regex', 'contains', 'not_contains', 'tool_called'] as const;
+export const STRING_OPS = [
+  'section_present',
+  'section_contains',
+  'regex',
+  'contains',
+  'not_contains',
+  'tool_called',
+] as const;
 export const BOUND_OPS = ['max_chars', 'min_chars'] as const;
 export const KNOWN_OPS = [...STRING_OPS, ...BOUND_OPS, 'no_refusal'] as const;
 /** Checks of form rather than substance. */
-export const SHAPE_OPS: ReadonlySet<string> = new Set(['section_present', 'section_contains', 'max_chars', 'min_chars']);
+export const SHAPE_OPS: ReadonlySet<string> = new Set([
+  'section_present',
+  'section_contains',
+  'max_chars',
+  'min_chars',
+]);
 
 export interface RuleScore {
   hard: number;
@@ -84,7 +96,17 @@ function sectionPresent(response: string, name: string): boolean {
   });
 }
 
-const REFUSAL_PREFIXES = ['cannot complete', 'i cannot', "i can't", "i'm unable", 'i am unable', 'unable to complete', "sorry, i can't", 'sorry, i cannot', 'no can do'];
+const REFUSAL_PREFIXES = [
+  'cannot complete',
+  'i cannot',
+  "i can't",
+  "i'm unable",
+  'i am unable',
+  'unable to complete',
+  "sorry, i can't",
+  'sorry, i cannot',
+  'no can do',
+];
 
 /** An empty answer, or one that opens with a refusal and says little else. */
 export function isRefusal(response: string): boolean {
@@ -121,7 +143,9 @@ function checkPasses(op: string, arg: unknown, response: string, tools: string[]
       return { pass: !isRefusal(response) };
     case 'tool_called': {
       const want = fold(text.trim());
-      return { pass: tools.some((t) => fold(t) === want) || fold(response).includes(fold(`TOOL_CALL: ${text.trim()}`)) };
+      return {
+        pass: tools.some((t) => fold(t) === want) || fold(response).includes(fold(`TOOL_CALL: ${text.trim()}`)),
+      };
     }
     default:
       return { pass: true };
@@ -143,11 +167,18 @@ export function scoreRuleJudge(judge: Judge, response: string, toolsCalled: stri
   const failed: string[] = [];
   for (const check of checks) {
     const { op, arg } = describe(check);
-    const { pass, note } = check && typeof check === 'object' ? checkPasses(op, arg, response, toolsCalled) : { pass: false, note: 'not a check' };
+    const { pass, note } =
+      check && typeof check === 'object'
+        ? checkPasses(op, arg, response, toolsCalled)
+        : { pass: false, note: 'not a check' };
     if (!pass) failed.push(`${op}=${arg ?? ''}${note ? ` [${note}]` : ''}`);
   }
   const passed = checks.length - failed.length;
-  return { hard: failed.length === 0 ? 1 : 0, soft: passed / checks.length, rationale: failed.length === 0 ? 'all checks passed' : `failed: ${failed.join(', ')}` };
+  return {
+    hard: failed.length === 0 ? 1 : 0,
+    soft: passed / checks.length,
+    rationale: failed.length === 0 ? 'all checks passed' : `failed: ${failed.join(', ')}`,
+  };
 }
 
 /** Whether every check is a shape check (a judge with none is not). */
@@ -162,7 +193,8 @@ export function isShapeOnly(judge: unknown): boolean {
 export function validateChecks(judge: unknown): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
-  if (!judge || typeof judge !== 'object' || Array.isArray(judge)) return { errors: ['the judge is not an object'], warnings };
+  if (!judge || typeof judge !== 'object' || Array.isArray(judge))
+    return { errors: ['the judge is not an object'], warnings };
   const checks = (judge as Judge).checks;
   if (!Array.isArray(checks)) return { errors: ['judge.checks is not a list'], warnings };
   checks.forEach((check, i) => {
@@ -187,11 +219,15 @@ export function validateChecks(judge: unknown): { errors: string[]; warnings: st
       }
     } else if ((BOUND_OPS as readonly string[]).includes(op)) {
       const bound = charBound(arg);
-      if (bound === undefined) errors.push(`${where} (${op}): needs a whole number of characters, got ${JSON.stringify(arg)}`);
+      if (bound === undefined)
+        errors.push(`${where} (${op}): needs a whole number of characters, got ${JSON.stringify(arg)}`);
       else if (bound < 0) errors.push(`${where} (${op}): the bound is negative`);
       else if (op === 'min_chars' && bound === 0) warnings.push(`${where}: min_chars=0 always passes`);
     } else if (op !== 'no_refusal') warnings.push(`${where}: unknown op '${op}' always passes`);
   });
-  if (isShapeOnly(judge)) warnings.push('every check is about the shape of the answer (sections, length): it cannot tell whether the task was done');
+  if (isShapeOnly(judge))
+    warnings.push(
+      'every check is about the shape of the answer (sections, length): it cannot tell whether the task was done',
+    );
   return { errors, warnings };
 }

@@ -20,7 +20,13 @@ export function exactScore(reference: string, response: string): number {
 
 /** The share of the reference's distinct words (longer than two characters) found in the answer. */
 export function keywordSoft(reference: string, response: string): number {
-  const words = [...new Set(normalizeWords(reference).split(' ').filter((w) => w.length > 2))];
+  const words = [
+    ...new Set(
+      normalizeWords(reference)
+        .split(' ')
+        .filter((w) => w.length > 2),
+    ),
+  ];
   if (words.length === 0) return 0;
   const answer = normalizeWords(response);
   return words.filter((w) => answer.includes(w)).length / words.length;

@@ -44,7 +44,12 @@ export function tasksFromReply(items: unknown[], digest: SessionDigest): { tasks
   let dropped = 0;
   for (const item of items.slice(0, TASKS_PER_SESSION)) {
     if (!item || typeof item !== 'object') continue;
-    const { intent, checks, rubric, satisfied } = item as { intent?: unknown; checks?: unknown; rubric?: unknown; satisfied?: unknown };
+    const { intent, checks, rubric, satisfied } = item as {
+      intent?: unknown;
+      checks?: unknown;
+      rubric?: unknown;
+      satisfied?: unknown;
+    };
     const text = typeof intent === 'string' ? intent.trim() : '';
     if (text.length < 8) {
       dropped++;
@@ -54,14 +59,17 @@ export function tasksFromReply(items: unknown[], digest: SessionDigest): { tasks
       id: `llm_${sha256Hex(`${digest.project}${text}`).slice(0, 12)}`,
       project: digest.project,
       intent: shorten(text, 800),
-      outcome: satisfied === true ? ('success' as const) : satisfied === false ? ('fail' as const) : ('unknown' as const),
+      outcome:
+        satisfied === true ? ('success' as const) : satisfied === false ? ('fail' as const) : ('unknown' as const),
       tags: ['mined:llm'],
       source_sessions: [digest.session_id],
       skill_hint: skillHintOf(digest),
     };
     const valid = wellFormedChecks(checks);
-    if (typeof rubric === 'string' && rubric.trim()) tasks.push(taskRecord({ ...base, reference_kind: 'rubric', reference: rubric.trim() }));
-    else if (valid.length) tasks.push(taskRecord({ ...base, reference_kind: 'rule', judge: { kind: 'rule', checks: valid } }));
+    if (typeof rubric === 'string' && rubric.trim())
+      tasks.push(taskRecord({ ...base, reference_kind: 'rubric', reference: rubric.trim() }));
+    else if (valid.length)
+      tasks.push(taskRecord({ ...base, reference_kind: 'rule', judge: { kind: 'rule', checks: valid } }));
     else dropped++;
   }
   return { tasks, dropped };
@@ -88,13 +96,34 @@ export interface MinerStats {
  * Tasks from the first `maxSessions` sessions with prompts, until `maxTasks`. A session whose
  * call fails gives no task (the warning says so); the others still count.
  */
-export async function mineWithModel(ctx: OptimizerContext, digests: SessionDigest[], limits: { maxSessions: number; maxTasks: number }): Promise<{ tasks: TaskRecord[]; stats: MinerStats }> {
+export async function mineWithModel(
+  ctx: OptimizerContext,
+  digests: SessionDigest[],
+  limits: { maxSessions: number; maxTasks: number },
+): Promise<{ tasks: TaskRecord[]; stats: MinerStats }> {
   const sessions = digests.filter((d) => d.user_prompts.length > 0).slice(0, limits.maxSessions);
   const system = fill(loadPrompt('sleep/miner'), { max_tasks: String(TASKS_PER_SESSION) });
   const replies = await Promise.all(
     sessions.map((d) => {
-      const meta: SleepMineMeta = { kind: 'sleep_mine', project: d.project, prompts: d.user_prompts.slice(0, 6), final: d.assistant_finals.at(-1) ?? '', feedback: d.feedback_signals, maxTasks: TASKS_PER_SESSION };
-      return ask(ctx, { purpose: 'sleep_mine', system, user: sessionText(d), schema: MinerReplySchema, schemaName: 'mined_tasks', meta, maxTokens: 1500, during: `mining session ${d.session_id}`, fallback: 'the session gives no task' });
+      const meta: SleepMineMeta = {
+        kind: 'sleep_mine',
+        project: d.project,
+        prompts: d.user_prompts.slice(0, 6),
+        final: d.assistant_finals.at(-1) ?? '',
+        feedback: d.feedback_signals,
+        maxTasks: TASKS_PER_SESSION,
+      };
+      return ask(ctx, {
+        purpose: 'sleep_mine',
+        system,
+        user: sessionText(d),
+        schema: MinerReplySchema,
+        schemaName: 'mined_tasks',
+        meta,
+        maxTokens: 1500,
+        during: `mining session ${d.session_id}`,
+        fallback: 'the session gives no task',
+      });
     }),
   );
   const stats: MinerStats = { sessions: sessions.length, failed: 0, dropped: 0 };

@@ -18,13 +18,22 @@ export function splitBucket(seed: number, id: string): number {
 }
 
 export function checkFractions(val: number, test: number): void {
-  for (const [name, v] of [['val_fraction', val], ['test_fraction', test]] as const) {
+  for (const [name, v] of [
+    ['val_fraction', val],
+    ['test_fraction', test],
+  ] as const) {
     if (!(v >= 0 && v <= 1)) throw new RangeError(`${name} must be between 0 and 1, got ${v}`);
   }
-  if (val + test >= 1) throw new RangeError(`val_fraction + test_fraction must be below 1 (nothing would be left to train on), got ${val} + ${test}`);
+  if (val + test >= 1)
+    throw new RangeError(
+      `val_fraction + test_fraction must be below 1 (nothing would be left to train on), got ${val} + ${test}`,
+    );
 }
 
-export function assignSplits(tasks: TaskRecord[], fractions: { val: number; test: number; seed: number }): TaskRecord[] {
+export function assignSplits(
+  tasks: TaskRecord[],
+  fractions: { val: number; test: number; seed: number },
+): TaskRecord[] {
   checkFractions(fractions.val, fractions.test);
   const valCut = roundHalfEven(fractions.val * 100);
   const testCut = valCut + roundHalfEven(fractions.test * 100);

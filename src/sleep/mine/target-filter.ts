@@ -10,7 +10,9 @@ import type { TaskRecord } from '../task.ts';
 
 /** Words too common in skills and requests to say what one is about. */
 const STOP = new Set(
-  'about above after again agent agents also always answer any because been before being below between both but can cannot could does doing done each file files first from have here how into its just like make more most must need never only other over please same should skill skills some such task tasks than that the their them then there these they this those through under update use used user uses using very want were what when where which while will with without workflow would your you'.split(' '),
+  'about above after again agent agents also always answer any because been before being below between both but can cannot could does doing done each file files first from have here how into its just like make more most must need never only other over please same should skill skills some such task tasks than that the their them then there these they this those through under update use used user uses using very want were what when where which while will with without workflow would your you'.split(
+    ' ',
+  ),
 );
 
 /** Lower-case word tokens (with `.` and `-` inside), their parts, minus short, numeric and stop words. */
@@ -32,7 +34,10 @@ export function skillKeywords(skillText: string, skillPath: string): { strong: S
   const strong = new Set([...keywords(name), ...keywords(headings.join(' '))]);
   const counts = new Map<string, number>();
   for (const w of keywords(skillText)) counts.set(w, (counts.get(w) ?? 0) + 1);
-  const frequent = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 180).map(([w]) => w);
+  const frequent = [...counts]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, 180)
+    .map(([w]) => w);
   return { strong, weak: new Set([...strong, ...frequent]) };
 }
 

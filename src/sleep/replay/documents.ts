@@ -17,12 +17,16 @@ export interface ReplayDocument {
 export function documentsText(docs: ReplayDocument[]): string {
   const shown = docs.filter((d) => d.text.trim());
   if (shown.length === 0) return '(no guidance yet)';
-  return shown.map((d) => `## ${d.kind === 'skill' ? `Skill: ${d.name}` : `Project notes (${d.name})`}\n\n${d.text.trim()}`).join('\n\n');
+  return shown
+    .map((d) => `## ${d.kind === 'skill' ? `Skill: ${d.name}` : `Project notes (${d.name})`}\n\n${d.text.trim()}`)
+    .join('\n\n');
 }
 
 /** What an agent target installs: the first skill as its skill, memory files in its workspace. */
 export function agentDocuments(docs: ReplayDocument[]): { skill?: string; workspaceFiles: WorkspaceFile[] } {
   const skill = docs.find((d) => d.kind === 'skill' && d.text.trim());
-  const workspaceFiles = docs.filter((d) => d.kind === 'memory' && d.text.trim()).map((d) => ({ path: d.name, content: d.text }));
+  const workspaceFiles = docs
+    .filter((d) => d.kind === 'memory' && d.text.trim())
+    .map((d) => ({ path: d.name, content: d.text }));
   return { skill: skill ? documentsText([skill]) : undefined, workspaceFiles };
 }

@@ -29,15 +29,20 @@ export function taskItem(task: TaskRecord): TaskItem {
   return { id: task.id, type: taskType(task), task };
 }
 
-const isModelFailure = (err: unknown) => err instanceof InfraError || err instanceof CallFailure || err instanceof StructuredOutputError;
+const isModelFailure = (err: unknown) =>
+  err instanceof InfraError || err instanceof CallFailure || err instanceof StructuredOutputError;
 
 /** What a passing answer holds, in words, for the optimizer (and the simulator's analyst). */
 export function expectedText(task: TaskRecord): string {
   if (task.reference_kind === 'exact' || task.reference_kind === 'rubric') return task.reference;
   if (task.reference_kind === 'rule') {
-    const checks = checksOf(task).filter((c): c is { op: string; arg?: unknown } => Boolean(c && typeof c === 'object'));
+    const checks = checksOf(task).filter((c): c is { op: string; arg?: unknown } =>
+      Boolean(c && typeof c === 'object'),
+    );
     if (checks.length && checks.every((c) => c.op === 'contains')) return checks.map((c) => String(c.arg)).join('; ');
-    return checks.map((c) => `${c.op}${c.arg === null || c.arg === undefined ? '' : ` ${JSON.stringify(c.arg)}`}`).join('; ');
+    return checks
+      .map((c) => `${c.op}${c.arg === null || c.arg === undefined ? '' : ` ${JSON.stringify(c.arg)}`}`)
+      .join('; ');
   }
   return '(no reference: the answer is judged against the request)';
 }
@@ -48,7 +53,9 @@ export function attemptPrompt(task: TaskRecord, docs: ReplayDocument[]): { syste
   let system: string;
   if (task.system.trim()) {
     const section = `## Guidance\n\n${documents}`;
-    system = task.system.includes('{skill_section}') ? task.system.split('{skill_section}').join(section) : `${section}\n\n${task.system}`;
+    system = task.system.includes('{skill_section}')
+      ? task.system.split('{skill_section}').join(section)
+      : `${section}\n\n${task.system}`;
   } else system = fill(loadPrompt('sleep/attempt'), { documents }).trim();
   const user = [REPLAY_PROMPT_MARKER, task.intent.trim(), task.context_excerpt.trim()].filter(Boolean).join('\n\n');
   return { system, user };
@@ -87,16 +94,38 @@ export class ReplayEnv implements Env {
     return { train: of('train'), val: of('val'), test: of('test') };
   }
 
-  private async attempt(task: TaskRecord, docs: ReplayDocument[], target: ChatModel, judge: ChatModel | undefined, sample: number, signal?: AbortSignal): Promise<Attempt> {
+  private async attempt(
+    task: TaskRecord,
+    docs: ReplayDocument[],
+    target: ChatModel,
+    judge: ChatModel | undefined,
+    sample: number,
+    signal?: AbortSignal,
+  ): Promise<Attempt> {
     const { system, user } = attemptPrompt(task, docs);
     const meta: SleepAttemptMeta = {
       kind: 'sleep_attempt',
-      task: { id: task.id, intent: task.intent, context: task.context_excerpt, reference_kind: task.reference_kind, reference: task.reference, checks: checksOf(task) as SleepAttemptMeta['task']['checks'] },
+      task: {
+        id: task.id,
+        intent: task.intent,
+        context: task.context_excerpt,
+        reference_kind: task.reference_kind,
+        reference: task.reference,
+        checks: checksOf(task) as SleepAttemptMeta['task']['checks'],
+      },
     };
     const agent = target.agentic ? agentDocuments(docs) : {};
     let response = '';
     try {
-      const reply = await target.complete({ purpose: 'sleep_attempt', system, messages: [{ role: 'user', content: user }], meta, sample, signal, ...agent });
+      const reply = await target.complete({
+        purpose: 'sleep_attempt',
+        system,
+        messages: [{ role: 'user', content: user }],
+        meta,
+        sample,
+        signal,
+        ...agent,
+      });
       response = reply.text;
       const tools = reply.trace?.steps.map((s) => s.tool) ?? [];
       return { response, verdict: await judgeAnswer(task, response, tools, judge, signal) };
@@ -111,7 +140,9 @@ export class ReplayEnv implements Env {
     const docs = this.options.documents(skill);
     const k = Math.max(1, this.options.samples);
     const base = (ctx.sample ?? 0) * k;
-    const attempts = await Promise.all(Array.from({ length: k }, (_, i) => this.attempt(task, docs, ctx.target, ctx.judge, base + i, ctx.signal)));
+    const attempts = await Promise.all(
+      Array.from({ length: k }, (_, i) => this.attempt(task, docs, ctx.target, ctx.judge, base + i, ctx.signal)),
+    );
     const scored = attempts.filter((a): a is Attempt & { verdict: Verdict } => a.verdict !== undefined);
     if (scored.length === 0) throw attempts[0]!.error;
     const passed = scored.filter((a) => a.verdict.hard >= 1).length;
@@ -120,7 +151,14 @@ export class ReplayEnv implements Env {
     const conversation: ConversationEntry[] = [];
     scored.forEach((a, i) => {
       if (k > 1) conversation.push({ role: 'system', content: `attempt ${i + 1} of ${k}` });
-      conversation.push({ role: 'user', content: task.intent }, { role: 'assistant', content: a.response }, { role: 'system', content: `judged: hard=${a.verdict.hard} soft=${a.verdict.soft.toFixed(2)}: ${a.verdict.why}` });
+      conversation.push(
+        { role: 'user', content: task.intent },
+        { role: 'assistant', content: a.response },
+        {
+          role: 'system',
+          content: `judged: hard=${a.verdict.hard} soft=${a.verdict.soft.toFixed(2)}: ${a.verdict.why}`,
+        },
+      );
     });
     const hard = passed === scored.length ? 1 : 0;
     return {
@@ -132,7 +170,10 @@ export class ReplayEnv implements Env {
       predicted: worst.response,
       expected: expectedText(task),
       failReason: hard ? undefined : worst.verdict.why,
-      feedback: k > 1 ? `${passed} of ${scored.length} attempts passed${scored.length < k ? ` (${k - scored.length} could not run)` : ''}` : undefined,
+      feedback:
+        k > 1
+          ? `${passed} of ${scored.length} attempts passed${scored.length < k ? ` (${k - scored.length} could not run)` : ''}`
+          : undefined,
       conversation,
       systemPrompt: system,
       userPrompt: user,

@@ -50,7 +50,8 @@ export class Crontab {
 
   write(content: string): void {
     const r = spawnSync(this.command, ['-'], { input: content, encoding: 'utf8' });
-    if (r.error || r.status !== 0) throw new UserError(`${this.command} - failed: ${r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`)}`);
+    if (r.error || r.status !== 0)
+      throw new UserError(`${this.command} - failed: ${r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`)}`);
   }
 
   schedule(job: NightlyJob): string {

@@ -65,7 +65,10 @@ export class LaunchAgent {
 
   private run(args: string[], tolerate = false): void {
     const r = spawnSync(this.launchctl, args, { encoding: 'utf8' });
-    if (!tolerate && (r.error || r.status !== 0)) throw new UserError(`${this.launchctl} ${args.join(' ')} failed: ${r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`)}`);
+    if (!tolerate && (r.error || r.status !== 0))
+      throw new UserError(
+        `${this.launchctl} ${args.join(' ')} failed: ${r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`)}`,
+      );
   }
 
   schedule(job: NightlyJob): string[] {

@@ -19,7 +19,15 @@ import { schtasksCreate, schtasksDelete } from './windows.ts';
 export const SCHEDULERS = ['cron', 'systemd', 'launchd', 'schtasks'] as const;
 export type Scheduler = (typeof SCHEDULERS)[number];
 
-const EntrySchema = z.object({ project: z.string(), digest: z.string(), scheduler: z.enum(SCHEDULERS), hour: z.number(), minute: z.number(), added: z.array(z.string()), at: z.string() });
+const EntrySchema = z.object({
+  project: z.string(),
+  digest: z.string(),
+  scheduler: z.enum(SCHEDULERS),
+  hour: z.number(),
+  minute: z.number(),
+  added: z.array(z.string()),
+  at: z.string(),
+});
 const RecordSchema = z.object({ jobs: z.array(EntrySchema) });
 export type ScheduleEntry = z.infer<typeof EntrySchema>;
 
@@ -42,7 +50,10 @@ export function scheduledJobs(stateDir: string): ScheduleEntry[] {
   const file = recordFile(stateDir);
   if (!fs.existsSync(file)) return [];
   const parsed = RecordSchema.safeParse(readJson(file));
-  if (!parsed.success) throw new UserError(`${file}: not a schedule record skillopt wrote (${parsed.error.issues[0]?.message}); remove it and schedule again`);
+  if (!parsed.success)
+    throw new UserError(
+      `${file}: not a schedule record skillopt wrote (${parsed.error.issues[0]?.message}); remove it and schedule again`,
+    );
   return parsed.data.jobs;
 }
 
@@ -67,7 +78,11 @@ export interface ScheduleResult {
   lines: string[];
 }
 
-export function schedule(input: JobInput & { scheduler?: Scheduler }, system: SchedulerSystem, defaults: { node: string; bin: string }): ScheduleResult {
+export function schedule(
+  input: JobInput & { scheduler?: Scheduler },
+  system: SchedulerSystem,
+  defaults: { node: string; bin: string },
+): ScheduleResult {
   const job = nightlyJob(input, { node: system.node ?? defaults.node, bin: system.bin ?? defaults.bin });
   const scheduler = input.scheduler ?? defaultScheduler(system);
   const jobs = scheduledJobs(input.stateDir);
@@ -89,15 +104,32 @@ export function schedule(input: JobInput & { scheduler?: Scheduler }, system: Sc
     added = [];
     lines = ['Run this in a Command Prompt to create the nightly task:', schtasksCreate(job)];
   }
-  const entry: ScheduleEntry = { project: job.project, digest: job.digest, scheduler, hour: job.hour, minute: job.minute, added, at: new Date().toISOString() };
+  const entry: ScheduleEntry = {
+    project: job.project,
+    digest: job.digest,
+    scheduler,
+    hour: job.hour,
+    minute: job.minute,
+    added,
+    at: new Date().toISOString(),
+  };
   saveJobs(input.stateDir, [...jobs.filter((j) => j.digest !== job.digest), entry]);
   return { entry, lines };
 }
 
 function unscheduleEntry(entry: ScheduleEntry, system: SchedulerSystem): string[] {
-  if (entry.scheduler === 'cron') return new Crontab(system.crontab).unschedule(entry.digest) ? ['removed the crontab line'] : ['the crontab line was already gone'];
-  if (entry.scheduler === 'systemd') return new SystemdTimer({ unitDir: system.unitDir, systemctl: system.systemctl }).unschedule(entry.digest) ? entry.added.map((f) => `removed ${f}`) : ['the systemd units were already gone'];
-  if (entry.scheduler === 'launchd') return new LaunchAgent({ agentDir: system.agentDir, launchctl: system.launchctl }).unschedule(entry.digest) ? entry.added.map((f) => `removed ${f}`) : ['the launchd agent was already gone'];
+  if (entry.scheduler === 'cron')
+    return new Crontab(system.crontab).unschedule(entry.digest)
+      ? ['removed the crontab line']
+      : ['the crontab line was already gone'];
+  if (entry.scheduler === 'systemd')
+    return new SystemdTimer({ unitDir: system.unitDir, systemctl: system.systemctl }).unschedule(entry.digest)
+      ? entry.added.map((f) => `removed ${f}`)
+      : ['the systemd units were already gone'];
+  if (entry.scheduler === 'launchd')
+    return new LaunchAgent({ agentDir: system.agentDir, launchctl: system.launchctl }).unschedule(entry.digest)
+      ? entry.added.map((f) => `removed ${f}`)
+      : ['the launchd agent was already gone'];
   return ['Run this in a Command Prompt to delete the nightly task:', schtasksDelete(entry.digest)];
 }
 
@@ -108,6 +140,9 @@ export function unschedule(project: string, stateDir: string, system: SchedulerS
   const entry = jobs.find((j) => j.project === abs);
   if (!entry) return undefined;
   const lines = unscheduleEntry(entry, system);
-  saveJobs(stateDir, jobs.filter((j) => j !== entry));
+  saveJobs(
+    stateDir,
+    jobs.filter((j) => j !== entry),
+  );
   return lines;
 }

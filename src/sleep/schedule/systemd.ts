@@ -15,7 +15,9 @@ export const unitName = (digest: string) => `skillopt-sleep-${digest.slice(0, 20
 
 /** A word of a unit's ExecStart line, quoted the way systemd reads it. */
 function unitWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word.replace(/%/g, '%%') : `"${word.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%').replace(/\$/g, '$$$$')}"`;
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word)
+    ? word.replace(/%/g, '%%')
+    : `"${word.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%').replace(/\$/g, '$$$$')}"`;
 }
 
 /** An `Environment=` assignment, quoted: systemd expands specifiers (`%`) there, not variables. */
@@ -26,7 +28,7 @@ function envWord(assignment: string): string {
 export function serviceUnit(job: NightlyJob): string {
   return [
     '[Unit]',
-    'Description=skillopt sleep: learn from the day\'s agent sessions',
+    "Description=skillopt sleep: learn from the day's agent sessions",
     '',
     '[Service]',
     'Type=oneshot',
@@ -41,14 +43,27 @@ export function serviceUnit(job: NightlyJob): string {
 }
 
 export function timerUnit(job: NightlyJob): string {
-  return ['[Unit]', 'Description=skillopt sleep, nightly', '', '[Timer]', `OnCalendar=*-*-* ${pad2(job.hour)}:${pad2(job.minute)}:00`, 'Persistent=true', '', '[Install]', 'WantedBy=timers.target', ''].join('\n');
+  return [
+    '[Unit]',
+    'Description=skillopt sleep, nightly',
+    '',
+    '[Timer]',
+    `OnCalendar=*-*-* ${pad2(job.hour)}:${pad2(job.minute)}:00`,
+    'Persistent=true',
+    '',
+    '[Install]',
+    'WantedBy=timers.target',
+    '',
+  ].join('\n');
 }
 
 export class SystemdTimer {
   readonly unitDir: string;
 
   constructor(options: { unitDir?: string; systemctl?: string } = {}) {
-    this.unitDir = options.unitDir ?? path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'systemd', 'user');
+    this.unitDir =
+      options.unitDir ??
+      path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'systemd', 'user');
     this.systemctl = options.systemctl ?? 'systemctl';
   }
 
@@ -56,7 +71,10 @@ export class SystemdTimer {
 
   private run(args: string[]): void {
     const r = spawnSync(this.systemctl, ['--user', ...args], { encoding: 'utf8' });
-    if (r.error || r.status !== 0) throw new UserError(`${this.systemctl} --user ${args.join(' ')} failed: ${r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`)}`);
+    if (r.error || r.status !== 0)
+      throw new UserError(
+        `${this.systemctl} --user ${args.join(' ')} failed: ${r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`)}`,
+      );
   }
 
   files(digest: string): { service: string; timer: string } {

@@ -64,7 +64,12 @@ export class ActionAccess {
   describe(c: Context): AccessInfo {
     if (!this.enabled) return { enabled: false, reason: this.disabledReason };
     if (this.tokenFromUser && !sameToken(c.req.header(TOKEN_HEADER), this.token)) {
-      return { enabled: false, needsToken: true, reason: 'actions need the token that skillopt ui printed when it started: open the address it printed (with ?token=…)' };
+      return {
+        enabled: false,
+        needsToken: true,
+        reason:
+          'actions need the token that skillopt ui printed when it started: open the address it printed (with ?token=…)',
+      };
     }
     return { enabled: true, token: this.token };
   }
@@ -75,14 +80,20 @@ export class ActionAccess {
     const origin = c.req.header('origin');
     const host = c.req.header('host');
     if (origin !== undefined && (!host || (origin !== `http://${host}` && origin !== `https://${host}`))) {
-      return { status: 403, why: `a request from another origin (${origin}) is refused: actions are taken from the dashboard's own page only` };
+      return {
+        status: 403,
+        why: `a request from another origin (${origin}) is refused: actions are taken from the dashboard's own page only`,
+      };
     }
     const site = c.req.header('sec-fetch-site');
     if (site !== undefined && site !== 'same-origin' && site !== 'none') {
       return { status: 403, why: `a ${site} request is refused: actions are taken from the dashboard's own page only` };
     }
     if (!sameToken(c.req.header(TOKEN_HEADER), this.token)) {
-      return { status: 403, why: `the action token is missing or wrong (the ${TOKEN_HEADER} header); reload the dashboard page` };
+      return {
+        status: 403,
+        why: `the action token is missing or wrong (the ${TOKEN_HEADER} header); reload the dashboard page`,
+      };
     }
     if (c.req.method === 'POST' && !/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       return { status: 415, why: 'an action is a POST of JSON (Content-Type: application/json)' };

@@ -75,13 +75,18 @@ export class ConfigRoots {
       const child = rel ? `${rel}/${e.name}` : e.name;
       // Links are not followed: a config must live inside its root.
       if (e.isDirectory() && depth + 1 < MAX_DEPTH) this.walk(root, child, depth + 1, out);
-      else if (e.isFile() && YAML.test(e.name)) out.push({ id: `${root.index}/${child}`, root: root.given, rel: child });
+      else if (e.isFile() && YAML.test(e.name))
+        out.push({ id: `${root.index}/${child}`, root: root.given, rel: child });
     }
   }
 
   /** The file of a config id; refused unless it is a YAML file inside its root. */
   resolve(id: unknown): { id: string; file: string; root: ConfigRoot } {
-    if (typeof id !== 'string' || !id) throw new HttpError(400, 'config: the config to use is missing (an id from /api/action/configs, such as 0/sim/default.yaml)');
+    if (typeof id !== 'string' || !id)
+      throw new HttpError(
+        400,
+        'config: the config to use is missing (an id from /api/action/configs, such as 0/sim/default.yaml)',
+      );
     const m = /^(\d+)\/(.+)$/.exec(id);
     if (!m) throw new HttpError(400, `config: not a config id: ${id} (expected <root index>/<path under the root>)`);
     const root = this.roots[Number(m[1])];

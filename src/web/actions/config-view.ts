@@ -49,12 +49,24 @@ export const FORM_FIELDS: FormField[] = [
   { key: 'train.batch_size', label: 'Batch size', kind: 'number' },
   { key: 'optimizer.learning_rate', label: 'Learning rate (edits per step)', kind: 'number' },
   { key: 'optimizer.min_learning_rate', label: 'Minimum learning rate', kind: 'number' },
-  { key: 'optimizer.lr_scheduler', label: 'Schedule', kind: 'select', options: enumOf(OptimizerSchema.shape.lr_scheduler) },
+  {
+    key: 'optimizer.lr_scheduler',
+    label: 'Schedule',
+    kind: 'select',
+    options: enumOf(OptimizerSchema.shape.lr_scheduler),
+  },
   { key: 'evaluation.use_gate', label: 'Validation gate', kind: 'bool' },
-  { key: 'evaluation.gate_metric', label: 'Gate metric', kind: 'select', options: enumOf(EvaluationSchema.shape.gate_metric) },
+  {
+    key: 'evaluation.gate_metric',
+    label: 'Gate metric',
+    kind: 'select',
+    options: enumOf(EvaluationSchema.shape.gate_metric),
+  },
   { key: 'optimizer.use_slow_update', label: 'Slow update', kind: 'bool' },
   { key: 'optimizer.use_meta_skill', label: 'Meta skill', kind: 'bool' },
-  ...BUDGET_LIMITS.map((k): FormField => ({ key: `budget.${k}`, label: `Budget: ${k.replace(/_/g, ' ')} (0 = none)`, kind: 'number' })),
+  ...BUDGET_LIMITS.map(
+    (k): FormField => ({ key: `budget.${k}`, label: `Budget: ${k.replace(/_/g, ' ')} (0 = none)`, kind: 'number' }),
+  ),
   { key: 'budget.allow_unpriced', label: 'Budget: start with calls of unknown price (not counted)', kind: 'bool' },
 ];
 
@@ -86,7 +98,9 @@ export function resolvedBase(file: string): { base?: LoadedConfig; problem?: str
     fs.writeFileSync(stub, bases.length ? stringify({ _base_: bases }) : '{}\n');
     return { base: loadConfig(stub) };
   } catch (err) {
-    return { problem: `the base of this config does not resolve on its own (${errorMessage(err)}); keys are not compared with it` };
+    return {
+      problem: `the base of this config does not resolve on its own (${errorMessage(err)}); keys are not compared with it`,
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

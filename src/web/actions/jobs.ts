@@ -83,11 +83,29 @@ export class Jobs {
     const fd = fs.openSync(log, 'w');
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [SKILLOPT_BIN, ...args], { cwd: this.cwd, env: this.options.environment ?? process.env, detached: true, stdio: ['ignore', fd, fd] });
+      child = spawn(process.execPath, [SKILLOPT_BIN, ...args], {
+        cwd: this.cwd,
+        env: this.options.environment ?? process.env,
+        detached: true,
+        stdio: ['ignore', fd, fd],
+      });
     } finally {
       fs.closeSync(fd);
     }
-    const info: Job['info'] = { id, kind, command: this.command(args), cwd: this.cwd, runDir: where.runDir, ...(where.outDir ? { outDir: where.outDir } : {}), pid: child.pid, startedAt: new Date().toISOString(), state: 'running', exitCode: null, signal: null, interrupts: 0 };
+    const info: Job['info'] = {
+      id,
+      kind,
+      command: this.command(args),
+      cwd: this.cwd,
+      runDir: where.runDir,
+      ...(where.outDir ? { outDir: where.outDir } : {}),
+      pid: child.pid,
+      startedAt: new Date().toISOString(),
+      state: 'running',
+      exitCode: null,
+      signal: null,
+      interrupts: 0,
+    };
     child.on('error', (err) => {
       fs.appendFileSync(log, `\nskillopt could not be started: ${err.message}\n`);
       Object.assign(info, { state: 'exited', exitCode: -1 });
@@ -130,7 +148,8 @@ export class Jobs {
 
   /** The running job of a run directory, if any (of the kinds given). */
   running(runDir: string, kinds: JobKind[] = ['train', 'resume', 'eval']): JobInfo | undefined {
-    for (const j of this.jobs.values()) if (j.info.runDir === runDir && j.info.state === 'running' && kinds.includes(j.info.kind)) return this.view(j);
+    for (const j of this.jobs.values())
+      if (j.info.runDir === runDir && j.info.state === 'running' && kinds.includes(j.info.kind)) return this.view(j);
     return undefined;
   }
 
@@ -144,7 +163,11 @@ export class Jobs {
 
   /** The jobs still running, in words, for the message the dashboard prints when it stops. */
   stillRunning(): string[] {
-    return [...this.jobs.values()].filter((j) => j.info.state === 'running').map((j) => `${j.info.kind === 'eval' ? 'evaluation' : 'run'} ${j.info.outDir ?? j.info.runDir} (pid ${j.info.pid})`);
+    return [...this.jobs.values()]
+      .filter((j) => j.info.state === 'running')
+      .map(
+        (j) => `${j.info.kind === 'eval' ? 'evaluation' : 'run'} ${j.info.outDir ?? j.info.runDir} (pid ${j.info.pid})`,
+      );
   }
 
   /** Removes the console logs unless a job still writes to one. */

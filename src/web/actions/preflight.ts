@@ -42,8 +42,11 @@ const CHECK_TOKENS = 16;
 
 /** Where to look when a role fails, from what the config says about it. */
 function fixFor(role: Role, rc: RoleConfig, endpoint: string | undefined, kind: string | undefined): string {
-  const key = rc.api_key_env ? `the key in the environment variable ${rc.api_key_env} (model.${role}.api_key_env)` : `the key the ${rc.backend} backend reads from the environment or .env (or name its variable in model.${role}.api_key_env)`;
-  if (kind === 'network' || kind === 'timeout') return `check that the server${endpoint ? ` at ${endpoint}` : ''} runs and can be reached from this machine (model.${role}.base_url)`;
+  const key = rc.api_key_env
+    ? `the key in the environment variable ${rc.api_key_env} (model.${role}.api_key_env)`
+    : `the key the ${rc.backend} backend reads from the environment or .env (or name its variable in model.${role}.api_key_env)`;
+  if (kind === 'network' || kind === 'timeout')
+    return `check that the server${endpoint ? ` at ${endpoint}` : ''} runs and can be reached from this machine (model.${role}.base_url)`;
   if (kind === 'server') return 'the provider failed: try again later, or check its status';
   return `check model.${role}.backend (${rc.backend}), model.${role}.model (${rc.model || 'the backend default'}), ${endpoint ? `model.${role}.base_url (${endpoint}), ` : ''}and ${key}`;
 }
@@ -59,23 +62,48 @@ async function checkRole(role: Role, rc: RoleConfig, config: Config, options: Pr
   try {
     inner = await buildBackendModel(role, rc, config, environment);
   } catch (err) {
-    return { ...base, ok: false, message: errorMessage(err), fix: fixFor(role, rc, rc.base_url || undefined, undefined), ms: ms() };
+    return {
+      ...base,
+      ok: false,
+      message: errorMessage(err),
+      fix: fixFor(role, rc, rc.base_url || undefined, undefined),
+      ms: ms(),
+    };
   }
   const endpoint = (inner as { url?: string }).url;
-  if (inner.id.startsWith('sim:')) return { ...base, ok: true, message: 'the offline simulator: nothing to reach, nothing to pay', ms: ms() };
-  const quick: RoleConfig = { ...rc, max_retries: 0, timeout_s: Math.min(rc.timeout_s, (options.timeoutMs ?? 20_000) / 1000) };
+  if (inner.id.startsWith('sim:'))
+    return { ...base, ok: true, message: 'the offline simulator: nothing to reach, nothing to pay', ms: ms() };
+  const quick: RoleConfig = {
+    ...rc,
+    max_retries: 0,
+    timeout_s: Math.min(rc.timeout_s, (options.timeoutMs ?? 20_000) / 1000),
+  };
   const stack = new ModelStack({ ...config, cache: { ...config.cache, mode: 'off' } }, { environment });
   try {
     const model = stack.wrap(role, inner, quick, { cached: false });
-    await model.complete({ purpose: 'preflight', messages: [{ role: 'user', content: 'Reply with the word OK.' }], maxOutputTokens: CHECK_TOKENS });
+    await model.complete({
+      purpose: 'preflight',
+      messages: [{ role: 'user', content: 'Reply with the word OK.' }],
+      maxOutputTokens: CHECK_TOKENS,
+    });
     return { ...base, endpoint, ok: true, message: `answered in ${ms()} ms`, ms: ms() };
   } catch (err) {
     // It answered: a rate limit, or a reply cut off or left empty by the tiny token cap (a model that reasons first), still proves the endpoint, the key and the model.
-    if (err instanceof InfraError && (err.kind === 'rate_limit' || err.kind === 'bad_response' || err.kind === 'truncated')) {
+    if (
+      err instanceof InfraError &&
+      (err.kind === 'rate_limit' || err.kind === 'bad_response' || err.kind === 'truncated')
+    ) {
       return { ...base, endpoint, ok: true, message: `reachable (${errorMessage(err)})`, ms: ms() };
     }
     const kind = err instanceof InfraError ? err.kind : undefined;
-    return { ...base, endpoint, ok: false, message: errorMessage(err), fix: fixFor(role, rc, endpoint, kind), ms: ms() };
+    return {
+      ...base,
+      endpoint,
+      ok: false,
+      message: errorMessage(err),
+      fix: fixFor(role, rc, endpoint, kind),
+      ms: ms(),
+    };
   } finally {
     stack.close();
   }
@@ -90,7 +118,11 @@ export async function preflightRun(loaded: LoadedConfig, options: PreflightOptio
   const loadData = buildEnv(loaded).then(
     ({ env, splits }) => {
       const sizes = { train: splits.train.length, val: splits.val.length, test: splits.test.length };
-      Object.assign(data, { ok: true, message: `env ${env.name}: ${sizes.train} train, ${sizes.val} val, ${sizes.test} test items`, sizes });
+      Object.assign(data, {
+        ok: true,
+        message: `env ${env.name}: ${sizes.train} train, ${sizes.val} val, ${sizes.test} test items`,
+        sizes,
+      });
       settings.warnings.push(...(splits.warnings ?? []));
       try {
         settings.warnings.push(...preflight(config, sizes));
@@ -106,11 +138,19 @@ export async function preflightRun(loaded: LoadedConfig, options: PreflightOptio
       return undefined;
     },
   );
-  const roles = await Promise.all([checkRole('target', config.model.target, config, options), checkRole('optimizer', config.model.optimizer, config, options)]);
+  const roles = await Promise.all([
+    checkRole('target', config.model.target, config, options),
+    checkRole('optimizer', config.model.optimizer, config, options),
+  ]);
   const env = await loadData;
   // The judge is called only by envs that score with it; it is checked when it is a model of its own.
   const judge = config.model.judge as RoleConfig;
-  if (env?.usesJudge && (judge.backend !== config.model.optimizer.backend || judge.model !== config.model.optimizer.model || judge.base_url !== config.model.optimizer.base_url)) {
+  if (
+    env?.usesJudge &&
+    (judge.backend !== config.model.optimizer.backend ||
+      judge.model !== config.model.optimizer.model ||
+      judge.base_url !== config.model.optimizer.base_url)
+  ) {
     roles.push(await checkRole('judge', judge, config, options));
   }
   return { ok: data.ok && settings.ok && roles.every((r) => r.ok), data, settings, roles };

@@ -43,7 +43,9 @@ const RESUMABLE = ['stopped', 'interrupted', 'failed'];
 const MAX_RUN_DEPTH = 3;
 
 const OutSchema = z.object({ root: z.number().int().nonnegative(), path: z.string().min(1) }).strict();
-const ConfigBody = z.object({ config: z.string(), overrides: z.array(z.string()).default([]), out: OutSchema.optional() }).strict();
+const ConfigBody = z
+  .object({ config: z.string(), overrides: z.array(z.string()).default([]), out: OutSchema.optional() })
+  .strict();
 const RunBody = z.object({ run: z.string() }).strict();
 const StopBody = z.union([z.object({ run: z.string() }).strict(), z.object({ job: z.string() }).strict()]);
 const ResumeBody = z.object({ run: z.string(), budget: z.record(z.string(), z.number()).default({}) }).strict();
@@ -94,25 +96,52 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     if (out) {
       const root = roots.roots[out.root];
       if (!root) throw new HttpError(400, `out.root: no run root number ${out.root} (there are ${roots.roots.length})`);
-      const rel = out.path.replace(/\\/g, '/').split('/').filter((p) => p && p !== '.').join('/');
+      const rel = out.path
+        .replace(/\\/g, '/')
+        .split('/')
+        .filter((p) => p && p !== '.')
+        .join('/');
       const dir = resolveInside(root.real, rel, 'out.path', `the run root ${root.given}`);
-      if (rel.split('/').length > MAX_RUN_DEPTH) throw new HttpError(400, `out.path: ${rel} is more than ${MAX_RUN_DEPTH} levels under ${root.given}, where the dashboard would not find the run`);
-      if (fs.existsSync(dir) && isRunDir(dir)) throw new HttpError(409, `out.path: ${rel} under ${root.given} already holds a run; resume it from its page, or choose another directory`);
+      if (rel.split('/').length > MAX_RUN_DEPTH)
+        throw new HttpError(
+          400,
+          `out.path: ${rel} is more than ${MAX_RUN_DEPTH} levels under ${root.given}, where the dashboard would not find the run`,
+        );
+      if (fs.existsSync(dir) && isRunDir(dir))
+        throw new HttpError(
+          409,
+          `out.path: ${rel} under ${root.given} already holds a run; resume it from its page, or choose another directory`,
+        );
       return { dir, id: `${root.index}/${rel}` };
     }
     const root = roots.roots[0]!;
     const base = `${env || 'run'}/${stamp(env)}`;
     let rel = base;
-    for (let n = 2; fs.existsSync(path.join(root.real, rel)) || jobs.list(path.join(root.real, rel)).length > 0; n++) rel = `${base}-${n}`;
+    for (let n = 2; fs.existsSync(path.join(root.real, rel)) || jobs.list(path.join(root.real, rel)).length > 0; n++)
+      rel = `${base}-${n}`;
     return { dir: path.join(root.real, rel), id: `${root.index}/${rel}` };
   };
 
-  const trainArgs = (file: string, outDir: string, overrides: string[]) => ['train', '--config', shownPath(file, jobs.cwd), '--out', shownPath(outDir, jobs.cwd), ...overrides.flatMap((o) => ['--set', o])];
+  const trainArgs = (file: string, outDir: string, overrides: string[]) => [
+    'train',
+    '--config',
+    shownPath(file, jobs.cwd),
+    '--out',
+    shownPath(outDir, jobs.cwd),
+    ...overrides.flatMap((o) => ['--set', o]),
+  ];
 
   app.get('/api/action/configs', async (c) => {
     const { backendNames } = await import('../../model/registry.ts');
     const { configs: list, problems } = configs.list();
-    return c.json({ roots: configs.roots.map((r) => r.given), configs: list, problems, runRoots: roots.roots.map((r) => r.given), fields: FORM_FIELDS, backends: backendNames() });
+    return c.json({
+      roots: configs.roots.map((r) => r.given),
+      configs: list,
+      problems,
+      runRoots: roots.roots.map((r) => r.given),
+      fields: FORM_FIELDS,
+      backends: backendNames(),
+    });
   });
 
   // The config resolved with the overrides, its keys marked, the form's values, the command and the dry-run plan.
@@ -198,7 +227,13 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
       budget: reader.budget(),
       budgetStop: budgetStop(reader),
       canEvaluate: !live && bestSkill && inv.ok,
-      evalProblem: live ? 'the run is training: evaluate it once it has stopped or finished' : !bestSkill ? 'the run has no best_skill.md yet' : inv.ok ? undefined : inv.reason,
+      evalProblem: live
+        ? 'the run is training: evaluate it once it has stopped or finished'
+        : !bestSkill
+          ? 'the run has no best_skill.md yet'
+          : inv.ok
+            ? undefined
+            : inv.reason,
       jobs: jobs.list(loc.dir),
     });
   });
@@ -231,7 +266,8 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     const req = await body(c, ResumeBody);
     const loc = roots.resolve(req.run);
     if (liveProcess(loc)) throw new HttpError(409, 'this run is running; stop it first');
-    if (jobs.running(loc.dir, ['eval'])) throw new HttpError(409, 'an evaluation of this run is running; resume it once the evaluation has ended');
+    if (jobs.running(loc.dir, ['eval']))
+      throw new HttpError(409, 'an evaluation of this run is running; resume it once the evaluation has ended');
     const reader = ctx.readerFor(loc);
     const status = reader.overview().status;
     if (!RESUMABLE.includes(status)) throw new HttpError(409, `a ${status} run is not resumed`);
@@ -239,7 +275,8 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     if (!inv.ok) throw new HttpError(409, `this run cannot be resumed from the dashboard: ${inv.reason}`);
     const shape = BudgetSchema.shape as Record<string, z.ZodType>;
     const raised = Object.entries(req.budget).map(([k, v]) => {
-      if (!BUDGET_LIMITS.includes(k)) throw new HttpError(400, `budget.${k}: not a budget limit (they are ${BUDGET_LIMITS.join(', ')})`);
+      if (!BUDGET_LIMITS.includes(k))
+        throw new HttpError(400, `budget.${k}: not a budget limit (they are ${BUDGET_LIMITS.join(', ')})`);
       const check = shape[k]!.safeParse(v);
       if (!check.success) throw new HttpError(400, `budget.${k}: ${check.error.issues[0]!.message}`);
       return `budget.${k}=${v}`;
@@ -267,7 +304,10 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
         throw new HttpError(400, errorMessage(err));
       }
     }
-    const skills = [...(req.compareInitial && isFileInside(run.root, run.skill(0)) ? [run.skill(0)] : []), run.bestSkill];
+    const skills = [
+      ...(req.compareInitial && isFileInside(run.root, run.skill(0)) ? [run.skill(0)] : []),
+      run.bestSkill,
+    ];
     const name = `${stamp('')}_${req.split}`;
     let outDir = run.path(EVALS_DIR, name);
     for (let n = 2; fs.existsSync(outDir); n++) outDir = run.path(EVALS_DIR, `${name}-${n}`);

@@ -14,15 +14,25 @@ export type RunInvocation = { ok: true; inv: Invocation; configFile: string } | 
 
 export function runInvocation(reader: RunReader, program: string, cwd: string): RunInvocation {
   const configFile = reader.configFile();
-  if (!configFile) return { ok: false, reason: 'its config.json does not name the config file it was started from (a run of the original Python SkillOpt, or one that never started)' };
+  if (!configFile)
+    return {
+      ok: false,
+      reason:
+        'its config.json does not name the config file it was started from (a run of the original Python SkillOpt, or one that never started)',
+    };
   if (!fs.existsSync(configFile)) return { ok: false, reason: `its config file ${configFile} no longer exists` };
   const { started } = reader.lifecycle();
   let overrides: string[] = [];
   if (started?.resume_command) {
     const parsed = parseResumeCommand(started.resume_command);
-    if (!parsed) return { ok: false, reason: `its event log's resume command cannot be read back: ${started.resume_command}` };
+    if (!parsed)
+      return { ok: false, reason: `its event log's resume command cannot be read back: ${started.resume_command}` };
     const secret = parsed.overrides.find((o) => o.endsWith(`=${REDACTED}`));
-    if (secret) return { ok: false, reason: `it was started with a secret value (${secret.slice(0, secret.indexOf('='))}), which is not recorded; resume it from a terminal with that value: ${started.resume_command}` };
+    if (secret)
+      return {
+        ok: false,
+        reason: `it was started with a secret value (${secret.slice(0, secret.indexOf('='))}), which is not recorded; resume it from a terminal with that value: ${started.resume_command}`,
+      };
     overrides = parsed.overrides;
   }
   return { ok: true, inv: { program, config: shownPath(configFile, cwd), overrides }, configFile };

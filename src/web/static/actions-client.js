@@ -40,7 +40,11 @@ export async function useToken(token) {
 
 async function call(path, init) {
   const { token } = await actionAccess();
-  const res = await fetch(`/api/action/${path}`, { cache: 'no-store', ...init, headers: { ...init.headers, [TOKEN_HEADER]: token ?? '' } });
+  const res = await fetch(`/api/action/${path}`, {
+    cache: 'no-store',
+    ...init,
+    headers: { ...init.headers, [TOKEN_HEADER]: token ?? '' },
+  });
   let body;
   try {
     body = await res.json();
@@ -53,7 +57,11 @@ async function call(path, init) {
 
 /** A POST of an action with a JSON body. */
 export function act(path, body) {
-  return call(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+  return call(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body ?? {}),
+  });
 }
 
 /** A read of the action API (configs, jobs, a run's actions). */

@@ -18,7 +18,18 @@ export const COLORS = {
 /** Whole steps only on the x axis. */
 const STEP_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000];
 
-const STAGE_COLORS = ['#4c6ef5', '#f08c00', '#2b8a3e', '#c2255c', '#1098ad', '#862e9c', '#e8590c', '#5c940d', '#495057', '#d6336c'];
+const STAGE_COLORS = [
+  '#4c6ef5',
+  '#f08c00',
+  '#2b8a3e',
+  '#c2255c',
+  '#1098ad',
+  '#862e9c',
+  '#e8590c',
+  '#5c940d',
+  '#495057',
+  '#d6336c',
+];
 export const stageColor = (i) => STAGE_COLORS[i % STAGE_COLORS.length];
 
 function epochPlugin(getLines) {
@@ -81,13 +92,40 @@ export function createChart(parent, spec) {
   const series = [{ label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) }];
   spec.series.forEach((s, i) => {
     const base = { label: s.label, stroke: s.color, scale: s.scale ?? 'y', spanGaps: true };
-    const value = spec.stacked ? (_u, _v, _si, idx) => (idx == null ? '—' : fmtY(raw[i]?.[idx] ?? null)) : (_u, v) => fmtY(v);
+    const value = spec.stacked
+      ? (_u, _v, _si, idx) => (idx == null ? '—' : fmtY(raw[i]?.[idx] ?? null))
+      : (_u, v) => fmtY(v);
     if (s.kind === 'points') {
-      series.push({ ...base, value, width: 0, paths: () => null, points: { show: true, size: s.size ?? 9, fill: s.hollow ? '#fff' : s.color, stroke: s.color, width: s.hollow ? 2 : 1 } });
+      series.push({
+        ...base,
+        value,
+        width: 0,
+        paths: () => null,
+        points: {
+          show: true,
+          size: s.size ?? 9,
+          fill: s.hollow ? '#fff' : s.color,
+          stroke: s.color,
+          width: s.hollow ? 2 : 1,
+        },
+      });
     } else if (s.kind === 'bars' || spec.stacked) {
-      series.push({ ...base, value, fill: `${s.color}cc`, width: 0, paths: uPlot.paths.bars({ size: [0.7, 40], gap: 1 }), points: { show: false } });
+      series.push({
+        ...base,
+        value,
+        fill: `${s.color}cc`,
+        width: 0,
+        paths: uPlot.paths.bars({ size: [0.7, 40], gap: 1 }),
+        points: { show: false },
+      });
     } else {
-      series.push({ ...base, value, width: s.width ?? 2, dash: s.dash, points: { show: (self) => self.data[0].length < 60, size: 4 } });
+      series.push({
+        ...base,
+        value,
+        width: s.width ?? 2,
+        dash: s.dash,
+        points: { show: (self) => self.data[0].length < 60, size: 4 },
+      });
     }
   });
   // Stacked bars: the tallest (the total) is drawn first, each smaller sum over it.
@@ -95,12 +133,29 @@ export function createChart(parent, spec) {
 
   const axes = [
     { label: 'step', size: 36, gap: 2, grid: { stroke: '#eef0f4' }, incrs: STEP_INCRS },
-    { label: spec.yLabel ?? '', size: 58, grid: { stroke: '#eef0f4' }, values: spec.axisFmt ? (_u, vals) => vals.map(spec.axisFmt) : undefined },
+    {
+      label: spec.yLabel ?? '',
+      size: 58,
+      grid: { stroke: '#eef0f4' },
+      values: spec.axisFmt ? (_u, vals) => vals.map(spec.axisFmt) : undefined,
+    },
   ];
   // Half a step of margin each side, so the first and last bars show whole.
-  const scales = { x: { time: false, range: (_u, min, max) => [(min ?? 0) - 0.5, (max ?? 1) + 0.5] }, y: spec.yRange ? { range: spec.yRange } : { range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1] } };
+  const scales = {
+    x: { time: false, range: (_u, min, max) => [(min ?? 0) - 0.5, (max ?? 1) + 0.5] },
+    y: spec.yRange
+      ? { range: spec.yRange }
+      : { range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1] },
+  };
   if (spec.series.some((s) => s.scale === 'y2')) {
-    axes.push({ side: 1, scale: 'y2', label: spec.y2Label ?? '', size: 58, grid: { show: false }, values: spec.axis2Fmt ? (_u, vals) => vals.map(spec.axis2Fmt) : undefined });
+    axes.push({
+      side: 1,
+      scale: 'y2',
+      label: spec.y2Label ?? '',
+      size: 58,
+      grid: { show: false },
+      values: spec.axis2Fmt ? (_u, vals) => vals.map(spec.axis2Fmt) : undefined,
+    });
     scales.y2 = { range: (_u, min, max) => [Math.min(0, min ?? 0), max > 0 ? max * 1.08 : 1] };
   }
 

@@ -26,7 +26,17 @@ export class CompareView {
     const picks = h(
       'div.filters',
       runs.map((r) =>
-        h('label', { style: 'margin-right:12px' }, h('input', { type: 'checkbox', value: r.id, checked: this.ids.includes(r.id), onchange: (e) => this.toggle(r.id, e.target.checked) }), ` ${r.name}`),
+        h(
+          'label',
+          { style: 'margin-right:12px' },
+          h('input', {
+            type: 'checkbox',
+            value: r.id,
+            checked: this.ids.includes(r.id),
+            onchange: (e) => this.toggle(r.id, e.target.checked),
+          }),
+          ` ${r.name}`,
+        ),
       ),
     );
     const metric = h(
@@ -35,7 +45,11 @@ export class CompareView {
       Object.entries(METRICS).map(([k, m]) => h('option', { value: k, selected: k === this.metric }, m.label)),
     );
     this.chartBox = h('div');
-    el.append(h('h1', 'Compare runs'), h('div.panel', h('h3', 'Runs'), picks, h('div.filters', h('span.sub', 'metric'), metric)), this.chartBox);
+    el.append(
+      h('h1', 'Compare runs'),
+      h('div.panel', h('h3', 'Runs'), picks, h('div.filters', h('span.sub', 'metric'), metric)),
+      this.chartBox,
+    );
     await this.rebuild();
   }
 
@@ -49,7 +63,11 @@ export class CompareView {
 
   toggle(id, on) {
     this.ids = on ? [...new Set([...this.ids, id])] : this.ids.filter((x) => x !== id);
-    history.replaceState(null, '', `#/compare?runs=${this.ids.map(encodeURIComponent).join(',')}&metric=${this.metric}`);
+    history.replaceState(
+      null,
+      '',
+      `#/compare?runs=${this.ids.map(encodeURIComponent).join(',')}&metric=${this.metric}`,
+    );
     return this.rebuild();
   }
 

@@ -18,10 +18,18 @@ export class EvalsPanel {
   }
 
   async load() {
-    const [{ evals }, info] = await Promise.all([api('evals', { run: this.runId }), this.access.enabled ? actGet('run', { run: this.runId }) : null]);
+    const [{ evals }, info] = await Promise.all([
+      api('evals', { run: this.runId }),
+      this.access.enabled ? actGet('run', { run: this.runId }) : null,
+    ]);
     this.info = info;
     const jobs = (info?.jobs ?? []).filter((j) => j.kind === 'eval');
-    put(this.el, this.form(), ...jobs.filter((j) => j.state === 'running' || j.exitCode !== 0).map((j) => jobPanel(j)), ...evals.map((e) => this.result(e, jobs)));
+    put(
+      this.el,
+      this.form(),
+      ...jobs.filter((j) => j.state === 'running' || j.exitCode !== 0).map((j) => jobPanel(j)),
+      ...evals.map((e) => this.result(e, jobs)),
+    );
     clearTimeout(this.timer);
     if (jobs.some((j) => j.state === 'running') && this.el.isConnected) this.timer = setTimeout(() => this.load(), 800);
   }
@@ -30,13 +38,28 @@ export class EvalsPanel {
     if (!this.access.enabled) return null;
     const i = this.info;
     if (!i.canEvaluate) return h('div.panel', h('h3', 'Evaluate the best skill'), h('div.sub', i.evalProblem));
-    const split = h('select#eval-split', ['test', 'val', 'train', 'all'].map((s) => h('option', { value: s }, s)));
-    const targets = h('textarea#eval-targets', { rows: 2, placeholder: "other targets, one BACKEND:MODEL a line (empty: the config's target)" });
+    const split = h(
+      'select#eval-split',
+      ['test', 'val', 'train', 'all'].map((s) => h('option', { value: s }, s)),
+    );
+    const targets = h('textarea#eval-targets', {
+      rows: 2,
+      placeholder: "other targets, one BACKEND:MODEL a line (empty: the config's target)",
+    });
     const repeats = h('input#eval-repeats', { type: 'number', min: 1, value: 1, size: 4 });
     const initial = h('input#eval-initial', { type: 'checkbox' });
     const go = async () => {
       try {
-        await act('eval', { run: this.runId, split: split.value, targets: targets.value.split('\n').map((t) => t.trim()).filter(Boolean), repeats: Number(repeats.value), compareInitial: initial.checked });
+        await act('eval', {
+          run: this.runId,
+          split: split.value,
+          targets: targets.value
+            .split('\n')
+            .map((t) => t.trim())
+            .filter(Boolean),
+          repeats: Number(repeats.value),
+          compareInitial: initial.checked,
+        });
       } catch (err) {
         this.el.prepend(errorBox(err));
         return;
@@ -46,7 +69,12 @@ export class EvalsPanel {
     return h(
       'div.panel',
       h('h3', 'Evaluate the best skill'),
-      h('div.form', h('label.field', h('span', 'Split'), split), h('label.field', h('span', 'Repeats'), repeats), h('label.field', h('span', 'Also the initial skill (paired comparison)'), initial)),
+      h(
+        'div.form',
+        h('label.field', h('span', 'Split'), split),
+        h('label.field', h('span', 'Repeats'), repeats),
+        h('label.field', h('span', 'Also the initial skill (paired comparison)'), initial),
+      ),
       targets,
       h('div.row', h('button#evaluate', { onclick: go }, 'Evaluate')),
     );
@@ -55,8 +83,15 @@ export class EvalsPanel {
   result(e, jobs) {
     const s = e.summary;
     const running = jobs.some((j) => j.state === 'running' && j.outDir?.endsWith(`/${e.name}`));
-    const head = h('div.row', h('strong', e.name), s ? h('span.sub', `split ${s.split} · ${s.items ?? '—'} items · ${s.repeats} repeat(s)`) : h('span.sub', running ? 'running…' : 'no summary: stopped or failed'));
-    if (!s) return h('div.panel.eval', { dataset: { eval: e.name } }, head, e.problem ? h('div.callout', e.problem) : null);
+    const head = h(
+      'div.row',
+      h('strong', e.name),
+      s
+        ? h('span.sub', `split ${s.split} · ${s.items ?? '—'} items · ${s.repeats} repeat(s)`)
+        : h('span.sub', running ? 'running…' : 'no summary: stopped or failed'),
+    );
+    if (!s)
+      return h('div.panel.eval', { dataset: { eval: e.name } }, head, e.problem ? h('div.callout', e.problem) : null);
     const ci = (c) => (c ? ` [${score(c[0])}, ${score(c[1])}]` : '');
     return h(
       'div.panel.eval',
@@ -64,14 +99,58 @@ export class EvalsPanel {
       head,
       h(
         'table.eval-cells',
-        h('thead', h('tr', h('th', 'Skill'), h('th', 'Target'), h('th.num', 'Items'), h('th.num', 'Hard (95% CI)'), h('th.num', 'Soft'), h('th.num', 'Not scored'))),
-        h('tbody', s.cells.map((c) => h('tr', h('td', c.skill_label), h('td', c.target), h('td.num', c.n_items), h('td.num', `${score(c.hard)}${ci(c.hard_ci95)}`), h('td.num', score(c.soft)), h('td.num', c.errors)))),
+        h(
+          'thead',
+          h(
+            'tr',
+            h('th', 'Skill'),
+            h('th', 'Target'),
+            h('th.num', 'Items'),
+            h('th.num', 'Hard (95% CI)'),
+            h('th.num', 'Soft'),
+            h('th.num', 'Not scored'),
+          ),
+        ),
+        h(
+          'tbody',
+          s.cells.map((c) =>
+            h(
+              'tr',
+              h('td', c.skill_label),
+              h('td', c.target),
+              h('td.num', c.n_items),
+              h('td.num', `${score(c.hard)}${ci(c.hard_ci95)}`),
+              h('td.num', score(c.soft)),
+              h('td.num', c.errors),
+            ),
+          ),
+        ),
       ),
       s.comparisons.length
         ? h(
             'table.eval-comparisons',
-            h('thead', h('tr', h('th', 'Target'), h('th', 'Candidate − baseline'), h('th.num', 'Hard difference (95% CI)'), h('th.num', 'p'))),
-            h('tbody', s.comparisons.map((c) => h('tr', h('td', c.target), h('td', `${c.candidate} − ${c.baseline}`), h('td.num', `${pct(c.hard.diff)}${c.hard.ci ? ` [${pct(c.hard.ci[0])}, ${pct(c.hard.ci[1])}]` : ''}`), h('td.num', c.hard.p === null ? '—' : c.hard.p.toFixed(3))))),
+            h(
+              'thead',
+              h(
+                'tr',
+                h('th', 'Target'),
+                h('th', 'Candidate − baseline'),
+                h('th.num', 'Hard difference (95% CI)'),
+                h('th.num', 'p'),
+              ),
+            ),
+            h(
+              'tbody',
+              s.comparisons.map((c) =>
+                h(
+                  'tr',
+                  h('td', c.target),
+                  h('td', `${c.candidate} − ${c.baseline}`),
+                  h('td.num', `${pct(c.hard.diff)}${c.hard.ci ? ` [${pct(c.hard.ci[0])}, ${pct(c.hard.ci[1])}]` : ''}`),
+                  h('td.num', c.hard.p === null ? '—' : c.hard.p.toFixed(3)),
+                ),
+              ),
+            ),
           )
         : null,
     );

@@ -7,29 +7,64 @@ const KIND = { train: 'training', resume: 'resume', eval: 'evaluation' };
 /** A process started from the page: its command, state, and the end of its console when it failed. */
 export function jobPanel(job, { showOutput } = {}) {
   const failed = job.state === 'exited' && job.exitCode !== 0;
-  const state = job.state === 'running' ? badge('running', job.interrupts ? 'stopping' : 'running') : failed ? badge('failed', `exited ${job.exitCode ?? job.signal}`) : badge('finished', 'done');
+  const state =
+    job.state === 'running'
+      ? badge('running', job.interrupts ? 'stopping' : 'running')
+      : failed
+        ? badge('failed', `exited ${job.exitCode ?? job.signal}`)
+        : badge('finished', 'done');
   return h(
     'div.panel.job',
     { dataset: { job: job.id, state: job.state, exit: job.exitCode ?? '' } },
-    h('div.row', h('strong', KIND[job.kind] ?? job.kind), state, h('span.sub', `started ${new Date(job.startedAt).toLocaleTimeString()}${job.pid ? ` · pid ${job.pid}` : ''}`)),
+    h(
+      'div.row',
+      h('strong', KIND[job.kind] ?? job.kind),
+      state,
+      h('span.sub', `started ${new Date(job.startedAt).toLocaleTimeString()}${job.pid ? ` · pid ${job.pid}` : ''}`),
+    ),
     h('div.sub', `in ${job.cwd}`),
     h('pre.command', job.command),
-    (failed || showOutput) && job.output ? h('details', { open: failed }, h('summary', failed ? 'Console (the end)' : 'Console'), h('pre.console', job.output)) : null,
+    (failed || showOutput) && job.output
+      ? h(
+          'details',
+          { open: failed },
+          h('summary', failed ? 'Console (the end)' : 'Console'),
+          h('pre.console', job.output),
+        )
+      : null,
   );
 }
 
 /** The checks before a launch, one row each. */
 export function preflightTable(report) {
   const row = (what, ok, message, fix) =>
-    h('tr', { dataset: { check: what, ok: ok ? '1' : '0' } }, h('td', what), h('td', badge(ok ? 'pass' : 'fail', ok ? 'ok' : 'failed')), h('td', h('div', message), fix ? h('div.sub', `Fix: ${fix}`) : null));
+    h(
+      'tr',
+      { dataset: { check: what, ok: ok ? '1' : '0' } },
+      h('td', what),
+      h('td', badge(ok ? 'pass' : 'fail', ok ? 'ok' : 'failed')),
+      h('td', h('div', message), fix ? h('div.sub', `Fix: ${fix}`) : null),
+    );
   return h(
     'table#preflight',
     h('thead', h('tr', h('th', 'Check'), h('th', ''), h('th', 'Result'))),
     h(
       'tbody',
       row('data', report.data.ok, report.data.message),
-      row('settings', report.settings.ok, [report.settings.message, ...report.settings.warnings.map((w) => `warning: ${w}`)].filter(Boolean).join('\n') || 'ok'),
-      report.roles.map((r) => row(`model.${r.role}`, r.ok, `${r.backend}:${r.model || '(default)'}${r.endpoint ? ` at ${r.endpoint}` : ''}: ${r.message}`, r.fix)),
+      row(
+        'settings',
+        report.settings.ok,
+        [report.settings.message, ...report.settings.warnings.map((w) => `warning: ${w}`)].filter(Boolean).join('\n') ||
+          'ok',
+      ),
+      report.roles.map((r) =>
+        row(
+          `model.${r.role}`,
+          r.ok,
+          `${r.backend}:${r.model || '(default)'}${r.endpoint ? ` at ${r.endpoint}` : ''}: ${r.message}`,
+          r.fix,
+        ),
+      ),
     ),
   );
 }

@@ -15,7 +15,9 @@ export class LineagePanel {
     el.append(box);
     for (const p of view.problems) box.append(h('div.callout', p));
     if (!view.pool) {
-      box.append(h('div.sub.empty-state', 'This run keeps one current skill: no candidate pool (optimizer.pool_size).'));
+      box.append(
+        h('div.sub.empty-state', 'This run keeps one current skill: no candidate pool (optimizer.pool_size).'),
+      );
       return;
     }
     const children = new Map();
@@ -37,12 +39,24 @@ export class LineagePanel {
           n.kind === 'initial' ? badge('selected', 'initial') : actionBadge(n.action),
           h('span.sub', ` ${n.score === null ? 'stopped early' : score(n.score)} · ${n.tokens} tokens`),
           n.parents.length > 1 ? h('span.sub', ` · merged with ${n.parents.slice(1).join(', ')}`) : null,
-          n.test ? h('span.sub', ` · effect ${n.test.effect >= 0 ? '+' : ''}${n.test.effect.toFixed(3)}, p ${n.test.p.toFixed(3)}`) : null,
-          n.in_pool ? badge('applied', 'in pool') : n.dropped_at !== undefined ? h('span.sub', ` · dropped at step ${n.dropped_at}`) : null,
+          n.test
+            ? h(
+                'span.sub',
+                ` · effect ${n.test.effect >= 0 ? '+' : ''}${n.test.effect.toFixed(3)}, p ${n.test.p.toFixed(3)}`,
+              )
+            : null,
+          n.in_pool
+            ? badge('applied', 'in pool')
+            : n.dropped_at !== undefined
+              ? h('span.sub', ` · dropped at step ${n.dropped_at}`)
+              : null,
         ),
         children.has(n.id) ? h('ul', children.get(n.id).map(item)) : null,
       );
     };
-    box.append(h('h3', `Candidates (${view.nodes.length}); in the pool: ${view.members.join(', ')}`), h('ul.lineage', (children.get('') ?? []).map(item)));
+    box.append(
+      h('h3', `Candidates (${view.nodes.length}); in the pool: ${view.members.join(', ')}`),
+      h('ul.lineage', (children.get('') ?? []).map(item)),
+    );
   }
 }

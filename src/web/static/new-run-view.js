@@ -21,7 +21,20 @@ export class NewRunView {
       el.append(h('div.callout.warn', access.reason ?? 'actions are off on this dashboard'));
       if (access.needsToken) {
         const input = h('input', { type: 'password', placeholder: 'token printed by skillopt ui', size: 40 });
-        el.append(h('div.row', input, h('button', { onclick: async () => ((await useToken(input.value)) ? location.reload() : alert('the server did not take this token')) }, 'Use token')));
+        el.append(
+          h(
+            'div.row',
+            input,
+            h(
+              'button',
+              {
+                onclick: async () =>
+                  (await useToken(input.value)) ? location.reload() : alert('the server did not take this token'),
+              },
+              'Use token',
+            ),
+          ),
+        );
       }
       return;
     }
@@ -40,9 +53,21 @@ export class NewRunView {
       ),
     );
     this.formEl = h('div.form');
-    this.extraEl = h('textarea#extra', { rows: 4, placeholder: 'more overrides, one key=value a line (as --set), e.g. env.limit=20', oninput: () => this.recheck() });
-    this.outRoot = h('select#out-root', { onchange: () => this.recheck() }, meta.runRoots.map((r, i) => h('option', { value: i }, r)));
-    this.outPath = h('input#out-path', { type: 'text', placeholder: '<env>/<timestamp> (default)', oninput: () => this.recheck() });
+    this.extraEl = h('textarea#extra', {
+      rows: 4,
+      placeholder: 'more overrides, one key=value a line (as --set), e.g. env.limit=20',
+      oninput: () => this.recheck(),
+    });
+    this.outRoot = h(
+      'select#out-root',
+      { onchange: () => this.recheck() },
+      meta.runRoots.map((r, i) => h('option', { value: i }, r)),
+    );
+    this.outPath = h('input#out-path', {
+      type: 'text',
+      placeholder: '<env>/<timestamp> (default)',
+      oninput: () => this.recheck(),
+    });
     this.commandEl = h('pre.command#command');
     this.errorEl = h('div');
     this.configEl = h('div.panel.config-view');
@@ -57,8 +82,22 @@ export class NewRunView {
         'div.split',
         h(
           'div',
-          h('div.panel', h('h3', 'Settings'), this.formEl, h('h3', 'More overrides'), this.extraEl, h('h3', 'Run directory'), h('div.row', this.outRoot, ' / ', this.outPath)),
-          h('div.panel', h('h3', 'Command'), this.commandEl, h('div.sub', 'the page runs exactly this, in the directory the dashboard was started from'), h('div.row', this.checkBtn, this.launchBtn)),
+          h(
+            'div.panel',
+            h('h3', 'Settings'),
+            this.formEl,
+            h('h3', 'More overrides'),
+            this.extraEl,
+            h('h3', 'Run directory'),
+            h('div.row', this.outRoot, ' / ', this.outPath),
+          ),
+          h(
+            'div.panel',
+            h('h3', 'Command'),
+            this.commandEl,
+            h('div.sub', 'the page runs exactly this, in the directory the dashboard was started from'),
+            h('div.row', this.checkBtn, this.launchBtn),
+          ),
           this.errorEl,
           this.checksEl,
         ),
@@ -86,15 +125,30 @@ export class NewRunView {
 
   renderForm() {
     this.fieldEls = {};
-    const lists = { backends: h('datalist#backends', this.meta.backends.map((b) => h('option', { value: b }))) };
+    const lists = {
+      backends: h(
+        'datalist#backends',
+        this.meta.backends.map((b) => h('option', { value: b })),
+      ),
+    };
     const rows = this.meta.fields.map((f) => {
       const value = this.defaults[f.key];
       let input;
       if (f.kind === 'bool' || f.kind === 'select') {
         const options = f.kind === 'bool' ? ['true', 'false'] : f.options;
-        input = h('select', { onchange: () => this.recheck() }, options.map((o) => h('option', { value: o, selected: String(value) === o }, o)));
+        input = h(
+          'select',
+          { onchange: () => this.recheck() },
+          options.map((o) => h('option', { value: o, selected: String(value) === o }, o)),
+        );
       } else {
-        input = h('input', { type: 'text', value: value ?? '', list: f.suggest, oninput: () => this.recheck(), size: f.kind === 'number' ? 8 : 24 });
+        input = h('input', {
+          type: 'text',
+          value: value ?? '',
+          list: f.suggest,
+          oninput: () => this.recheck(),
+          size: f.kind === 'number' ? 8 : 24,
+        });
       }
       input.dataset.key = f.key;
       this.fieldEls[f.key] = input;
@@ -135,7 +189,11 @@ export class NewRunView {
 
   render(res) {
     this.commandEl.textContent = res.command;
-    put(this.errorEl, res.valid ? null : h('div.callout#config-error', h('strong', 'The config does not load. '), h('pre', res.error)), ...(res.warnings ?? []).map((w) => h('div.callout.warn', w)));
+    put(
+      this.errorEl,
+      res.valid ? null : h('div.callout#config-error', h('strong', 'The config does not load. '), h('pre', res.error)),
+      ...(res.warnings ?? []).map((w) => h('div.callout.warn', w)),
+    );
     this.launchBtn.disabled = this.checkBtn.disabled = !res.valid;
     if (!res.valid) {
       put(this.configEl, h('h3', 'Config file'), h('pre.source', res.source ?? ''));
@@ -145,22 +203,45 @@ export class NewRunView {
     put(
       this.configEl,
       h('h3', 'Resolved config'),
-      h('div.sub', `from ${res.files.join(' ← ')}; `, h('span.mark-base', 'differs from the base'), ' · ', h('span.mark-form', 'changed here')),
+      h(
+        'div.sub',
+        `from ${res.files.join(' ← ')}; `,
+        h('span.mark-base', 'differs from the base'),
+        ' · ',
+        h('span.mark-form', 'changed here'),
+      ),
       res.baseProblem ? h('div.callout.warn', res.baseProblem) : null,
       h(
         'div.yaml#resolved',
-        res.lines.map((l) => h('div', { class: l.mark ? `mark-${l.mark}` : '', style: `padding-left:${l.depth * 14 + 4}px`, dataset: { path: l.path } }, l.value === undefined ? `${l.key}:` : `${l.key}: ${l.value}`)),
+        res.lines.map((l) =>
+          h(
+            'div',
+            {
+              class: l.mark ? `mark-${l.mark}` : '',
+              style: `padding-left:${l.depth * 14 + 4}px`,
+              dataset: { path: l.path },
+            },
+            l.value === undefined ? `${l.key}:` : `${l.key}: ${l.value}`,
+          ),
+        ),
       ),
       h('details', h('summary', 'The config file as written'), h('pre.source', res.source ?? '')),
     );
-    put(this.planEl, h('h3', 'Dry run: planned calls, tokens and cost'), res.plan ? planTable(res.plan) : h('div.callout.warn', `no estimate: ${res.planError}`));
+    put(
+      this.planEl,
+      h('h3', 'Dry run: planned calls, tokens and cost'),
+      res.plan ? planTable(res.plan) : h('div.callout.warn', `no estimate: ${res.planError}`),
+    );
   }
 
   async preflight() {
     put(this.checksEl, h('div.panel', 'Checking the data, the settings and each endpoint…'));
     try {
       const { preflight } = await act('preflight', { config: this.config, overrides: this.overrides() });
-      put(this.checksEl, h('div.panel', h('h3', preflight.ok ? 'Every check passed' : 'Checks failed'), preflightTable(preflight)));
+      put(
+        this.checksEl,
+        h('div.panel', h('h3', preflight.ok ? 'Every check passed' : 'Checks failed'), preflightTable(preflight)),
+      );
     } catch (err) {
       put(this.checksEl, errorBox(err));
     }
@@ -178,13 +259,20 @@ export class NewRunView {
       return;
     }
     if (!res.launched) {
-      put(this.checksEl, h('div.panel#launch-refused', h('h3', 'Not launched: a check failed'), preflightTable(res.preflight)));
+      put(
+        this.checksEl,
+        h('div.panel#launch-refused', h('h3', 'Not launched: a check failed'), preflightTable(res.preflight)),
+      );
       this.launchBtn.disabled = false;
       return;
     }
     this.job = res.job;
     this.runId = res.run;
-    put(this.checksEl, h('div.callout.ok', 'Launched. The run page opens once its directory exists.'), (this.jobEl = h('div', jobPanel(res.job))));
+    put(
+      this.checksEl,
+      h('div.callout.ok', 'Launched. The run page opens once its directory exists.'),
+      (this.jobEl = h('div', jobPanel(res.job))),
+    );
     this.follow();
   }
 
@@ -213,13 +301,37 @@ function planTable(plan) {
   const cost = (x) => (x === null ? 'unknown' : usd(x));
   return h(
     'div',
-    h('div.sub', `${plan.epochs} epoch(s) × ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`),
+    h(
+      'div.sub',
+      `${plan.epochs} epoch(s) × ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
+    ),
     h(
       'table#plan',
-      h('thead', h('tr', h('th', 'Stage'), h('th', 'Role'), h('th.num', 'Calls'), h('th.num', 'Input tokens'), h('th.num', 'Output tokens'), h('th.num', 'Cost'))),
+      h(
+        'thead',
+        h(
+          'tr',
+          h('th', 'Stage'),
+          h('th', 'Role'),
+          h('th.num', 'Calls'),
+          h('th.num', 'Input tokens'),
+          h('th.num', 'Output tokens'),
+          h('th.num', 'Cost'),
+        ),
+      ),
       h(
         'tbody',
-        plan.stages.map((s) => h('tr', h('td', s.stage, s.upperBound ? h('span.sub', ' (at most)') : null), h('td', s.role), h('td.num', int(s.calls)), h('td.num', int(s.inputTokens)), h('td.num', int(s.outputTokens)), h('td.num', cost(s.costUsd)))),
+        plan.stages.map((s) =>
+          h(
+            'tr',
+            h('td', s.stage, s.upperBound ? h('span.sub', ' (at most)') : null),
+            h('td', s.role),
+            h('td.num', int(s.calls)),
+            h('td.num', int(s.inputTokens)),
+            h('td.num', int(s.outputTokens)),
+            h('td.num', cost(s.costUsd)),
+          ),
+        ),
         h(
           'tr.total',
           h('td', h('strong', 'total')),
@@ -231,6 +343,13 @@ function planTable(plan) {
         ),
       ),
     ),
-    h('details', h('summary', 'Assumed'), h('ul', plan.assumptions.map((a) => h('li', a)))),
+    h(
+      'details',
+      h('summary', 'Assumed'),
+      h(
+        'ul',
+        plan.assumptions.map((a) => h('li', a)),
+      ),
+    ),
   );
 }

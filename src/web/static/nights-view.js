@@ -5,7 +5,16 @@ import { act, actionAccess } from './actions-client.js';
 import { renderDiff } from './skills-panel.js';
 import { api, badge, errorBox, h, put, score } from './util.js';
 
-const STATE_LABEL = { staged: 'staged', adopted: 'adopted', rolled_back: 'rolled back', nothing_staged: 'nothing staged', skipped: 'skipped', stopped: 'stopped', no_tasks: 'no tasks', handoff_pending: 'waiting for answers' };
+const STATE_LABEL = {
+  staged: 'staged',
+  adopted: 'adopted',
+  rolled_back: 'rolled back',
+  nothing_staged: 'nothing staged',
+  skipped: 'skipped',
+  stopped: 'stopped',
+  no_tasks: 'no tasks',
+  handoff_pending: 'waiting for answers',
+};
 
 export const nightLink = (id) => `#/night/${encodeURIComponent(id)}`;
 
@@ -26,11 +35,28 @@ export function nightsPanel(data) {
     h(
       n.id ? 'tr.click' : 'tr',
       { dataset: { night: n.id ?? '' }, onclick: n.id ? () => (location.hash = nightLink(n.id)) : undefined },
-      h('td', n.id ? h('a', { href: nightLink(n.id) }, `night ${n.night ?? '?'}`) : n.night !== undefined ? `night ${n.night}` : '—'),
+      h(
+        'td',
+        n.id
+          ? h('a', { href: nightLink(n.id) }, `night ${n.night ?? '?'}`)
+          : n.night !== undefined
+            ? `night ${n.night}`
+            : '—',
+      ),
       h('td', when(n.at)),
       h('td', h('code', n.project || '(every project)')),
-      h('td', stateBadge(n), n.reason ? h('div.sub', n.reason) : null, n.problems.length ? h('div.problems', { title: n.problems.join('\n') }, `⚠ ${n.problems.length} problem(s)`) : null),
-      h('td', n.documents.map((d) => h('div', gateText(d)))),
+      h(
+        'td',
+        stateBadge(n),
+        n.reason ? h('div.sub', n.reason) : null,
+        n.problems.length
+          ? h('div.problems', { title: n.problems.join('\n') }, `⚠ ${n.problems.length} problem(s)`)
+          : null,
+      ),
+      h(
+        'td',
+        n.documents.map((d) => h('div', gateText(d))),
+      ),
       h('td.num', n.documents.some((d) => d.staged) ? String(n.edits) : '—'),
     ),
   );
@@ -40,8 +66,33 @@ export function nightsPanel(data) {
     h('div.sub', `from ${data.stateDir}`),
     ...data.problems.map((p) => h('div.callout.warn', p)),
     data.nights.length === 0
-      ? h('div.panel.empty-state', 'No Sleep night yet. ', h('code', 'skillopt sleep run'), ' stages one; ', h('code', 'skillopt sleep schedule'), ' runs one every night.')
-      : h('div.panel', h('table#nights', h('thead', h('tr', h('th', 'Night'), h('th', 'Date'), h('th', 'Project'), h('th', 'State'), h('th', 'Gate (val before → after)'), h('th.num', 'Edits'))), h('tbody', rows))),
+      ? h(
+          'div.panel.empty-state',
+          'No Sleep night yet. ',
+          h('code', 'skillopt sleep run'),
+          ' stages one; ',
+          h('code', 'skillopt sleep schedule'),
+          ' runs one every night.',
+        )
+      : h(
+          'div.panel',
+          h(
+            'table#nights',
+            h(
+              'thead',
+              h(
+                'tr',
+                h('th', 'Night'),
+                h('th', 'Date'),
+                h('th', 'Project'),
+                h('th', 'State'),
+                h('th', 'Gate (val before → after)'),
+                h('th.num', 'Edits'),
+              ),
+            ),
+            h('tbody', rows),
+          ),
+        ),
   );
 }
 
@@ -51,8 +102,15 @@ function confirmDialog(id, title, lines, confirmLabel) {
     const dialog = h(
       `dialog#${id}`,
       h('h3', title),
-      h('ul', lines.map((l) => h('li', l))),
-      h('div.row', h('button.primary#confirm', { onclick: () => close(true) }, confirmLabel), h('button#cancel', { onclick: () => close(false) }, 'Cancel')),
+      h(
+        'ul',
+        lines.map((l) => h('li', l)),
+      ),
+      h(
+        'div.row',
+        h('button.primary#confirm', { onclick: () => close(true) }, confirmLabel),
+        h('button#cancel', { onclick: () => close(false) }, 'Cancel'),
+      ),
     );
     const close = (ok) => {
       dialog.close();
@@ -76,7 +134,12 @@ export class NightView {
     this.head = h('div#night-head');
     this.actions = h('div.actions#night-actions');
     this.body = h('div');
-    el.append(h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', `Sleep night ${this.id}`), this.head, this.actions, this.body);
+    el.append(
+      h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', `Sleep night ${this.id}`),
+      this.head,
+      this.actions,
+      this.body,
+    );
     await this.load();
   }
 
@@ -85,7 +148,12 @@ export class NightView {
     put(
       this.head,
       h('h1', `Sleep night ${n.night ?? ''} `, stateBadge(n)),
-      h('div.sub', `${when(n.at)} · project `, h('code', n.project || '(every project)'), ` · ${n.backend} · ${n.edits} edit(s) staged`),
+      h(
+        'div.sub',
+        `${when(n.at)} · project `,
+        h('code', n.project || '(every project)'),
+        ` · ${n.backend} · ${n.edits} edit(s) staged`,
+      ),
       ...n.problems.map((p) => h('div.callout.warn', p)),
     );
     this.renderActions();
@@ -95,8 +163,18 @@ export class NightView {
         h(
           'div.panel.night-doc',
           { dataset: { doc: d.name } },
-          h('h3', `${d.kind ?? 'document'} ${d.name} `, d.staged ? badge(d.adopted ? 'adopted' : 'staged', d.adopted ? 'adopted' : 'waiting for adoption') : badge('reject', d.action)),
-          h('div.sub', d.live_path ? h('code', d.live_path) : null, ` · gate ${d.action}: val ${score(d.baseline)} → ${score(d.candidate)}${d.edits !== undefined ? ` · ${d.edits} edit(s)` : ''}`),
+          h(
+            'h3',
+            `${d.kind ?? 'document'} ${d.name} `,
+            d.staged
+              ? badge(d.adopted ? 'adopted' : 'staged', d.adopted ? 'adopted' : 'waiting for adoption')
+              : badge('reject', d.action),
+          ),
+          h(
+            'div.sub',
+            d.live_path ? h('code', d.live_path) : null,
+            ` · gate ${d.action}: val ${score(d.baseline)} → ${score(d.candidate)}${d.edits !== undefined ? ` · ${d.edits} edit(s)` : ''}`,
+          ),
           d.diff ? renderDiff(d.diff) : d.staged ? h('div.sub', 'no diff recorded for this document') : null,
         ),
       ),
@@ -107,7 +185,15 @@ export class NightView {
   renderActions(message) {
     const n = this.night;
     if (!this.access.enabled) {
-      put(this.actions, n.pending.length ? h('div.sub', `Adopting from the page is off: ${this.access.reason ?? 'actions are not allowed'}. Run skillopt sleep adopt --night ${n.id}`) : null);
+      put(
+        this.actions,
+        n.pending.length
+          ? h(
+              'div.sub',
+              `Adopting from the page is off: ${this.access.reason ?? 'actions are not allowed'}. Run skillopt sleep adopt --night ${n.id}`,
+            )
+          : null,
+      );
       return;
     }
     const pending = n.documents.filter((d) => d.staged && !d.adopted);
@@ -124,14 +210,32 @@ export class NightView {
   }
 
   async adopt(pending) {
-    const lines = pending.map((d) => `${d.kind} ${d.name}: ${d.live_path} (val ${score(d.baseline)} → ${score(d.candidate)})`);
-    if (!(await confirmDialog('confirm-adopt', 'Adopt these proposals? Each file is replaced (its bytes kept in a backup); Roll back puts them back.', lines, 'Adopt'))) return;
+    const lines = pending.map(
+      (d) => `${d.kind} ${d.name}: ${d.live_path} (val ${score(d.baseline)} → ${score(d.candidate)})`,
+    );
+    if (
+      !(await confirmDialog(
+        'confirm-adopt',
+        'Adopt these proposals? Each file is replaced (its bytes kept in a backup); Roll back puts them back.',
+        lines,
+        'Adopt',
+      ))
+    )
+      return;
     await this.act('night/adopt', (r) => `adopted: ${r.adopted.map((a) => a.live_path).join(', ')}`);
   }
 
   async rollback(adopted) {
     const lines = adopted.map((d) => `${d.kind} ${d.name}: ${d.live_path}`);
-    if (!(await confirmDialog('confirm-rollback', 'Roll back the adoption? These files are put back as they were before it.', lines, 'Roll back'))) return;
+    if (
+      !(await confirmDialog(
+        'confirm-rollback',
+        'Roll back the adoption? These files are put back as they were before it.',
+        lines,
+        'Roll back',
+      ))
+    )
+      return;
     await this.act('night/rollback', (r) => `rolled back: ${r.restored.map((a) => a.live_path).join(', ')}`);
   }
 

@@ -28,7 +28,8 @@ export class RunActions {
     }
     this.render();
     // A process of ours that has not made its mark on the run yet (starting, or failing): look again soon.
-    if (this.info.jobs.some((j) => j.state === 'running' && j.kind !== 'eval') && !this.info.running) setTimeout(() => this.refresh(), 700);
+    if (this.info.jobs.some((j) => j.state === 'running' && j.kind !== 'eval') && !this.info.running)
+      setTimeout(() => this.refresh(), 700);
   }
 
   async run(what, body) {
@@ -50,13 +51,33 @@ export class RunActions {
     if (i.running) {
       buttons.push(
         i.stopping
-          ? h('button#stop-now', { onclick: () => this.run('stop'), title: 'a second interrupt: exit at once; the run resumes from its last complete step' }, 'Stop now')
-          : h('button#stop', { onclick: () => this.run('stop'), title: 'stop at a safe point, as Ctrl-C: the calls in flight finish and are saved' }, 'Stop'),
+          ? h(
+              'button#stop-now',
+              {
+                onclick: () => this.run('stop'),
+                title: 'a second interrupt: exit at once; the run resumes from its last complete step',
+              },
+              'Stop now',
+            )
+          : h(
+              'button#stop',
+              {
+                onclick: () => this.run('stop'),
+                title: 'stop at a safe point, as Ctrl-C: the calls in flight finish and are saved',
+              },
+              'Stop',
+            ),
         i.stopping ? h('span.sub', 'stopping at a safe point: the calls in flight finish and are saved…') : null,
       );
     }
     if (i.canResume) buttons.push(h('button#resume', { onclick: () => this.run('resume', {}) }, 'Resume'));
-    const parts = [h('div.row', ...buttons, !i.running && !i.canResume && i.resumeProblem ? h('span.sub', `Resume: ${i.resumeProblem}`) : null)];
+    const parts = [
+      h(
+        'div.row',
+        ...buttons,
+        !i.running && !i.canResume && i.resumeProblem ? h('span.sub', `Resume: ${i.resumeProblem}`) : null,
+      ),
+    ];
     if (i.canResume && i.budgetStop) parts.push(this.budgetForm(i));
     if (i.canResume && i.resumeCommand) parts.push(h('div.sub', 'resumes with: ', h('code', i.resumeCommand)));
     const latest = i.jobs.find((j) => j.kind !== 'eval');
@@ -71,14 +92,31 @@ export class RunActions {
     const fields = limits.map(([k, v]) => {
       const key = `budget.${k}`;
       const reached = key === i.budgetStop.key;
-      inputs[k] = h('input', { type: 'number', min: 0, step: 'any', value: reached ? i.budgetStop.limit * 2 : v, dataset: { key } });
-      return h('label.field', { class: reached ? 'field reached' : 'field' }, h('span', `${key}${reached ? ' (reached)' : ''}`), inputs[k]);
+      inputs[k] = h('input', {
+        type: 'number',
+        min: 0,
+        step: 'any',
+        value: reached ? i.budgetStop.limit * 2 : v,
+        dataset: { key },
+      });
+      return h(
+        'label.field',
+        { class: reached ? 'field reached' : 'field' },
+        h('span', `${key}${reached ? ' (reached)' : ''}`),
+        inputs[k],
+      );
     });
     const submit = () => {
       const budget = {};
-      for (const [k, input] of Object.entries(inputs)) if (input.value !== '' && Number(input.value) !== i.budget[k]) budget[k] = Number(input.value);
+      for (const [k, input] of Object.entries(inputs))
+        if (input.value !== '' && Number(input.value) !== i.budget[k]) budget[k] = Number(input.value);
       this.run('resume', { budget });
     };
-    return h('div.panel#budget', h('h3', `Budget reached: ${i.budgetStop.key}=${i.budgetStop.limit}`), h('div.form', fields), h('button#raise', { onclick: submit }, 'Raise and resume'));
+    return h(
+      'div.panel#budget',
+      h('h3', `Budget reached: ${i.budgetStop.key}=${i.budgetStop.limit}`),
+      h('div.form', fields),
+      h('button#raise', { onclick: submit }, 'Raise and resume'),
+    );
   }
 }

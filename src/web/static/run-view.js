@@ -67,7 +67,16 @@ export class RunView {
       h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', detail.name),
       this.head,
       actionsBox,
-      h('div.tabs', TABS.map(([t, label]) => h('a', { href: runLink(this.id, t === 'overview' ? '' : `/${t}`), class: t === this.tab ? 'active' : '' }, label))),
+      h(
+        'div.tabs',
+        TABS.map(([t, label]) =>
+          h(
+            'a',
+            { href: runLink(this.id, t === 'overview' ? '' : `/${t}`), class: t === this.tab ? 'active' : '' },
+            label,
+          ),
+        ),
+      ),
       this.body,
     );
     this.renderHead();
@@ -76,7 +85,10 @@ export class RunView {
     else if (this.tab === 'skills') await new SkillsPanel(this.id, this.query).mount(this.body);
     else if (this.tab === 'candidates') await new LineagePanel(this.id).mount(this.body);
     else if (this.tab === 'evals') await this.renderEvals();
-    else if (this.tab === 'config') this.body.append(h('div.panel', h('pre', JSON.stringify(detail.config ?? { note: 'this run has no config.json' }, null, 2))));
+    else if (this.tab === 'config')
+      this.body.append(
+        h('div.panel', h('pre', JSON.stringify(detail.config ?? { note: 'this run has no config.json' }, null, 2))),
+      );
   }
 
   unmount() {
@@ -112,7 +124,10 @@ export class RunView {
   async reloadOnce() {
     try {
       const last = this.rows.at(-1)?.step ?? 0;
-      const [detail, history] = await Promise.all([api('run', { run: this.id }), api('history', { run: this.id, since: last })]);
+      const [detail, history] = await Promise.all([
+        api('run', { run: this.id }),
+        api('history', { run: this.id, since: last }),
+      ]);
       this.detail = detail;
       if (detail.progress.completedSteps < last) {
         this.rows = (await api('history', { run: this.id })).rows; // the history was rewritten
@@ -129,16 +144,36 @@ export class RunView {
   renderHead() {
     const d = this.detail;
     const p = d.progress;
-    put(this.head, 
+    put(
+      this.head,
       h(
         'div.row',
         h('h1', d.name),
         statusBadge(d),
         d.layout === 'python' ? badge('incomplete', 'Python SkillOpt layout') : null,
         h('div.grow'),
-        h('div', { style: 'min-width:220px' }, progressBar(p.completedSteps, p.totalSteps), h('div.sub', `step ${p.completedSteps}${p.totalSteps ? ` of ${p.totalSteps}` : ''}${p.epochs ? ` · epoch ${p.epoch ?? '—'} of ${p.epochs}` : ''}`), stageLine(p.stage)),
+        h(
+          'div',
+          { style: 'min-width:220px' },
+          progressBar(p.completedSteps, p.totalSteps),
+          h(
+            'div.sub',
+            `step ${p.completedSteps}${p.totalSteps ? ` of ${p.totalSteps}` : ''}${p.epochs ? ` · epoch ${p.epoch ?? '—'} of ${p.epochs}` : ''}`,
+          ),
+          stageLine(p.stage),
+        ),
       ),
-      h('div.sub', [d.env && `env ${d.env}`, d.target && `target ${d.target}`, d.optimizer && `optimizer ${d.optimizer}`, `updated ${ago(d.updatedAt)}`].filter(Boolean).join(' · ')),
+      h(
+        'div.sub',
+        [
+          d.env && `env ${d.env}`,
+          d.target && `target ${d.target}`,
+          d.optimizer && `optimizer ${d.optimizer}`,
+          `updated ${ago(d.updatedAt)}`,
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      ),
       d.statusDetail ? h('div.callout.warn', d.statusDetail) : null,
       ...d.problems.map((pr) => h('div.callout', { dataset: { problem: '1' } }, pr)),
     );
@@ -187,7 +222,12 @@ export class RunView {
     const sig = stages.join('|');
     if (this.charts[key] && this.charts[key].sig === sig) return this.charts[key];
     this.charts[key]?.destroy();
-    const chart = createChart(this.stageCharts, { ...spec, id: key, stacked: true, series: stages.map((s, i) => ({ label: s, color: stageColor(i) })) });
+    const chart = createChart(this.stageCharts, {
+      ...spec,
+      id: key,
+      stacked: true,
+      series: stages.map((s, i) => ({ label: s, color: stageColor(i) })),
+    });
     chart.sig = sig;
     this.charts[key] = chart;
     return chart;
@@ -212,7 +252,9 @@ export class RunView {
         (base !== null ? [base] : []).concat(val((r) => r.best_score)),
         pad(val((r) => (accepted(r.action) ? (r.candidate_gate_score ?? r.current_score) : null))),
         pad(val((r) => (r.action === 'reject' ? r.candidate_gate_score : null))),
-        pad(val((r) => (r.action === 'reject' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null))),
+        pad(
+          val((r) => (r.action === 'reject' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null)),
+        ),
         pad(val((r) => (r.action.startsWith('skip') ? r.current_score : null))),
       ],
       lines,
@@ -222,14 +264,31 @@ export class RunView {
 
     const tokenStages = [...new Set(rows.flatMap((r) => Object.keys(r.tokens ?? {})))];
     if (tokenStages.length) {
-      this.stackedChart('tokens', { title: 'Tokens per step, by stage', yLabel: 'tokens', fmt: (v) => (v == null ? '—' : int(v)), axisFmt: int }, tokenStages).setData(
+      this.stackedChart(
+        'tokens',
+        { title: 'Tokens per step, by stage', yLabel: 'tokens', fmt: (v) => (v == null ? '—' : int(v)), axisFmt: int },
+        tokenStages,
+      ).setData(
         sx,
-        tokenStages.map((s) => rows.map((r) => (r.tokens?.[s] ? (r.tokens[s].prompt_tokens ?? 0) + (r.tokens[s].completion_tokens ?? 0) : null))),
+        tokenStages.map((s) =>
+          rows.map((r) =>
+            r.tokens?.[s] ? (r.tokens[s].prompt_tokens ?? 0) + (r.tokens[s].completion_tokens ?? 0) : null,
+          ),
+        ),
         lines,
       );
       const priced = rows.some((r) => (stepCost(r.tokens) ?? 0) > 0);
       if (priced) {
-        this.stackedChart('cost', { title: 'Cost per step, by stage (USD)', yLabel: 'USD', fmt: (v) => (v == null ? '—' : usd(v)), axisFmt: (v) => usd(v) }, tokenStages).setData(
+        this.stackedChart(
+          'cost',
+          {
+            title: 'Cost per step, by stage (USD)',
+            yLabel: 'USD',
+            fmt: (v) => (v == null ? '—' : usd(v)),
+            axisFmt: (v) => usd(v),
+          },
+          tokenStages,
+        ).setData(
           sx,
           tokenStages.map((s) => rows.map((r) => (isNum(r.tokens?.[s]?.cost_usd) ? r.tokens[s].cost_usd : null))),
           lines,
@@ -238,18 +297,21 @@ export class RunView {
     }
     const timeStages = [...new Set(rows.flatMap((r) => Object.keys(r.timing ?? {})))];
     if (timeStages.length) {
-      this.stackedChart('timing', { title: 'Stage timings per step (seconds)', yLabel: 's', fmt: (v) => (v == null ? '—' : `${v.toFixed(1)}s`) }, timeStages.map((s) => s.replace(/_s$/, ''))).setData(
+      this.stackedChart(
+        'timing',
+        { title: 'Stage timings per step (seconds)', yLabel: 's', fmt: (v) => (v == null ? '—' : `${v.toFixed(1)}s`) },
+        timeStages.map((s) => s.replace(/_s$/, '')),
+      ).setData(
         sx,
         timeStages.map((s) => val((r) => r.timing?.[s])),
         lines,
       );
     }
     if (rows.some((r) => r.gate)) {
-      this.stackedChart('gate', { title: 'Gate: selection rollouts used and saved', yLabel: 'rollouts' }, ['used', 'saved']).setData(
-        sx,
-        [val((r) => r.gate?.rollouts_used), val((r) => r.gate?.rollouts_saved)],
-        lines,
-      );
+      this.stackedChart('gate', { title: 'Gate: selection rollouts used and saved', yLabel: 'rollouts' }, [
+        'used',
+        'saved',
+      ]).setData(sx, [val((r) => r.gate?.rollouts_used), val((r) => r.gate?.rollouts_saved)], lines);
     }
     this.renderTables();
     this.renderSteps();
@@ -275,14 +337,37 @@ export class RunView {
     const wall = rows.reduce((a, r) => a + (r.wall_time_s ?? 0), 0);
     const card = (k, v, sub) => h('div.card', h('div.k', k), h('div.v', v), sub ? h('div.d', sub) : null);
     const u = d.usage;
-    put(this.cardsEl, 
+    put(
+      this.cardsEl,
       card('Best selection score', score(d.bestScore), d.bestStep !== undefined ? `step ${d.bestStep}` : null),
       card('Initial selection score', score(d.baselineSelection)),
-      card('Test: initial → best', `${score(d.test.baseline)} → ${score(d.test.best)}`, isNum(d.test.baseline) && isNum(d.test.best) ? `${d.test.best >= d.test.baseline ? '+' : ''}${((d.test.best - d.test.baseline) * 100).toFixed(1)} points` : null),
+      card(
+        'Test: initial → best',
+        `${score(d.test.baseline)} → ${score(d.test.best)}`,
+        isNum(d.test.baseline) && isNum(d.test.best)
+          ? `${d.test.best >= d.test.baseline ? '+' : ''}${((d.test.best - d.test.baseline) * 100).toFixed(1)} points`
+          : null,
+      ),
       card('Test: final skill', score(d.test.final)),
-      card('Steps', `${count((a) => a.startsWith('accept') || a === 'force_accept')} / ${count((a) => a === 'reject')} / ${count((a) => a.startsWith('skip'))}`, 'accepted / rejected / skipped'),
-      card('Tokens', int(u.promptTokens + u.completionTokens), `${int(u.promptTokens)} in · ${int(u.completionTokens)} out${u.source !== 'calls' ? ` · from ${u.source}` : ''}`),
-      card('Cost', costOf(u), u.unpricedCalls > 0 && u.unpricedCalls < u.calls ? `${u.unpricedCalls} call(s) without a price` : u.reusedCalls ? `${u.reusedCalls} call(s) reused from cache` : null),
+      card(
+        'Steps',
+        `${count((a) => a.startsWith('accept') || a === 'force_accept')} / ${count((a) => a === 'reject')} / ${count((a) => a.startsWith('skip'))}`,
+        'accepted / rejected / skipped',
+      ),
+      card(
+        'Tokens',
+        int(u.promptTokens + u.completionTokens),
+        `${int(u.promptTokens)} in · ${int(u.completionTokens)} out${u.source !== 'calls' ? ` · from ${u.source}` : ''}`,
+      ),
+      card(
+        'Cost',
+        costOf(u),
+        u.unpricedCalls > 0 && u.unpricedCalls < u.calls
+          ? `${u.unpricedCalls} call(s) without a price`
+          : u.reusedCalls
+            ? `${u.reusedCalls} call(s) reused from cache`
+            : null,
+      ),
       card('Step time', secs(wall), rows.length ? `${secs(wall / rows.length)} per step` : null),
     );
   }
@@ -296,7 +381,17 @@ export class RunView {
       h('h3', `Transfer (${t.split} split, ${t.n_items} items)`),
       h(
         'table#transfer',
-        h('thead', h('tr', h('th', 'Target'), h('th.num', 'Initial skill'), h('th.num', 'Best skill'), h('th.num', 'Best − initial'), h('th.num', 'p'))),
+        h(
+          'thead',
+          h(
+            'tr',
+            h('th', 'Target'),
+            h('th.num', 'Initial skill'),
+            h('th.num', 'Best skill'),
+            h('th.num', 'Best − initial'),
+            h('th.num', 'p'),
+          ),
+        ),
         h(
           'tbody',
           t.rows.map((r) =>
@@ -306,8 +401,16 @@ export class RunView {
               h('td', r.target),
               h('td.num', pct(r.initial.hard), ci(r.initial)),
               h('td.num', pct(r.best.hard), ci(r.best)),
-              h('td.num', diff(r.hard), r.hard.ci ? h('div.sub', `${diff({ diff: r.hard.ci[0] })}…${diff({ diff: r.hard.ci[1] })}`) : null),
-              h('td.num', r.hard.p === null ? '—' : r.hard.p < 0.001 ? r.hard.p.toExponential(1) : r.hard.p.toFixed(3), h('div.sub', r.hard.method.replace('_', ' '))),
+              h(
+                'td.num',
+                diff(r.hard),
+                r.hard.ci ? h('div.sub', `${diff({ diff: r.hard.ci[0] })}…${diff({ diff: r.hard.ci[1] })}`) : null,
+              ),
+              h(
+                'td.num',
+                r.hard.p === null ? '—' : r.hard.p < 0.001 ? r.hard.p.toExponential(1) : r.hard.p.toFixed(3),
+                h('div.sub', r.hard.method.replace('_', ' ')),
+              ),
             ),
           ),
         ),
@@ -326,7 +429,18 @@ export class RunView {
           h('h3', 'Test (held-out split)'),
           h(
             'table#tests',
-            h('thead', h('tr', h('th', 'Task type'), h('th.num', 'Items'), h('th.num', 'Initial skill'), h('th.num', 'Best skill'), h('th.num', 'Final skill'), h('th.num', 'Best − initial'))),
+            h(
+              'thead',
+              h(
+                'tr',
+                h('th', 'Task type'),
+                h('th.num', 'Items'),
+                h('th.num', 'Initial skill'),
+                h('th.num', 'Best skill'),
+                h('th.num', 'Final skill'),
+                h('th.num', 'Best − initial'),
+              ),
+            ),
             h(
               'tbody',
               d.tests.map((t) =>
@@ -337,7 +451,12 @@ export class RunView {
                   h('td.num', cell(t.baseline)),
                   h('td.num', cell(t.best)),
                   h('td.num', cell(t.final)),
-                  h('td.num', isNum(t.best?.hard_acc) && isNum(t.baseline?.hard_acc) ? `${t.best.hard_acc >= t.baseline.hard_acc ? '+' : ''}${((t.best.hard_acc - t.baseline.hard_acc) * 100).toFixed(1)}` : '—'),
+                  h(
+                    'td.num',
+                    isNum(t.best?.hard_acc) && isNum(t.baseline?.hard_acc)
+                      ? `${t.best.hard_acc >= t.baseline.hard_acc ? '+' : ''}${((t.best.hard_acc - t.baseline.hard_acc) * 100).toFixed(1)}`
+                      : '—',
+                  ),
                 ),
               ),
             ),
@@ -347,7 +466,10 @@ export class RunView {
     }
     if (d.transfer) parts.push(this.transferTable(d.transfer));
     if (d.epochs.length) {
-      const excerpt = (o, key) => (typeof o?.[key] === 'string' ? h('div.sub', { title: o[key] }, o[key].length > 160 ? `${o[key].slice(0, 160)}…` : o[key]) : null);
+      const excerpt = (o, key) =>
+        typeof o?.[key] === 'string'
+          ? h('div.sub', { title: o[key] }, o[key].length > 160 ? `${o[key].slice(0, 160)}…` : o[key])
+          : null;
       parts.push(
         h(
           'div.panel',
@@ -365,11 +487,22 @@ export class RunView {
                   h(
                     'td',
                     e.slowUpdate ? badge(e.slowUpdate.action ?? 'done', e.slowUpdate.action ?? 'done') : '—',
-                    isNum(e.slowUpdate?.prev_hard) ? h('span.sub', ` previous ${score(e.slowUpdate.prev_hard)} → current ${score(e.slowUpdate.curr_hard)}`) : null,
-                    isNum(e.slowUpdate?.selection_hard) ? h('span.sub', ` · selection ${score(e.slowUpdate.selection_hard)}`) : null,
+                    isNum(e.slowUpdate?.prev_hard)
+                      ? h(
+                          'span.sub',
+                          ` previous ${score(e.slowUpdate.prev_hard)} → current ${score(e.slowUpdate.curr_hard)}`,
+                        )
+                      : null,
+                    isNum(e.slowUpdate?.selection_hard)
+                      ? h('span.sub', ` · selection ${score(e.slowUpdate.selection_hard)}`)
+                      : null,
                     excerpt(e.slowUpdate, 'slow_update_content'),
                   ),
-                  h('td', e.metaSkill ? badge(e.metaSkill.action ?? 'done', e.metaSkill.action ?? 'done') : '—', excerpt(e.metaSkill, 'meta_skill_content')),
+                  h(
+                    'td',
+                    e.metaSkill ? badge(e.metaSkill.action ?? 'done', e.metaSkill.action ?? 'done') : '—',
+                    excerpt(e.metaSkill, 'meta_skill_content'),
+                  ),
                 ),
               ),
             ),
@@ -379,7 +512,8 @@ export class RunView {
     }
     const stages = Object.entries(d.usageByStage ?? {});
     const times = {};
-    for (const r of this.rows) for (const [k, v] of Object.entries(r.timing ?? {})) times[k] = (times[k] ?? 0) + (v ?? 0);
+    for (const r of this.rows)
+      for (const [k, v] of Object.entries(r.timing ?? {})) times[k] = (times[k] ?? 0) + (v ?? 0);
     parts.push(
       h(
         'div.split',
@@ -389,12 +523,37 @@ export class RunView {
           stages.length
             ? h(
                 'table#usage',
-                h('thead', h('tr', h('th', 'Purpose'), h('th.num', 'Calls'), h('th.num', 'Prompt'), h('th.num', 'Completion'), h('th.num', 'Cached'), h('th.num', 'Reasoning'), h('th.num', 'Cost'))),
+                h(
+                  'thead',
+                  h(
+                    'tr',
+                    h('th', 'Purpose'),
+                    h('th.num', 'Calls'),
+                    h('th.num', 'Prompt'),
+                    h('th.num', 'Completion'),
+                    h('th.num', 'Cached'),
+                    h('th.num', 'Reasoning'),
+                    h('th.num', 'Cost'),
+                  ),
+                ),
                 h(
                   'tbody',
                   stages
-                    .sort((a, b) => b[1].promptTokens + b[1].completionTokens - (a[1].promptTokens + a[1].completionTokens))
-                    .map(([k, s]) => h('tr', h('td', k), h('td.num', int(s.calls)), h('td.num', int(s.promptTokens)), h('td.num', int(s.completionTokens)), h('td.num', int(s.cachedTokens)), h('td.num', int(s.reasoningTokens)), h('td.num', costOf(s)))),
+                    .sort(
+                      (a, b) => b[1].promptTokens + b[1].completionTokens - (a[1].promptTokens + a[1].completionTokens),
+                    )
+                    .map(([k, s]) =>
+                      h(
+                        'tr',
+                        h('td', k),
+                        h('td.num', int(s.calls)),
+                        h('td.num', int(s.promptTokens)),
+                        h('td.num', int(s.completionTokens)),
+                        h('td.num', int(s.cachedTokens)),
+                        h('td.num', int(s.reasoningTokens)),
+                        h('td.num', costOf(s)),
+                      ),
+                    ),
                 ),
               )
             : h('div.sub', 'no usage recorded yet'),
@@ -403,7 +562,13 @@ export class RunView {
           'div.panel',
           h('h3', 'Time by stage (all steps)'),
           Object.keys(times).length
-            ? h('table', h('tbody', Object.entries(times).map(([k, v]) => h('tr', h('td', k.replace(/_s$/, '')), h('td.num', secs(v))))))
+            ? h(
+                'table',
+                h(
+                  'tbody',
+                  Object.entries(times).map(([k, v]) => h('tr', h('td', k.replace(/_s$/, '')), h('td.num', secs(v)))),
+                ),
+              )
             : h('div.sub', 'no timings yet'),
         ),
       ),
@@ -411,7 +576,15 @@ export class RunView {
     // Step banners are for the console; the rest (warnings, skips, notes) is worth a look.
     const logs = (d.logs ?? []).filter((l) => !/={6,}/.test(l.message)).slice(-12);
     if (logs.length) {
-      parts.push(h('div.panel', h('h3', 'Recent messages'), logs.map((l) => h('div', { class: l.level === 'warn' ? 'problems' : 'sub' }, `${l.time.slice(11, 19)} ${l.message}`))));
+      parts.push(
+        h(
+          'div.panel',
+          h('h3', 'Recent messages'),
+          logs.map((l) =>
+            h('div', { class: l.level === 'warn' ? 'problems' : 'sub' }, `${l.time.slice(11, 19)} ${l.message}`),
+          ),
+        ),
+      );
     }
     put(this.tablesEl, ...parts);
   }
@@ -469,9 +642,17 @@ export class RunView {
       pages > 1
         ? h(
             'div.pager',
-            h('button', { disabled: this.page === 0, onclick: () => ((this.page -= 1), this.renderSteps()) }, '‹ newer'),
+            h(
+              'button',
+              { disabled: this.page === 0, onclick: () => ((this.page -= 1), this.renderSteps()) },
+              '‹ newer',
+            ),
             `page ${this.page + 1} of ${pages}`,
-            h('button', { disabled: this.page >= pages - 1, onclick: () => ((this.page += 1), this.renderSteps()) }, 'older ›'),
+            h(
+              'button',
+              { disabled: this.page >= pages - 1, onclick: () => ((this.page += 1), this.renderSteps()) },
+              'older ›',
+            ),
           )
         : null;
     put(this.stepsEl, rows.length ? table : h('div.sub', 'no finished step yet'), pager);

@@ -3,11 +3,14 @@
 import { api, h, errorBox, put } from './util.js';
 
 export function renderDiff(diff) {
-  if (!diff.lines.length) return h('div.diff', { dataset: { added: 0, removed: 0 } }, h('div.hunk', 'the two versions are identical'));
+  if (!diff.lines.length)
+    return h('div.diff', { dataset: { added: 0, removed: 0 } }, h('div.hunk', 'the two versions are identical'));
   return h(
     'div.diff',
     { dataset: { added: diff.added, removed: diff.removed } },
-    diff.lines.map((l) => h('div', { class: l.t === '+' ? 'add' : l.t === '-' ? 'del' : l.t === '@' ? 'hunk' : 'ctx' }, l.text)),
+    diff.lines.map((l) =>
+      h('div', { class: l.t === '+' ? 'add' : l.t === '-' ? 'del' : l.t === '@' ? 'hunk' : 'ctx' }, l.text),
+    ),
   );
 }
 
@@ -22,7 +25,12 @@ export class DiffPanel {
   }
 
   mount(el) {
-    const pick = (value, onchange) => h('select', { onchange }, this.versions.map((v) => h('option', { value: v.ref, selected: v.ref === value }, v.label)));
+    const pick = (value, onchange) =>
+      h(
+        'select',
+        { onchange },
+        this.versions.map((v) => h('option', { value: v.ref, selected: v.ref === value }, v.label)),
+      );
     this.out = h('div');
     this.stats = h('span.sub');
     el.append(
@@ -32,7 +40,11 @@ export class DiffPanel {
         pick(this.a, (e) => ((this.a = e.target.value), this.load())),
         h('span.sub', 'to'),
         pick(this.b, (e) => ((this.b = e.target.value), this.load())),
-        h('label.sub', h('input', { type: 'checkbox', onchange: (e) => ((this.full = e.target.checked), this.load()) }), ' whole document'),
+        h(
+          'label.sub',
+          h('input', { type: 'checkbox', onchange: (e) => ((this.full = e.target.checked), this.load()) }),
+          ' whole document',
+        ),
         this.stats,
       ),
       this.out,
@@ -79,7 +91,11 @@ export class SkillsPanel {
     const show = async (ref) => {
       try {
         const s = await api('skill', { run: this.runId, ref });
-        put(viewOut, h('div.skilltext', s.text || '(empty)'), s.truncated ? h('div.sub', 'shown: the first part') : null);
+        put(
+          viewOut,
+          h('div.skilltext', s.text || '(empty)'),
+          s.truncated ? h('div.sub', 'shown: the first part') : null,
+        );
       } catch (err) {
         put(viewOut, errorBox(err));
       }
@@ -88,7 +104,14 @@ export class SkillsPanel {
       h(
         'div.panel',
         h('h3', 'One version'),
-        h('div.filters', h('select', { onchange: (e) => show(e.target.value) }, versions.map((v) => h('option', { value: v.ref, selected: v.ref === b }, v.label)))),
+        h(
+          'div.filters',
+          h(
+            'select',
+            { onchange: (e) => show(e.target.value) },
+            versions.map((v) => h('option', { value: v.ref, selected: v.ref === b }, v.label)),
+          ),
+        ),
         viewOut,
       ),
     );

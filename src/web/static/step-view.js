@@ -3,7 +3,24 @@
 // them, the diff of the candidate against the current skill, and the step's rollouts.
 import { DiffPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
-import { api, h, isNum, score, secs, int, usd, actionBadge, badge, stepTokens, stepCost, runLink, debounce, put, candidateScore, earlyStopText } from './util.js';
+import {
+  api,
+  h,
+  isNum,
+  score,
+  secs,
+  int,
+  usd,
+  actionBadge,
+  badge,
+  stepTokens,
+  stepCost,
+  runLink,
+  debounce,
+  put,
+  candidateScore,
+  earlyStopText,
+} from './util.js';
 
 export class StepView {
   constructor(runId, step, query) {
@@ -15,12 +32,22 @@ export class StepView {
 
   async mount(el) {
     this.el = el;
-    const [view, skills, run] = await Promise.all([api('step', { run: this.runId, step: this.step }), api('skills', { run: this.runId }), api('run', { run: this.runId })]);
+    const [view, skills, run] = await Promise.all([
+      api('step', { run: this.runId, step: this.step }),
+      api('skills', { run: this.runId }),
+      api('run', { run: this.runId }),
+    ]);
     this.view = view;
     const s = this.step;
     const total = run.progress.completedSteps;
     el.append(
-      h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', h('a', { href: runLink(this.runId) }, run.name), ` / step ${s}`),
+      h(
+        'div.crumbs',
+        h('a', { href: '#/' }, 'Runs'),
+        ' / ',
+        h('a', { href: runLink(this.runId) }, run.name),
+        ` / step ${s}`,
+      ),
       h(
         'div.row',
         h('h1', `Step ${s}`),
@@ -28,7 +55,9 @@ export class StepView {
         view.record ? h('span.sub', `epoch ${view.record.epoch}`) : null,
         h('div.grow'),
         s > 1 ? h('a', { href: runLink(this.runId, `/step/${s - 1}`) }, '‹ step ' + (s - 1)) : null,
-        s < Math.max(total, s) || s < (run.progress.totalSteps ?? 0) ? h('a', { href: runLink(this.runId, `/step/${s + 1}`) }, `step ${s + 1} ›`) : null,
+        s < Math.max(total, s) || s < (run.progress.totalSteps ?? 0)
+          ? h('a', { href: runLink(this.runId, `/step/${s + 1}`) }, `step ${s + 1} ›`)
+          : null,
       ),
       ...view.problems.map((p) => h('div.callout', p)),
       this.summary(view),
@@ -37,10 +66,26 @@ export class StepView {
       this.poolLine(view),
       this.edits(view),
     );
-    const diffBox = h('div.panel#diff', h('h3', view.gate?.pool ? `Candidate against its parent, ${view.gate.pool.parent}` : 'Candidate against the current skill'));
+    const diffBox = h(
+      'div.panel#diff',
+      h(
+        'h3',
+        view.gate?.pool
+          ? `Candidate against its parent, ${view.gate.pool.parent}`
+          : 'Candidate against the current skill',
+      ),
+    );
     el.append(diffBox);
     if (view.diff) await new DiffPanel(this.runId, skills.versions, view.diff.a, view.diff.b).mount(diffBox);
-    else diffBox.append(h('div.sub', view.record?.action?.startsWith('skip') ? 'this step was skipped: no candidate skill' : 'no candidate skill saved for this step'));
+    else
+      diffBox.append(
+        h(
+          'div.sub',
+          view.record?.action?.startsWith('skip')
+            ? 'this step was skipped: no candidate skill'
+            : 'no candidate skill saved for this step',
+        ),
+      );
     if (view.rollouts.length) {
       el.append(h('h2', 'Rollouts'));
       await new TrajectoryBrowser(this.runId, view.rollouts, this.query.get('dir')).mount(el);
@@ -68,13 +113,41 @@ export class StepView {
     const cost = stepCost(r.tokens);
     return h(
       'div.cards',
-      card('Train batch', score(r.rollout_hard), isNum(r.rollout_soft) ? `soft ${score(r.rollout_soft)} · ${r.rollout_n ?? '?'} items` : null),
-      card('Candidate (selection)', candidateScore(r), [earlyStopText(r), r.gate_metric && `metric ${r.gate_metric}`].filter(Boolean).join(' · ') || null),
-      card('Current → best', `${score(r.current_score)} / ${score(r.best_score)}`, isNum(r.best_step) ? `best from step ${r.best_step}` : null),
-      card('Learning rate', r.edit_budget ?? '—', `${r.n_edits_merged ?? '—'} merged → ${r.n_edits_ranked ?? '—'} ranked`),
-      card('Gate rollouts', r.gate ? `${r.gate.rollouts_used} used` : '—', r.gate ? `${r.gate.rollouts_saved} saved${r.gate.early_stopped ? ' (stopped early)' : ''}` : null),
+      card(
+        'Train batch',
+        score(r.rollout_hard),
+        isNum(r.rollout_soft) ? `soft ${score(r.rollout_soft)} · ${r.rollout_n ?? '?'} items` : null,
+      ),
+      card(
+        'Candidate (selection)',
+        candidateScore(r),
+        [earlyStopText(r), r.gate_metric && `metric ${r.gate_metric}`].filter(Boolean).join(' · ') || null,
+      ),
+      card(
+        'Current → best',
+        `${score(r.current_score)} / ${score(r.best_score)}`,
+        isNum(r.best_step) ? `best from step ${r.best_step}` : null,
+      ),
+      card(
+        'Learning rate',
+        r.edit_budget ?? '—',
+        `${r.n_edits_merged ?? '—'} merged → ${r.n_edits_ranked ?? '—'} ranked`,
+      ),
+      card(
+        'Gate rollouts',
+        r.gate ? `${r.gate.rollouts_used} used` : '—',
+        r.gate ? `${r.gate.rollouts_saved} saved${r.gate.early_stopped ? ' (stopped early)' : ''}` : null,
+      ),
       card('Tokens', int(stepTokens(r.tokens)), cost === null ? null : usd(cost)),
-      card('Time', secs(r.wall_time_s), r.timing ? Object.entries(r.timing).map(([k, v]) => `${k.replace(/_s$/, '')} ${secs(v)}`).join(' · ') : null),
+      card(
+        'Time',
+        secs(r.wall_time_s),
+        r.timing
+          ? Object.entries(r.timing)
+              .map(([k, v]) => `${k.replace(/_s$/, '')} ${secs(v)}`)
+              .join(' · ')
+          : null,
+      ),
     );
   }
 
@@ -98,17 +171,46 @@ export class StepView {
         rejected?.edits?.length
           ? [
               h('div.sub', 'Rejected edits (kept in the step buffer so later reflections avoid them):'),
-              h('ol', rejected.edits.map((e) => h('li', h('code', e.op ?? e.type ?? '?'), ' ', e.target ? h('span.target', `“${e.target}” → `) : null, e.content ?? e.instruction ?? e.title ?? ''))),
+              h(
+                'ol',
+                rejected.edits.map((e) =>
+                  h(
+                    'li',
+                    h('code', e.op ?? e.type ?? '?'),
+                    ' ',
+                    e.target ? h('span.target', `“${e.target}” → `) : null,
+                    e.content ?? e.instruction ?? e.title ?? '',
+                  ),
+                ),
+              ),
             ]
           : null,
       );
     }
-    if (g.action === 'force_accept') return h('div.callout.ok', h('strong', 'Accepted without the gate: '), `selection score ${score(g.candidate)}${metric}.`);
+    if (g.action === 'force_accept')
+      return h(
+        'div.callout.ok',
+        h('strong', 'Accepted without the gate: '),
+        `selection score ${score(g.candidate)}${metric}.`,
+      );
     if (g.action.startsWith('accept')) {
-      const against = g.action === 'accept_new_best' ? `the best so far, ${score(g.bestBefore)}` : `the current skill's ${score(g.before)} (best ${score(g.bestBefore)})`;
-      return h('div.callout.ok', h('strong', g.action === 'accept_new_best' ? 'Accepted, new best: ' : 'Accepted: '), `the candidate scored ${score(g.candidate)}${metric} on the selection split, above ${against}.`);
+      const against =
+        g.action === 'accept_new_best'
+          ? `the best so far, ${score(g.bestBefore)}`
+          : `the current skill's ${score(g.before)} (best ${score(g.bestBefore)})`;
+      return h(
+        'div.callout.ok',
+        h('strong', g.action === 'accept_new_best' ? 'Accepted, new best: ' : 'Accepted: '),
+        `the candidate scored ${score(g.candidate)}${metric} on the selection split, above ${against}.`,
+      );
     }
-    return h('div.callout.warn', h('strong', 'Skipped: '), g.action === 'skip_no_patches' ? 'reflection proposed no patches; the skill is unchanged.' : 'no rewrite was produced; the skill is unchanged.');
+    return h(
+      'div.callout.warn',
+      h('strong', 'Skipped: '),
+      g.action === 'skip_no_patches'
+        ? 'reflection proposed no patches; the skill is unchanged.'
+        : 'no rewrite was produced; the skill is unchanged.',
+    );
   }
 
   /** The paired gate's verdict: effect per item and one-sided p-value against alpha. */
@@ -116,14 +218,21 @@ export class StepView {
     const t = view.gate?.test;
     if (!t) return null;
     const sign = t.effect >= 0 ? '+' : '';
-    const method = { mcnemar_exact: "McNemar's exact test", paired_t: 'paired t-test', none: 'no paired items' }[t.method] ?? t.method;
-    const discordant = t.discordant ? ` · discordant: ${t.discordant.candidate_only} for the candidate, ${t.discordant.current_only} against` : '';
+    const method =
+      { mcnemar_exact: "McNemar's exact test", paired_t: 'paired t-test', none: 'no paired items' }[t.method] ??
+      t.method;
+    const discordant = t.discordant
+      ? ` · discordant: ${t.discordant.candidate_only} for the candidate, ${t.discordant.current_only} against`
+      : '';
     return h(
       'div.panel#paired-test',
       { dataset: { p: String(t.p), effect: String(t.effect), passed: t.passed ? '1' : '0' } },
       h('strong', `Paired gate: ${t.passed ? 'passed' : 'not passed'}. `),
       `effect ${sign}${t.effect.toFixed(3)} per item, p = ${t.p < 0.001 ? t.p.toExponential(1) : t.p.toFixed(3)} (one-sided, α ${t.alpha}${t.min_delta ? `, minimum effect ${t.min_delta}` : ''})`,
-      h('div.sub', `${method} on ${t.n} item(s)${t.repeats > 1 ? `, ${t.repeats} samples each` : ''}${discordant}${t.stopped_early ? ' · stopped early: the test could no longer pass' : ''}`),
+      h(
+        'div.sub',
+        `${method} on ${t.n} item(s)${t.repeats > 1 ? `, ${t.repeats} samples each` : ''}${discordant}${t.stopped_early ? ' · stopped early: the test could no longer pass' : ''}`,
+      ),
     );
   }
 
@@ -132,7 +241,10 @@ export class StepView {
     const p = view.gate?.pool;
     if (!p) return null;
     const merge = p.merge ? ` · merge of ${p.merge.parents.join(' + ')}: ${p.merge.action.replace(/_/g, ' ')}` : '';
-    return h('div.panel.sub#pool-step', `Pool: improved ${p.parent}; members after the step: ${p.members.join(', ')}${p.dropped.length ? ` · dropped ${p.dropped.join(', ')}` : ''}${merge}`);
+    return h(
+      'div.panel.sub#pool-step',
+      `Pool: improved ${p.parent}; members after the step: ${p.members.join(', ')}${p.dropped.length ? ` · dropped ${p.dropped.join(', ')}` : ''}${merge}`,
+    );
   }
 
   edits(view) {
@@ -142,11 +254,30 @@ export class StepView {
         'tr.edit',
         { dataset: { status: e.status, applied: e.applied ? '1' : '0' } },
         h('td.num', e.index),
-        h('td', h('code', e.op), isNum(e.support_count) ? h('div.sub', `support ${e.support_count}`) : null, e.source_type ? h('div.sub', e.source_type) : null),
-        h('td', e.title ? h('div', h('strong', e.title)) : null, e.target ? h('div.target', `target: ${e.target}`) : null, h('div.content', e.content ?? '')),
         h(
           'td',
-          badge(e.applied ? 'applied' : e.status === 'not_selected' ? 'not_selected' : e.status === 'selected' ? 'selected' : 'skipped', e.status.replace(/_/g, ' ')),
+          h('code', e.op),
+          isNum(e.support_count) ? h('div.sub', `support ${e.support_count}`) : null,
+          e.source_type ? h('div.sub', e.source_type) : null,
+        ),
+        h(
+          'td',
+          e.title ? h('div', h('strong', e.title)) : null,
+          e.target ? h('div.target', `target: ${e.target}`) : null,
+          h('div.content', e.content ?? ''),
+        ),
+        h(
+          'td',
+          badge(
+            e.applied
+              ? 'applied'
+              : e.status === 'not_selected'
+                ? 'not_selected'
+                : e.status === 'selected'
+                  ? 'selected'
+                  : 'skipped',
+            e.status.replace(/_/g, ' '),
+          ),
           e.match === 'whitespace' ? h('div.reason', 'target matched ignoring whitespace') : null,
           e.reason ? h('div.reason', e.reason) : null,
         ),
@@ -160,13 +291,34 @@ export class StepView {
         'table#edits',
         head,
         h('tbody', view.edits.map(row)),
-        view.notSelected.length ? h('tbody#not-selected', h('tr', h('th', { colspan: 4 }, 'Merged but not selected')), view.notSelected.map(row)) : null,
+        view.notSelected.length
+          ? h(
+              'tbody#not-selected',
+              h('tr', h('th', { colspan: 4 }, 'Merged but not selected')),
+              view.notSelected.map(row),
+            )
+          : null,
       ),
       view.failurePatterns.length ? this.patterns(view) : null,
     );
   }
 
   patterns(view) {
-    return h('div', h('h3', 'Failure patterns'), h('ul', view.failurePatterns.map((p) => h('li', `${p.pattern} ×${p.count}`, p.task_ids?.length ? h('span.sub', ` (${p.task_ids.slice(0, 12).join(', ')}${p.task_ids.length > 12 ? ', …' : ''})`) : null))));
+    return h(
+      'div',
+      h('h3', 'Failure patterns'),
+      h(
+        'ul',
+        view.failurePatterns.map((p) =>
+          h(
+            'li',
+            `${p.pattern} ×${p.count}`,
+            p.task_ids?.length
+              ? h('span.sub', ` (${p.task_ids.slice(0, 12).join(', ')}${p.task_ids.length > 12 ? ', …' : ''})`)
+              : null,
+          ),
+        ),
+      ),
+    );
   }
 }

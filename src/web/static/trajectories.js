@@ -12,7 +12,13 @@ export class TrajectoryBrowser {
   constructor(runId, dirs, initialDir) {
     this.runId = runId;
     this.dirs = dirs;
-    this.state = { dir: dirs.find((d) => d.dir === initialDir)?.dir ?? dirs[0]?.dir, outcome: '', type: '', q: '', offset: 0 };
+    this.state = {
+      dir: dirs.find((d) => d.dir === initialDir)?.dir ?? dirs[0]?.dir,
+      outcome: '',
+      type: '',
+      q: '',
+      offset: 0,
+    };
     this.search = debounce(() => this.load(), 250);
   }
 
@@ -20,15 +26,25 @@ export class TrajectoryBrowser {
     this.dirSel = h(
       'select',
       { onchange: (e) => this.set({ dir: e.target.value, type: '', offset: 0 }) },
-      this.dirs.map((d) => h('option', { value: d.dir, selected: d.dir === this.state.dir }, `${d.label} (${d.count})`)),
+      this.dirs.map((d) =>
+        h('option', { value: d.dir, selected: d.dir === this.state.dir }, `${d.label} (${d.count})`),
+      ),
     );
     this.outcomeEl = h('span.seg');
     this.typeSel = h('select', { onchange: (e) => this.set({ type: e.target.value, offset: 0 }) });
-    const q = h('input', { type: 'search', placeholder: 'search id, task, answers', oninput: (e) => ((this.state.q = e.target.value), (this.state.offset = 0), this.search()) });
+    const q = h('input', {
+      type: 'search',
+      placeholder: 'search id, task, answers',
+      oninput: (e) => ((this.state.q = e.target.value), (this.state.offset = 0), this.search()),
+    });
     this.listEl = h('div');
     this.detailEl = h('div.panel.trajectory', h('div.sub', 'Select a trajectory to see its conversation.'));
     el.append(
-      h('div.trajectories', h('div.filters', this.dirSel, this.outcomeEl, this.typeSel, q), h('div.split', h('div.panel', this.listEl), this.detailEl)),
+      h(
+        'div.trajectories',
+        h('div.filters', this.dirSel, this.outcomeEl, this.typeSel, q),
+        h('div.split', h('div.panel', this.listEl), this.detailEl),
+      ),
     );
     await this.load();
   }
@@ -42,19 +58,45 @@ export class TrajectoryBrowser {
     const s = this.state;
     let page;
     try {
-      page = await api('trajectories', { run: this.runId, dir: s.dir, outcome: s.outcome, type: s.type, q: s.q, offset: s.offset, limit: LIMIT });
+      page = await api('trajectories', {
+        run: this.runId,
+        dir: s.dir,
+        outcome: s.outcome,
+        type: s.type,
+        q: s.q,
+        offset: s.offset,
+        limit: LIMIT,
+      });
     } catch (err) {
       put(this.listEl, errorBox(err));
       return;
     }
     this.page = page;
-    const seg = (value, label, n) => h('button', { class: s.outcome === value ? 'on' : '', dataset: { outcome: value || 'all' }, onclick: () => this.set({ outcome: value, offset: 0 }) }, n === undefined ? label : `${label} ${n}`);
-    put(this.outcomeEl, seg('', 'all', page.total), seg('pass', 'pass', page.counts.pass), seg('fail', 'fail', page.counts.fail), seg('error', 'error', page.counts.error));
-    put(this.typeSel, 
+    const seg = (value, label, n) =>
+      h(
+        'button',
+        {
+          class: s.outcome === value ? 'on' : '',
+          dataset: { outcome: value || 'all' },
+          onclick: () => this.set({ outcome: value, offset: 0 }),
+        },
+        n === undefined ? label : `${label} ${n}`,
+      );
+    put(
+      this.outcomeEl,
+      seg('', 'all', page.total),
+      seg('pass', 'pass', page.counts.pass),
+      seg('fail', 'fail', page.counts.fail),
+      seg('error', 'error', page.counts.error),
+    );
+    put(
+      this.typeSel,
       h('option', { value: '' }, 'all task types'),
       Object.entries(page.types)
         .sort()
-        .map(([t, n]) => h('option', { value: t || NO_TYPE, selected: (t || NO_TYPE) === s.type }, `${typeLabel(t)} (${n})`)),
+        .map(([t, n]) =>
+          h('option', { value: t || NO_TYPE, selected: (t || NO_TYPE) === s.type }, `${typeLabel(t)} (${n})`),
+        ),
     );
     const rows = page.rows.map((r) =>
       h(
@@ -70,19 +112,44 @@ export class TrajectoryBrowser {
       ),
     );
     const last = Math.min(page.offset + page.limit, page.matched);
-    put(this.listEl, 
-      page.bad ? h('div.problems', `${page.bad} line(s) of results.jsonl are not rollout results and were skipped`) : null,
+    put(
+      this.listEl,
+      page.bad
+        ? h('div.problems', `${page.bad} line(s) of results.jsonl are not rollout results and were skipped`)
+        : null,
       h(
         'table#trajectories',
-        h('thead', h('tr', h('th', 'Item'), h('th', 'Outcome'), h('th', 'Type'), h('th', 'Task'), h('th', 'Expected'), h('th', 'Predicted'), h('th.num', 'Hard'))),
+        h(
+          'thead',
+          h(
+            'tr',
+            h('th', 'Item'),
+            h('th', 'Outcome'),
+            h('th', 'Type'),
+            h('th', 'Task'),
+            h('th', 'Expected'),
+            h('th', 'Predicted'),
+            h('th.num', 'Hard'),
+          ),
+        ),
         h('tbody', rows),
       ),
       page.matched === 0 ? h('div.sub', 'no trajectory matches') : null,
       h(
         'div.pager',
-        h('button', { disabled: page.offset === 0, onclick: () => this.set({ offset: Math.max(0, page.offset - LIMIT) }) }, '‹ previous'),
-        page.matched ? `${page.offset + 1}–${last} of ${page.matched}${page.matched !== page.total ? ` (of ${page.total})` : ''}` : '',
-        h('button', { disabled: last >= page.matched, onclick: () => this.set({ offset: page.offset + LIMIT }) }, 'next ›'),
+        h(
+          'button',
+          { disabled: page.offset === 0, onclick: () => this.set({ offset: Math.max(0, page.offset - LIMIT) }) },
+          '‹ previous',
+        ),
+        page.matched
+          ? `${page.offset + 1}–${last} of ${page.matched}${page.matched !== page.total ? ` (of ${page.total})` : ''}`
+          : '',
+        h(
+          'button',
+          { disabled: last >= page.matched, onclick: () => this.set({ offset: page.offset + LIMIT }) },
+          'next ›',
+        ),
       ),
     );
   }
@@ -98,10 +165,19 @@ export class TrajectoryBrowser {
       return;
     }
     const r = t.result;
-    const kv = (k, v) => (v === undefined || v === null || v === '' ? [] : [h('div.k', k), h('div', typeof v === 'string' ? h('pre', v) : h('pre', JSON.stringify(v, null, 2)))]);
+    const kv = (k, v) =>
+      v === undefined || v === null || v === ''
+        ? []
+        : [h('div.k', k), h('div', typeof v === 'string' ? h('pre', v) : h('pre', JSON.stringify(v, null, 2)))];
     const fileView = h('div');
-    put(this.detailEl, 
-      h('div.row', h('strong.mono', r.id), h('span', { class: `badge ${t.outcome}` }, t.outcome), h('span.sub', `hard ${score(r.hard)} · soft ${score(r.soft)} · type ${typeLabel(t.type)}`)),
+    put(
+      this.detailEl,
+      h(
+        'div.row',
+        h('strong.mono', r.id),
+        h('span', { class: `badge ${t.outcome}` }, t.outcome),
+        h('span.sub', `hard ${score(r.hard)} · soft ${score(r.soft)} · type ${typeLabel(t.type)}`),
+      ),
       h(
         'div.kv#trajectory-detail',
         ...kv('Task', r.task ?? r.question ?? r.task_description),
@@ -121,7 +197,17 @@ export class TrajectoryBrowser {
             'div',
             h('h3', 'Files'),
             t.files.map((f) =>
-              h('a', { href: '#', style: 'margin-right:10px', onclick: (e) => (e.preventDefault(), this.showFile(`${this.state.dir}/predictions/${r.id}/${f}`, fileView)) }, f),
+              h(
+                'a',
+                {
+                  href: '#',
+                  style: 'margin-right:10px',
+                  onclick: (e) => (
+                    e.preventDefault(), this.showFile(`${this.state.dir}/predictions/${r.id}/${f}`, fileView)
+                  ),
+                },
+                f,
+              ),
             ),
             fileView,
           )
@@ -134,7 +220,11 @@ export class TrajectoryBrowser {
   async showFile(path, into) {
     try {
       const f = await api('file', { run: this.runId, path });
-      put(into, h('div.skilltext', f.text), f.truncated ? h('div.sub', `shown: the first part of ${f.size} bytes`) : null);
+      put(
+        into,
+        h('div.skilltext', f.text),
+        f.truncated ? h('div.sub', `shown: the first part of ${f.size} bytes`) : null,
+      );
     } catch (err) {
       put(into, errorBox(err));
     }
@@ -148,7 +238,18 @@ function clip(s, n) {
 
 function text(content) {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === 'string' ? p : p?.type === 'text' ? p.text : p?.type === 'image_url' ? '[image]' : JSON.stringify(p))).join('\n');
+  if (Array.isArray(content))
+    return content
+      .map((p) =>
+        typeof p === 'string'
+          ? p
+          : p?.type === 'text'
+            ? p.text
+            : p?.type === 'image_url'
+              ? '[image]'
+              : JSON.stringify(p),
+      )
+      .join('\n');
   return JSON.stringify(content, null, 2);
 }
 
@@ -179,11 +280,29 @@ export function renderTraces(traces) {
         h('summary', head.join(' · ')),
         h(
           'ol.trace-steps',
-          steps.map((s) => h('li', { class: s.ok === false ? 'failed' : undefined }, h('span.mono', s.tool ?? '?'), ' ', h('span.mono', s.input ?? ''), s.ok === false ? h('div.sub', `failed${s.output ? `: ${s.output}` : ''}`) : null)),
+          steps.map((s) =>
+            h(
+              'li',
+              { class: s.ok === false ? 'failed' : undefined },
+              h('span.mono', s.tool ?? '?'),
+              ' ',
+              h('span.mono', s.input ?? ''),
+              s.ok === false ? h('div.sub', `failed${s.output ? `: ${s.output}` : ''}`) : null,
+            ),
+          ),
         ),
         files.length ? h('div', h('span.k', 'Files '), h('span.mono', files.join(', '))) : null,
         errors.map((e) => h('div.err', e)),
-        h('div.sub', [tr?.model ? `model ${tr.model}` : null, tr?.sessionId ? `session ${tr.sessionId}` : null, tr?.exitCode !== undefined && tr?.exitCode !== null ? `exit code ${tr.exitCode}` : null].filter(Boolean).join(' · ')),
+        h(
+          'div.sub',
+          [
+            tr?.model ? `model ${tr.model}` : null,
+            tr?.sessionId ? `session ${tr.sessionId}` : null,
+            tr?.exitCode !== undefined && tr?.exitCode !== null ? `exit code ${tr.exitCode}` : null,
+          ]
+            .filter(Boolean)
+            .join(' · '),
+        ),
       );
     }),
   );
@@ -198,14 +317,37 @@ export function renderConversation(conv) {
     'div.conversation',
     list.map((m) => {
       if (m && typeof m === 'object') {
-        if (m.type === 'tool_call') return h('div.msg.tool', h('div.who', 'tool call'), h('pre', `$ ${m.cmd ?? ''}\n${text(m.obs ?? '')}`));
-        if (m.type === 'message' && !('role' in m)) return h('div.msg.assistant', h('div.who', `target${m.turn ? `, turn ${m.turn}` : ''}`), h('pre', text(m.content ?? '')));
+        if (m.type === 'tool_call')
+          return h('div.msg.tool', h('div.who', 'tool call'), h('pre', `$ ${m.cmd ?? ''}\n${text(m.obs ?? '')}`));
+        if (m.type === 'message' && !('role' in m))
+          return h(
+            'div.msg.assistant',
+            h('div.who', `target${m.turn ? `, turn ${m.turn}` : ''}`),
+            h('pre', text(m.content ?? '')),
+          );
         if ('action' in m && 'env_feedback' in m) {
-          return h('div.msg.tool', h('div.who', `step ${m.step ?? ''}`), m.reasoning ? h('pre.sub', text(m.reasoning)) : null, h('pre', `> ${text(m.action)}\n${text(m.env_feedback)}`));
+          return h(
+            'div.msg.tool',
+            h('div.who', `step ${m.step ?? ''}`),
+            m.reasoning ? h('pre.sub', text(m.reasoning)) : null,
+            h('pre', `> ${text(m.action)}\n${text(m.env_feedback)}`),
+          );
         }
         const role = typeof m.role === 'string' ? m.role : 'agent';
-        const calls = Array.isArray(m.tool_calls) ? m.tool_calls.map((c) => `→ ${c.function?.name ?? c.name ?? 'tool'}(${c.function?.arguments ?? JSON.stringify(c.args ?? c.input ?? {})})`).join('\n') : '';
-        return h('div.msg', { class: `msg ${role.replace(/[^\w-]/g, '')}` }, h('div.who', role), h('pre', [text(m.content ?? ''), calls].filter(Boolean).join('\n')));
+        const calls = Array.isArray(m.tool_calls)
+          ? m.tool_calls
+              .map(
+                (c) =>
+                  `→ ${c.function?.name ?? c.name ?? 'tool'}(${c.function?.arguments ?? JSON.stringify(c.args ?? c.input ?? {})})`,
+              )
+              .join('\n')
+          : '';
+        return h(
+          'div.msg',
+          { class: `msg ${role.replace(/[^\w-]/g, '')}` },
+          h('div.who', role),
+          h('pre', [text(m.content ?? ''), calls].filter(Boolean).join('\n')),
+        );
       }
       return h('div.msg.agent', h('div.who', 'agent'), h('pre', String(m)));
     }),

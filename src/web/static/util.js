@@ -72,7 +72,9 @@ export function candidateScore(r) {
 export function earlyStopText(r) {
   const g = r?.gate;
   if (!g?.early_stopped) return null;
-  return isNum(g.rollouts_used) && isNum(g.rollouts_saved) ? `stopped early after ${g.rollouts_used + (g.cache_hits ?? 0)} of ${g.rollouts_used + g.rollouts_saved}` : 'stopped early';
+  return isNum(g.rollouts_used) && isNum(g.rollouts_saved)
+    ? `stopped early after ${g.rollouts_used + (g.cache_hits ?? 0)} of ${g.rollouts_used + g.rollouts_saved}`
+    : 'stopped early';
 }
 
 export const pct = (x) => (isNum(x) ? `${(x * 100).toFixed(1)}%` : '—');
@@ -140,7 +142,11 @@ export function statusBadge(run) {
 
 export function progressBar(done, total) {
   const frac = total ? Math.min(1, done / total) : 0;
-  return h('div.progress', { title: total ? `${done} of ${total} steps` : `${done} steps` }, h('div', { style: `width:${(frac * 100).toFixed(1)}%` }));
+  return h(
+    'div.progress',
+    { title: total ? `${done} of ${total} steps` : `${done} steps` },
+    h('div', { style: `width:${(frac * 100).toFixed(1)}%` }),
+  );
 }
 
 export function stageLine(stage) {

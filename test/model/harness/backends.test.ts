@@ -12,7 +12,12 @@ import type { BackendContext } from '../../../src/model/registry.ts';
 import { FatalModelError, type Role } from '../../../src/model/types.ts';
 
 const spec = (name: string) => AGENT_BACKENDS.find((b) => b.name === name)!;
-const ctx = (role: Role): BackendContext => ({ role, environment: { PATH: '/usr/bin' }, reasoningEffort: 'medium', seed: 1 });
+const ctx = (role: Role): BackendContext => ({
+  role,
+  environment: { PATH: '/usr/bin' },
+  reasoningEffort: 'medium',
+  seed: 1,
+});
 const role = (over: Record<string, unknown> = {}) => RoleSchema.parse({ backend: 'x', model: 'gpt-5.5', ...over });
 
 describe('agent backends', () => {
@@ -24,17 +29,33 @@ describe('agent backends', () => {
       const optimizer = await spec(name).create(role(), ctx('optimizer'));
       assert.ok(!optimizer.agentic, name);
     }
-    for (const name of ['claude_chat', 'copilot_chat', 'codex']) assert.ok(!(await spec(name).create(role(), ctx('target'))).agentic, name);
+    for (const name of ['claude_chat', 'copilot_chat', 'codex'])
+      assert.ok(!(await spec(name).create(role(), ctx('target'))).agentic, name);
   });
 
   test('cursor_exec runs only as the target', () => {
-    assert.throws(() => spec('cursor_exec').create(role(), ctx('optimizer')), (err: Error) => err instanceof FatalModelError && /cursor_exec runs only as the target/.test(err.message));
-    assert.equal((spec('cursor_exec').create(role({ model: '' }), ctx('target')) as { id: string }).id, 'cursor_exec:default');
+    assert.throws(
+      () => spec('cursor_exec').create(role(), ctx('optimizer')),
+      (err: Error) => err instanceof FatalModelError && /cursor_exec runs only as the target/.test(err.message),
+    );
+    assert.equal(
+      (spec('cursor_exec').create(role({ model: '' }), ctx('target')) as { id: string }).id,
+      'cursor_exec:default',
+    );
   });
 
   test('options are checked, naming the key', () => {
-    assert.throws(() => spec('codex_exec').create(role({ options: { skill_install: 'folder' } }), ctx('target')), (err: Error) => err instanceof FatalModelError && /model\.target\.options\.skill_install/.test(err.message));
-    assert.throws(() => spec('claude_code_exec').create(role({ options: { skill_name: 'My Skill' } }), ctx('target')), /model\.target\.options\.skill_name: lower-case letters/);
-    assert.throws(() => spec('copilot_exec').create(role({ options: { sandbox: true } }), ctx('target')), /model\.target\.options.*Unrecognized key: "sandbox"/);
+    assert.throws(
+      () => spec('codex_exec').create(role({ options: { skill_install: 'folder' } }), ctx('target')),
+      (err: Error) => err instanceof FatalModelError && /model\.target\.options\.skill_install/.test(err.message),
+    );
+    assert.throws(
+      () => spec('claude_code_exec').create(role({ options: { skill_name: 'My Skill' } }), ctx('target')),
+      /model\.target\.options\.skill_name: lower-case letters/,
+    );
+    assert.throws(
+      () => spec('copilot_exec').create(role({ options: { sandbox: true } }), ctx('target')),
+      /model\.target\.options.*Unrecognized key: "sandbox"/,
+    );
   });
 });

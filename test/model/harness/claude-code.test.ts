@@ -11,7 +11,14 @@ import { ClaudeCodeHarness } from '../../../src/model/harness/claude-code.ts';
 import type { HarnessSettings } from '../../../src/model/harness/cli-harness.ts';
 import { HarnessChatModel, type HarnessModelOptions } from '../../../src/model/harness/harness-model.ts';
 import { FatalModelError, type ChatRequest } from '../../../src/model/types.ts';
-import { cliPath, harnessSettings, missingCli, plantAnswers, processesRunning, until } from '../../helpers/agent-cli.ts';
+import {
+  cliPath,
+  harnessSettings,
+  missingCli,
+  plantAnswers,
+  processesRunning,
+  until,
+} from '../../helpers/agent-cli.ts';
 import { fakeAgentServers, type ScriptReply, type Turn } from '../../helpers/fake-agent-server.ts';
 
 const SKILL = 'SKILL-BODY-c41d: give the number only, inside <answer></answer>.';
@@ -21,12 +28,25 @@ const REQUEST: ChatRequest = {
   skill: SKILL,
   messages: [{ role: 'user', content: 'What is 6 times 7?' }],
 };
-const MODEL: HarnessModelOptions = { backend: 'claude_code_exec', model: 'claude-sonnet-4-5', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'How to answer arithmetic questions', timeoutMs: 60_000 };
+const MODEL: HarnessModelOptions = {
+  backend: 'claude_code_exec',
+  model: 'claude-sonnet-4-5',
+  skillInstall: 'skill',
+  skillName: 'skillopt-target',
+  skillDescription: 'How to answer arithmetic questions',
+  timeoutMs: 60_000,
+};
 
 const serve = fakeAgentServers();
 
 function settings(url: string, over: Partial<HarnessSettings> = {}): HarnessSettings {
-  return harnessSettings({ path: cliPath('claude'), baseUrl: url, model: 'claude-sonnet-4-5', env: { ANTHROPIC_API_KEY: 'sk-ant-test' }, ...over });
+  return harnessSettings({
+    path: cliPath('claude'),
+    baseUrl: url,
+    model: 'claude-sonnet-4-5',
+    env: { ANTHROPIC_API_KEY: 'sk-ant-test' },
+    ...over,
+  });
 }
 
 const bash = (command: string): ScriptReply => ({ tool: 'Bash', input: { command, description: 'Run a command' } });
@@ -41,7 +61,12 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
     const server = await serve((t) => {
       if (t.toolOutputs.length === 0) return { tool: 'Skill', input: { skill: 'skillopt-target' } };
       if (t.toolOutputs.length === 1) return bash('cat task.md');
-      return { text: t.text.includes('SKILL-BODY-c41d') && t.toolOutputs[1]!.includes('6 times 7') ? '<answer>42</answer>' : '<answer>skill not read</answer>' };
+      return {
+        text:
+          t.text.includes('SKILL-BODY-c41d') && t.toolOutputs[1]!.includes('6 times 7')
+            ? '<answer>42</answer>'
+            : '<answer>skill not read</answer>',
+      };
     });
     const res = await new HarnessChatModel(new ClaudeCodeHarness(settings(server.url)), MODEL).complete(REQUEST);
 
@@ -68,13 +93,21 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
 
   test('with skill_install: instructions the skill goes in CLAUDE.md, sent in full with the first request', async () => {
     const server = await serve(() => ({ text: '<answer>42</answer>' }));
-    await new HarnessChatModel(new ClaudeCodeHarness(settings(server.url)), { ...MODEL, skillInstall: 'instructions' }).complete(REQUEST);
+    await new HarnessChatModel(new ClaudeCodeHarness(settings(server.url)), {
+      ...MODEL,
+      skillInstall: 'instructions',
+    }).complete(REQUEST);
     assert.match(server.turns[0]!.text, /CLAUDE\.md \(project instructions[^)]*\):\\n\\nSKILL-BODY-c41d/);
   });
 
   test("the agent's reads and commands outside its workspace are refused", async () => {
     const answers = plantAnswers();
-    const probes: ScriptReply[] = [{ tool: 'Read', input: { file_path: answers.file } }, bash(`cat ${answers.file}`), bash(`python3 -c "print(open('${answers.file}').read())"`), bash(`grep -r GOLD ${answers.dir}`)];
+    const probes: ScriptReply[] = [
+      { tool: 'Read', input: { file_path: answers.file } },
+      bash(`cat ${answers.file}`),
+      bash(`python3 -c "print(open('${answers.file}').read())"`),
+      bash(`grep -r GOLD ${answers.dir}`),
+    ];
     const server = await serve((t) => probes[t.toolOutputs.length] ?? { text: '<answer>none</answer>' });
     const res = await new HarnessChatModel(new ClaudeCodeHarness(settings(server.url)), MODEL).complete(REQUEST);
     assert.ok(fs.readFileSync(answers.file, 'utf8').includes(answers.secret));
@@ -93,9 +126,23 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
     const s = settings(server.url, { env: {} });
     const userHome = path.join(s.environment.HOME!, '.claude');
     fs.mkdirSync(path.join(userHome, 'skills', 'their-skill'), { recursive: true });
-    fs.writeFileSync(path.join(userHome, '.credentials.json'), JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-their-login', refreshToken: 'sk-ant-ort01-x', expiresAt: Date.now() + 3_600_000, scopes: ['user:inference'], subscriptionType: 'pro' } }));
+    fs.writeFileSync(
+      path.join(userHome, '.credentials.json'),
+      JSON.stringify({
+        claudeAiOauth: {
+          accessToken: 'sk-ant-oat01-their-login',
+          refreshToken: 'sk-ant-ort01-x',
+          expiresAt: Date.now() + 3_600_000,
+          scopes: ['user:inference'],
+          subscriptionType: 'pro',
+        },
+      }),
+    );
     fs.writeFileSync(path.join(userHome, 'CLAUDE.md'), 'THEIR-OWN-INSTRUCTIONS');
-    fs.writeFileSync(path.join(userHome, 'skills', 'their-skill', 'SKILL.md'), '---\nname: their-skill\ndescription: THEIR-OWN-SKILL\n---\nx');
+    fs.writeFileSync(
+      path.join(userHome, 'skills', 'their-skill', 'SKILL.md'),
+      '---\nname: their-skill\ndescription: THEIR-OWN-SKILL\n---\nx',
+    );
     await new HarnessChatModel(new ClaudeCodeHarness(s), MODEL).complete(REQUEST);
     assert.equal(server.turns[0]!.request.headers.authorization, 'Bearer sk-ant-oat01-their-login');
     assert.doesNotMatch(server.turns[0]!.text, /THEIR-OWN-INSTRUCTIONS|THEIR-OWN-SKILL/);
@@ -104,21 +151,40 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
   test('a refused login stops at the first 401 instead of ten retries, and says how to log in', async () => {
     const server = await serve(() => ({ status: 401, message: 'invalid x-api-key' }));
     const model = new HarnessChatModel(new ClaudeCodeHarness(settings(server.url)), MODEL);
-    await assert.rejects(model.complete(REQUEST), (err: Error) => err instanceof FatalModelError && /Claude Code CLI is not logged in.*claude auth login/.test(err.message));
+    await assert.rejects(
+      model.complete(REQUEST),
+      (err: Error) =>
+        err instanceof FatalModelError && /Claude Code CLI is not logged in.*claude auth login/.test(err.message),
+    );
     assert.equal(server.turns.length, 1);
   });
 
   test('no login at all is a fatal error that says how to log in', async () => {
     const server = await serve(() => ({ text: 'unreachable' }));
     const model = new HarnessChatModel(new ClaudeCodeHarness(settings(server.url, { env: {} })), MODEL);
-    await assert.rejects(model.complete(REQUEST), (err: Error) => err instanceof FatalModelError && /Not logged in/.test(err.message) && /claude auth login/.test(err.message));
+    await assert.rejects(
+      model.complete(REQUEST),
+      (err: Error) =>
+        err instanceof FatalModelError && /Not logged in/.test(err.message) && /claude auth login/.test(err.message),
+    );
     assert.equal(server.turns.length, 0);
   });
 
-  test("a rate limit the CLI gives up on is a retryable rate_limit failure", async () => {
-    const server = await serve(() => ({ status: 429, message: 'Number of request tokens has exceeded your per-minute rate limit' }));
-    const model = new HarnessChatModel(new ClaudeCodeHarness(settings(server.url, { env: { ANTHROPIC_API_KEY: 'sk-ant-test', CLAUDE_CODE_MAX_RETRIES: '0' } })), MODEL);
-    await assert.rejects(model.complete(REQUEST), (err: Error) => err instanceof CallFailure && err.kind === 'rate_limit' && err.status === 429);
+  test('a rate limit the CLI gives up on is a retryable rate_limit failure', async () => {
+    const server = await serve(() => ({
+      status: 429,
+      message: 'Number of request tokens has exceeded your per-minute rate limit',
+    }));
+    const model = new HarnessChatModel(
+      new ClaudeCodeHarness(
+        settings(server.url, { env: { ANTHROPIC_API_KEY: 'sk-ant-test', CLAUDE_CODE_MAX_RETRIES: '0' } }),
+      ),
+      MODEL,
+    );
+    await assert.rejects(
+      model.complete(REQUEST),
+      (err: Error) => err instanceof CallFailure && err.kind === 'rate_limit' && err.status === 429,
+    );
   });
 
   test('stopping a run (what the per-call timeout does) ends the agent and the command it started in a session of its own', async () => {

@@ -10,11 +10,19 @@ import { CallFailure } from '../../../src/model/failure.ts';
 import { CodexHarness } from '../../../src/model/harness/codex.ts';
 import { HarnessChatModel, type HarnessModelOptions } from '../../../src/model/harness/harness-model.ts';
 import { FatalModelError, type ChatRequest } from '../../../src/model/types.ts';
-import { cliPath, harnessSettings, missingCli, plantAnswers, processesRunning, until } from '../../helpers/agent-cli.ts';
+import {
+  cliPath,
+  harnessSettings,
+  missingCli,
+  plantAnswers,
+  processesRunning,
+  until,
+} from '../../helpers/agent-cli.ts';
 import { fakeAgentServers, type ScriptReply, type Turn } from '../../helpers/fake-agent-server.ts';
 
 /** A 1×1 PNG. */
-const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg==';
+const ONE_PIXEL_PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg==';
 const SKILL = 'SKILL-BODY-7f3a: give the number only, inside <answer></answer>.';
 const REQUEST: ChatRequest = {
   purpose: 'rollout',
@@ -22,7 +30,14 @@ const REQUEST: ChatRequest = {
   skill: SKILL,
   messages: [{ role: 'user', content: 'What is 6 times 7?' }],
 };
-const MODEL: HarnessModelOptions = { backend: 'codex_exec', model: 'gpt-5.5', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'How to answer arithmetic questions', timeoutMs: 60_000 };
+const MODEL: HarnessModelOptions = {
+  backend: 'codex_exec',
+  model: 'gpt-5.5',
+  skillInstall: 'skill',
+  skillName: 'skillopt-target',
+  skillDescription: 'How to answer arithmetic questions',
+  timeoutMs: 60_000,
+};
 
 const serve = fakeAgentServers();
 
@@ -38,9 +53,17 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
     const server = await serve((t) => {
       if (t.toolOutputs.length === 0) return shell('cat .agents/skills/skillopt-target/SKILL.md');
       if (t.toolOutputs.length === 1) return shell('cat task.md');
-      return { text: t.toolOutputs[0]!.includes('SKILL-BODY-7f3a') && t.toolOutputs[1]!.includes('6 times 7') ? '<answer>42</answer>' : '<answer>skill not read</answer>' };
+      return {
+        text:
+          t.toolOutputs[0]!.includes('SKILL-BODY-7f3a') && t.toolOutputs[1]!.includes('6 times 7')
+            ? '<answer>42</answer>'
+            : '<answer>skill not read</answer>',
+      };
     });
-    const model = new HarnessChatModel(new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })), MODEL);
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      MODEL,
+    );
     const res = await model.complete(REQUEST);
 
     assert.equal(res.text, '<answer>42</answer>');
@@ -68,7 +91,10 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
 
   test('with skill_install: instructions the skill goes in AGENTS.md, sent in full with the first request', async () => {
     const server = await serve(() => ({ text: '<answer>42</answer>' }));
-    const model = new HarnessChatModel(new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })), { ...MODEL, skillInstall: 'instructions' });
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      { ...MODEL, skillInstall: 'instructions' },
+    );
     await model.complete(REQUEST);
     assert.match(server.turns[0]!.text, /AGENTS\.md instructions for [^\\]+\\n\\n<INSTRUCTIONS>\\nSKILL-BODY-7f3a/);
     assert.doesNotMatch(server.turns[0]!.text, /skillopt-target: How to answer/);
@@ -77,8 +103,22 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
   test('an image of the request becomes a file in the workspace and is attached to the prompt', async () => {
     const server = await serve(() => ({ text: '<answer>42</answer>' }));
     const image = `data:image/png;base64,${ONE_PIXEL_PNG}`;
-    const model = new HarnessChatModel(new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })), MODEL);
-    await model.complete({ ...REQUEST, messages: [{ role: 'user', content: [{ type: 'text', text: 'What does the page say?' }, { type: 'image', image }] }] });
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      MODEL,
+    );
+    await model.complete({
+      ...REQUEST,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What does the page say?' },
+            { type: 'image', image },
+          ],
+        },
+      ],
+    });
     const input = server.turns[0]!.request.body.input as { content?: { type: string; image_url?: string }[] }[];
     const images = input.flatMap((i) => i.content ?? []).filter((p) => p.type === 'input_image');
     assert.equal(images.length, 1);
@@ -88,8 +128,15 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
 
   test('the sandbox keeps the agent out of files outside its workspace', async () => {
     const answers = plantAnswers();
-    const server = await serve((t) => (t.toolOutputs.length === 0 ? shell(`cat ${answers.file}; ls ${answers.dir}`) : { text: `<answer>${t.toolOutputs[0]}</answer>` }));
-    const model = new HarnessChatModel(new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })), MODEL);
+    const server = await serve((t) =>
+      t.toolOutputs.length === 0
+        ? shell(`cat ${answers.file}; ls ${answers.dir}`)
+        : { text: `<answer>${t.toolOutputs[0]}</answer>` },
+    );
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      MODEL,
+    );
     const res = await model.complete(REQUEST);
     assert.ok(fs.readFileSync(answers.file, 'utf8').includes(answers.secret), 'the answers file is there to be read');
     assert.match(server.turns[1]!.toolOutputs[0]!, /No such file or directory/);
@@ -103,10 +150,22 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
     const settings = harnessSettings({ path: cliPath('codex'), baseUrl: '' });
     const userHome = path.join(settings.environment.HOME!, '.codex');
     fs.mkdirSync(path.join(userHome, 'skills', 'their-skill'), { recursive: true });
-    fs.writeFileSync(path.join(userHome, 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-their-login', tokens: null, last_refresh: null }));
+    fs.writeFileSync(
+      path.join(userHome, 'auth.json'),
+      JSON.stringify({ OPENAI_API_KEY: 'sk-their-login', tokens: null, last_refresh: null }),
+    );
     fs.writeFileSync(path.join(userHome, 'AGENTS.md'), 'THEIR-OWN-INSTRUCTIONS');
-    fs.writeFileSync(path.join(userHome, 'skills', 'their-skill', 'SKILL.md'), '---\nname: their-skill\ndescription: THEIR-OWN-SKILL\n---\nx');
-    const provider = { model_provider: 'login', 'model_providers.login.name': 'login', 'model_providers.login.base_url': `${server.url}/v1`, 'model_providers.login.wire_api': 'responses', 'model_providers.login.requires_openai_auth': true };
+    fs.writeFileSync(
+      path.join(userHome, 'skills', 'their-skill', 'SKILL.md'),
+      '---\nname: their-skill\ndescription: THEIR-OWN-SKILL\n---\nx',
+    );
+    const provider = {
+      model_provider: 'login',
+      'model_providers.login.name': 'login',
+      'model_providers.login.base_url': `${server.url}/v1`,
+      'model_providers.login.wire_api': 'responses',
+      'model_providers.login.requires_openai_auth': true,
+    };
     await new HarnessChatModel(new CodexHarness(settings, provider), MODEL).complete(REQUEST);
     assert.equal(server.turns[0]!.request.headers.authorization, 'Bearer sk-their-login');
     assert.doesNotMatch(server.turns[0]!.text, /THEIR-OWN-INSTRUCTIONS|THEIR-OWN-SKILL/);
@@ -114,23 +173,38 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
 
   test('a refused login stops at the first 401, says how to log in, and is not retried', async () => {
     const server = await serve(() => ({ status: 401, message: 'Incorrect API key provided' }));
-    const model = new HarnessChatModel(new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })), MODEL);
-    await assert.rejects(model.complete(REQUEST), (err: Error) => err instanceof FatalModelError && /Codex CLI is not logged in.*codex login/.test(err.message));
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      MODEL,
+    );
+    await assert.rejects(
+      model.complete(REQUEST),
+      (err: Error) => err instanceof FatalModelError && /Codex CLI is not logged in.*codex login/.test(err.message),
+    );
     // Codex would retry five times; the harness stops it after the first refusal.
     assert.equal(server.turns.length, 1);
   });
 
-  test("a rate limit the CLI gives up on is a retryable rate_limit failure, not a score", async () => {
+  test('a rate limit the CLI gives up on is a retryable rate_limit failure, not a score', async () => {
     const server = await serve(() => ({ status: 429, message: 'Rate limit reached for requests' }));
-    const harness = new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` }), { 'model_providers.skillopt.request_max_retries': 0, 'model_providers.skillopt.stream_max_retries': 0 });
+    const harness = new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` }), {
+      'model_providers.skillopt.request_max_retries': 0,
+      'model_providers.skillopt.stream_max_retries': 0,
+    });
     const model = new HarnessChatModel(harness, MODEL);
-    await assert.rejects(model.complete(REQUEST), (err: Error) => err instanceof CallFailure && err.kind === 'rate_limit' && err.retryable);
+    await assert.rejects(
+      model.complete(REQUEST),
+      (err: Error) => err instanceof CallFailure && err.kind === 'rate_limit' && err.retryable,
+    );
   });
 
   test('stopping a run (what the per-call timeout does) ends the agent and the command it started', async () => {
     const marker = `sleep 41.${process.pid}`;
     const server = await serve((t) => (t.toolOutputs.length === 0 ? shell(marker) : { text: 'done' }));
-    const model = new HarnessChatModel(new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })), MODEL);
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      MODEL,
+    );
     const stop = new AbortController();
     const run = model.complete({ ...REQUEST, signal: stop.signal });
     await until(() => processesRunning(marker) > 0, 30_000, 'the agent to start its command');

@@ -20,25 +20,44 @@ const REQUEST: ChatRequest = {
   skill: SKILL,
   messages: [{ role: 'user', content: 'What is 6 times 7?' }],
 };
-const MODEL: HarnessModelOptions = { backend: 'copilot_exec', model: 'gpt-5.5', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'How to answer arithmetic questions', timeoutMs: 60_000 };
+const MODEL: HarnessModelOptions = {
+  backend: 'copilot_exec',
+  model: 'gpt-5.5',
+  skillInstall: 'skill',
+  skillName: 'skillopt-target',
+  skillDescription: 'How to answer arithmetic questions',
+  timeoutMs: 60_000,
+};
 
 const serve = fakeAgentServers();
 
 const bash = (command: string): ScriptReply => ({ tool: 'bash', input: { command, description: 'Run a command' } });
-const model = (url: string, o: Partial<HarnessModelOptions> = {}) => new HarnessChatModel(new CopilotHarness(harnessSettings({ path: cliPath('copilot'), baseUrl: `${url}/v1` })), { ...MODEL, ...o });
+const model = (url: string, o: Partial<HarnessModelOptions> = {}) =>
+  new HarnessChatModel(new CopilotHarness(harnessSettings({ path: cliPath('copilot'), baseUrl: `${url}/v1` })), {
+    ...MODEL,
+    ...o,
+  });
 
 describe('copilot_exec harness (real copilot CLI)', { skip: missingCli('copilot') }, () => {
   test('a rollout installs the skill where Copilot reads skills, runs a command, and returns the final message with usage and trace', async () => {
     const server = await serve((t) => {
       if (t.toolOutputs.length === 0) return bash('cat .github/skills/skillopt-target/SKILL.md');
       if (t.toolOutputs.length === 1) return bash('cat task.md');
-      return { text: t.toolOutputs[0]!.includes('SKILL-BODY-9b2e') && t.toolOutputs[1]!.includes('6 times 7') ? '<answer>42</answer>' : '<answer>skill not read</answer>' };
+      return {
+        text:
+          t.toolOutputs[0]!.includes('SKILL-BODY-9b2e') && t.toolOutputs[1]!.includes('6 times 7')
+            ? '<answer>42</answer>'
+            : '<answer>skill not read</answer>',
+      };
     });
     const res = await model(server.url).complete(REQUEST);
 
     assert.equal(res.text, '<answer>42</answer>');
     const first = server.turns[0]!;
-    assert.match(first.text, /<name>skillopt-target<\/name>\\n\s*<description>How to answer arithmetic questions<\/description>/);
+    assert.match(
+      first.text,
+      /<name>skillopt-target<\/name>\\n\s*<description>How to answer arithmetic questions<\/description>/,
+    );
     assert.doesNotMatch(first.text, /SKILL-BODY-9b2e/);
     assert.match(server.turns[1]!.text, /SKILL-BODY-9b2e/);
     assert.deepEqual(
@@ -62,10 +81,17 @@ describe('copilot_exec harness (real copilot CLI)', { skip: missingCli('copilot'
 
   test("the agent's reads outside its workspace are refused, the temp directory included", async () => {
     const answers = plantAnswers();
-    const probes: ScriptReply[] = [{ tool: 'view', input: { path: answers.file } }, bash(`cat ${answers.file}`), { tool: 'view', input: { path: answers.dir } }];
+    const probes: ScriptReply[] = [
+      { tool: 'view', input: { path: answers.file } },
+      bash(`cat ${answers.file}`),
+      { tool: 'view', input: { path: answers.dir } },
+    ];
     const server = await serve((t) => probes[t.toolOutputs.length] ?? { text: '<answer>none</answer>' });
     const res = await model(server.url).complete(REQUEST);
-    assert.ok(answers.file.startsWith(fs.realpathSync((await import('node:os')).tmpdir())), 'the answers sit in the temp directory, like other rollouts');
+    assert.ok(
+      answers.file.startsWith(fs.realpathSync((await import('node:os')).tmpdir())),
+      'the answers sit in the temp directory, like other rollouts',
+    );
     for (const t of server.turns) assert.doesNotMatch(t.text, new RegExp(answers.secret));
     assert.deepEqual(
       res.trace!.steps.map((s) => s.ok),
@@ -77,11 +103,18 @@ describe('copilot_exec harness (real copilot CLI)', { skip: missingCli('copilot'
 
   test("a refused login is a fatal error that names the provider's key settings", async () => {
     const server = await serve(() => ({ status: 401, message: 'Incorrect API key provided' }));
-    await assert.rejects(model(server.url).complete(REQUEST), (err: Error) => err instanceof FatalModelError && /GitHub Copilot CLI is not logged in.*HTTP 401/.test(err.message));
+    await assert.rejects(
+      model(server.url).complete(REQUEST),
+      (err: Error) =>
+        err instanceof FatalModelError && /GitHub Copilot CLI is not logged in.*HTTP 401/.test(err.message),
+    );
   });
 
   test('the timeout ends the agent while it waits for the model', async () => {
     const server = await serve(() => new Promise<ScriptReply>(() => {}));
-    await assert.rejects(model(server.url, { timeoutMs: 5000 }).complete(REQUEST), (err: Error) => err instanceof CallFailure && err.kind === 'timeout' && /stopped/.test(err.message));
+    await assert.rejects(
+      model(server.url, { timeoutMs: 5000 }).complete(REQUEST),
+      (err: Error) => err instanceof CallFailure && err.kind === 'timeout' && /stopped/.test(err.message),
+    );
   });
 });

@@ -19,15 +19,41 @@ import { harnessSettings, processesRunning, ROOT, tempDir, until } from '../../h
 
 const FAKE = path.join(ROOT, 'test', 'helpers', 'fake-cursor-agent.mjs');
 const SKILL = 'SKILL-BODY-e5a0 answer with the number only';
-const REQUEST: ChatRequest = { purpose: 'rollout', system: `Answer.\n\n## Skill\n\n${SKILL}`, skill: SKILL, messages: [{ role: 'user', content: 'What is 6 times 7?' }] };
-const MODEL: HarnessModelOptions = { backend: 'cursor_exec', model: '', skillInstall: 'skill', skillName: 'skillopt-target', skillDescription: 'How to answer', timeoutMs: 30_000 };
+const REQUEST: ChatRequest = {
+  purpose: 'rollout',
+  system: `Answer.\n\n## Skill\n\n${SKILL}`,
+  skill: SKILL,
+  messages: [{ role: 'user', content: 'What is 6 times 7?' }],
+};
+const MODEL: HarnessModelOptions = {
+  backend: 'cursor_exec',
+  model: '',
+  skillInstall: 'skill',
+  skillName: 'skillopt-target',
+  skillDescription: 'How to answer',
+  timeoutMs: 30_000,
+};
 
 function setup(scenario: string, over: Partial<HarnessSettings> = {}) {
   const dir = tempDir('skillopt-test-cursor');
   const log = path.join(dir, 'run.json');
-  const settings = harnessSettings({ path: FAKE, baseUrl: '', model: '', env: { FAKE_CURSOR_SCENARIO: scenario, FAKE_CURSOR_LOG: log, FAKE_CURSOR_STATE: path.join(dir, 'state') }, ...over });
-  settings.environment = { ...settings.environment, OPENAI_API_KEY: 'sk-skillopt-own-key', CURSOR_API_KEY: 'cursor-user-key' };
-  return { settings, log: () => JSON.parse(fs.readFileSync(log, 'utf8')) as { args: string[]; prompt: string; cwd: string; env: string[] } };
+  const settings = harnessSettings({
+    path: FAKE,
+    baseUrl: '',
+    model: '',
+    env: { FAKE_CURSOR_SCENARIO: scenario, FAKE_CURSOR_LOG: log, FAKE_CURSOR_STATE: path.join(dir, 'state') },
+    ...over,
+  });
+  settings.environment = {
+    ...settings.environment,
+    OPENAI_API_KEY: 'sk-skillopt-own-key',
+    CURSOR_API_KEY: 'cursor-user-key',
+  };
+  return {
+    settings,
+    log: () =>
+      JSON.parse(fs.readFileSync(log, 'utf8')) as { args: string[]; prompt: string; cwd: string; env: string[] },
+  };
 }
 
 describe('cursor_exec harness (stand-in for the Cursor CLI)', () => {
@@ -60,12 +86,20 @@ describe('cursor_exec harness (stand-in for the Cursor CLI)', () => {
 
   test('no login is a fatal error that says how to log in', async () => {
     const { settings } = setup('not-logged-in');
-    await assert.rejects(new HarnessChatModel(new CursorHarness(settings), MODEL).complete(REQUEST), (err: Error) => err instanceof FatalModelError && /cursor-agent login/.test(err.message));
+    await assert.rejects(
+      new HarnessChatModel(new CursorHarness(settings), MODEL).complete(REQUEST),
+      (err: Error) => err instanceof FatalModelError && /cursor-agent login/.test(err.message),
+    );
   });
 
   test('an agent that crashes is retried like a failed call', async () => {
     const { settings } = setup('crash-once');
-    const model = new ScheduledModel(new HarnessChatModel(new CursorHarness(settings), MODEL), new Pool('target', { concurrency: 1, rpm: 0, tpm: 0 }), { maxRetries: 2, timeoutMs: 30_000, backoffMs: 1, backoffMaxMs: 1 }, 'model.target');
+    const model = new ScheduledModel(
+      new HarnessChatModel(new CursorHarness(settings), MODEL),
+      new Pool('target', { concurrency: 1, rpm: 0, tpm: 0 }),
+      { maxRetries: 2, timeoutMs: 30_000, backoffMs: 1, backoffMaxMs: 1 },
+      'model.target',
+    );
     const res = await model.complete(REQUEST);
     assert.equal(res.retries, 1);
     assert.equal(res.text, `<answer>${SKILL}</answer>`);
@@ -98,7 +132,9 @@ describe('cursor_exec harness (stand-in for the Cursor CLI)', () => {
     fs.chmodSync(copy, 0o755);
     await assert.rejects(
       new HarnessChatModel(new CursorHarness({ ...settings, path: copy }), MODEL).complete(REQUEST),
-      (err: Error) => err instanceof FatalModelError && /version 2025\.6\.2; versions 2026\.8\.11 and later are supported/.test(err.message),
+      (err: Error) =>
+        err instanceof FatalModelError &&
+        /version 2025\.6\.2; versions 2026\.8\.11 and later are supported/.test(err.message),
     );
   });
 });
@@ -111,14 +147,36 @@ describe('the workspace of a rollout', () => {
     const png = `data:image/png;base64,${Buffer.from('PNG').toString('base64')}`;
     const req: ChatRequest = {
       ...REQUEST,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What were the receipts?' }, { type: 'image', image: png }] }],
-      workspaceFiles: [{ path: 'bulletins', source: docs }, { path: 'notes.txt', content: 'use the January issue' }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What were the receipts?' },
+            { type: 'image', image: png },
+          ],
+        },
+      ],
+      workspaceFiles: [
+        { path: 'bulletins', source: docs },
+        { path: 'notes.txt', content: 'use the January issue' },
+      ],
     };
     await new HarnessChatModel(new CursorHarness(settings), { ...MODEL, keepWorkspace: true }).complete(req);
     const ws = log().cwd;
-    const files = (fs.readdirSync(ws, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(ws, f)).isFile()).sort();
-    assert.deepEqual(files, ['.cursor/skills/skillopt-target/SKILL.md', 'attachments/image_01.png', 'bulletins/bulletin_1944_01.txt', 'notes.txt', 'task.md']);
-    assert.match(fs.readFileSync(path.join(ws, 'task.md'), 'utf8'), /What were the receipts\?\n\[image: attachments\/image_01\.png\]/);
+    const files = (fs.readdirSync(ws, { recursive: true }) as string[])
+      .filter((f) => fs.statSync(path.join(ws, f)).isFile())
+      .sort();
+    assert.deepEqual(files, [
+      '.cursor/skills/skillopt-target/SKILL.md',
+      'attachments/image_01.png',
+      'bulletins/bulletin_1944_01.txt',
+      'notes.txt',
+      'task.md',
+    ]);
+    assert.match(
+      fs.readFileSync(path.join(ws, 'task.md'), 'utf8'),
+      /What were the receipts\?\n\[image: attachments\/image_01\.png\]/,
+    );
     assert.match(log().prompt, /- attachments\/image_01\.png\n- bulletins\n- notes\.txt/);
     fs.rmSync(ws, { recursive: true });
   });

@@ -24,11 +24,25 @@ const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'agents');
 const lines = (file: string) => fs.readFileSync(path.join(FIXTURES, file), 'utf8').split('\n').filter(Boolean);
 
 function proc(over: Partial<ProcessResult> = {}): ProcessResult {
-  return { lines: [], stderr: '', exitCode: 0, signal: null, timedOut: false, aborted: false, stopped: false, durationMs: 1000, ...over };
+  return {
+    lines: [],
+    stderr: '',
+    exitCode: 0,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    stopped: false,
+    durationMs: 1000,
+    ...over,
+  };
 }
 
 /** Feeds a fixture to a reader; returns the outcome, or the error, and where the reader asked to stop. */
-function read(reader: EventReader, file: string, p: Partial<ProcessResult> = {}): { outcome?: AgentOutcome; error?: Error; stoppedAt?: number } {
+function read(
+  reader: EventReader,
+  file: string,
+  p: Partial<ProcessResult> = {},
+): { outcome?: AgentOutcome; error?: Error; stoppedAt?: number } {
   const all = lines(file);
   let stoppedAt: number | undefined;
   for (const [i, l] of all.entries()) {
@@ -38,7 +52,13 @@ function read(reader: EventReader, file: string, p: Partial<ProcessResult> = {})
     }
   }
   try {
-    return { outcome: reader.finish(proc({ exitCode: stoppedAt === undefined ? (p.exitCode ?? 0) : null, stopped: stoppedAt !== undefined, ...p }), { workspace: tempDir('skillopt-test-ws'), prompt: '', images: [] }), ...(stoppedAt !== undefined ? { stoppedAt } : {}) };
+    return {
+      outcome: reader.finish(
+        proc({ exitCode: stoppedAt === undefined ? (p.exitCode ?? 0) : null, stopped: stoppedAt !== undefined, ...p }),
+        { workspace: tempDir('skillopt-test-ws'), prompt: '', images: [] },
+      ),
+      ...(stoppedAt !== undefined ? { stoppedAt } : {}),
+    };
   } catch (error) {
     return { error: error as Error, ...(stoppedAt !== undefined ? { stoppedAt } : {}) };
   }
@@ -77,7 +97,14 @@ describe('codex exec --json', () => {
   test('a run that ends without a turn event is a crash, retried', () => {
     const reader = new CodexEvents(CODEX_CLI);
     reader.line('{"type":"thread.started","thread_id":"t"}');
-    assert.throws(() => reader.finish(proc({ exitCode: 101, stderr: 'WARNING: proceeding\nthread main panicked at codex-rs/core/src/lib.rs:10' }), { workspace: '/tmp', prompt: '', images: [] }), (err: Error) => err instanceof CallFailure && err.retryable && /panicked/.test(err.message));
+    assert.throws(
+      () =>
+        reader.finish(
+          proc({ exitCode: 101, stderr: 'WARNING: proceeding\nthread main panicked at codex-rs/core/src/lib.rs:10' }),
+          { workspace: '/tmp', prompt: '', images: [] },
+        ),
+      (err: Error) => err instanceof CallFailure && err.retryable && /panicked/.test(err.message),
+    );
   });
 
   test('shell wrappers are taken off the commands it reports', () => {
@@ -153,14 +180,18 @@ describe('copilot --output-format json', () => {
   });
 
   test('an authentication error stops the run and is fatal', () => {
-    const { error, stoppedAt } = read(new CopilotEvents(COPILOT_CLI, '/nonexistent'), 'copilot/login-refused.jsonl', { exitCode: 1 });
+    const { error, stoppedAt } = read(new CopilotEvents(COPILOT_CLI, '/nonexistent'), 'copilot/login-refused.jsonl', {
+      exitCode: 1,
+    });
     assert.ok(stoppedAt !== undefined);
     assert.ok(error instanceof FatalModelError);
     assert.match(error.message, /HTTP 401/);
   });
 
   test('a rate limit it gave up on is retryable, with the wait it names', () => {
-    const { error } = read(new CopilotEvents(COPILOT_CLI, '/nonexistent'), 'copilot/rate-limited.jsonl', { exitCode: 1 });
+    const { error } = read(new CopilotEvents(COPILOT_CLI, '/nonexistent'), 'copilot/rate-limited.jsonl', {
+      exitCode: 1,
+    });
     assert.ok(error instanceof CallFailure);
     assert.equal(error.kind, 'rate_limit');
     assert.equal(error.retryAfterMs, 20_000);
@@ -169,7 +200,13 @@ describe('copilot --output-format json', () => {
   test('no login at all (only stderr) is fatal and says how to log in', () => {
     const stderr = fs.readFileSync(path.join(FIXTURES, 'copilot/not-logged-in.stderr.txt'), 'utf8');
     const reader = new CopilotEvents(COPILOT_CLI, '/nonexistent');
-    assert.throws(() => reader.finish(proc({ exitCode: 1, stderr }), { workspace: '/tmp', prompt: '', images: [] }), (err: Error) => err instanceof FatalModelError && /No authentication information found/.test(err.message) && /gh auth login/.test(err.message));
+    assert.throws(
+      () => reader.finish(proc({ exitCode: 1, stderr }), { workspace: '/tmp', prompt: '', images: [] }),
+      (err: Error) =>
+        err instanceof FatalModelError &&
+        /No authentication information found/.test(err.message) &&
+        /gh auth login/.test(err.message),
+    );
   });
 });
 
@@ -193,6 +230,14 @@ describe('cursor-agent stream-json (documented shape)', () => {
   test('a failure that ends the stream without a result is read from stderr', () => {
     const reader = new CursorEvents(CURSOR_CLI);
     for (const l of lines('cursor/rollout.jsonl').slice(0, 2)) reader.line(l);
-    assert.throws(() => reader.finish(proc({ exitCode: 1, stderr: 'Error: rate limit exceeded, try again in 30s' }), { workspace: '/tmp', prompt: '', images: [] }), (err: Error) => err instanceof CallFailure && err.kind === 'rate_limit' && err.retryAfterMs === 30_000);
+    assert.throws(
+      () =>
+        reader.finish(proc({ exitCode: 1, stderr: 'Error: rate limit exceeded, try again in 30s' }), {
+          workspace: '/tmp',
+          prompt: '',
+          images: [],
+        }),
+      (err: Error) => err instanceof CallFailure && err.kind === 'rate_limit' && err.retryAfterMs === 30_000,
+    );
   });
 });

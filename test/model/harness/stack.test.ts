@@ -21,28 +21,56 @@ import { tmpDir } from '../../helpers/tmp.ts';
 
 const FAKE_CURSOR = path.join(ROOT, 'test', 'helpers', 'fake-cursor-agent.mjs');
 const SKILL = 'SKILL-BODY-77d1 answer with the number only';
-const REQUEST: ChatRequest = { purpose: 'rollout', system: `Answer.\n\n## Skill\n\n${SKILL}`, skill: SKILL, messages: [{ role: 'user', content: 'What is 6 times 7?' }] };
+const REQUEST: ChatRequest = {
+  purpose: 'rollout',
+  system: `Answer.\n\n## Skill\n\n${SKILL}`,
+  skill: SKILL,
+  messages: [{ role: 'user', content: 'What is 6 times 7?' }],
+};
 
 describe('agent backends in the model stack', () => {
   it('a cursor_exec target built from its config: still an agent when wrapped; its trace comes back from the provider, the cache and, on resume, the ledger; the newer-CLI note is an event', async () => {
     const dir = tmpDir();
-    const target = { backend: 'cursor_exec', options: { path: FAKE_CURSOR, env: { FAKE_CURSOR_VERSION: '2027.01.05-0abc123' } } };
-    const { config } = configWith({ model: { target, optimizer: { backend: 'sim' } }, cache: { mode: 'read_write', path: path.join(dir, 'responses.sqlite') } });
+    const target = {
+      backend: 'cursor_exec',
+      options: { path: FAKE_CURSOR, env: { FAKE_CURSOR_VERSION: '2027.01.05-0abc123' } },
+    };
+    const { config } = configWith({
+      model: { target, optimizer: { backend: 'sim' } },
+      cache: { mode: 'read_write', path: path.join(dir, 'responses.sqlite') },
+    });
     const events: ModelEvent[] = [];
     const ledgerFile = path.join(dir, 'calls.jsonl');
-    const first = await buildRoleModels(config, { environment: { PATH: process.env.PATH, HOME: dir }, ledgerFile, onEvent: (e) => events.push(e) });
+    const first = await buildRoleModels(config, {
+      environment: { PATH: process.env.PATH, HOME: dir },
+      ledgerFile,
+      onEvent: (e) => events.push(e),
+    });
     assert.equal(first.target.agentic, true);
     assert.equal(first.target.id, 'cursor_exec:composer-2.5');
     const fresh = await first.target.complete(REQUEST);
     assert.equal(fresh.from, 'provider');
-    assert.deepEqual(fresh.trace!.steps, [{ tool: 'read', input: '.cursor/skills/skillopt-target/SKILL.md', ok: true }]);
-    assert.ok(events.some((e) => e.type === 'log' && e.level === 'warn' && /Cursor agent CLI is version 2027\.1\.5, newer than the newest tested with skillopt/.test(e.message)), JSON.stringify(events));
+    assert.deepEqual(fresh.trace!.steps, [
+      { tool: 'read', input: '.cursor/skills/skillopt-target/SKILL.md', ok: true },
+    ]);
+    assert.ok(
+      events.some(
+        (e) =>
+          e.type === 'log' &&
+          e.level === 'warn' &&
+          /Cursor agent CLI is version 2027\.1\.5, newer than the newest tested with skillopt/.test(e.message),
+      ),
+      JSON.stringify(events),
+    );
     const cached = await first.target.complete(REQUEST);
     assert.equal(cached.from, 'cache');
     assert.deepEqual(cached.trace, fresh.trace);
     first.close();
     // A resumed run replays the answer from its own ledger, trace included.
-    const resumed = await buildRoleModels({ ...config, cache: { ...config.cache, mode: 'off' } }, { environment: { PATH: process.env.PATH, HOME: dir }, ledgerFile });
+    const resumed = await buildRoleModels(
+      { ...config, cache: { ...config.cache, mode: 'off' } },
+      { environment: { PATH: process.env.PATH, HOME: dir }, ledgerFile },
+    );
     const replayed = await resumed.target.complete(REQUEST);
     assert.equal(replayed.from, 'journal');
     assert.deepEqual(replayed.trace, fresh.trace);
@@ -52,9 +80,33 @@ describe('agent backends in the model stack', () => {
   it('a long trace is stored once, as one blob, and read back whole', async () => {
     const dir = tmpDir();
     const ledgerFile = path.join(dir, 'calls.jsonl');
-    const trace: AgentTrace = { agent: 'codex', steps: Array.from({ length: 40 }, (_, i) => ({ tool: 'shell', input: `grep -n "line ${i}" documents/a.txt`, ok: i % 7 !== 0 })), files: ['documents/a.txt'], errors: [], durationMs: 1200, exitCode: 0 };
-    const inner: ChatModel = { id: 'codex_exec:gpt-5.5', agentic: true, priced: true, complete: async () => ({ text: 'done', usage: { input: 1, output: 1, cached: 0, reasoning: 0 }, latencyMs: 1, trace }) };
-    const { config } = configWith({ model: { target: { backend: 'sim' }, optimizer: { backend: 'sim' } }, cache: { mode: 'off' } });
+    const trace: AgentTrace = {
+      agent: 'codex',
+      steps: Array.from({ length: 40 }, (_, i) => ({
+        tool: 'shell',
+        input: `grep -n "line ${i}" documents/a.txt`,
+        ok: i % 7 !== 0,
+      })),
+      files: ['documents/a.txt'],
+      errors: [],
+      durationMs: 1200,
+      exitCode: 0,
+    };
+    const inner: ChatModel = {
+      id: 'codex_exec:gpt-5.5',
+      agentic: true,
+      priced: true,
+      complete: async () => ({
+        text: 'done',
+        usage: { input: 1, output: 1, cached: 0, reasoning: 0 },
+        latencyMs: 1,
+        trace,
+      }),
+    };
+    const { config } = configWith({
+      model: { target: { backend: 'sim' }, optimizer: { backend: 'sim' } },
+      cache: { mode: 'off' },
+    });
     const stack = new ModelStack(config, { ledgerFile });
     const model = stack.wrap('target', inner, config.model.target);
     assert.equal(model.agentic, true);
@@ -69,8 +121,14 @@ describe('agent backends in the model stack', () => {
   });
 
   it('priced: Claude Code reports its cost; Codex and Copilot by the price of a known model; a model left to the CLI, or unknown, is not', () => {
-    const ctx = (role: Role): BackendContext => ({ role, environment: { PATH: '/usr/bin' }, reasoningEffort: '', seed: 1 });
-    const priced = (backend: string, over: Record<string, unknown>, role: Role = 'target') => (getBackend(backend)!.create(RoleSchema.parse({ backend, ...over }), ctx(role)) as ChatModel).priced;
+    const ctx = (role: Role): BackendContext => ({
+      role,
+      environment: { PATH: '/usr/bin' },
+      reasoningEffort: '',
+      seed: 1,
+    });
+    const priced = (backend: string, over: Record<string, unknown>, role: Role = 'target') =>
+      (getBackend(backend)!.create(RoleSchema.parse({ backend, ...over }), ctx(role)) as ChatModel).priced;
     assert.equal(priced('claude_code_exec', { model: '' }), true);
     assert.equal(priced('claude_chat', { model: 'some-future-claude' }, 'optimizer'), true);
     assert.equal(priced('codex_exec', { model: 'gpt-5.5' }), true);

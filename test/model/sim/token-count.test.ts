@@ -18,7 +18,7 @@ function tokenizerLoadedBy(skill: string, n: number): boolean {
     "import Module from 'node:module';",
     `const { SimEnv } = await import(${url('envs/sim/env.ts')});`,
     `const { SimModel } = await import(${url('model/sim/backend.ts')});`,
-    "const env = new SimEnv({ n_train: 10, n_val: 10, n_test: 16, noise: 0, data_seed: 0 });",
+    'const env = new SimEnv({ n_train: 10, n_val: 10, n_test: 16, noise: 0, data_seed: 0 });',
     "const target = new SimModel('sim-1', 42, 0, { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 });",
     'const { test } = await env.load();',
     `for (const item of test.slice(0, ${n})) await env.rollout(item, ${JSON.stringify(skill)}, { target, seed: 1 });`,
@@ -31,7 +31,8 @@ function tokenizerLoadedBy(skill: string, n: number): boolean {
 
 describe("the sim's token count", () => {
   it("is not needed for the demo's first rollouts (a skill has at most as many tokens as bytes: the draws clear that bound)", () => {
-    const seed = '# Answering questions about our sites\n\nAnswer each question with the fact asked for, and nothing else.\n\n- Write every date as YYYY-MM-DD.\n';
+    const seed =
+      '# Answering questions about our sites\n\nAnswer each question with the fact asked for, and nothing else.\n\n- Write every date as YYYY-MM-DD.\n';
     assert.equal(tokenizerLoadedBy(seed, 8), false);
   });
 

@@ -54,7 +54,11 @@ test("the sub-agent's own transcript (subagents/agent-*.jsonl) is not a session 
     '-tmp-skillopt-claude-code-Qw3rTy/e7f8a9b0-1c2d-4e3f-9a4b-5c6d7e8f9a0b.jsonl',
   ]);
   // Its prompt does not reach the parent's digest either.
-  assert.ok(!parse('-home-dev-acme/1ebf8700-a2e4-43d9-8b5c-f3c054723a84.jsonl').user_prompts.some((p) => p.includes('SUBAGENT-JOB')));
+  assert.ok(
+    !parse('-home-dev-acme/1ebf8700-a2e4-43d9-8b5c-f3c054723a84.jsonl').user_prompts.some((p) =>
+      p.includes('SUBAGENT-JOB'),
+    ),
+  );
   fh.close();
 });
 
@@ -62,9 +66,16 @@ test('an interactive session: one API message over several records, blocks and s
   const d = parse('-home-dev-acme/5f0c2a1e-7b3d-4c9e-8a21-6d4f0e9b3c57.jsonl');
   // The /clear command, its caveat (isMeta), the compaction summary, the sidechain's prompt and the torn line are left out;
   // the system reminder attached to the user's turn is cut from it.
-  assert.deepEqual(d.user_prompts, ['The date test in tests/test_report.py is flaky; make it deterministic', 'thanks, that works now']);
+  assert.deepEqual(d.user_prompts, [
+    'The date test in tests/test_report.py is flaky; make it deterministic',
+    'thanks, that works now',
+  ]);
   // The thinking, text and tool_use records of msg_01HKq… are one answer; the sidechain's answer is not the session's.
-  assert.deepEqual(d.assistant_finals, ["The test reads the real clock. I'll freeze it with a fixture.", 'Done: the test freezes the clock, so it passes on any day.', "You're welcome."]);
+  assert.deepEqual(d.assistant_finals, [
+    "The test reads the real clock. I'll freeze it with a fixture.",
+    'Done: the test freezes the clock, so it passes on any day.',
+    "You're welcome.",
+  ]);
   assert.equal(d.n_assistant_turns, 3);
   assert.deepEqual(d.tools_used, ['Edit']);
   assert.deepEqual(d.files_touched, ['/home/dev/acme/tests/test_report.py']);

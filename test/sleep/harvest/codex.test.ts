@@ -28,11 +28,20 @@ test('a rollout recorded from the real Codex CLI (0.171): the AGENTS.md and envi
   assert.equal(d.git_branch, 'main');
   // The file holds each prompt as a response item and as an item_completed event, and the
   // AGENTS.md text and <environment_context> as a user message.
-  const raw = fs.readFileSync(path.join(DIR, 'sessions/2026/11/30/rollout-2026-11-30T19-04-19-01a22dd7-fea6-7f41-853b-9232f06eec23.jsonl'), 'utf8');
+  const raw = fs.readFileSync(
+    path.join(DIR, 'sessions/2026/11/30/rollout-2026-11-30T19-04-19-01a22dd7-fea6-7f41-853b-9232f06eec23.jsonl'),
+    'utf8',
+  );
   assert.equal(raw.split('still broken: the dates are wrong').length - 1, 2);
   assert.match(raw, /# AGENTS\.md instructions for \/home\/dev\/acme/);
-  assert.deepEqual(d.user_prompts, ['Fix the date format in report.py; my key is **** and export OPENAI_API_KEY=****', 'still broken: the dates are wrong. FINISH-NOW']);
-  assert.deepEqual(d.assistant_finals, ['I looked at the files: there is a README. Fixed the date format.', 'Done. The tests pass now.']);
+  assert.deepEqual(d.user_prompts, [
+    'Fix the date format in report.py; my key is **** and export OPENAI_API_KEY=****',
+    'still broken: the dates are wrong. FINISH-NOW',
+  ]);
+  assert.deepEqual(d.assistant_finals, [
+    'I looked at the files: there is a README. Fixed the date format.',
+    'Done. The tests pass now.',
+  ]);
   assert.equal(d.n_user_turns, 2);
   assert.equal(d.n_assistant_turns, 2);
   assert.deepEqual(d.tools_used, ['exec_command']);
@@ -58,12 +67,21 @@ test('the first rollouts (bare response items, the folder only in the environmen
 });
 
 test("a sub-agent's thread (session_meta.source names the sub-agent) is not a session of the user's", () => {
-  assert.deepEqual(parse('sessions/2026/11/30/rollout-2026-11-30T19-20-00-01a22e00-0b1c-7d2e-8f3a-4b5c6d7e8f90.jsonl'), { skipped: 'sub-agent' });
+  assert.deepEqual(
+    parse('sessions/2026/11/30/rollout-2026-11-30T19-20-00-01a22e00-0b1c-7d2e-8f3a-4b5c6d7e8f90.jsonl'),
+    { skipped: 'sub-agent' },
+  );
 });
 
 test('sessions are found under sessions/YYYY/MM/DD and in archived_sessions/; compressed rollouts are counted, not read', () => {
   const fh = fixtureHome({ agents: ['codex'] });
-  fs.writeFileSync(path.join(fh.home, '.codex/archived_sessions/rollout-2025-01-01T00-00-00-00000000-0000-4000-8000-000000000000.jsonl.zst'), Buffer.from([0x28, 0xb5, 0x2f, 0xfd]));
+  fs.writeFileSync(
+    path.join(
+      fh.home,
+      '.codex/archived_sessions/rollout-2025-01-01T00-00-00-00000000-0000-4000-8000-000000000000.jsonl.zst',
+    ),
+    Buffer.from([0x28, 0xb5, 0x2f, 0xfd]),
+  );
   const scan = codexSource.scan(locationsOf(fh.home));
   assert.equal(scan.candidates.length, 5);
   assert.ok(scan.candidates.some((c) => c.where.includes('/archived_sessions/rollout-2025-08-02')));

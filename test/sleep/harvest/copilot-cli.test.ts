@@ -30,8 +30,16 @@ test('an event log recorded from the real Copilot CLI (1.0.102, resumed twice): 
   assert.equal(d.project, '/home/dev/acme');
   assert.equal(d.git_branch, 'main');
   // user.message.content, not transformedContent (which adds <current_datetime>).
-  assert.deepEqual(d.user_prompts, ['Fix the date format; token **** is in ~/.netrc', 'that is wrong, use ISO dates. FINISH-NOW', 'CREATE-FILE write the date rules into notes.md, thanks']);
-  assert.deepEqual(d.assistant_finals, ['Read the README and listed files.', 'Done. The tests pass now.', 'Created notes.md.']);
+  assert.deepEqual(d.user_prompts, [
+    'Fix the date format; token **** is in ~/.netrc',
+    'that is wrong, use ISO dates. FINISH-NOW',
+    'CREATE-FILE write the date rules into notes.md, thanks',
+  ]);
+  assert.deepEqual(d.assistant_finals, [
+    'Read the README and listed files.',
+    'Done. The tests pass now.',
+    'Created notes.md.',
+  ]);
   assert.deepEqual(d.tools_used, ['view', 'bash', 'create']);
   assert.equal(d.started_at, '2026-11-30T19:05:57.205Z');
 });
@@ -47,7 +55,10 @@ test('the session store (real schema): a session in both is read from its event 
   assert.equal(old.project, '/home/dev/acme/web');
   assert.equal(old.git_branch, 'feature/ui');
   // The /model command is not a prompt; SQLite's "YYYY-MM-DD HH:MM:SS" times are UTC.
-  assert.deepEqual(old.user_prompts, ['Add a dark mode toggle to the settings page', 'it does not work after a reload']);
+  assert.deepEqual(old.user_prompts, [
+    'Add a dark mode toggle to the settings page',
+    'it does not work after a reload',
+  ]);
   assert.equal(old.started_at, '2026-11-20T16:02:11.000Z');
   assert.equal(old.ended_at, '2026-11-20T16:09:54.000Z');
   assert.deepEqual(old.files_touched, ['/home/dev/acme/web/settings.tsx']);
@@ -61,9 +72,15 @@ test('rows committed only to the write-ahead log of a running Copilot are read, 
   const store = path.join(fh.home, '.copilot/session-store.db');
   // The fixture's writer is still open: everything is in session-store.db-wal, nothing checkpointed yet.
   assert.ok(fs.statSync(`${store}-wal`).size > 0);
-  const before = ['', '-wal', '-shm'].map((s) => [fs.readFileSync(store + s).toString('base64'), fs.statSync(store + s).mtimeMs]);
+  const before = ['', '-wal', '-shm'].map((s) => [
+    fs.readFileSync(store + s).toString('base64'),
+    fs.statSync(store + s).mtimeMs,
+  ]);
   assert.equal(readAll(fh.home).size, 2);
-  const after = ['', '-wal', '-shm'].map((s) => [fs.readFileSync(store + s).toString('base64'), fs.statSync(store + s).mtimeMs]);
+  const after = ['', '-wal', '-shm'].map((s) => [
+    fs.readFileSync(store + s).toString('base64'),
+    fs.statSync(store + s).mtimeMs,
+  ]);
   assert.deepEqual(after, before);
   fh.close();
 });

@@ -20,8 +20,15 @@ test("Cursor's agent transcripts: the user's query without the context Cursor at
   const fh = fixtureHome({ agents: ['cursor'] });
   const d = scanAll(fh.home).find((s) => s.digest.session_id === '7c1d9e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f')!.digest;
   assert.equal(d.project, '/home/dev/acme');
-  assert.deepEqual(d.user_prompts, ['Use ISO dates in the weekly report', "that's wrong, the header still shows 11/26/2026"]);
-  assert.deepEqual(d.assistant_finals, ["I'll switch `fmt_date` to ISO 8601.", 'Dates in the weekly report are now ISO 8601.', 'Fixing the header as well.']);
+  assert.deepEqual(d.user_prompts, [
+    'Use ISO dates in the weekly report',
+    "that's wrong, the header still shows 11/26/2026",
+  ]);
+  assert.deepEqual(d.assistant_finals, [
+    "I'll switch `fmt_date` to ISO 8601.",
+    'Dates in the weekly report are now ISO 8601.',
+    'Fixing the header as well.',
+  ]);
   assert.deepEqual(d.tools_used, ['Read', 'StrReplace', 'Shell']);
   assert.ok(d.feedback_signals.includes('neg:cursor_turn_error'));
   assert.ok(!d.user_prompts.join('').includes('OS Version'));

@@ -13,10 +13,17 @@ test("a Devin trajectory (ATIF): the user's and the agent's messages (a message 
   assert.ok('digest' in r);
   const d = r.digest;
   assert.equal(d.session_id, 'devin-5e2a9c1f-7b3d-4e8a-9f0c-1d2e3f4a5b6c');
-  assert.deepEqual(d.user_prompts, ['In the acme repo, fix the NullPointerException in OrderService.persist()', 'lgtm, thanks']);
+  assert.deepEqual(d.user_prompts, [
+    'In the acme repo, fix the NullPointerException in OrderService.persist()',
+    'lgtm, thanks',
+  ]);
   assert.deepEqual(d.tools_used, ['read_file', 'run_command']);
   assert.equal(d.assistant_finals.length, 2);
-  assert.ok(!JSON.stringify(d).includes('You are Devin') && !JSON.stringify(d).includes('BUILD SUCCESS') && !JSON.stringify(d).includes('OrderRepository.findById'));
+  assert.ok(
+    !JSON.stringify(d).includes('You are Devin') &&
+      !JSON.stringify(d).includes('BUILD SUCCESS') &&
+      !JSON.stringify(d).includes('OrderRepository.findById'),
+  );
   // The workspace is the one whose folder name the first prompt mentions.
   assert.equal(d.project, '/home/dev/acme');
 });
@@ -40,6 +47,14 @@ test('a JSON file that is not a trajectory is passed over', () => {
 
 test("the Devin CLI's trajectories folder on each platform", () => {
   assert.equal(defaultDevinTranscripts({}, 'linux', '/home/dev'), '/home/dev/.local/share/devin/cli/transcripts');
-  assert.equal(defaultDevinTranscripts({}, 'darwin', '/Users/dev'), '/Users/dev/Library/Application Support/devin/cli/transcripts');
-  assert.equal(defaultDevinTranscripts({ LOCALAPPDATA: 'C:\\Users\\dev\\AppData\\Local' }, 'win32', 'C:\\Users\\dev').includes('devin'), true);
+  assert.equal(
+    defaultDevinTranscripts({}, 'darwin', '/Users/dev'),
+    '/Users/dev/Library/Application Support/devin/cli/transcripts',
+  );
+  assert.equal(
+    defaultDevinTranscripts({ LOCALAPPDATA: 'C:\\Users\\dev\\AppData\\Local' }, 'win32', 'C:\\Users\\dev').includes(
+      'devin',
+    ),
+    true,
+  );
 });

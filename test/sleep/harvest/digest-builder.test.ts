@@ -10,7 +10,10 @@ test('a secret cut in half by the length limit is still redacted: redaction come
   b.userText(`${'x'.repeat(LIMITS.textChars - 10)} sk-proj-AbCdEfGhIjKlMnOpQrStUvWx ${'and more '.repeat(50)}`);
   const d = b.build()!;
   assert.match(d.user_prompts[0]!, /more characters\]$/);
-  assert.ok(!d.user_prompts[0]!.includes('sk-proj'), d.user_prompts[0]!.slice(LIMITS.textChars - 20, LIMITS.textChars + 40));
+  assert.ok(
+    !d.user_prompts[0]!.includes('sk-proj'),
+    d.user_prompts[0]!.slice(LIMITS.textChars - 20, LIMITS.textChars + 40),
+  );
 });
 
 test('the last five answers are kept; prompts in order; tools, skills and files once each', () => {
@@ -33,10 +36,24 @@ test('the last five answers are kept; prompts in order; tools, skills and files 
 });
 
 test('what is not a prompt: commands, tag blocks of injected context, caveats, interruptions', () => {
-  for (const t of ['', '   ', '/clear', '/model opus', '<environment_context>\n<cwd>/x</cwd>\n</environment_context>', 'Caveat: The messages below…', '[Request interrupted by user]', '<command-name>/review</command-name>\n<command-args>x</command-args>']) {
+  for (const t of [
+    '',
+    '   ',
+    '/clear',
+    '/model opus',
+    '<environment_context>\n<cwd>/x</cwd>\n</environment_context>',
+    'Caveat: The messages below…',
+    '[Request interrupted by user]',
+    '<command-name>/review</command-name>\n<command-args>x</command-args>',
+  ]) {
     assert.ok(isMetaPrompt(t), JSON.stringify(t));
   }
-  for (const t of ['Fix the test', '/home/dev/acme is the repo; look at report.py and fix the header', 'use <b> tags in the title']) assert.ok(!isMetaPrompt(t), t);
+  for (const t of [
+    'Fix the test',
+    '/home/dev/acme is the repo; look at report.py and fix the header',
+    'use <b> tags in the title',
+  ])
+    assert.ok(!isMetaPrompt(t), t);
 });
 
 test("feedback phrases count as whole words only, so 'nice' in 'service' is not praise", () => {

@@ -18,7 +18,10 @@ test("a version 3 session tree: only the branch that ends at the last entry (the
   assert.equal(d.session_id, '3d8c1a2b-4e5f-4a6b-8c7d-9e0f1a2b3c4d');
   assert.equal(d.project, '/home/dev/acme');
   assert.deepEqual(d.user_prompts, ['Add type hints to report.py', 'Keep Optional, but also annotate the tests']);
-  assert.deepEqual(d.assistant_finals, ['Added hints with `Optional`.', 'Annotated the tests too, thanks for the pointer.']);
+  assert.deepEqual(d.assistant_finals, [
+    'Added hints with `Optional`.',
+    'Annotated the tests too, thanks for the pointer.',
+  ]);
   assert.deepEqual(d.tools_used, ['read', 'edit']);
   assert.ok(!JSON.stringify(d).includes('X | None') && !JSON.stringify(d).includes('Start with fmt_date'));
   assert.equal(d.started_at, '2026-11-27T15:30:02.410Z');
@@ -32,14 +35,25 @@ test('a version 1 session (no version field) is read in order', () => {
 });
 
 test('a broken tree, an unknown version, a misplaced header or a bad line before the last leaves the session out; a torn last line does not', () => {
-  assert.deepEqual(parse('2026-11-25T08-00-00-000Z_9f8e7d6c-0000-4000-8000-5b4a39281706.jsonl'), { skipped: 'unreadable' });
-  const good = fs.readFileSync(path.join(DIR, '2026-11-27T15-30-02-410Z_3d8c1a2b-4e5f-4a6b-8c7d-9e0f1a2b3c4d.jsonl'), 'utf8');
+  assert.deepEqual(parse('2026-11-25T08-00-00-000Z_9f8e7d6c-0000-4000-8000-5b4a39281706.jsonl'), {
+    skipped: 'unreadable',
+  });
+  const good = fs.readFileSync(
+    path.join(DIR, '2026-11-27T15-30-02-410Z_3d8c1a2b-4e5f-4a6b-8c7d-9e0f1a2b3c4d.jsonl'),
+    'utf8',
+  );
   const lines = good.trimEnd().split('\n');
   assert.deepEqual(parsePiSession(good.replace('"version":3', '"version":4'), 'x.jsonl'), { skipped: 'unreadable' });
   assert.deepEqual(parsePiSession(good.replace('"version":3', '"version":"3"'), 'x.jsonl'), { skipped: 'unreadable' });
   assert.deepEqual(parsePiSession([lines[3], ...lines].join('\n'), 'x.jsonl'), { skipped: 'unreadable' });
-  assert.deepEqual(parsePiSession([...lines.slice(0, 4), '{"type":"mess', ...lines.slice(4)].join('\n'), 'x.jsonl'), { skipped: 'unreadable' });
-  assert.deepEqual(parsePiSession([...lines, lines[4]].join('\n'), 'x.jsonl'), { skipped: 'unreadable' }, 'a duplicate id');
+  assert.deepEqual(parsePiSession([...lines.slice(0, 4), '{"type":"mess', ...lines.slice(4)].join('\n'), 'x.jsonl'), {
+    skipped: 'unreadable',
+  });
+  assert.deepEqual(
+    parsePiSession([...lines, lines[4]].join('\n'), 'x.jsonl'),
+    { skipped: 'unreadable' },
+    'a duplicate id',
+  );
   const torn = parsePiSession(`${good}{"type":"message","id":"a000000f","parentId":"a000000e","timest`, 'x.jsonl');
   assert.ok('digest' in torn);
 });
@@ -47,5 +61,9 @@ test('a broken tree, an unknown version, a misplaced header or a bad line before
 test("pi's sessions folder: PI_CODING_AGENT_DIR, or the config's pi_home", () => {
   assert.equal(locationsOf('/home/dev').piSessions, '/home/dev/.pi/agent/sessions');
   assert.equal(locationsOf('/home/dev', { pi_home: '/opt/pi' }).piSessions, '/opt/pi/agent/sessions');
-  assert.equal(resolveLocations(HarvestConfigSchema.parse({}), { PI_CODING_AGENT_DIR: '/srv/pi-agent' }, 'linux', '/home/dev').piSessions, '/srv/pi-agent/sessions');
+  assert.equal(
+    resolveLocations(HarvestConfigSchema.parse({}), { PI_CODING_AGENT_DIR: '/srv/pi-agent' }, 'linux', '/home/dev')
+      .piSessions,
+    '/srv/pi-agent/sessions',
+  );
 });

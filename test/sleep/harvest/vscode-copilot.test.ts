@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { defaultVscodeStorage, parseVscodeChat, vscodeCopilotSource, workspaceFolder } from '../../../src/sleep/harvest/vscode-copilot.ts';
+import {
+  defaultVscodeStorage,
+  parseVscodeChat,
+  vscodeCopilotSource,
+  workspaceFolder,
+} from '../../../src/sleep/harvest/vscode-copilot.ts';
 import { replayOpLog } from '../../../src/sleep/harvest/vscode-oplog.ts';
 import { fixtureHome, TRANSCRIPTS } from '../fixture-home.ts';
 import { locationsOf } from './locations-of.ts';
@@ -33,9 +38,16 @@ test("a Copilot chat: the user's prompts and the markdown answers after the log'
   assert.equal(g.session_id, '0f3b1c6e-5a7d-4e9f-b2c4-6d8e0a1b3c5d');
   assert.deepEqual(g.user_prompts, ['Why does test_report fail on Mondays?', 'still failing on Mondays, fix it']);
   // "Looking at the test" was cut by the push with i=1; thinking, tool input and the rendered context are not answers.
-  assert.deepEqual(g.assistant_finals, ['`report.py` formats the weekday with `%a`, which depends on the locale. Use `isoformat()` and compare dates instead.', 'Fixed: the test now freezes the date to a Wednesday.']);
+  assert.deepEqual(g.assistant_finals, [
+    '`report.py` formats the weekday with `%a`, which depends on the locale. Use `isoformat()` and compare dates instead.',
+    'Fixed: the test now freezes the date to a Wednesday.',
+  ]);
   assert.deepEqual(g.tools_used, ['copilot_readFile']);
-  assert.ok(!JSON.stringify(g).includes('orphan answer') && !JSON.stringify(g).includes("another extension's") && !JSON.stringify(g).includes('system-initiated'));
+  assert.ok(
+    !JSON.stringify(g).includes('orphan answer') &&
+      !JSON.stringify(g).includes("another extension's") &&
+      !JSON.stringify(g).includes('system-initiated'),
+  );
   assert.equal(g.started_at, new Date(1764490000123).toISOString());
   assert.equal(g.ended_at, new Date(1764490412000).toISOString());
 });
@@ -56,8 +68,20 @@ test('chats are found in every workspace of the storage folder, with their folde
 
 test("VS Code's storage folders: stable and Insiders on each platform, a portable install first", () => {
   const home = '/home/dev';
-  assert.deepEqual(defaultVscodeStorage({}, 'linux', home), ['/home/dev/.config/Code/User/workspaceStorage', '/home/dev/.config/Code - Insiders/User/workspaceStorage']);
-  assert.deepEqual(defaultVscodeStorage({ XDG_CONFIG_HOME: '/xdg' }, 'linux', home)[0], '/xdg/Code/User/workspaceStorage');
-  assert.equal(defaultVscodeStorage({}, 'darwin', home)[0], '/home/dev/Library/Application Support/Code/User/workspaceStorage');
-  assert.equal(defaultVscodeStorage({ VSCODE_PORTABLE: '/opt/vscode/data' }, 'linux', home)[0], '/opt/vscode/data/user-data/User/workspaceStorage');
+  assert.deepEqual(defaultVscodeStorage({}, 'linux', home), [
+    '/home/dev/.config/Code/User/workspaceStorage',
+    '/home/dev/.config/Code - Insiders/User/workspaceStorage',
+  ]);
+  assert.deepEqual(
+    defaultVscodeStorage({ XDG_CONFIG_HOME: '/xdg' }, 'linux', home)[0],
+    '/xdg/Code/User/workspaceStorage',
+  );
+  assert.equal(
+    defaultVscodeStorage({}, 'darwin', home)[0],
+    '/home/dev/Library/Application Support/Code/User/workspaceStorage',
+  );
+  assert.equal(
+    defaultVscodeStorage({ VSCODE_PORTABLE: '/opt/vscode/data' }, 'linux', home)[0],
+    '/opt/vscode/data/user-data/User/workspaceStorage',
+  );
 });
