@@ -24,7 +24,7 @@ export async function writeHttpWorkload(
   const files: Record<string, string> = {};
   for (const [split, records] of Object.entries(await taskRecords(env))) {
     files[`${split}_file`] = path.join(dir, `${split}.jsonl`);
-    fs.writeFileSync(files[`${split}_file`]!, records.map(({ fact: _, ...r }) => JSON.stringify(r)).join('\n') + '\n');
+    fs.writeFileSync(files[`${split}_file`]!, `${records.map(({ fact: _, ...r }) => JSON.stringify(r)).join('\n')}\n`);
   }
   const role = (r: string) => ({ backend: 'openai_compatible', model: `scripted-${r}`, base_url: `${url}/v1` });
   const file = path.join(dir, 'config.yaml');

@@ -6,7 +6,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
-import type { z } from 'zod';
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';

@@ -177,12 +177,10 @@ const agentKey = (key: string, backends: string[], entry: Setting | 'special', r
 };
 const cliPath: Setting = { field: 'options.path', read: text };
 // The path and sandbox keys and their aliases, the canonical spelling first, as the original ranks them.
-['codex_exec_path', 'codex_path', 'codex_cli_bin', 'codex_bin'].forEach((key, i) =>
-  agentKey(key, CODEX, cliPath, 4 - i, 'codex_exec_path'),
-);
-['codex_exec_sandbox', 'sandbox', 'codex_sandbox'].forEach((key, i) =>
-  agentKey(key, CODEX, 'special', 3 - i, 'codex_exec_sandbox'),
-);
+for (const [i, key] of ['codex_exec_path', 'codex_path', 'codex_cli_bin', 'codex_bin'].entries())
+  agentKey(key, CODEX, cliPath, 4 - i, 'codex_exec_path');
+for (const [i, key] of ['codex_exec_sandbox', 'sandbox', 'codex_sandbox'].entries())
+  agentKey(key, CODEX, 'special', 3 - i, 'codex_exec_sandbox');
 agentKey('codex_exec_reasoning_effort', CODEX, { field: 'reasoning_effort', read: effort });
 agentKey('codex_exec_web_search', CODEX, {
   field: 'options.config.web_search',

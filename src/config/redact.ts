@@ -34,7 +34,7 @@ export function isSecretVariable(name: string): boolean {
 }
 
 /** The secret values in use in this process, longest first (so that a value containing another goes whole). */
-let inUse: string[] = [];
+const inUse: string[] = [];
 
 /** Registers a secret value (a key, a token, a URL's password): from now on it is removed from whatever is written. */
 export function registerSecret(value: string | undefined): void {

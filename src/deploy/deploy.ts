@@ -164,7 +164,7 @@ export function deploySkill(o: DeployOptions): DeployResult {
   const folder = skillsFolder(o.agent, o.scope, o.env);
   const file = path.join(folder, name, 'SKILL.md');
   const before = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
-  const changed = !before || !before.equals(content);
+  const changed = !before?.equals(content);
   const diff = changed
     ? unifiedDiff(before?.toString('utf8') ?? '', content.toString('utf8'), {
         before: before ? file : '(nothing)',

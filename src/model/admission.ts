@@ -5,7 +5,7 @@
  * flight go on and are recorded, so what a limit can overshoot by is bounded by the calls in
  * flight at that moment.
  */
-import { RunStop } from './types.ts';
+import type { RunStop } from './types.ts';
 
 /** A limit: given the calls in flight, the stop it asks for, if any. */
 export type Limit = (inFlight: number) => RunStop | undefined;
@@ -46,7 +46,9 @@ export class Admission {
     // Resolved on the next turn of the loop: the callers' continuations, which record the call in
     // the ledger, have run by then.
     if (this.inFlight === 0 && this.idleWaiters.length)
-      setImmediate(() => this.inFlight === 0 && this.idleWaiters.splice(0).forEach((resolve) => resolve()));
+      setImmediate(() => {
+        if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+      });
   }
 
   /** Asks for a stop (the first one asked for is kept); returns the stop in force. */

@@ -109,7 +109,6 @@ function liveDocuments(o: NightOptions, project: string): LiveDocument[] {
 }
 
 export async function runNight(o: NightOptions): Promise<NightOutcome> {
-  const c = o.loaded.config;
   const choice = chooseModels(o.loaded, o.backend, o.budget);
   if (!choice.chosen) throw new UserError(NO_BACKEND);
   fs.mkdirSync(o.stateDir, { recursive: true });

@@ -241,7 +241,7 @@ export class SleepNights {
     const adopted = new Set(adoptions.filter((a) => !a.rolled_back).flatMap((a) => a.documents.map((d) => d.name)));
     const editsOf = (name: string) => {
       const doc = report.ok ? report.value.documents.find((d) => d.document === name) : undefined;
-      return doc && doc.edits.filter((e) => e.status.startsWith('applied')).length;
+      return doc?.edits.filter((e) => e.status.startsWith('applied')).length;
     };
     const staged = manifest.ok ? manifest.value.documents : [];
     const documents: NightDocument[] = staged.map((d) => ({

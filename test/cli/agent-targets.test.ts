@@ -74,8 +74,7 @@ function environment(dir: string): Record<string, string> {
 function datesProject(dir: string, target: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   fs.mkdirSync(path.join(dir, 'home'), { recursive: true });
   writeFiles(dir, {
-    'dates.jsonl':
-      FACTS.map((f, i) => JSON.stringify({ id: `d${i}`, question: question(f), answer: iso(f) })).join('\n') + '\n',
+    'dates.jsonl': `${FACTS.map((f, i) => JSON.stringify({ id: `d${i}`, question: question(f), answer: iso(f) })).join('\n')}\n`,
     'seed_skill.md': 'Answer with the date only.\n',
     'config.yaml': stringify({
       model: {

@@ -5,7 +5,6 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../src/config/load.ts';
 import { redact } from '../../src/config/redact.ts';
-import { ConfigError } from '../../src/errors.ts';
 import { buildBackendModel } from '../../src/model/stack.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';

@@ -25,7 +25,13 @@ function countingModel() {
       });
     },
   };
-  return { model, sent, answerAll: () => pending.splice(0).forEach((f) => f()) };
+  return {
+    model,
+    sent,
+    answerAll: () => {
+      for (const f of pending.splice(0)) f();
+    },
+  };
 }
 
 const ask = (content: string, system = ''): ChatRequest => ({

@@ -85,7 +85,7 @@ describe('searchqa', () => {
     const ctx = '[DOC] aaaa [DOC] bbbb [DOC] cccc';
     assert.equal(truncateContext(ctx, 100), ctx);
     assert.equal(truncateContext(ctx, 22), '[DOC] aaaa [DOC] bbbb');
-    assert.equal(truncateContext('[DOC] ' + 'x'.repeat(50), 10), '[DOC] xxxx...[truncated]');
+    assert.equal(truncateContext(`[DOC] ${'x'.repeat(50)}`, 10), '[DOC] xxxx...[truncated]');
   });
 });
 

@@ -356,7 +356,12 @@ describe('officeqa env', () => {
     );
     const { runEvaluation } = await import('../../src/eval/evaluate.ts');
     let printed = '';
-    const out = new Writable({ write: (chunk, _enc, done) => ((printed += String(chunk)), done()) });
+    const out = new Writable({
+      write: (chunk, _enc, done) => {
+        printed += String(chunk);
+        done();
+      },
+    });
     writeFiles(dir, { 'skill.md': '# Skill\n' });
     await runEvaluation({
       loaded,

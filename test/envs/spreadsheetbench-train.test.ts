@@ -188,12 +188,12 @@ describe('SpreadsheetBench trains end to end', () => {
     assert.match(fed[0]!, /^Your script failed when it ran:[\s\S]*Worksheet Sheet1 does not exist/);
     assert.match(
       fed[1]!,
-      /^Your script ran, but some of the cells the task checks hold wrong values:\n  Data!E1: your value = \(empty\) \(wrong\)\n/,
+      /^Your script ran, but some of the cells the task checks hold wrong values:\n {2}Data!E1: your value = \(empty\) \(wrong\)\n/,
     );
     assert.doesNotMatch(fed[1]!, /expected|\b2\b/, 'the golden count (2) is not given');
     assert.match(
       count.at(-1)!.content!,
-      /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n  Data!E1: got=2, expected=2 ✓/,
+      /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n {2}Data!E1: got=2, expected=2 ✓/,
     );
 
     // Evaluation rollouts: errors are fed back, wrong cells are not.

@@ -12,7 +12,7 @@ import { planInputFor, planRun } from '../../src/app/plan.ts';
 import { findCases } from '../../src/envs/spreadsheetbench/cases.ts';
 import type { SpreadsheetBenchEnv } from '../../src/envs/spreadsheetbench/env.ts';
 import { extractCode } from '../../src/envs/spreadsheetbench/report.ts';
-import { RUNNER, runScript } from '../../src/envs/spreadsheetbench/sandbox.ts';
+import { runScript } from '../../src/envs/spreadsheetbench/sandbox.ts';
 import { compareOutputs } from '../../src/envs/spreadsheetbench/workbooks.ts';
 import type { Item, Trajectory } from '../../src/envs/types.ts';
 import { UserError } from '../../src/errors.ts';
@@ -32,9 +32,9 @@ function totals(rows: [number, number][]): {
   gold: Record<string, Record<string, number | string>>;
 } {
   const input: Record<string, number | string> = { A1: 'a', B1: 'b', C1: 'total' };
-  rows.forEach(([a, b], i) => Object.assign(input, { [`A${i + 2}`]: a, [`B${i + 2}`]: b }));
+  for (const [i, [a, b]] of rows.entries()) Object.assign(input, { [`A${i + 2}`]: a, [`B${i + 2}`]: b });
   const gold = { ...input };
-  rows.forEach(([a, b], i) => (gold[`C${i + 2}`] = a + b));
+  for (const [i, [a, b]] of rows.entries()) gold[`C${i + 2}`] = a + b;
   return { input: { Data: input }, gold: { Data: gold } };
 }
 
@@ -273,6 +273,7 @@ describe('the official comparison', () => {
     [path.join(dir, `${name}.xlsx`)]: { Sheet1: { A1: value as never }, Other: { B2: 'x' } },
   });
   const GOLD = {
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: a value a user typed, not pi
     A1: 3.14159,
     A2: '5',
     A3: 7,
@@ -314,22 +315,16 @@ describe('the official comparison', () => {
   it('applies each rule of the official evaluation, cell by cell (the same verdicts as the original evaluator)', async () => {
     // One output per rule: the golden cells, with the rule's cell replaced by its value.
     const spec: Record<string, Record<string, Record<string, never>>> = {};
-    RULES.forEach(
-      ([ref, value], i) =>
-        (spec[path.join(dir, `r${i}.xlsx`)] = {
-          Sheet1: { ...GOLD, [ref]: value } as never,
-          Other: { B2: 'x' as never },
-        }),
-    );
+    for (const [i, [ref, value]] of RULES.entries())
+      spec[path.join(dir, `r${i}.xlsx`)] = { Sheet1: { ...GOLD, [ref]: value } as never, Other: { B2: 'x' as never } };
     makeWorkbooks(spec);
     const checks = await compareOutputs(
       testPython(),
       'A1:A9',
       RULES.map((_, i) => ({ no: String(i), pred: path.join(dir, `r${i}.xlsx`), gold })),
     );
-    RULES.forEach(([ref, value, equal, why], i) =>
-      assert.equal(checks[i]!.ok, equal, `${ref} vs ${JSON.stringify(value)}: ${why}`),
-    );
+    for (const [i, [ref, value, equal, why]] of RULES.entries())
+      assert.equal(checks[i]!.ok, equal, `${ref} vs ${JSON.stringify(value)}: ${why}`);
   });
 
   it('answer positions: a quoted sheet name, none (the first golden sheet), several ranges; a missing sheet or output fails with the reason', async () => {
@@ -515,7 +510,7 @@ describe('SpreadsheetBench rollouts', () => {
     assert.match(user, /## Sheet "Data": A1:C4, 4 rows x 3 columns\nA1=a \| B1=b \| C1=total\nA2=1 \| B2=2 \| C2=/);
     assert.match(
       systemOf(t).content,
-      /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n[\s\S]*Case 2: FAIL, Data!C2: got 3, expected 11\n  Data!C2: got=3, expected=11 ✗/,
+      /^\[POST-EXECUTION VERIFICATION\]\nCase 1: PASS\n[\s\S]*Case 2: FAIL, Data!C2: got 3, expected 11\n {2}Data!C2: got=3, expected=11 ✗/,
     );
     const right = await env.rollout(items['103']!, '', {
       target: new ScriptedModel('t', () => fenced(TOTAL_CODE)),
@@ -569,7 +564,7 @@ describe('SpreadsheetBench rollouts', () => {
     const feedback = lastUserText(trainTarget.requests[2]!);
     assert.match(
       feedback,
-      /^Your script ran, but some of the cells the task checks hold wrong values:\n  Data!C2: your value = \(empty\) \(wrong\)\n  Data!C3: your value = \(empty\) \(wrong\)\n\n/,
+      /^Your script ran, but some of the cells the task checks hold wrong values:\n {2}Data!C2: your value = \(empty\) \(wrong\)\n {2}Data!C3: your value = \(empty\) \(wrong\)\n\n/,
     );
     assert.doesNotMatch(feedback, /expected|\b8\b|\b10\b/, 'no golden value reaches the target');
     assert.deepEqual([trained.hard, trained.soft], [1, 1]);
@@ -586,7 +581,7 @@ describe('SpreadsheetBench rollouts', () => {
 
   it('react: write_file and a python runner confined to the folder; solution.py is what is scored', async () => {
     const env = envFor(r, { mode: 'react', max_turns: 6 });
-    const target = new ScriptedModel('t', (req, n) => {
+    const target = new ScriptedModel('t', (_req, n) => {
       const calls = [
         [
           {

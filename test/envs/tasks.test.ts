@@ -66,7 +66,7 @@ describe('tasks env', () => {
     });
     await assert.rejects(missing.env.load(), /d\.jsonl:2: missing field 'answer' \(the expected answer/);
     const noInput = setup(`  data_path: d.csv\n`, {
-      'd.csv': 'input,answer\nq1,a1\n' + ',a2\n'.replace(',', '') + 'q3,a3\n',
+      'd.csv': `input,answer\nq1,a1\n${',a2\n'.replace(',', '')}q3,a3\n`,
     });
     await assert.rejects(noInput.env.load(), /d\.csv:3: /);
     const template = setup(`  data_path: d.jsonl\n  prompt:\n    user: "{{input}} / {{hint}}"\n`, {

@@ -8,7 +8,10 @@ const made: string[] = [];
 export function tmpDir(prefix = 'skillopt-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   // One exit listener for all of them.
-  if (made.length === 0) process.on('exit', () => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  if (made.length === 0)
+    process.on('exit', () => {
+      for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+    });
   made.push(dir);
   return dir;
 }

@@ -91,7 +91,7 @@ function sharedServer(): Promise<{ s: Setup; client: Client }> {
 const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
 test('the server lists its tools, each with an input schema', async () => {
-  const { s, client } = await sharedServer();
+  const { client } = await sharedServer();
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
@@ -130,7 +130,7 @@ test("sleep_dry_run reports the agent sessions of the project, from the user's r
 });
 
 test('train runs a config of the project with progress notifications; run_progress reads its state', async () => {
-  const { s, client } = await sharedServer();
+  const { client } = await sharedServer();
   const progress: { progress: number; total?: number; message?: string }[] = [];
   const r = await client.callTool(
     {
@@ -160,7 +160,7 @@ test('train runs a config of the project with progress notifications; run_progre
 });
 
 test('a cancelled train call stops the run at a safe point, resumable', async () => {
-  const { s, client } = await sharedServer();
+  const { client } = await sharedServer();
   const controller = new AbortController();
   const call = client.callTool(
     {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { z } from 'zod';
 import Database from 'better-sqlite3';
 import { cacheKey, ResponseCache } from '../../src/model/cache.ts';
@@ -343,7 +343,10 @@ describe('the response cache', () => {
     const message = {
       role: 'user' as const,
       content: 'counted',
-      toJSON: () => (serialized++, { role: 'user', content: 'counted' }),
+      toJSON: () => {
+        serialized++;
+        return { role: 'user', content: 'counted' };
+      },
     };
     await m.target.complete(ask('', { messages: [message] }));
     m.close();

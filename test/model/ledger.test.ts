@@ -2,7 +2,7 @@ import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { Ledger, sumUsage, type CallRecord } from '../../src/model/ledger.ts';
 import { costOf, tablePrice } from '../../src/model/prices.ts';

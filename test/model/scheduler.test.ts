@@ -209,9 +209,8 @@ describe('backoff', () => {
       await scheduled.complete(ask('b'));
       const at = fake.requests.map((r) => r.at);
       const gaps = at.slice(1).map((t, i) => t - at[i]!);
-      gaps.forEach((gap, i) =>
-        assert.ok(gap >= [80, 160, 250][i]! - 5, `retry ${i + 1} came ${gap} ms after the failure`),
-      );
+      for (const [i, gap] of gaps.entries())
+        assert.ok(gap >= [80, 160, 250][i]! - 5, `retry ${i + 1} came ${gap} ms after the failure`);
     } finally {
       await fake.close();
     }
@@ -298,7 +297,8 @@ describe('the limiter', () => {
       await Promise.all(Array.from({ length: 12 }, (_, i) => m.target.complete(ask(String(i % 10).repeat(2400)))));
       const starts = m.pools.get('target')!.stats.recentStarts;
       const at = starts.map((t) => t - starts[0]!);
-      at.forEach((t, i) => assert.ok((i + 1) * 600 <= 6000 + (600 * t) / 1000 + 1, `call ${i + 1} started at ${t} ms`));
+      for (const [i, t] of at.entries())
+        assert.ok((i + 1) * 600 <= 6000 + (600 * t) / 1000 + 1, `call ${i + 1} started at ${t} ms`);
       assert.ok(at.at(-1)! >= 1900, `the last call started at ${at.at(-1)} ms`);
     } finally {
       await fake.close();

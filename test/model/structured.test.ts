@@ -1,6 +1,6 @@
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { buildRoleModels } from '../../src/model/stack.ts';
 import { completeJson, StructuredOutputError } from '../../src/model/structured.ts';

@@ -63,7 +63,7 @@ describe('reading journals', () => {
     const file = path.join(tmpDir(), 'scores.jsonl');
     // 3 MB lines: each spans several 1 MB chunks, and the two-byte 'é' falls on chunk boundaries.
     const long = (n: number) => ({ n, text: `${'é'.repeat(1_500_000 + n)}` });
-    fs.writeFileSync(file, [long(0), { n: 1 }, long(2)].map((v) => JSON.stringify(v)).join('\n') + '\n{"n":3}');
+    fs.writeFileSync(file, `${[long(0), { n: 1 }, long(2)].map((v) => JSON.stringify(v)).join('\n')}\n{"n":3}`);
     const seen = [...jsonLines<{ n: number; text?: string }>(file)];
     assert.deepEqual(
       seen.map((s) => [s.value.n, s.line]),

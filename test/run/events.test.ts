@@ -119,7 +119,10 @@ describe('console reporter', () => {
     const log = new EventLog();
     let out = '';
     const stream = {
-      write: (t: string) => ((out += t), true),
+      write: (t: string) => {
+        out += t;
+        return true;
+      },
       isTTY: true,
       columns: 80,
       cursorTo: () => true,

@@ -30,11 +30,11 @@ test('skillopt sleep dry-run: per agent, the sessions of the project, their size
   assert.match(out, /\n\d+ sessions would be harvested\n/);
   assert.match(
     out,
-    /\nDocuments a night would train \(models: none chosen\):\n  skill skillopt-sleep-learned: ~\/\.claude\/skills\/skillopt-sleep-learned\/SKILL\.md \(does not exist yet: a night proposes it\)\n/,
+    /\nDocuments a night would train \(models: none chosen\):\n {2}skill skillopt-sleep-learned: ~\/\.claude\/skills\/skillopt-sleep-learned\/SKILL\.md \(does not exist yet: a night proposes it\)\n/,
   );
   assert.match(
     out,
-    /\nTasks it would learn from \(\d+; mined without a model here: a night lets the model rewrite them with rubrics and checks\):\n  \[(train|val)\/\w+\] /,
+    /\nTasks it would learn from \(\d+; mined without a model here: a night lets the model rewrite them with rubrics and checks\):\n {2}\[(train|val)\/\w+\] /,
   );
   assert.match(out, /\nWhat a night would cost \(no model is called now\):\n/);
 });
@@ -61,6 +61,7 @@ test('skillopt sleep harvest writes the digests, newest first, to the state fold
   const ends = digests.map((d) => d.ended_at);
   assert.equal(
     ends[0],
+    // biome-ignore lint/complexity/useMathMinMax: ISO timestamps, compared as strings
     ends.reduce((a, b) => (a > b ? a : b)),
     'the newest session first',
   );

@@ -59,7 +59,12 @@ export function fixtureHome(
       } else fs.writeFileSync(dest, content);
     }
   }
-  return { home, close: () => writers.forEach((w) => w.close()) };
+  return {
+    home,
+    close: () => {
+      for (const w of writers) w.close();
+    },
+  };
 }
 
 /** The environment of a process run as the user of `home`: no agent or XDG variables of the machine's. */

@@ -245,7 +245,7 @@ export class SelectionEvaluator {
             onResult: (t, k) => onResult(t, rest[k]!),
           },
         );
-        rest.forEach((index, k) => (result.trajectories[index] = more.trajectories[k]));
+        for (const [k, index] of rest.entries()) result.trajectories[index] = more.trajectories[k];
         result.ran += more.ran;
         result.cached += more.cached;
       }

@@ -58,7 +58,7 @@ export async function rewriteFromSuggestions(
     reasoningEffort: args.reasoningEffort,
     fallback: 'the step is skipped',
   });
-  if (!reply || !reply.new_skill.trim()) return { reason: 'the rewrite gave no new skill' };
+  if (!reply?.new_skill.trim()) return { reason: 'the rewrite gave no new skill' };
   const candidate = keepProtectedRegions(args.skill, reply.new_skill);
   if (!withinLimit(candidate, args.maxTokens))
     return { reason: `the rewritten skill is over the limit of ${args.maxTokens} tokens` };

@@ -185,7 +185,8 @@ export class GateOverlap {
       memory: optimizerMemory([...this.state.stepBuffer, entry]),
       batches: this.next.batches,
     });
-    this.reflection.forEach(({ reflector }, a) => this.results[a]!.forEach((t, i) => t && reflector.add(i, t)));
+    for (const [a, { reflector }] of this.reflection.entries())
+      for (const [i, t] of this.results[a]!.entries()) if (t) reflector.add(i, t);
     const merged = started.done.then(() =>
       startMerge(
         ctx,

@@ -8,7 +8,7 @@
  */
 import { CallFailure } from '../failure.ts';
 import type { Usage } from '../types.ts';
-import { jsonLine } from './cli-harness.ts';
+import { jsonLine, type CliEvent } from './cli-harness.ts';
 import { loginFailure, processFailure, reportedFailure, type AgentCli } from './failures.ts';
 import type { ProcessResult } from './process.ts';
 import { TraceRecorder } from './trace.ts';
@@ -31,7 +31,7 @@ function resultText(content: unknown): string {
 
 export class ClaudeCodeEvents implements EventReader {
   private readonly trace = new TraceRecorder();
-  private result?: Record<string, any>;
+  private result?: CliEvent;
   private fatal?: Error;
 
   constructor(

@@ -104,13 +104,21 @@ export abstract class CliHarness implements AgentHarness {
   }
 }
 
+/**
+ * An event an agent CLI printed: its shape changes between CLI versions, so readers take each
+ * field they use with a check or a default (`?.`, `??`, `typeof`) rather than a schema that a
+ * new field would break.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: read field by field, each field checked where it is used
+export type CliEvent = Record<string, any>;
+
 /** One JSON object per line; other lines (warnings some CLIs print on stdout) are skipped. */
-export function jsonLine(line: string): Record<string, any> | undefined {
+export function jsonLine(line: string): CliEvent | undefined {
   const t = line.trim();
   if (!t.startsWith('{')) return undefined;
   try {
     const v: unknown = JSON.parse(t);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : undefined;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as CliEvent) : undefined;
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@
  */
 import { CallFailure } from '../failure.ts';
 import type { Usage } from '../types.ts';
-import { jsonLine } from './cli-harness.ts';
+import { jsonLine, type CliEvent } from './cli-harness.ts';
 import { loginFailure, processFailure, reportedFailure, short, type AgentCli } from './failures.ts';
 import type { ProcessResult } from './process.ts';
 import { TraceRecorder } from './trace.ts';
@@ -74,7 +74,7 @@ export class CodexEvents implements EventReader {
     }
   }
 
-  private item(item: Record<string, any>): void {
+  private item(item: CliEvent): void {
     switch (item.type) {
       case 'agent_message':
         this.text = String(item.text ?? '');

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { CallFailure } from '../failure.ts';
 import { ZERO_USAGE, type Usage } from '../types.ts';
-import { jsonLine } from './cli-harness.ts';
+import { jsonLine, type CliEvent } from './cli-harness.ts';
 import { loginFailure, processFailure, reportedFailure, type AgentCli } from './failures.ts';
 import type { ProcessResult } from './process.ts';
 import { TraceRecorder } from './trace.ts';
@@ -23,14 +23,14 @@ function inputOf(args: unknown): string {
 
 /** The usage file: tokens summed over the models the session used. */
 export function copilotUsage(file: string): Usage {
-  let report: any;
+  let report: CliEvent | undefined;
   try {
     report = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch {
     return { ...ZERO_USAGE };
   }
   const usage = { ...ZERO_USAGE };
-  for (const m of Object.values<any>(report?.modelMetrics ?? {})) {
+  for (const m of Object.values<CliEvent>(report?.modelMetrics ?? {})) {
     const u = m?.usage ?? {};
     usage.input += u.inputTokens ?? 0;
     usage.output += u.outputTokens ?? 0;

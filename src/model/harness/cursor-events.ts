@@ -9,14 +9,14 @@
  */
 import { CallFailure } from '../failure.ts';
 import type { Usage } from '../types.ts';
-import { jsonLine } from './cli-harness.ts';
+import { jsonLine, type CliEvent } from './cli-harness.ts';
 import { processFailure, reportedFailure, type AgentCli } from './failures.ts';
 import type { ProcessResult } from './process.ts';
 import { TraceRecorder } from './trace.ts';
 import type { AgentOutcome, AgentRun, EventReader } from './types.ts';
 
 /** `{ readToolCall: { args, result } }` → ['read', {args, result}]. */
-function toolOf(toolCall: Record<string, any> | undefined): [string, Record<string, any>] {
+function toolOf(toolCall: CliEvent | undefined): [string, CliEvent] {
   const key = Object.keys(toolCall ?? {})[0] ?? 'tool';
   return [key.replace(/ToolCall$/, ''), toolCall?.[key] ?? {}];
 }
@@ -29,7 +29,7 @@ function inputOf(args: Record<string, unknown> | undefined): string {
 
 export class CursorEvents implements EventReader {
   private readonly trace = new TraceRecorder();
-  private result?: Record<string, any>;
+  private result?: CliEvent;
 
   constructor(
     private readonly cli: AgentCli,

@@ -47,11 +47,10 @@ export function oneLine(text: string, max = ONE_LINE): string {
 export function traceText(trace: AgentTrace, maxSteps = 20): string {
   const lines: string[] = [];
   const shown = trace.steps.slice(0, maxSteps);
-  shown.forEach((s, i) =>
+  for (const [i, s] of shown.entries())
     lines.push(
       `${i + 1}. ${s.tool}${s.input ? ` ${s.input}` : ''}${s.ok ? '' : ' [failed]'}${!s.ok && s.output ? `: ${s.output}` : ''}`,
-    ),
-  );
+    );
   if (trace.steps.length > shown.length) lines.push(`… ${trace.steps.length - shown.length} more tool calls`);
   if (trace.steps.length === 0) lines.push('(no tool calls)');
   if (trace.files.length) lines.push(`files: ${trace.files.join(', ')}`);

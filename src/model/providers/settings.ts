@@ -47,7 +47,7 @@ function findKey(
 ): string | undefined {
   if (rc.api_key_env) {
     const value = ctx.environment[rc.api_key_env];
-    if (value && value.trim()) return value.trim();
+    if (value?.trim()) return value.trim();
     if (!required) return undefined;
     throw new ModelConfigError(
       `model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`,

@@ -17,7 +17,7 @@ import {
 } from '../../protocol/optimizer.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
 import { stripProtectedRegions } from '../../skill/regions.ts';
-import { Rng } from '../../util/random.ts';
+import type { Rng } from '../../util/random.ts';
 import {
   CONFLICTS,
   CONVENTIONS,

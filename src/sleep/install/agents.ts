@@ -84,6 +84,7 @@ export function serverEntry(agent: Agent, program: { node: string; bin: string }
   if (agent === 'copilot') return { type: 'local', command: program.node, args, tools: ['*'] };
   // VS Code starts servers outside the workspace; the project is named with its variable.
   if (agent === 'vscode')
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code fills in ${workspaceFolder} itself
     return { type: 'stdio', command: program.node, args: [...args, '--project', '${workspaceFolder}'] };
   return { command: program.node, args };
 }

@@ -46,7 +46,6 @@ const OutSchema = z.object({ root: z.number().int().nonnegative(), path: z.strin
 const ConfigBody = z
   .object({ config: z.string(), overrides: z.array(z.string()).default([]), out: OutSchema.optional() })
   .strict();
-const RunBody = z.object({ run: z.string() }).strict();
 const StopBody = z.union([z.object({ run: z.string() }).strict(), z.object({ job: z.string() }).strict()]);
 const ResumeBody = z.object({ run: z.string(), budget: z.record(z.string(), z.number()).default({}) }).strict();
 const EvalBody = z

@@ -198,7 +198,7 @@ export function createChart(parent, spec) {
     // Markers shrink as steps add up, so a long run stays readable.
     const scale = xs.length > 400 ? 0.4 : xs.length > 120 ? 0.6 : 1;
     if (!u) build(data);
-    spec.series.forEach((s, i) => {
+    spec.series.forEach((s) => {
       if (s.kind !== 'points') return;
       const series = u.series.find((x) => x.label === s.label);
       if (series) series.points.size = Math.max(3, (s.size ?? 9) * scale);

@@ -41,7 +41,12 @@ export class CompareView {
     );
     const metric = h(
       'select',
-      { onchange: (e) => ((this.metric = e.target.value), this.rebuild()) },
+      {
+        onchange: (e) => {
+          this.metric = e.target.value;
+          this.rebuild();
+        },
+      },
       Object.entries(METRICS).map(([k, m]) => h('option', { value: k, selected: k === this.metric }, m.label)),
     );
     this.chartBox = h('div');

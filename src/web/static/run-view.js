@@ -644,13 +644,25 @@ export class RunView {
             'div.pager',
             h(
               'button',
-              { disabled: this.page === 0, onclick: () => ((this.page -= 1), this.renderSteps()) },
+              {
+                disabled: this.page === 0,
+                onclick: () => {
+                  this.page -= 1;
+                  this.renderSteps();
+                },
+              },
               '‹ newer',
             ),
             `page ${this.page + 1} of ${pages}`,
             h(
               'button',
-              { disabled: this.page >= pages - 1, onclick: () => ((this.page += 1), this.renderSteps()) },
+              {
+                disabled: this.page >= pages - 1,
+                onclick: () => {
+                  this.page += 1;
+                  this.renderSteps();
+                },
+              },
               'older ›',
             ),
           )

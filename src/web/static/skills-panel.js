@@ -37,12 +37,24 @@ export class DiffPanel {
       h(
         'div.filters',
         h('span.sub', 'from'),
-        pick(this.a, (e) => ((this.a = e.target.value), this.load())),
+        pick(this.a, (e) => {
+          this.a = e.target.value;
+          this.load();
+        }),
         h('span.sub', 'to'),
-        pick(this.b, (e) => ((this.b = e.target.value), this.load())),
+        pick(this.b, (e) => {
+          this.b = e.target.value;
+          this.load();
+        }),
         h(
           'label.sub',
-          h('input', { type: 'checkbox', onchange: (e) => ((this.full = e.target.checked), this.load()) }),
+          h('input', {
+            type: 'checkbox',
+            onchange: (e) => {
+              this.full = e.target.checked;
+              this.load();
+            },
+          }),
           ' whole document',
         ),
         this.stats,

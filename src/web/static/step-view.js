@@ -54,7 +54,7 @@ export class StepView {
         view.record ? actionBadge(view.record.action) : badge('incomplete', 'in progress or not run'),
         view.record ? h('span.sub', `epoch ${view.record.epoch}`) : null,
         h('div.grow'),
-        s > 1 ? h('a', { href: runLink(this.runId, `/step/${s - 1}`) }, '‹ step ' + (s - 1)) : null,
+        s > 1 ? h('a', { href: runLink(this.runId, `/step/${s - 1}`) }, `‹ step ${s - 1}`) : null,
         s < Math.max(total, s) || s < (run.progress.totalSteps ?? 0)
           ? h('a', { href: runLink(this.runId, `/step/${s + 1}`) }, `step ${s + 1} ›`)
           : null,

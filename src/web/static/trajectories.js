@@ -35,7 +35,11 @@ export class TrajectoryBrowser {
     const q = h('input', {
       type: 'search',
       placeholder: 'search id, task, answers',
-      oninput: (e) => ((this.state.q = e.target.value), (this.state.offset = 0), this.search()),
+      oninput: (e) => {
+        this.state.q = e.target.value;
+        this.state.offset = 0;
+        this.search();
+      },
     });
     this.listEl = h('div');
     this.detailEl = h('div.panel.trajectory', h('div.sub', 'Select a trajectory to see its conversation.'));
@@ -202,9 +206,10 @@ export class TrajectoryBrowser {
                 {
                   href: '#',
                   style: 'margin-right:10px',
-                  onclick: (e) => (
-                    e.preventDefault(), this.showFile(`${this.state.dir}/predictions/${r.id}/${f}`, fileView)
-                  ),
+                  onclick: (e) => {
+                    e.preventDefault();
+                    this.showFile(`${this.state.dir}/predictions/${r.id}/${f}`, fileView);
+                  },
                 },
                 f,
               ),

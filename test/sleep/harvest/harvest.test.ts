@@ -106,11 +106,8 @@ test('at most maxSessions, the newest; the rest are counted and not read', () =>
   const fh = fixtureHome({ agents: ['codex'] });
   const dir = path.join(fh.home, '.codex/sessions');
   const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
-  files
-    .sort()
-    .forEach((f, i) =>
-      fs.utimesSync(path.join(dir, f), new Date(Date.UTC(2026, 0, 1 + i)), new Date(Date.UTC(2026, 0, 1 + i))),
-    );
+  for (const [i, f] of files.sort().entries())
+    fs.utimesSync(path.join(dir, f), new Date(Date.UTC(2026, 0, 1 + i)), new Date(Date.UTC(2026, 0, 1 + i)));
   const archived = path.join(fh.home, '.codex/archived_sessions');
   for (const f of fs.readdirSync(archived))
     fs.utimesSync(path.join(archived, f), new Date(Date.UTC(2025, 0, 1)), new Date(Date.UTC(2025, 0, 1)));

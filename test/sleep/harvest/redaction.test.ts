@@ -16,7 +16,7 @@ import { PLANTED } from '../planted.ts';
 const SECRETS = PLANTED.map((p) => p.text).join('\n');
 
 type Escape = 'json' | 'sql' | 'sql-json' | 'raw';
-const escape: Record<Escape, (s: string) => string> = {
+const escapeAs: Record<Escape, (s: string) => string> = {
   json: (s) => JSON.stringify(s).slice(1, -1),
   sql: (s) => s.replace(/'/g, "''"),
   'sql-json': (s) => JSON.stringify(s).slice(1, -1).replace(/'/g, "''"),
@@ -122,8 +122,8 @@ function plant(rel: string, text: string): string {
   let out = text;
   for (const p of PLANTS.filter((x) => x.file === rel)) {
     for (const original of [p.prompt, p.answer].filter(Boolean)) {
-      assert.ok(out.includes(escape[p.escape](original)), `${rel} holds "${original}"`);
-      out = out.split(escape[p.escape](original)).join(escape[p.escape](`${original}\n${SECRETS}`));
+      assert.ok(out.includes(escapeAs[p.escape](original)), `${rel} holds "${original}"`);
+      out = out.split(escapeAs[p.escape](original)).join(escapeAs[p.escape](`${original}\n${SECRETS}`));
     }
   }
   return out;
