@@ -61,6 +61,15 @@ describe('the module graph', () => {
     );
   });
 
+  it('keeps what runs ahead of a step in the pipeline, which only the trainer uses', async () => {
+    const tree = await moduleGraph();
+    const outside = importsBetween(tree, 'src/', ['src/engine/pipeline/']).filter(
+      (arrow) => !arrow.startsWith('src/engine/pipeline/'),
+    );
+    assert.deepEqual(outside, ['src/engine/trainer.ts -> src/engine/pipeline/pipeline.ts']);
+    assert.deepEqual(importsBetween(tree, 'src/engine/step/', ['src/engine/pipeline/']), [], 'a step knows no overlap');
+  });
+
   it('points one way between the layers', async () => {
     const tree = await moduleGraph();
     assert.ok(Object.keys(tree).includes('src/engine/step/train-step.ts'), 'the graph holds the sources');

@@ -28,7 +28,6 @@ import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
-import { CallsAhead } from '../engine/optimizer/calls-ahead.ts';
 import type { OptimizerContext } from '../engine/optimizer/ask.ts';
 import { Rollouts } from '../engine/stages/rollout.ts';
 import { SelectionEvaluator } from '../engine/stages/selection-eval.ts';
@@ -220,9 +219,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       },
       settings.seed,
     );
-    const callsAhead = settings.gate.overlap ? new CallsAhead(models.optimizer) : undefined;
     const opt: OptimizerContext = {
-      optimizer: callsAhead?.model ?? models.optimizer,
+      optimizer: models.optimizer,
       mode: settings.mode,
       env: env.name,
       maxTokens: config.model.optimizer_max_completion_tokens,
@@ -249,7 +247,6 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
         settings.gate.repeats,
       ),
       opt,
-      callsAhead,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,
       skillInit,

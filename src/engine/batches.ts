@@ -63,3 +63,15 @@ export function firstN<T>(items: T[], n: number): T[] {
 export function reflectionOrder(batch: Batch): number[] {
   return new Rng(batch.seed).shuffle(batch.items.map((_, i) => i));
 }
+
+/** Each step's batches in `epoch` (`accumulation` batches per step), as the run's settings cut them. */
+export function epochSteps(
+  train: Item[],
+  epoch: number,
+  settings: { seed: number; batchSize: number; accumulation: number },
+  plan: Pick<Schedule, 'stepsPerEpoch' | 'batchesPerEpoch'>,
+): Batch[][] {
+  const batches = planEpoch(train, epoch, settings.seed, settings.batchSize, plan.batchesPerEpoch);
+  const a = settings.accumulation;
+  return Array.from({ length: plan.stepsPerEpoch }, (_, s) => batches.slice(s * a, (s + 1) * a));
+}

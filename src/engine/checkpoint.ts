@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readJson } from '../run/atomic.ts';
 import { skillHash } from '../skill/document.ts';
-import { pad4 } from '../run/layout.ts';
 import { isSkipped, type HistoryRecord, type RuntimeState } from '../run/records.ts';
 import type { StepBufferEntry } from '../protocol/optimizer.ts';
 import { round, type RunContext, type TrainState } from './context.ts';
 import { CandidatePool } from './pool/candidate-pool.ts';
+import { INITIAL_ORIGIN, originId } from '../run/origins.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
@@ -91,13 +91,13 @@ export async function readResumeState(
     current: {
       skill: current,
       score: runtime.current_score ?? baseline,
-      origin: runtime.current_origin ?? `step_${pad4(last)}`,
+      origin: runtime.current_origin ?? originId({ kind: 'step', step: last }),
     },
     best: {
       skill: best,
       score: runtime.best_score ?? runtime.current_score ?? baseline,
       step: runtime.best_step ?? last,
-      origin: runtime.best_origin ?? 'initial_skill',
+      origin: runtime.best_origin ?? INITIAL_ORIGIN,
     },
     scheduler: runtime.scheduler ?? { current_step: last },
     boundariesDone: runtime.epoch_boundaries_done ?? 0,

@@ -14,7 +14,6 @@ import type { StepBufferEntry } from '../protocol/optimizer.ts';
 import type { Schedule } from './batches.ts';
 import type { LrScheduler } from './lr-schedulers.ts';
 import type { OptimizerContext } from './optimizer/ask.ts';
-import type { CallsAhead } from './optimizer/calls-ahead.ts';
 import type { TrainSettings } from './settings.ts';
 import type { Transfer } from '../run/records.ts';
 import type { CandidatePool } from './pool/candidate-pool.ts';
@@ -38,8 +37,6 @@ export interface RunContext {
   rollouts: Rollouts;
   selection: SelectionEvaluator;
   opt: OptimizerContext;
-  /** With `evaluation.gate_overlap`: the optimizer calls made ahead for the next step (`opt` takes their answers). */
-  callsAhead?: CallsAhead;
   analystLimit: LimitFunction;
   plan: Schedule;
   skillInit: string;

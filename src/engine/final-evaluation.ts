@@ -120,7 +120,7 @@ export async function finalEvaluation(
         events.info(
           `[promote] the final skill beats the best on selection (${sel.gate.toFixed(4)} vs ${state.best.score.toFixed(4)})`,
         );
-        state.best = applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep).best;
+        applyDecision(state, { ...state.current, score: sel.gate }, decision, state.lastStep);
         persistState(ctx, state);
       }
     }

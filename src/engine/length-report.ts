@@ -9,6 +9,7 @@ import { isAccepted } from '../run/records.ts';
 import { countTokens } from '../skill/document.ts';
 import type { RunContext, TrainState } from './context.ts';
 import type { SkillStates } from './stages/gate.ts';
+import { INITIAL_ORIGIN } from '../run/origins.ts';
 
 export interface LengthPoint {
   origin: string;
@@ -28,7 +29,7 @@ export function scoreVsLength(ctx: ReportContext, state: TrainState): LengthPoin
   const points: Omit<LengthPoint, 'best'>[] = [];
   const add = (origin: string, step: number, score: number, skill: string) =>
     points.push({ origin, step, score, tokens: countTokens(skill), chars: skill.length });
-  add('initial_skill', 0, state.baselineScore, ctx.skillInit);
+  add(INITIAL_ORIGIN, 0, state.baselineScore, ctx.skillInit);
   let epochSeen = 0;
   for (const r of state.history) {
     // A slow update at the boundary before this record's epoch.

@@ -6,17 +6,18 @@
  */
 import { RunStop } from '../model/types.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
-import { planEpoch } from './batches.ts';
+import { epochSteps } from './batches.ts';
 import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
 import type { RunContext, TrainState } from './context.ts';
-import { epochBoundary, skillAfterBoundary } from './epoch/boundary.ts';
+import { epochBoundary } from './epoch/boundary.ts';
 import { activeMetaSkill } from './epoch/meta-skill.ts';
 import { finalEvaluation } from './final-evaluation.ts';
 import { buildScheduler } from './lr-schedulers.ts';
-import { trainStep, type PendingStep } from './step/train-step.ts';
-import type { NextStep } from './step/step-scope.ts';
+import { pipelinedSteps } from './pipeline/pipeline.ts';
+import { type StepRunner, trainStep } from './step/train-step.ts';
 import { poolParent, startPool } from './pool/pool-steps.ts';
 import { budgetStop } from './budget-limits.ts';
+import { INITIAL_ORIGIN } from '../run/origins.ts';
 
 export type TrainOutcome =
   | {
@@ -67,7 +68,7 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${settings.gate.scoring.metric}]=${base.gate.toFixed(4)}`,
   });
   const skill = settings.skillAware.on ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
-  const current = { skill, score: base.gate, origin: 'initial_skill' };
+  const current = { skill, score: base.gate, origin: INITIAL_ORIGIN };
   const state: TrainState = {
     lastStep: 0,
     baselineScore: base.gate,
@@ -87,30 +88,22 @@ async function startState(ctx: RunContext): Promise<TrainState> {
 
 /**
  * A stop asked for (Ctrl-C) or a budget limit reached, checked between steps: the state is saved
- * (after `pending`, a step still finishing its gate, is committed).
+ * (after a step still finishing its gate is committed).
  */
-async function stopHere(ctx: RunContext, state: TrainState, pending?: PendingStep): Promise<TrainOutcome | undefined> {
+async function stopHere(ctx: RunContext, state: TrainState, steps: StepRunner): Promise<TrainOutcome | undefined> {
   const stop = ctx.stop?.aborted
     ? undefined
     : budgetStop(ctx.settings.budget, ctx.ledger.totals(), ctx.clock.elapsedSeconds() / 60);
   if (!ctx.stop?.aborted && !stop) return undefined;
-  await settle(pending);
-  if (ctx.stop?.aborted) {
-    persistState(ctx, state, 'stopped');
+  await steps.settle();
+  persistState(ctx, state, 'stopped');
+  if (ctx.stop?.aborted)
     return {
       status: 'stopped',
       cause: 'interrupted',
       reason: `interrupted after step ${state.lastStep}; the run is saved`,
     };
-  }
-  persistState(ctx, state, 'stopped');
   return { status: 'stopped', cause: 'budget', reason: stop!.message, limit: stop!.limit };
-}
-
-/** Lets a step still finishing its gate (an early accept) finish, and waits for its commit. */
-async function settle(pending: PendingStep | undefined): Promise<void> {
-  pending?.resume();
-  await pending?.done;
 }
 
 /**
@@ -139,66 +132,47 @@ export async function train(ctx: RunContext): Promise<TrainOutcome> {
   }
 }
 
-/** The next epoch's first step, when the boundary's effect on the skill is known before it runs. */
-function firstOfNextEpoch(ctx: RunContext, epoch: number): NextStep | undefined {
-  const { settings, plan } = ctx;
-  const skill = skillAfterBoundary(settings, epoch);
-  if (epoch >= settings.epochs || !skill) return undefined;
-  const batches = planEpoch(ctx.train, epoch + 1, settings.seed, settings.batchSize, plan.batchesPerEpoch).slice(
-    0,
-    settings.accumulation,
-  );
-  return { batches, sameEpoch: false, skill };
-}
+/** Steps one after another, each committed before the next starts. */
+const sequentialSteps = (ctx: RunContext, state: TrainState): StepRunner => ({
+  run: (plan) => trainStep(ctx, state, plan),
+  settle: async () => {},
+});
 
 async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
   const { settings, plan } = ctx;
   const state = await startState(ctx);
-
-  // A step whose gate accepted early finishes its selection scoring while the next step runs.
-  let pending: PendingStep | undefined;
+  // With the gate overlap or the early accept, steps overlap (see `pipeline/`); they decide the same.
+  const steps = pipelinedSteps(ctx, state) ?? sequentialSteps(ctx, state);
   for (let epoch = 1; epoch <= settings.epochs; epoch++) {
-    const batches = planEpoch(ctx.train, epoch, settings.seed, settings.batchSize, plan.batchesPerEpoch);
+    const batches = epochSteps(ctx.train, epoch, settings, plan);
     const metaSkill = activeMetaSkill(ctx, epoch);
     state.stepBuffer = restoreStepBuffer(ctx, state.history, epoch);
     for (let s = 0; s < plan.stepsPerEpoch; s++) {
       const step = (epoch - 1) * plan.stepsPerEpoch + s + 1;
       if (step <= state.lastStep) continue;
-      const stop = await stopHere(ctx, state, pending);
+      const stop = await stopHere(ctx, state, steps);
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
-      const a = settings.accumulation;
-      const next =
-        s + 1 < plan.stepsPerEpoch
-          ? { batches: batches.slice((s + 1) * a, (s + 2) * a), sameEpoch: true, skill: (kept: string) => kept }
-          : firstOfNextEpoch(ctx, epoch);
       const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
-      pending = await trainStep(
-        ctx,
-        state,
-        {
-          epoch,
-          step,
-          stepInEpoch: s,
-          batches: batches.slice(s * a, (s + 1) * a),
-          next,
-          metaSkill,
-          parent: pool?.parent,
-          poolDropped: pool?.dropped,
-        },
-        pending,
-      );
+      await steps.run({
+        epoch,
+        step,
+        stepInEpoch: s,
+        batches: batches[s]!,
+        metaSkill,
+        parent: pool?.parent,
+        poolDropped: pool?.dropped,
+      });
     }
-    await settle(pending);
-    pending = undefined;
+    await steps.settle();
     if (state.boundariesDone < epoch) {
-      const stop = await stopHere(ctx, state);
+      const stop = await stopHere(ctx, state, steps);
       if (stop) return stop;
       await epochBoundary(ctx, state, epoch);
     }
   }
 
-  const stop = await stopHere(ctx, state);
+  const stop = await stopHere(ctx, state, steps);
   if (stop) return stop;
   return { status: 'finished', summary: await finalEvaluation(ctx, state) };
 }

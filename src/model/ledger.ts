@@ -165,10 +165,10 @@ export class Ledger {
     return this.records.length;
   }
 
-  /** Usage per purpose of the calls since `mark` (all calls when omitted). */
-  byPurpose(since = 0): Record<string, StageUsage> {
+  /** Usage per purpose of the calls from position `since` up to `until` (all calls when both are omitted). */
+  byPurpose(since = 0, until?: number): Record<string, StageUsage> {
     const out: Record<string, StageUsage> = {};
-    for (const r of this.records.slice(since)) {
+    for (const r of this.records.slice(since, until)) {
       const s = (out[r.purpose] ??= {
         calls: 0,
         prompt_tokens: 0,

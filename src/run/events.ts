@@ -132,6 +132,17 @@ export const EventSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     ...base,
+    /** The update skipped some of the step's edits (unknown op, target not found, over the token limit, …). */
+    type: z.literal('edits_skipped'),
+    step: num,
+    epoch: num,
+    total: num,
+    skipped: num,
+    /** Why, in words, with how many each. */
+    reasons: z.string(),
+  }),
+  z.object({
+    ...base,
     type: z.literal('step_finished'),
     step: num,
     epoch: num,

@@ -51,8 +51,11 @@ export const GateStatsSchema = z
 /** What the gate did with a candidate. */
 export const GATE_ACTIONS = ['accept_new_best', 'accept', 'reject', 'force_accept'] as const;
 export type GateAction = (typeof GATE_ACTIONS)[number];
-/** What a step did: a gate action, or a skip when it had no patch or no usable candidate. */
-export const STEP_ACTIONS = [...GATE_ACTIONS, 'skip_no_patches', 'skip_no_rewrite'] as const;
+/**
+ * What a step did: a gate action, or a skip when it had no patch, no usable candidate, or a
+ * candidate that is the skill it started from (every edit was skipped).
+ */
+export const STEP_ACTIONS = [...GATE_ACTIONS, 'skip_no_patches', 'skip_no_rewrite', 'skip_no_change'] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
 /** The candidate replaced the current skill (any spelling of the original's too). */
@@ -62,7 +65,7 @@ export function isAccepted(action: string): boolean {
 
 /** The step left the skill as it was, before any evaluation. */
 export function isSkipped(action: string): boolean {
-  return action === 'skip_no_patches' || action === 'skip_no_rewrite';
+  return action === 'skip_no_patches' || action === 'skip_no_rewrite' || action === 'skip_no_change';
 }
 
 const BatchScoreSchema = z.object({

@@ -124,6 +124,8 @@ export function formatEvent(event: RunEvent): string | undefined {
       }
       return `    [6/6 EVALUATE] ${verdict[event.action] ?? event.action} ${event.metric}=${f4(event.candidate_score)} ${cmp} ${against}  (${saved})`;
     }
+    case 'edits_skipped':
+      return `    [update] ${event.skipped} of ${count(event.total, 'edit')} skipped: ${event.reasons}`;
     case 'step_finished': {
       const timing = event.timing
         ? `\n    timing: ${Object.entries(event.timing)

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { UserError } from '../errors.ts';
 import { skillHash } from '../skill/document.ts';
 import type { HistoryRecord, RuntimeState } from './records.ts';
+import { INITIAL_ORIGIN, parseOrigin } from './origins.ts';
 
 /** What a rebuild reads of a run directory (`RunDir` is one). */
 export interface RunFiles {
@@ -23,11 +24,10 @@ export interface RunFiles {
 
 /** The file holding the skill that an origin names, as the trainer writes it. */
 function skillOfOrigin(dir: RunFiles, origin: string): string | undefined {
-  if (origin === 'initial_skill') return dir.skill(0);
-  const step = /^step_(\d+)$/.exec(origin);
-  if (step) return dir.step(Number(step[1]), 'candidate_skill.md');
-  const slow = /^slow_update_epoch_(\d+)$/.exec(origin);
-  if (slow) return dir.slowUpdate(Number(slow[1]), 'candidate_skill.md');
+  const o = parseOrigin(origin);
+  if (o?.kind === 'initial') return dir.skill(0);
+  if (o?.kind === 'step') return dir.step(o.step, 'candidate_skill.md');
+  if (o?.kind === 'slow_update') return dir.slowUpdate(o.epoch, 'candidate_skill.md');
   return undefined;
 }
 
@@ -71,7 +71,7 @@ export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeStat
     return {
       last_completed_step: 0,
       current_skill_path: dir.skill(0),
-      current_origin: 'initial_skill',
+      current_origin: INITIAL_ORIGIN,
       best_skill_path: dir.skill(0),
       best_skill_hash: skillHash(fs.readFileSync(dir.skill(0), 'utf8')),
       best_step: 0,

@@ -92,6 +92,33 @@ export function summariseReports(reports: EditReport[]): {
   };
 }
 
+/** The edits of a patch that applied, in order. */
+export function appliedEdits(edits: Edit[], reports: EditReport[]): Edit[] {
+  return reports.filter((r) => isApplied(r.status)).map((r) => edits[r.index - 1]!);
+}
+
+/** Why edits were skipped, in words, with how many each: "2 target not found, 1 unknown op". */
+export function skipReasons(reports: EditReport[]): string {
+  const words: Partial<Record<EditStatus, string>> = {
+    skipped_protected_region: 'in a protected region',
+    skipped_replace_missing_target: 'no target',
+    skipped_delete_missing_target: 'no target',
+    skipped_replace_target_not_found: 'target not found',
+    skipped_delete_target_not_found: 'target not found',
+    skipped_empty_content: 'no content',
+    skipped_overlapping_edit: 'overlaps an earlier edit',
+    skipped_length_limit: 'over the token limit',
+    skipped_unknown_op: 'unknown op',
+    error: 'failed',
+  };
+  const counts = new Map<string, number>();
+  for (const r of reports) {
+    const word = words[r.status];
+    if (word) counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  return [...counts].map(([word, n]) => `${n} ${word}`).join(', ');
+}
+
 interface Match {
   start: number;
   end: number;

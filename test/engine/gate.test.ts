@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyDecision, decide, rejectIsCertain } from '../../src/engine/stages/gate.ts';
+import {
+  applyDecision,
+  decide,
+  rejectIsCertain,
+  type GateDecision,
+  type SkillState,
+  type SkillStates,
+} from '../../src/engine/stages/gate.ts';
 import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring/metrics.ts';
 import { Rng } from '../../src/util/random.ts';
 
@@ -11,11 +18,18 @@ const states = (current: number, best: number, bestStep = 0) => ({
   best: { ...skill('best', best), step: bestStep },
 });
 
+/** The states after `decision` (applied to a copy). */
+function after(states: SkillStates, candidate: SkillState, decision: GateDecision, step: number): SkillStates {
+  const out = { ...states };
+  applyDecision(out, candidate, decision, step);
+  return out;
+}
+
 describe('gate decision', () => {
   it('accepts a new best, which becomes current and best', () => {
     const d = decide(0.9, scores(0.5, 0.5), 'gate');
     assert.deepEqual(d, { action: 'accept_new_best', replacesCurrent: true, newBest: true });
-    assert.deepEqual(applyDecision(states(0.5, 0.5), skill('cand', 0.9), d, 7), {
+    assert.deepEqual(after(states(0.5, 0.5), skill('cand', 0.9), d, 7), {
       current: skill('cand', 0.9),
       best: { ...skill('cand', 0.9), step: 7 },
     });
@@ -24,7 +38,7 @@ describe('gate decision', () => {
   it('accepts above current but below best without touching best', () => {
     const d = decide(0.6, scores(0.4, 0.8), 'gate');
     assert.deepEqual(d, { action: 'accept', replacesCurrent: true, newBest: false });
-    assert.deepEqual(applyDecision(states(0.4, 0.8, 2), skill('cand', 0.6), d, 7), {
+    assert.deepEqual(after(states(0.4, 0.8, 2), skill('cand', 0.6), d, 7), {
       current: skill('cand', 0.6),
       best: { ...skill('best', 0.8), step: 2 },
     });
@@ -35,19 +49,19 @@ describe('gate decision', () => {
     for (const score of [0.3, 0.5, undefined]) {
       const d = decide(score, scores(0.5, 0.5), 'gate');
       assert.deepEqual(d, { action: 'reject', replacesCurrent: false, newBest: false });
-      assert.deepEqual(applyDecision(states(0.5, 0.5, 1), skill('cand', score ?? 0), d, 7), states(0.5, 0.5, 1));
+      assert.deepEqual(after(states(0.5, 0.5, 1), skill('cand', score ?? 0), d, 7), states(0.5, 0.5, 1));
     }
   });
 
   it('force-accepts with the gate off, tracking best by strict improvement', () => {
     const worse = decide(0.3, scores(0.5, 0.5), 'force');
-    assert.deepEqual(applyDecision(states(0.5, 0.5, 1), skill('cand', 0.3), worse, 7), {
+    assert.deepEqual(after(states(0.5, 0.5, 1), skill('cand', 0.3), worse, 7), {
       current: skill('cand', 0.3),
       best: { ...skill('best', 0.5), step: 1 },
     });
     assert.equal(worse.action, 'force_accept');
     const better = decide(0.6, scores(0.3, 0.5), 'force');
-    assert.deepEqual(applyDecision(states(0.3, 0.5, 1), skill('cand', 0.6), better, 8), {
+    assert.deepEqual(after(states(0.3, 0.5, 1), skill('cand', 0.6), better, 8), {
       current: skill('cand', 0.6),
       best: { ...skill('cand', 0.6), step: 8 },
     });
@@ -57,7 +71,7 @@ describe('gate decision', () => {
     const remeasured = { skill: 'current', score: 0.7, origin: 'current' };
     const d = decide(0.7, scores(0.4, 0.6), 'promote');
     assert.deepEqual(d, { action: 'accept_new_best', replacesCurrent: false, newBest: true });
-    assert.deepEqual(applyDecision(states(0.4, 0.6, 3), remeasured, d, 9), {
+    assert.deepEqual(after(states(0.4, 0.6, 3), remeasured, d, 9), {
       current: skill('current', 0.4),
       best: { ...remeasured, step: 9 },
     });
@@ -65,11 +79,11 @@ describe('gate decision', () => {
   });
 
   it('keeps current equal to best when starting equal (every acceptance is a new best)', () => {
-    let s = states(0, 0);
+    const s = states(0, 0);
     [0.1, 0.5, 0.4, 0.7].forEach((c, i) => {
       const d = decide(c, scores(s.current.score, s.best.score), 'gate');
       assert.ok(d.action === 'accept_new_best' || d.action === 'reject');
-      s = applyDecision(s, skill(`v${i}`, c), d, i + 1);
+      applyDecision(s, skill(`v${i}`, c), d, i + 1);
       assert.equal(s.current.score, s.best.score);
     });
     assert.equal(s.best.score, 0.7);

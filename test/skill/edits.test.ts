@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countTokens } from '../../src/skill/document.ts';
-import { applyEdits, summariseReports } from '../../src/skill/edits.ts';
+import { applyEdits, skipReasons, summariseReports } from '../../src/skill/edits.ts';
 import {
   SLOW_UPDATE_END,
   SLOW_UPDATE_START,
@@ -247,5 +247,18 @@ describe('patches', () => {
     const { reports } = applyEdits(SKILL, [{ op: 'replace', target: big, content: big }]);
     assert.equal(reports[0]!.target.length, 200);
     assert.equal(reports[0]!.content_preview.length, 200);
+  });
+});
+
+describe('skipped edits in words', () => {
+  it('names each reason with how many edits it skipped, in the order they came', () => {
+    const { reports } = applyEdits(SKILL, [
+      { op: 'replace', target: 'not in the skill', content: 'x' },
+      { op: 'rename', target: 'Answer briefly.', content: 'x' } as never,
+      { op: 'delete', target: 'also not there', content: '' },
+      { op: 'replace', target: 'Answer briefly.', content: 'Answer in one line.' },
+    ]);
+    assert.equal(skipReasons(reports), '2 target not found, 1 unknown op');
+    assert.equal(skipReasons(reports.filter((r) => r.status.startsWith('applied'))), '');
   });
 });

@@ -7,7 +7,6 @@
 import path from 'node:path';
 import { readJson } from '../../run/atomic.ts';
 import type { SlowUpdateAction } from '../../run/events.ts';
-import { pad2 } from '../../run/layout.ts';
 import { countTokens, skillHash } from '../../skill/document.ts';
 import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../../skill/regions.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
@@ -17,6 +16,7 @@ import { gateCandidate } from '../stages/gate-evaluation.ts';
 import { countCategories } from './comparison-pairs.ts';
 import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
 import { writeEpochNote } from './note-writer.ts';
+import { originId } from '../../run/origins.ts';
 
 interface SlowResult {
   action: SlowUpdateAction;
@@ -52,7 +52,7 @@ export async function slowUpdate(
     return undefined;
   }
   const started = performance.now();
-  const origin = `slow_update_epoch_${pad2(epoch)}`;
+  const origin = originId({ kind: 'slow_update', epoch });
   const write = (result: SlowResult) => {
     ctx.dir.writeJson(markerFile, { ...result, time_s: round((performance.now() - started) / 1000, 1) });
     applyStateAfter(state, result.state_after);
@@ -69,7 +69,7 @@ export async function slowUpdate(
     const current = {
       ...state.current,
       skill: injectEmptySlowUpdateField(state.current.skill),
-      origin: 'slow_update_placeholder_epoch_01',
+      origin: originId({ kind: 'slow_update_placeholder', epoch }),
     };
     write({ action: 'inject_placeholder', epoch, state_after: { current, best: state.best } });
     return undefined;
@@ -118,7 +118,7 @@ export async function slowUpdate(
     rule: gated ? 'gate' : 'force',
     dir: path.join(base, 'selection_eval'),
   });
-  const after = applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, state.lastStep);
+  applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, state.lastStep);
   write({
     action: decision.action,
     epoch,
@@ -131,7 +131,7 @@ export async function slowUpdate(
     selection_gate_score: sel.gate,
     selection_rollouts_used: sel.used,
     ...(test ? { gate_test: test } : {}),
-    state_after: { current: after.current, best: after.best },
+    state_after: { current: state.current, best: state.best },
     detail: `regressed=${counts.regressed} improved=${counts.improved} selection=${sel.gate.toFixed(4)}`,
   });
   return cmp.pairs;

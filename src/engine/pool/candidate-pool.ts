@@ -40,6 +40,15 @@ export class CandidatePool {
     readonly nodes: LineageNode[] = [],
   ) {}
 
+  /** A copy to change without changing this pool (a step's, until its commit takes it in). */
+  copy(): CandidatePool {
+    return new CandidatePool(
+      this.size,
+      [...this.members],
+      this.nodes.map((n) => ({ ...n })),
+    );
+  }
+
   node(id: string): LineageNode | undefined {
     return this.nodes.find((n) => n.id === id);
   }

@@ -3,14 +3,16 @@
  * step the current skill joins it if it is new (a slow update made it) and the step's parent is
  * drawn from the front; the gate's candidate is recorded, and joins when accepted. With
  * `optimizer.pool_merge`, an accepted candidate is then tried with the edits of another member
- * that branched off from a common ancestor (patch mode).
+ * that branched off from a common ancestor (patch mode). A step works on a copy of the pool
+ * (`PoolStep`), which its commit takes in.
  */
 import path from 'node:path';
-import { pad4 } from '../../run/layout.ts';
 import { countTokens, skillHash } from '../../skill/document.ts';
-import type { Edit, EditReport } from '../../skill/edits.ts';
+import { appliedEdits, type Edit } from '../../skill/edits.ts';
+import { originId } from '../../run/origins.ts';
+import type { PoolMerge } from '../step/step-record.ts';
 import { round, type RunContext, type TrainState } from '../context.ts';
-import { applyDecision, type GateDecision } from '../stages/gate.ts';
+import { applyDecision, type GateDecision, type SkillState, type SkillStates } from '../stages/gate.ts';
 import { gateCandidate } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
 import type { SelectionScore } from '../stages/selection-eval.ts';
@@ -54,12 +56,7 @@ function nodeOf(args: {
   };
 }
 
-/** The edits of a patch that applied, in order. */
-export function appliedEdits(edits: Edit[], reports: EditReport[]): Edit[] {
-  return reports.filter((r) => r.status.startsWith('applied')).map((r) => edits[r.index - 1]!);
-}
-
-const keep = (state: TrainState) => [state.current.origin, state.best.origin];
+const keep = (states: SkillStates) => [states.current.origin, states.best.origin];
 
 /** The pool of a new run: the initial skill, scored in full on selection. */
 export function startPool(size: number, initial: PoolMember, sel: SelectionScore): CandidatePool {
@@ -119,35 +116,48 @@ export async function poolParent(
   return { parent: pool.pick(ctx.settings.seed, step), dropped };
 }
 
-/** Records the step's candidate in the lineage; an accepted one joins the pool (the state already holds the gate's decision). */
+/**
+ * What a step did with the pool, on a copy of it: the candidates it recorded, the decisions to
+ * take into the trainer's state in order (the step's candidate, then a merge's), and the members
+ * that dropped out.
+ */
+export interface PoolStep {
+  pool: CandidatePool;
+  taken: { candidate: SkillState; decision: GateDecision }[];
+  dropped: string[];
+  merge?: PoolMerge;
+}
+
+/**
+ * Records the step's candidate in a copy of the pool; an accepted one joins it. `after`: the
+ * current and best skills once the gate's decision is taken (what the pool must keep).
+ */
 export function recordStepCandidate(
   s: StepScope,
-  state: TrainState,
-  candidate: string,
+  pool: CandidatePool,
+  after: SkillStates,
+  candidate: { skill: string; applied?: Edit[] },
   gate: { sel: SelectionScore; decision: GateDecision; test?: GateTest },
-): void {
-  const id = `step_${pad4(s.step)}`;
+): string[] {
+  const id = originId({ kind: 'step', step: s.step });
   const member =
     gate.decision.replacesCurrent && gate.sel.complete
-      ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues }
+      ? { skill: candidate.skill, score: gate.sel.gate, origin: id, values: gate.sel.itemValues }
       : undefined;
   const node = nodeOf({
     id,
     parents: [s.reference.origin],
     kind: 'step',
     step: s.step,
-    skill: candidate,
+    skill: candidate.skill,
     action: gate.decision.action,
     sel: gate.sel,
     test: gate.test,
-    edits: s.appliedEdits,
+    edits: candidate.applied,
     member: member !== undefined,
     file: path.relative(s.ctx.dir.root, path.join(s.files.root, 'candidate_skill.md')),
   });
-  s.pool = {
-    parent: s.reference.origin,
-    dropped: [...(s.pool?.dropped ?? []), ...state.pool!.add(node, member, keep(state), s.step)],
-  };
+  return pool.add(node, member, keep(after), s.step);
 }
 
 /**
@@ -180,14 +190,19 @@ function mergePartner(
   return found;
 }
 
-/** ⑦ With a pool and `optimizer.pool_merge`: the new candidate with another member's edits, gated against it. */
-export async function mergeStage(s: StepScope, state: TrainState): Promise<void> {
+/**
+ * ⑥ with a pool and `optimizer.pool_merge`: the step's accepted candidate with another member's
+ * edits, gated against it, on the step's copy of the pool; `after` (the states once the step's
+ * decision is taken) takes the merge's decision too.
+ */
+export async function poolMerge(s: StepScope, step: PoolStep, after: SkillStates): Promise<void> {
   const { settings, dir } = s.ctx;
-  const pool = state.pool!;
-  const base = pool.member(`step_${pad4(s.step)}`);
+  const { pool } = step;
+  const base = pool.member(originId({ kind: 'step', step: s.step }));
   const plan = base && mergePartner(pool, base.origin);
   if (!base || !plan) return;
-  const id = `merge_${pad4(s.step)}`;
+  const id = originId({ kind: 'merge', step: s.step });
+  const parents = [base.origin, plan.partner.origin];
   const root = path.join(s.files.root, 'merge');
   s.stages.start(
     'pool_merge',
@@ -197,41 +212,35 @@ export async function mergeStage(s: StepScope, state: TrainState): Promise<void>
   const applied = appliedEdits(plan.edits, reports ?? []);
   if (candidate === undefined || applied.length === 0 || candidate === base.skill) {
     s.stages.finish('pool_merge', `nothing to merge: none of ${plan.partner.origin}'s edits applies to ${base.origin}`);
-    pool.add(
-      nodeOf({
-        id,
-        parents: [base.origin, plan.partner.origin],
-        kind: 'merge',
-        step: s.step,
-        skill: base.skill,
-        action: 'skip_no_patches',
-        member: false,
-        file: '',
-      }),
-      undefined,
-      keep(state),
-      s.step,
-    );
-    s.pool = { ...s.pool!, merge: { parents: [base.origin, plan.partner.origin], action: 'skip_no_patches' } };
+    const node = nodeOf({
+      id,
+      parents,
+      kind: 'merge',
+      step: s.step,
+      skill: base.skill,
+      action: 'skip_no_patches',
+      member: false,
+      file: '',
+    });
+    pool.add(node, undefined, keep(after), s.step);
+    step.merge = { parents, action: 'skip_no_patches' };
     return;
   }
   dir.writeText(path.join(root, 'candidate_skill.md'), candidate);
   dir.writeArtifact(path.join(root, 'edit_apply_report.json'), reports);
-  const gate = await gateCandidate(s.ctx, candidate, base, state.best, {
+  const gate = await gateCandidate(s.ctx, candidate, base, after.best, {
     rule: 'gate',
     dir: path.join(root, 'selection_eval'),
     step: s.step,
   });
-  const after = applyDecision(state, { skill: candidate, score: gate.sel.gate, origin: id }, gate.decision, s.step);
-  state.current = after.current;
-  state.best = after.best;
+  const merged = { skill: candidate, score: gate.sel.gate, origin: id };
+  applyDecision(after, merged, gate.decision, s.step);
+  step.taken.push({ candidate: merged, decision: gate.decision });
   const member =
-    gate.decision.replacesCurrent && gate.sel.complete
-      ? { skill: candidate, score: gate.sel.gate, origin: id, values: gate.sel.itemValues }
-      : undefined;
+    gate.decision.replacesCurrent && gate.sel.complete ? { ...merged, values: gate.sel.itemValues } : undefined;
   const node = nodeOf({
     id,
-    parents: [base.origin, plan.partner.origin],
+    parents,
     kind: 'merge',
     step: s.step,
     skill: candidate,
@@ -242,16 +251,12 @@ export async function mergeStage(s: StepScope, state: TrainState): Promise<void>
     member: member !== undefined,
     file: path.relative(dir.root, path.join(root, 'candidate_skill.md')),
   });
-  const dropped = pool.add(node, member, keep(state), s.step);
-  s.pool = {
-    ...s.pool!,
-    dropped: [...s.pool!.dropped, ...dropped],
-    merge: {
-      parents: [base.origin, plan.partner.origin],
-      action: gate.decision.action,
-      score: gate.sel.complete ? gate.sel.gate : null,
-      rollouts_used: gate.sel.used + gate.referenceRollouts,
-    },
+  step.dropped.push(...pool.add(node, member, keep(after), s.step));
+  step.merge = {
+    parents,
+    action: gate.decision.action,
+    score: gate.sel.complete ? gate.sel.gate : null,
+    rollouts_used: gate.sel.used + gate.referenceRollouts,
   };
   s.stages.finish(
     'pool_merge',

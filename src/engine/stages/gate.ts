@@ -100,17 +100,14 @@ export function decide(
     : { action: 'accept', replacesCurrent: true, newBest: false };
 }
 
-/** The current and best skills after `decision` on `candidate` (scored `candidate.score`) at `step`. */
-export function applyDecision(
-  states: SkillStates,
-  candidate: SkillState,
-  decision: GateDecision,
-  step: number,
-): SkillStates {
-  return {
-    current: decision.replacesCurrent ? candidate : states.current,
-    best: decision.newBest ? { ...candidate, step } : states.best,
-  };
+/**
+ * Takes `decision` on `candidate` (scored `candidate.score`) at `step` into `states`: the one
+ * place where the current and the best skill change, whatever decided (a step's gate, a pool
+ * merge, the slow update, the final validation).
+ */
+export function applyDecision(states: SkillStates, candidate: SkillState, decision: GateDecision, step: number): void {
+  if (decision.replacesCurrent) states.current = candidate;
+  if (decision.newBest) states.best = { ...candidate, step };
 }
 
 /**

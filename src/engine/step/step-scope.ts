@@ -1,34 +1,34 @@
-/** What the stages of one step share: the step's plan, skill, memory, files, record and stage events. */
+/** What the stages of one step share: the step's plan, skill, memory, budget, files, record and stage events. */
+import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import type { Batch } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
-import type { SkillState } from '../stages/gate.ts';
 import { optimizerMemory } from '../optimizer/step-buffer.ts';
-import type { StepBufferEntry } from '../../protocol/optimizer.ts';
+import { type EditBudget, editBudget } from '../stages/edit-budget.ts';
+import type { SkillState } from '../stages/gate.ts';
 import { StageReporter } from './stage-reporter.ts';
 import { StepFiles } from './step-files.ts';
-import { StepRecordBuilder, type PoolMerge } from './step-record.ts';
-import type { Edit } from '../../skill/edits.ts';
-
-export interface NextStep {
-  batches: Batch[];
-  /** In this epoch (its reflection can start ahead: same memory and meta skill). */
-  sameEpoch: boolean;
-  /** The skill it starts from, given the skill this step keeps (an epoch boundary may change it). */
-  skill: (kept: string) => string;
-}
+import { StepRecordBuilder } from './step-record.ts';
 
 export interface StepPlan {
   epoch: number;
   step: number;
   stepInEpoch: number;
   batches: Batch[];
-  /** The next step, when what it starts from can be guessed: the next of this epoch, or the first of the next one. */
-  next?: NextStep;
   metaSkill: string;
   /** The skill the step improves (a pool member); default: the current skill. */
   parent?: SkillState;
   /** The pool members dropped before the step (for a skill the slow update made). */
   poolDropped?: string[];
+}
+
+/**
+ * Where a step starts when the step before it has decided but not committed yet (it accepted
+ * early and its gate is still scoring): the skill it kept and the memory entry it will write.
+ * Without it, a step starts from the trainer's state as the last commit left it.
+ */
+export interface StepStart {
+  skill: string;
+  entry: StepBufferEntry;
 }
 
 /** The parts of the run a step uses. */
@@ -45,41 +45,46 @@ export type StepContext = Pick<
   | 'analystLimit'
   | 'env'
   | 'clock'
-  | 'callsAhead'
 >;
 
 export class StepScope {
   readonly step: number;
   readonly epoch: number;
-  /** The skill the step starts from and the gate compares with: the current skill, or a pool member. */
-  readonly reference: SkillState;
+  /** The skill the step starts from: its rollouts run under it and its edits apply to it. */
   readonly skill: string;
   /** This epoch's earlier steps, as the analysts, the autonomous learning rate and the rewrite read them. */
   readonly memory: { entries: StepBufferEntry[]; text: string };
+  /** How many edits the step may keep (none in the full-rewrite mode). */
+  readonly budget: EditBudget | undefined;
   readonly stages: StageReporter;
   readonly files: StepFiles;
   readonly record: StepRecordBuilder;
   /** The ledger's position at the start: what the step paid is counted from here. */
   readonly ledgerMark: number;
-  /** The edits of the update that applied (patch mode): what a pool merge can carry over. */
-  appliedEdits?: Edit[];
-  /** What the step did with the candidate pool, for its record. */
-  pool?: { parent: string; dropped: string[]; merge?: PoolMerge };
 
   constructor(
     readonly ctx: StepContext,
-    state: TrainState,
+    /** The trainer's state: read by the stages, changed only by the step's commit. */
+    readonly state: Readonly<TrainState>,
     readonly plan: StepPlan,
+    start?: StepStart,
   ) {
     this.step = plan.step;
     this.epoch = plan.epoch;
-    this.reference = plan.parent ?? state.current;
-    if (plan.parent) this.pool = { parent: plan.parent.origin, dropped: plan.poolDropped ?? [] };
-    this.skill = this.reference.skill;
-    this.memory = optimizerMemory(state.stepBuffer);
+    this.skill = plan.parent?.skill ?? start?.skill ?? state.current.skill;
+    this.memory = optimizerMemory(start ? [...state.stepBuffer, start.entry] : state.stepBuffer);
+    this.budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);
     this.record = new StepRecordBuilder({ step: plan.step, epoch: plan.epoch, step_in_epoch: plan.stepInEpoch });
     this.ledgerMark = ctx.ledger.mark();
+  }
+
+  /**
+   * The skill the gate compares the candidate with: the current skill (as committed when the gate
+   * runs), or the pool member the step improves.
+   */
+  get reference(): SkillState {
+    return this.plan.parent ?? this.state.current;
   }
 }

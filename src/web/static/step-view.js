@@ -209,7 +209,9 @@ export class StepView {
       h('strong', 'Skipped: '),
       g.action === 'skip_no_patches'
         ? 'reflection proposed no patches; the skill is unchanged.'
-        : 'no rewrite was produced; the skill is unchanged.',
+        : g.action === 'skip_no_change'
+          ? 'the selected changes left the skill as it was; it is unchanged and was not evaluated.'
+          : 'no rewrite was produced; the skill is unchanged.',
     );
   }
 

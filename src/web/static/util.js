@@ -126,6 +126,7 @@ export const ACTION_LABEL = {
   force_accept: 'force accept',
   skip_no_patches: 'skip (no patches)',
   skip_no_rewrite: 'skip (no rewrite)',
+  skip_no_change: 'skip (no change)',
 };
 
 export function badge(kind, label = kind) {

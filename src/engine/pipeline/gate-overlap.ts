@@ -27,8 +27,19 @@ import { skillHash } from '../../skill/document.ts';
 import type { TrainState } from '../context.ts';
 import { optimizerMemory, optimizerView, stepEntry } from '../optimizer/step-buffer.ts';
 import { editBudget } from '../stages/edit-budget.ts';
-import type { NextStep, StepScope } from './step-scope.ts';
-import { reflectors, startMerge, type Reflection } from './step-stages.ts';
+import type { StepScope } from '../step/step-scope.ts';
+import { type Reflection, reflectors, startMerge } from '../step/reflection.ts';
+import type { Batch } from '../batches.ts';
+import type { CallsAhead } from './calls-ahead.ts';
+
+/** The step after this one, as far as it is known before this step's gate decides. */
+export interface NextStep {
+  batches: Batch[];
+  /** In this epoch (its reflection can start ahead: same memory and meta skill). */
+  sameEpoch: boolean;
+  /** The skill it starts from, given the skill this step keeps (an epoch boundary may change it). */
+  skill: (kept: string) => string;
+}
 
 export type Guess = 'candidate' | 'current';
 
@@ -75,6 +86,8 @@ export class GateOverlap {
     private readonly next: NextStep,
     /** The trainer's state, for the memory and the skills the guess builds on. */
     private readonly state: TrainState,
+    /** Where the reflection ahead sends its optimizer calls, for the next step to take their answers. */
+    private readonly calls?: CallsAhead,
   ) {
     this.guess = guessKept(history, s.ctx.settings.gate.on);
     this.results = next.batches.map((b) => new Array<Trajectory | undefined>(b.items.length).fill(undefined));
@@ -111,7 +124,7 @@ export class GateOverlap {
     this.wrong = !right;
     const view = (e: StepBufferEntry | undefined) => JSON.stringify(e && optimizerView([e]));
     if (this.guessedEntry && (!right || view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry)))
-      this.s.ctx.callsAhead?.cancel();
+      this.calls?.cancel();
     const { step, epoch, ctx } = this.s;
     void started.done.then((rollouts) =>
       ctx.events.emit({
@@ -158,7 +171,7 @@ export class GateOverlap {
   private reflectAhead(so: StepSoFar): void {
     const { ctx, plan, step } = this.s;
     const { gate, skillAware, lr } = ctx.settings;
-    const calls = ctx.callsAhead;
+    const calls = this.calls;
     const started = this.started;
     if (!calls || !started || !this.next.sameEpoch || this.state.pool || skillAware.on) return;
     const action = guessedAction(this.guess, this.state, gate.on);

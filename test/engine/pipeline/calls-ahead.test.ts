@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CallsAhead, GuessCancelled } from '../../src/engine/optimizer/calls-ahead.ts';
-import type { ChatModel, ChatRequest, ChatResponse } from '../../src/model/types.ts';
+import { CallsAhead, GuessCancelled } from '../../../src/engine/pipeline/calls-ahead.ts';
+import type { ChatModel, ChatRequest, ChatResponse } from '../../../src/model/types.ts';
 
 /** A model that answers each call with its own number, when the test lets it. */
 function countingModel() {

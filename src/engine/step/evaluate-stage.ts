@@ -1,0 +1,161 @@
+/**
+ * ⑥ Evaluate: the gate scores the candidate on the selection split and decides whether it
+ * replaces the skill the step started from. It returns what it decided and, separately, the
+ * promise of its full evaluation with everything the step's commit takes into the trainer's
+ * state; with a candidate pool, that includes the pool's merge. It changes no state itself.
+ */
+import path from 'node:path';
+import { originId } from '../../run/origins.ts';
+import { round } from '../context.ts';
+import { type PoolStep, poolMerge, recordStepCandidate } from '../pool/pool-steps.ts';
+import { applyDecision, type GateDecision, type SkillState } from '../stages/gate.ts';
+import { type GateOutcome, gateCandidate } from '../stages/gate-evaluation.ts';
+import type { GateTest } from '../stages/paired-gate.ts';
+import type { StepScope } from './step-scope.ts';
+import type { Updated } from './update-stage.ts';
+
+/** What a speed-up around the step may ask of its gate (`pipeline/`); a plain step asks nothing. */
+export interface GateHooks {
+  /** Called once the gate's rollouts are queued: work that may wait behind them starts then. */
+  onQueued?: () => void;
+  /**
+   * Lets the exact gate hand an accept on as soon as it is certain (`evaluation.gate_early_accept`):
+   * the rest of its items start once `hold` resolves.
+   */
+  hold?: Promise<void>;
+}
+
+/** The gate's full evaluation and what the commit takes in. */
+export interface GateResult {
+  outcome: GateOutcome;
+  /** The candidate's gate score: a bound when a reject stopped early (`outcome.sel.complete` false). */
+  score: number;
+  /** Decisions to take into the trainer's state, in order: the candidate's, then a pool merge's. */
+  taken: { candidate: SkillState; decision: GateDecision }[];
+  /** With a candidate pool: the step's copy of it. */
+  pool?: PoolStep;
+}
+
+export interface Gated {
+  candidate: string;
+  decision: GateDecision;
+  /** After an early accept: the selection items scored when it was certain. */
+  acceptedAfter?: number;
+  /** Resolves once the gate's evaluation is complete (at once, unless it accepted early). */
+  result: Promise<GateResult>;
+}
+
+type Candidate = Extract<Updated, { candidate: string }>;
+
+export async function evaluateStage(s: StepScope, candidate: Candidate, hooks: GateHooks = {}): Promise<Gated> {
+  const { selection } = s.ctx;
+  const { gate } = s.ctx.settings;
+  s.stages.start('evaluate', `selection items=${selection.items.length}`);
+  const before = { current: s.reference.score, best: s.state.best.score };
+  let early: { decision: GateDecision; items: number } | undefined;
+  let told!: () => void;
+  const certain = new Promise<'early'>((resolve) => (told = () => resolve('early')));
+  const gating = gateCandidate(s.ctx, candidate.candidate, s.reference, s.state.best, {
+    rule: gate.on ? 'gate' : 'force',
+    dir: path.join(s.files.root, 'selection_eval'),
+    step: s.step,
+    onQueued: hooks.onQueued,
+    early: hooks.hold
+      ? (decision, items) => {
+          early = { decision, items };
+          told();
+          return hooks.hold!;
+        }
+      : undefined,
+  });
+  const result = gating.then((outcome) => {
+    report(s, outcome, before, early?.items);
+    return taking(s, candidate, outcome);
+  });
+  // Awaited by the commit; a failure meanwhile must not go unhandled.
+  result.catch(() => {});
+  if ((await Promise.race([gating, certain])) === 'early' && early)
+    return { candidate: candidate.candidate, decision: early.decision, acceptedAfter: early.items, result };
+  return { candidate: candidate.candidate, decision: (await result).outcome.decision, result };
+}
+
+/** What the commit takes in: the candidate's decision, and with a pool, what the step did with it. */
+async function taking(s: StepScope, candidate: Candidate, outcome: GateOutcome): Promise<GateResult> {
+  const { sel, decision } = outcome;
+  const scored = { skill: candidate.candidate, score: sel.gate, origin: originId({ kind: 'step', step: s.step }) };
+  const taken = [{ candidate: scored, decision }];
+  if (!s.state.pool) return { outcome, score: sel.gate, taken };
+  // The pool keeps the current and the best skill as they are once the decisions are taken.
+  const after = { current: s.state.current, best: s.state.best };
+  applyDecision(after, scored, decision, s.step);
+  const pool: PoolStep = { pool: s.state.pool.copy(), taken, dropped: [] };
+  pool.dropped.push(...recordStepCandidate(s, pool.pool, after, { skill: candidate.candidate, ...candidate }, outcome));
+  if (s.ctx.settings.pool.merge && decision.replacesCurrent) await poolMerge(s, pool, after);
+  return { outcome, score: sel.gate, taken, pool };
+}
+
+/** The gate's decision on the event log, the console and the step record. */
+function report(
+  s: StepScope,
+  { sel, decision, test, referenceRollouts }: GateOutcome,
+  before: { current: number; best: number },
+  acceptedAfter: number | undefined,
+): void {
+  const { gate } = s.ctx.settings;
+  const { selection } = s.ctx;
+  const used = sel.used + referenceRollouts;
+  s.ctx.events.emit({
+    type: 'gate_decision',
+    step: s.step,
+    epoch: s.epoch,
+    action: decision.action,
+    metric: gate.scoring.metric,
+    candidate_score: sel.gate,
+    current_score: before.current,
+    best_score: before.best,
+    rollouts_used: used,
+    rollouts_saved: sel.saved,
+    early_stopped: !sel.complete,
+    ...(acceptedAfter !== undefined ? { accepted_after: acceptedAfter } : {}),
+    ...(test
+      ? {
+          test: {
+            method: test.method,
+            n: test.n,
+            effect: test.effect,
+            p: test.p,
+            alpha: test.alpha,
+            passed: test.passed,
+          },
+        }
+      : {}),
+  });
+  const scored = sel.complete
+    ? sel.gate.toFixed(4)
+    : `at most ${sel.gate.toFixed(4)} (stopped early after ${sel.used + sel.cacheHits} of ${selection.items.length * selection.repeats})`;
+  const tested = test
+    ? ` (paired ${test.method}: effect ${test.effect >= 0 ? '+' : ''}${test.effect.toFixed(4)}, p=${test.p.toPrecision(3)}, n=${test.n})`
+    : '';
+  s.stages.finish(
+    'evaluate',
+    `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`,
+  );
+  s.record.gate({
+    selection_hard: sel.hard,
+    selection_soft: sel.soft,
+    gate_metric: gate.scoring.metric,
+    // After an early stop only a bound is known: the score the candidate could at most have had.
+    candidate_gate_score: sel.complete ? sel.gate : null,
+    candidate_gate_upper_bound: sel.complete ? undefined : sel.gate,
+    gate: {
+      rollouts_used: used,
+      rollouts_saved: sel.saved,
+      cache_hits: sel.cacheHits,
+      early_stopped: !sel.complete,
+      errors: sel.errors,
+      ...(test ? { test: roundTest(test) } : {}),
+    },
+  });
+}
+
+const roundTest = (t: GateTest): GateTest => ({ ...t, effect: round(t.effect, 6), p: round(t.p, 6) });

@@ -1,0 +1,88 @@
+/**
+ * ⑤ Update: the kept changes make a candidate skill. The step is skipped when no candidate came
+ * out, or when the candidate is the skill it started from (every edit was skipped): nothing is
+ * then spent gating it.
+ */
+import { changesOf, type UpdateItem } from '../../protocol/optimizer.ts';
+import type { StepAction } from '../../run/records.ts';
+import { countTokens, skillHash } from '../../skill/document.ts';
+import { appliedEdits, type Edit, skipReasons, summariseReports } from '../../skill/edits.ts';
+import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
+import type { StepScope } from './step-scope.ts';
+
+export type Updated =
+  | {
+      candidate: string;
+      /** The edits that applied, in order (patch mode): what a pool merge can carry over. */
+      applied?: Edit[];
+    }
+  | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change'> };
+
+async function update(s: StepScope, selected: UpdateItem[]): Promise<UpdateResult & { applied?: Edit[] }> {
+  const { settings, opt } = s.ctx;
+  const changes = changesOf(settings.mode, selected);
+  if (changes.mode === 'patch') {
+    const result = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
+    return { ...result, applied: appliedEdits(changes.items, result.reports ?? []) };
+  }
+  if (changes.mode === 'rewrite_from_suggestions')
+    return rewriteFromSuggestions(opt, {
+      skill: s.skill,
+      suggestions: changes.items,
+      stepBufferText: s.memory.text,
+      maxTokens: settings.maxSkillTokens,
+      ...settings.rewrite,
+    });
+  return takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
+}
+
+export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise<Updated> {
+  const { settings, events } = s.ctx;
+  s.stages.start('update', `mode=${settings.mode}`);
+  const result = await update(s, selected);
+  const reports = result.reports ?? [];
+  if (reports.length) s.files.write('edit_apply_report.json', reports);
+  const summary = reports.length ? summariseReports(reports) : undefined;
+  const notApplied = summary ? summary.skipped + summary.errors : 0;
+  if (summary && notApplied)
+    events.emit({
+      type: 'edits_skipped',
+      step: s.step,
+      epoch: s.epoch,
+      total: reports.length,
+      skipped: notApplied,
+      reasons: skipReasons(reports),
+    });
+  const candidate = result.candidate;
+  if (candidate === undefined) {
+    s.stages.finish('update', `no candidate: ${result.reason}`);
+    events.info(`[skip] no usable rewrite (${result.reason}): skill unchanged`);
+    s.record.skipped(result.reason ?? '');
+    return { skip: 'skip_no_rewrite' };
+  }
+  if (candidate === s.skill) {
+    const reason = !summary
+      ? selected.length === 0
+        ? 'no change was selected'
+        : 'the candidate is the current skill'
+      : notApplied === reports.length
+        ? `every edit was skipped (${skipReasons(reports)})`
+        : 'the edits that applied leave the skill as it was';
+    s.stages.finish('update', 'no change');
+    events.info(`[skip] ${reason}: skill unchanged, nothing to evaluate`);
+    s.record.skipped(reason);
+    if (summary) s.record.update({ edit_apply_summary: summary });
+    return { skip: 'skip_no_change' };
+  }
+  s.files.write('candidate_skill.md', candidate);
+  if (result.changeSummary) s.files.write('rewrite_result.json', { change_summary: result.changeSummary });
+  s.record.update({
+    candidate_hash: skillHash(candidate),
+    candidate_skill_len: candidate.length,
+    candidate_skill_tokens: countTokens(candidate),
+    rewrite_change_summary: result.changeSummary,
+    edit_apply_summary: summary,
+  });
+  s.stages.finish('update', `skill_len ${s.skill.length} -> ${candidate.length}`);
+  return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
+}
