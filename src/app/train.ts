@@ -28,7 +28,7 @@ import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
-import type { OptimizerContext } from '../engine/optimizer/ask.ts';
+import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
 import { Rollouts } from '../engine/stages/rollout.ts';
 import { SelectionEvaluator } from '../engine/stages/selection-eval.ts';
 import { firstN, schedule } from '../engine/batches.ts';

@@ -13,7 +13,7 @@ import type { HistoryRecord } from '../run/records.ts';
 import type { StepBufferEntry } from '../protocol/optimizer.ts';
 import type { Schedule } from './batches.ts';
 import type { LrScheduler } from './lr-schedulers.ts';
-import type { OptimizerContext } from './optimizer/ask.ts';
+import type { OptimizerContext } from './optimizer-model/ask.ts';
 import type { TrainSettings } from './settings.ts';
 import type { Transfer } from '../run/records.ts';
 import type { CandidatePool } from './pool/candidate-pool.ts';
@@ -76,5 +76,3 @@ export interface TrainState extends SkillStates {
   /** The candidate pool (`optimizer.pool_size`); undefined: one current skill. */
   pool?: CandidatePool;
 }
-
-export const round = (x: number, digits: number) => Number(x.toFixed(digits));

@@ -6,7 +6,7 @@
 import type { Config } from '../config/schema.ts';
 import type { ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from '../protocol/optimizer.ts';
-import type { GateScoring } from './scoring/metrics.ts';
+import type { GateScoring } from './scoring/means.ts';
 
 export function updateMode(raw: string): UpdateMode {
   const v = raw.trim().toLowerCase();

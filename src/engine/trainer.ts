@@ -7,7 +7,8 @@
 import { RunStop } from '../model/types.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
 import { epochSteps } from './batches.ts';
-import { persistState, readResumeState, restoreStepBuffer } from './checkpoint.ts';
+import { persistState } from './checkpoint.ts';
+import { readResumeState, restoreStepBuffer } from './resume.ts';
 import type { RunContext, TrainState } from './context.ts';
 import { epochBoundary } from './epoch/boundary.ts';
 import { activeMetaSkill } from './epoch/meta-skill.ts';

@@ -11,7 +11,7 @@ import { resolveJudge, resolveRoles } from '../config/roles.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import type { Sources } from '../config/tree.ts';
 import { UserError } from '../errors.ts';
-import type { OptimizerContext } from '../engine/optimizer/ask.ts';
+import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
 import { budgetExceeded, unpricedBudget } from '../engine/budget-limits.ts';
 import { ModelStack } from '../model/stack.ts';
 import { RunStop, type ChatModel, type ReasoningEffort } from '../model/types.ts';

@@ -8,7 +8,7 @@ import {
   type SkillState,
   type SkillStates,
 } from '../../src/engine/stages/gate.ts';
-import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring/metrics.ts';
+import { gateScore, itemMetric, semanticDensity } from '../../src/engine/scoring/means.ts';
 import { Rng } from '../../src/util/random.ts';
 
 const scores = (current: number, best: number) => ({ current, best });

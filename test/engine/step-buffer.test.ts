@@ -6,7 +6,7 @@ import {
   optimizerMemory,
   renderStepBuffer,
   stepEntry,
-} from '../../src/engine/optimizer/step-buffer.ts';
+} from '../../src/engine/optimizer-model/step-buffer.ts';
 import { firstN, planEpoch, sampleTrain, schedule } from '../../src/engine/batches.ts';
 import type { Trajectory } from '../../src/envs/types.ts';
 

@@ -1,4 +1,4 @@
-import type { OptimizerContext } from '../../src/engine/optimizer/ask.ts';
+import type { OptimizerContext } from '../../src/engine/optimizer-model/ask.ts';
 import type { UpdateMode } from '../../src/protocol/optimizer.ts';
 import type { ChatModel } from '../../src/model/types.ts';
 

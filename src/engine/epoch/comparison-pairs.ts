@@ -5,8 +5,8 @@
 import type { Item, Trajectory } from '../../envs/types.ts';
 import type { ComparisonPair, PairCategory, PairSide } from '../../protocol/optimizer.ts';
 import type { PairPolicy } from '../settings.ts';
-import { isFailure } from '../optimizer/step-buffer.ts';
-import { renderConversation } from '../optimizer/trajectory-text.ts';
+import { isFailure } from '../optimizer-model/step-buffer.ts';
+import { renderConversation } from '../optimizer-model/trajectory-text.ts';
 
 const show = (v: unknown) => (v === undefined || v === null ? 'N/A' : typeof v === 'string' ? v : JSON.stringify(v));
 

@@ -9,7 +9,7 @@ import type { RunContext } from '../context.ts';
 import { sampleTrain } from '../batches.ts';
 import { buildPairs, keepByPolicy, slimPairs } from './comparison-pairs.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
-import { computeScore } from '../scoring/metrics.ts';
+import { computeScore } from '../scoring/means.ts';
 
 const present = (ts: (Trajectory | undefined)[]) => ts.filter((t): t is Trajectory => t !== undefined);
 

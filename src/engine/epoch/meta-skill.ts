@@ -5,7 +5,8 @@
  */
 import { readJson } from '../../run/atomic.ts';
 import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
-import { round, type RunContext } from '../context.ts';
+import type { RunContext } from '../context.ts';
+import { round } from '../../util/round.ts';
 import type { MetaSkillAction } from '../../run/events.ts';
 import { writeEpochNote } from './note-writer.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';

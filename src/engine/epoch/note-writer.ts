@@ -4,7 +4,7 @@
  * (optimizer state). Each revises the previous one in the light of the comparison.
  */
 import { z } from 'zod';
-import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { comparisonText } from './comparison-pairs.ts';
 import { loadPrompt } from '../../prompt-files.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';

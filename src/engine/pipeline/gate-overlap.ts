@@ -25,7 +25,7 @@ import { isAccepted, isSkipped, type GateAction, type HistoryRecord } from '../.
 import { reflectionOrder } from '../batches.ts';
 import { skillHash } from '../../skill/document.ts';
 import type { TrainState } from '../context.ts';
-import { optimizerMemory, optimizerView, stepEntry } from '../optimizer/step-buffer.ts';
+import { optimizerMemory, optimizerView, stepEntry } from '../optimizer-model/step-buffer.ts';
 import { editBudget } from '../stages/edit-budget.ts';
 import type { StepScope } from '../step/step-scope.ts';
 import { type Reflection, reflectors, startMerge } from '../step/reflection.ts';

@@ -13,9 +13,9 @@
  * back (the depth is the same: the last group waits for the last analyst either way). A merge
  * call that fails or returns something unusable falls back to concatenation, with a warning.
  */
-import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
-import { metaSkillBlock, outputFormat } from '../optimizer/prompts.ts';
+import { metaSkillBlock, outputFormat } from '../optimizer-model/prompts.ts';
 import { itemsOf, PAYLOAD, patchReplySchema, type OptimizerMeta, type UpdateItem } from '../../protocol/optimizer.ts';
 
 export interface Merged {

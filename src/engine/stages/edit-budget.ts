@@ -7,7 +7,7 @@
 import type { LrDecision } from '../../run/records.ts';
 import type { UpdateItem } from '../../protocol/optimizer.ts';
 import type { LrScheduler } from '../lr-schedulers.ts';
-import type { OptimizerContext } from '../optimizer/ask.ts';
+import type { OptimizerContext } from '../optimizer-model/ask.ts';
 import type { LrControl } from '../settings.ts';
 import { decideLearningRate } from './select.ts';
 

@@ -10,12 +10,12 @@ import type { LimitFunction } from 'p-limit';
 import type { Trajectory } from '../../envs/types.ts';
 import { toJson, writeFileAtomic } from '../../run/atomic.ts';
 import { pad3 } from '../../run/layout.ts';
-import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
-import { metaSkillBlock, outputFormat } from '../optimizer/prompts.ts';
+import { metaSkillBlock, outputFormat } from '../optimizer-model/prompts.ts';
 import { analystReplySchema, itemsOf, type Patch, type StepBufferEntry } from '../../protocol/optimizer.ts';
-import { isFailure } from '../optimizer/step-buffer.ts';
-import { renderTrajectory, trajectoryView } from '../optimizer/trajectory-text.ts';
+import { isFailure } from '../optimizer-model/step-buffer.ts';
+import { renderTrajectory, trajectoryView } from '../optimizer-model/trajectory-text.ts';
 
 export interface AnalystResult {
   source: 'failure' | 'success';

@@ -3,9 +3,9 @@
  * optimizer ranks them and the chosen ones are applied in its order of priority; a budget of 0
  * selects nothing. In autonomous mode the optimizer first decides the budget itself.
  */
-import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { loadPrompt } from '../../prompt-files.ts';
-import { metaSkillBlock } from '../optimizer/prompts.ts';
+import { metaSkillBlock } from '../optimizer-model/prompts.ts';
 import { LrReplySchema, PAYLOAD, RankReplySchema, type UpdateItem } from '../../protocol/optimizer.ts';
 import type { LrDecision } from '../../run/records.ts';
 

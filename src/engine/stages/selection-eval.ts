@@ -14,7 +14,7 @@
 import type { Item, Trajectory } from '../../envs/types.ts';
 import type { EventLog } from '../../run/events.ts';
 import { skillHash } from '../../skill/document.ts';
-import { computeScore, gateBonus, gateScore, itemMetric, type GateScoring } from '../scoring/metrics.ts';
+import { computeScore, gateBonus, gateScore, itemMetric, type GateScoring } from '../scoring/means.ts';
 import { rejectIsCertain } from './gate.ts';
 import { writeRolloutDir, type Rollouts } from './rollout.ts';
 

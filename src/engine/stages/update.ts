@@ -8,7 +8,7 @@
 import { countTokens } from '../../skill/document.ts';
 import { applyEdits, type Edit, type EditReport } from '../../skill/edits.ts';
 import { keepProtectedRegions } from '../../skill/regions.ts';
-import { ask, type OptimizerContext } from '../optimizer/ask.ts';
+import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { loadPrompt } from '../../prompt-files.ts';
 import { RewriteReplySchema, type SkillCandidate, type Suggestion } from '../../protocol/optimizer.ts';
 

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { originId } from '../../run/origins.ts';
-import { round } from '../context.ts';
+import { round } from '../../util/round.ts';
 import { type PoolStep, poolMerge, recordStepCandidate } from '../pool/pool-steps.ts';
 import { applyDecision, type GateDecision, type SkillState } from '../stages/gate.ts';
 import { type GateOutcome, gateCandidate } from '../stages/gate-evaluation.ts';

@@ -5,8 +5,8 @@
 import type { Trajectory } from '../../envs/types.ts';
 import { PAYLOAD } from '../../protocol/optimizer.ts';
 import { count } from '../../util/plural.ts';
-import { round } from '../context.ts';
-import { computeScore } from '../scoring/metrics.ts';
+import { round } from '../../util/round.ts';
+import { computeScore } from '../scoring/means.ts';
 import type { Merged } from '../stages/aggregate.ts';
 import type { AnalystResult } from '../stages/reflect.ts';
 import { startMerge } from './reflection.ts';

@@ -6,7 +6,7 @@
 import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import { type Batch, reflectionOrder } from '../batches.ts';
 import type { RunContext } from '../context.ts';
-import type { OptimizerContext } from '../optimizer/ask.ts';
+import type { OptimizerContext } from '../optimizer-model/ask.ts';
 import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
 import { type AnalystCalls, type AnalystResult, Reflector } from '../stages/reflect.ts';
 

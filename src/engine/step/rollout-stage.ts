@@ -5,13 +5,13 @@
  */
 import path from 'node:path';
 import type { Trajectory } from '../../envs/types.ts';
-import { computeScore, type Score } from '../scoring/metrics.ts';
+import { computeScore, type MeanScore } from '../scoring/means.ts';
 import { type Reflection, reflectors } from './reflection.ts';
 import type { StepScope } from './step-scope.ts';
 
 export interface Rolled {
   trajectories: Trajectory[];
-  score: Score;
+  score: MeanScore;
   /** Per batch, its trajectories (undefined: never started). */
   perBatch: (Trajectory | undefined)[][];
   /** The reflectors the rollouts fed: the reflect stage closes them. */

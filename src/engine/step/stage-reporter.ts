@@ -1,6 +1,6 @@
 /** A step's stages as the event log tells them: each is announced, timed and reported finished once. */
 import type { EventLog, Stage } from '../../run/events.ts';
-import { round } from '../context.ts';
+import { round } from '../../util/round.ts';
 
 export class StageReporter {
   private last = performance.now();

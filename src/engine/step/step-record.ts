@@ -4,7 +4,7 @@
  */
 import type { LrDecision, StageUsage, StepAction, StepRecord } from '../../run/records.ts';
 import type { LrControl } from '../settings.ts';
-import type { GateMetric } from '../scoring/metrics.ts';
+import type { GateMetric } from '../scoring/means.ts';
 import type { SkillStates } from '../stages/gate.ts';
 import { countTokens } from '../../skill/document.ts';
 

@@ -2,7 +2,7 @@
 import type { StepBufferEntry } from '../../protocol/optimizer.ts';
 import type { Batch } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
-import { optimizerMemory } from '../optimizer/step-buffer.ts';
+import { optimizerMemory } from '../optimizer-model/step-buffer.ts';
 import { type EditBudget, editBudget } from '../stages/edit-budget.ts';
 import type { SkillState } from '../stages/gate.ts';
 import { StageReporter } from './stage-reporter.ts';

@@ -5,8 +5,8 @@
  * checks make a rule judge; a task with neither cannot be judged and is dropped.
  */
 import { z } from 'zod';
-import type { OptimizerContext } from '../../engine/optimizer/ask.ts';
-import { ask } from '../../engine/optimizer/ask.ts';
+import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
+import { ask } from '../../engine/optimizer-model/ask.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
 import type { SleepMineMeta } from '../../protocol/sleep.ts';
 import type { SessionDigest } from '../digest.ts';

@@ -4,7 +4,7 @@
  * tasks about the target skill first (when a night trains one), at most `maxTasks`, and the
  * splits by hash.
  */
-import type { OptimizerContext } from '../../engine/optimizer/ask.ts';
+import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
 import type { SessionDigest } from '../digest.ts';
 import type { TaskRecord } from '../task.ts';
 import { dedupTasks } from './dedup.ts';

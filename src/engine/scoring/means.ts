@@ -4,7 +4,7 @@ import { stripProtectedRegions } from '../../skill/regions.ts';
 
 export type GateMetric = 'hard' | 'soft' | 'mixed';
 
-export interface Score {
+export interface MeanScore {
   hard: number;
   soft: number;
   /** Items scored (infrastructure errors are left out). */
@@ -13,7 +13,7 @@ export interface Score {
 }
 
 /** Means of hard and soft over the scored rollouts; errors are counted, not scored. */
-export function computeScore(trajectories: Pick<Trajectory, 'hard' | 'soft' | 'error'>[]): Score {
+export function computeScore(trajectories: Pick<Trajectory, 'hard' | 'soft' | 'error'>[]): MeanScore {
   let hard = 0;
   let soft = 0;
   let n = 0;
