@@ -4,6 +4,7 @@
  * evaluate), then the epoch boundary (slow update, meta skill); finally evaluate on the test
  * split. Each stage is one call into its module.
  */
+import { madeFor } from '../model/attribution.ts';
 import { RunStop } from '../model/types.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
 import { epochSteps } from './batches.ts';
@@ -141,7 +142,7 @@ const sequentialSteps = (ctx: RunContext, state: TrainState): StepRunner => ({
 
 async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
   const { settings, plan } = ctx;
-  const state = await startState(ctx);
+  const state = await madeFor('baseline', () => startState(ctx));
   // With the gate overlap or the early accept, steps overlap (see `pipeline/`); they decide the same.
   const steps = pipelinedSteps(ctx, state) ?? sequentialSteps(ctx, state);
   for (let epoch = 1; epoch <= settings.epochs; epoch++) {
@@ -154,7 +155,7 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       const stop = await stopHere(ctx, state, steps);
       if (stop) return stop;
       ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
-      const pool = state.pool ? await poolParent(ctx, state, step) : undefined;
+      const pool = state.pool ? await madeFor('pool', () => poolParent(ctx, state, step)) : undefined;
       await steps.run({
         epoch,
         step,
@@ -169,11 +170,11 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
     if (state.boundariesDone < epoch) {
       const stop = await stopHere(ctx, state, steps);
       if (stop) return stop;
-      await epochBoundary(ctx, state, epoch);
+      await madeFor(`epoch ${epoch} boundary`, () => epochBoundary(ctx, state, epoch));
     }
   }
 
   const stop = await stopHere(ctx, state, steps);
   if (stop) return stop;
-  return { status: 'finished', summary: await finalEvaluation(ctx, state) };
+  return { status: 'finished', summary: await madeFor('final evaluation', () => finalEvaluation(ctx, state)) };
 }

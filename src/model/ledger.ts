@@ -6,14 +6,23 @@
  *
  * Long replies are stored once in the run's `blobs/` and referenced from their line. Memory holds
  * each call without its reply; a reply to replay is kept as its compact line until it is used.
+ *
+ * So that a resumed run counts as an uninterrupted one: each call is tagged with the training step
+ * it is made for (`attribution.ts`), and a step's usage is that of its own calls, whichever process
+ * made them; a replay of a call made for the same step is that call (counted once), a replay of
+ * another step's call stands for a new call answered from the record, and counts like a cache
+ * hit. A call admitted to a provider is journaled in `calls.sent.jsonl` (its id) before it goes:
+ * one that never came back (the process died with it in flight) counts against the limits as sent.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { redactText } from '../config/redact.ts';
 import { AppendFile, jsonLines } from '../run/atomic.ts';
 import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../run/blobs.ts';
 import type { StageUsage } from '../run/records.ts';
 import type { AgentTrace } from './harness/trace.ts';
-import { requestKey } from './request-key.ts';
+import { currentWork, stepWork } from './attribution.ts';
+import { carryIdentity, requestKey } from './request-key.ts';
 import {
   RunStop,
   type ChatModel,
@@ -41,6 +50,12 @@ export interface CallRecord {
   response?: { text: string; parsed?: unknown; toolCalls?: ToolCall[]; trace?: AgentTrace };
   /** The rollout job (on a worker) this call was made for. */
   job?: string;
+  /** The call's id in the journal (lines of earlier versions have none). */
+  id?: string;
+  /** A replay: the id of the recorded call whose answer it took. */
+  replay_of?: string;
+  /** What the call was made for (`step 3`, `baseline`, …: `attribution.ts`). */
+  work?: string;
 }
 
 export interface Totals {
@@ -69,8 +84,20 @@ const CallLineSchema = z
     error: z.string().optional(),
     response: z.object({ text: z.string().nullable() }).loose().optional(),
     job: z.string().optional(),
+    id: z.string().optional(),
+    replay_of: z.string().optional(),
+    work: z.string().optional(),
   })
   .loose();
+
+/** A call admitted to a provider, journaled before it goes; its record in `calls.jsonl` follows with the same id. */
+const SentLineSchema = z.object({ id: z.string() }).loose();
+
+/** Where the calls admitted to a provider are journaled, beside the ledger's file. */
+export const sentFile = (ledgerFile: string) => ledgerFile.replace(/(\.jsonl)?$/, '.sent.jsonl');
+
+/** A short id for a call, unique within a run. */
+const callId = () => randomBytes(6).toString('hex');
 
 /** Only the reply goes to blobs: the rest of a line stays readable by anything that counts calls. */
 const REPLY = '/response/';
@@ -93,17 +120,28 @@ export class Ledger {
   private readonly records: CallRecord[] = [];
   /** Replies recorded by earlier processes, per request key, as their stored lines (JSON, long strings in blobs). */
   private readonly replay = new Map<string, string[]>();
+  /** Recorded calls by id, for what a replay counts as. */
+  private readonly byId = new Map<string, CallRecord>();
+  /** Calls an earlier process sent and never recorded (it died with them in flight). */
+  private readonly lost: number = 0;
   /** Worker jobs whose calls are recorded (by this process or an earlier one). */
   private readonly jobs = new Set<string>();
   private readonly running = emptyTotals();
   private counted = 0;
   private readonly out?: AppendFile;
+  private readonly sent?: AppendFile;
   private readonly blobs?: BlobStore;
 
   constructor(file?: string) {
     if (!file) return;
     this.out = new AppendFile(file);
+    this.sent = new AppendFile(sentFile(file));
     this.blobs = BlobStore.beside(file);
+    const unanswered = new Set<string>();
+    for (const { value } of jsonLines<Record<string, unknown>>(sentFile(file))) {
+      const sent = SentLineSchema.safeParse(value);
+      if (sent.success) unanswered.add(sent.data.id);
+    }
     for (const { value, text } of jsonLines<Record<string, unknown>>(file)) {
       const parsed = CallLineSchema.safeParse(value);
       if (!parsed.success) continue;
@@ -116,8 +154,28 @@ export class Ledger {
         this.replay.set(call.key, list);
       }
       if (call.job) this.jobs.add(call.job);
-      this.records.push(call as unknown as CallRecord);
+      if (call.id) unanswered.delete(call.id);
+      this.add(call as unknown as CallRecord);
     }
+    this.lost = unanswered.size;
+    this.running.calls = this.lost;
+  }
+
+  private add(rec: CallRecord): void {
+    this.records.push(rec);
+    if (rec.id) this.byId.set(rec.id, rec);
+  }
+
+  /** Calls sent by earlier processes of the run whose answers never came back (counted in `totals`). */
+  get lostCalls(): number {
+    return this.lost;
+  }
+
+  /** Journals a call as admitted to a provider, before it goes; returns its id for the record that follows. */
+  sending(rec: Pick<CallRecord, 'key' | 'role' | 'model' | 'purpose'>): string {
+    const id = callId();
+    this.sent?.append(JSON.stringify({ id, key: rec.key, role: rec.role, model: rec.model, purpose: rec.purpose }));
+    return id;
   }
 
   /**
@@ -138,7 +196,7 @@ export class Ledger {
 
   record(rec: CallRecord): void {
     const { response: _reply, ...call } = rec;
-    this.records.push(call);
+    this.add(call);
     this.out?.append(JSON.stringify(this.blobs ? toJournalLine(rec, this.blobs, REPLY, WHOLE) : rec));
   }
 
@@ -149,7 +207,9 @@ export class Ledger {
    */
   recordJob(job: string, calls: CallRecord[]): void {
     if (this.jobs.has(job)) return;
-    for (const call of calls) this.record({ ...call, job });
+    // Recorded for the work that waited for the job (a worker knows no step).
+    const work = currentWork();
+    for (const call of calls) this.record({ ...call, job, ...(work === undefined ? {} : { work }) });
     this.jobs.add(job);
   }
 
@@ -165,39 +225,64 @@ export class Ledger {
     return this.records.length;
   }
 
-  /** Usage per purpose of the calls from position `since` up to `until` (all calls when both are omitted). */
-  byPurpose(since = 0, until?: number): Record<string, StageUsage> {
-    const out: Record<string, StageUsage> = {};
-    for (const r of this.records.slice(since, until)) {
-      const s = (out[r.purpose] ??= {
-        calls: 0,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cached_tokens: 0,
-        reasoning_tokens: 0,
-        total_tokens: 0,
-        cost_usd: 0,
-      });
-      if (r.from === 'journal') continue;
-      s.calls += 1;
-      s.prompt_tokens += r.usage.input;
-      s.completion_tokens += r.usage.output;
-      s.cached_tokens = (s.cached_tokens ?? 0) + r.usage.cached;
-      s.reasoning_tokens = (s.reasoning_tokens ?? 0) + r.usage.reasoning;
-      s.total_tokens = (s.total_tokens ?? 0) + r.usage.input + r.usage.output;
-      s.cost_usd = s.cost_usd === null || r.cost_usd === null ? null : (s.cost_usd ?? 0) + r.cost_usd;
-    }
-    return out;
+  /** Usage per purpose of the calls since position `since` (all calls when omitted). */
+  byPurpose(since = 0): Record<string, StageUsage> {
+    return usagePerPurpose(this.records.slice(since), (r) => this.counts(r));
+  }
+
+  /** Usage per purpose of the calls made for training step `step`, by this process and earlier ones. */
+  forStep(step: number): Record<string, StageUsage> {
+    return usagePerPurpose(
+      this.records.filter((r) => r.work === stepWork(step)),
+      (r) => this.counts(r),
+    );
+  }
+
+  /**
+   * Whether a record counts as a call: a replay of a call made for the same work is that call
+   * (counted where it was made); a replay of other work's call is a call of its own, answered
+   * from the record like a cache hit. Replays of untagged calls (earlier versions) do not count.
+   */
+  private counts(r: CallRecord): boolean {
+    if (r.from !== 'journal') return true;
+    const original = r.replay_of === undefined ? undefined : this.byId.get(r.replay_of);
+    return original?.work !== undefined && r.work !== undefined && original.work !== r.work;
   }
 
   close(): void {
     this.out?.close();
+    this.sent?.close();
   }
 
   /** Every record of the run, without replies (tests and reports). */
   all(): readonly CallRecord[] {
     return this.records;
   }
+}
+
+/** Usage per purpose of `records`; a purpose with no counted call is listed with zeros. */
+function usagePerPurpose(records: CallRecord[], counts: (r: CallRecord) => boolean): Record<string, StageUsage> {
+  const out: Record<string, StageUsage> = {};
+  for (const r of records) {
+    const s = (out[r.purpose] ??= {
+      calls: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cached_tokens: 0,
+      reasoning_tokens: 0,
+      total_tokens: 0,
+      cost_usd: 0,
+    });
+    if (!counts(r)) continue;
+    s.calls += 1;
+    s.prompt_tokens += r.usage.input;
+    s.completion_tokens += r.usage.output;
+    s.cached_tokens = (s.cached_tokens ?? 0) + r.usage.cached;
+    s.reasoning_tokens = (s.reasoning_tokens ?? 0) + r.usage.reasoning;
+    s.total_tokens = (s.total_tokens ?? 0) + r.usage.input + r.usage.output;
+    s.cost_usd = s.cost_usd === null || r.cost_usd === null ? null : (s.cost_usd ?? 0) + r.cost_usd;
+  }
+  return out;
 }
 
 function addTo(t: Totals, r: CallRecord): void {
@@ -251,7 +336,15 @@ export class LedgerModel implements ChatModel {
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const key = requestKey(this.id, req);
-    const base = { time: '', key, role: this.role, model: this.id, purpose: req.purpose };
+    const work = currentWork();
+    const base = {
+      time: '',
+      key,
+      role: this.role,
+      model: this.id,
+      purpose: req.purpose,
+      ...(work === undefined ? {} : { work }),
+    };
     const replayed = this.ledger.takeReplay(key);
     if (replayed?.response) {
       const usage = replayed.usage;
@@ -263,15 +356,19 @@ export class LedgerModel implements ChatModel {
         retries: 0,
         from: 'journal',
         cost_usd: 0,
+        ...(replayed.id ? { replay_of: replayed.id } : {}),
       });
       return { ...replayed.response, usage, latencyMs: 0, retries: 0, from: 'journal', costUsd: 0 };
     }
     const started = performance.now();
+    let id: string | undefined;
+    const sent = () => (id = this.ledger.sending(base));
     try {
-      const res = await this.inner.complete(req);
+      const res = await this.inner.complete(carryIdentity(req, { ...req, onSent: sent }));
       const from = res.from ?? 'provider';
       this.ledger.record({
         ...base,
+        ...(id ? { id } : {}),
         time: new Date().toISOString(),
         usage: res.usage,
         latency_ms: Math.round(res.latencyMs),
@@ -291,6 +388,7 @@ export class LedgerModel implements ChatModel {
       if (err instanceof RunStop) throw err;
       this.ledger.record({
         ...base,
+        ...(id ? { id } : {}),
         time: new Date().toISOString(),
         usage: { input: 0, output: 0, cached: 0, reasoning: 0 },
         latency_ms: Math.round(performance.now() - started),

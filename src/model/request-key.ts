@@ -46,6 +46,13 @@ function identityJson(modelId: string, req: ChatRequest): string {
   return json;
 }
 
+/** `to`, a copy of `from` with fields outside its identity changed, keeps `from`'s identity already made. */
+export function carryIdentity<T extends ChatRequest>(from: ChatRequest, to: T): T {
+  const known = serialized.get(from);
+  if (known) serialized.set(to, known);
+  return to;
+}
+
 /**
  * The key of a request: SHA-256 of its identity as JSON, `extra` placed right after the model.
  * The request is serialized once however many keys are made of it.

@@ -143,6 +143,7 @@ export class ScheduledModel implements ChatModel {
           if (!admitted) {
             this.admission.enter();
             admitted = true;
+            req.onSent?.();
             call = this.health.begin();
           } else if (this.admission.stopped) throw this.admission.stopped;
           outcome = await this.send(req, estimate);

@@ -82,6 +82,11 @@ export interface ChatRequest {
    */
   returnFiles?: string[];
   signal?: AbortSignal;
+  /**
+   * Called once, when the call is admitted to go to the provider: the ledger journals it then, so
+   * that a call in flight when the process dies still counts against the run's limits.
+   */
+  onSent?: () => void;
 }
 
 export interface Usage {

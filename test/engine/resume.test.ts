@@ -1,5 +1,7 @@
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
+import type { HistoryRecord } from '../../src/run/records.ts';
+import { Ledger } from '../../src/model/ledger.ts';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -138,7 +140,15 @@ describe('resume', () => {
         else again += Math.max(0, n - m);
       }
       assert.ok(again <= inFlight, `${again} of the reference's calls paid again (${before} paid before ${at})`);
-      if (paysAsReference) assert.equal(other, 0, `calls the reference did not make, after ${at}`);
+      if (paysAsReference) {
+        assert.equal(other, 0, `calls the reference did not make, after ${at}`);
+        // What each step and the run used is what the uninterrupted run used (a wrong guess of the
+        // overlap wastes as much as timing lets it, so only a run without it is compared).
+        const tokens = (dir: string) =>
+          (JSON.parse(readText(path.join(dir, 'history.json'))) as HistoryRecord[]).map((h) => h.tokens);
+        assert.deepEqual(tokens(out), tokens(reference), `each step's calls and tokens after ${at}`);
+        assert.deepEqual(s.token_summary, r.token_summary, `the run's calls and tokens after ${at}`);
+      }
     }
   }
 
@@ -353,6 +363,41 @@ describe('budget', () => {
       assert.equal(historyOf(out), historyOf(reference.out), `cap ${cap}: the same history`);
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference.out, 'best_skill.md')));
     }
+  });
+
+  it('a cap counts the calls a killed process sent and never recorded: the run sends no more than the cap allows', async () => {
+    const cap = 150;
+    const out = path.join(tmpDir(), 'killed-capped');
+    const options = [...OPTIONS.filter((o) => !o.includes('latency_ms')), 'model.target.options.latency_ms=60'];
+    const args = [
+      'train',
+      '--config',
+      SIM_CONFIG,
+      '--out',
+      out,
+      '--cfg-options',
+      ...options,
+      `budget.max_calls=${cap}`,
+    ];
+    const lines = (file: string) => (fs.existsSync(file) ? readText(file).split('\n').filter(Boolean).length : 0);
+    const sentFile = path.join(out, 'calls.sent.jsonl');
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    // Killed while several calls are out: sent, and not recorded.
+    while (child.exitCode === null && !(lines(sentFile) > 40 && lines(sentFile) - providerCalls(out) >= 3))
+      await sleep(5);
+    child.kill('SIGKILL');
+    await exited;
+    const lost = new Ledger(path.join(out, 'calls.jsonl'));
+    assert.ok(lost.lostCalls >= 1, `calls were in flight at the kill (${lost.lostCalls})`);
+    lost.close();
+    const resumed = runCli(args);
+    assert.equal(resumed.status, 0, resumed.stderr);
+    const sent = lines(sentFile);
+    const ledger = new Ledger(path.join(out, 'calls.jsonl'));
+    assert.equal(ledger.totals().calls, sent, 'every call sent counts, those lost at the kill too');
+    ledger.close();
+    assert.ok(sent >= cap && sent <= cap + WORKERS + ANALYSTS, `${sent} calls sent under a cap of ${cap}`);
   });
 
   it('the CLI reports a budget stop clearly', () => {

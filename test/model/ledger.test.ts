@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { Ledger, sumUsage, type CallRecord } from '../../src/model/ledger.ts';
+import { madeFor, stepWork } from '../../src/model/attribution.ts';
+import { Ledger, sentFile, sumUsage, type CallRecord } from '../../src/model/ledger.ts';
 import { costOf, tablePrice } from '../../src/model/prices.ts';
 import { backendNames, getBackend } from '../../src/model/registry.ts';
 import { buildRoleModels } from '../../src/model/stack.ts';
@@ -226,5 +227,54 @@ describe('prompt-cache writes in the ledger', () => {
     assert.ok(Math.abs(plain.costUsd! - (900 * 2 + 100 * 1 + 10 * 4) / 1e6) < 1e-12);
     const written = await m.optimizer.complete(ask('x'));
     assert.ok(Math.abs(written.costUsd! - (500 * 2 + 100 * 1 + 400 * 3 + 10 * 4) / 1e6) < 1e-12);
+  });
+});
+
+describe('a resumed run counts as an uninterrupted one', () => {
+  let fake: InProcessFake;
+  before(() => {
+    fake = fakeProviderFetch({ respond: () => ({ text: 'ok', usage: { input: 100, output: 10, cached: 0 } }) });
+  });
+  const role = () => ({ backend: 'openai_compatible', model: 'gpt-4o-mini', base_url: `${fake.url}/v1` });
+  const stack = (ledgerFile: string) => {
+    const { config } = configWith({ model: { target: role(), optimizer: role() }, cache: { mode: 'off' } });
+    return buildRoleModels(config, { fetch: fake.fetch, environment: {}, ledgerFile });
+  };
+
+  it('a step counts its own calls, those an earlier process made for it included, once each', async () => {
+    const file = path.join(tmpDir(), 'calls.jsonl');
+    const first = await stack(file);
+    await madeFor(stepWork(1), () => first.target.complete(ask('step one')));
+    await madeFor(stepWork(2), () => first.target.complete(ask('step two, made before the process died')));
+    first.close();
+
+    const second = await stack(file);
+    const before = fake.requests.length;
+    // Step 2 asks again what it asked before (replayed: the same call), and asks what step 1 asked
+    // (replayed too, but a call of its own, as an uninterrupted run would have made it).
+    await madeFor(stepWork(2), () => second.target.complete(ask('step two, made before the process died')));
+    await madeFor(stepWork(2), () => second.target.complete(ask('step one')));
+    assert.equal(fake.requests.length, before, 'both answers come from the record');
+    assert.equal(second.ledger.forStep(1).rollout?.calls, 1);
+    assert.equal(second.ledger.forStep(2).rollout?.calls, 2);
+    assert.equal(second.ledger.forStep(2).rollout?.prompt_tokens, 200);
+    assert.equal(second.ledger.forStep(2).rollout?.cost_usd, first.ledger.forStep(2).rollout?.cost_usd);
+    // Over the run: three calls, as an uninterrupted run records them; two were paid.
+    assert.equal(second.ledger.byPurpose().rollout?.calls, 3);
+    assert.equal(second.ledger.totals().calls, 2);
+    second.close();
+  });
+
+  it('a call sent by a process that died before its answer came back counts against the limits', async () => {
+    const file = path.join(tmpDir(), 'calls.jsonl');
+    const first = await stack(file);
+    await first.target.complete(ask('answered'));
+    first.close();
+    // What a process killed with two calls in flight leaves: their ids journaled as sent, no records.
+    fs.appendFileSync(sentFile(file), '{"id":"lost1","key":"k1"}\n{"id":"lost2","key":"k2"}\n');
+    const ledger = new Ledger(file);
+    assert.equal(ledger.lostCalls, 2);
+    assert.equal(ledger.totals().calls, 3, 'the answered call and the two sent');
+    ledger.close();
   });
 });

@@ -20,6 +20,7 @@
  * what was already run is wasted, and reported.
  */
 import type { Trajectory } from '../../envs/types.ts';
+import { madeFor, stepWork } from '../../model/attribution.ts';
 import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
 import { isAccepted, isSkipped, type GateAction, type HistoryRecord } from '../../run/records.ts';
 import { reflectionOrder } from '../batches.ts';
@@ -34,6 +35,7 @@ import type { CallsAhead } from './calls-ahead.ts';
 
 /** The step after this one, as far as it is known before this step's gate decides. */
 export interface NextStep {
+  step: number;
   batches: Batch[];
   /** In this epoch (its reflection can start ahead: same memory and meta skill). */
   sameEpoch: boolean;
@@ -139,9 +141,13 @@ export class GateOverlap {
     );
   }
 
-  /** Runs the next step's rollouts under the skill it starts from if this step keeps `kept`. */
+  /** Runs the next step's rollouts under the skill it starts from if this step keeps `kept`; their calls are the next step's. */
   private start(kept: string): void {
     if (this.started) return;
+    madeFor(stepWork(this.next.step), () => this.startRollouts(kept));
+  }
+
+  private startRollouts(kept: string): void {
     const skill = this.next.skill(kept);
     const runs = this.next.batches.map((b, a) =>
       this.s.ctx.rollouts.run(skill, b.items, {
@@ -169,6 +175,10 @@ export class GateOverlap {
    * reflection, whose next skill is not the current one or the candidate as it is.
    */
   private reflectAhead(so: StepSoFar): void {
+    madeFor(stepWork(this.next.step), () => this.startReflection(so));
+  }
+
+  private startReflection(so: StepSoFar): void {
     const { ctx, plan, step } = this.s;
     const { gate, skillAware, lr } = ctx.settings;
     const calls = this.calls;

@@ -11,6 +11,7 @@
  *   commits once they are in, before the next step selects (which needs the gate's bar and the
  *   learning-rate schedule as committed).
  */
+import { madeFor, stepWork } from '../../model/attribution.ts';
 import { epochSteps } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
 import { skillAfterBoundary } from '../epoch/boundary.ts';
@@ -31,8 +32,6 @@ interface Pending {
   release: () => void;
   /** Resolves once it is committed. */
   committed: Promise<void>;
-  /** The ledger's position when the next step started: this step's record counts the calls before it. */
-  until?: number;
 }
 
 /** The run's steps through the pipeline, when the gate overlap or the early accept is on; undefined otherwise. */
@@ -56,12 +55,16 @@ class Pipeline implements StepRunner {
     this.ctx = this.calls ? { ...run, opt: { ...run.opt, optimizer: this.calls.model } } : run;
   }
 
-  async run(plan: StepPlan): Promise<void> {
+  /** A step; its model calls, and those of work run ahead for it, are recorded as made for it. */
+  run(plan: StepPlan): Promise<void> {
+    return madeFor(stepWork(plan.step), () => this.step(plan));
+  }
+
+  private async step(plan: StepPlan): Promise<void> {
     const { ctx, state } = this;
     const previous = this.pending;
     this.pending = undefined;
     const s = new StepScope(ctx, state, plan, previous?.start);
-    if (previous) previous.until = s.ledgerMark;
     const next = ctx.settings.gate.overlap ? this.nextStep(plan) : undefined;
     const decided = previous ? [...state.history, { action: previous.action }] : state.history;
     const ahead = next && new GateOverlap(s, decided, next, state, this.calls);
@@ -78,7 +81,7 @@ class Pipeline implements StepRunner {
       await previous?.committed.catch(() => {});
       throw err;
     }
-    const commit = (until?: number) => commitStep(s, state, outcome, until).then(() => ahead?.settle());
+    const commit = () => commitStep(s, state, outcome).then(() => ahead?.settle());
     const gated = outcome.gated;
     if (gated?.acceptedAfter === undefined) return commit();
     const pending: Pending = {
@@ -87,8 +90,8 @@ class Pipeline implements StepRunner {
       release,
       committed: Promise.resolve(),
     };
-    // Committed once the gate's last items are in; by then the next step has begun, and its calls are its own.
-    pending.committed = gated.result.then(() => commit(pending.until));
+    // Committed once the gate's last items are in, while the next step runs.
+    pending.committed = gated.result.then(commit);
     // Awaited by the next step or by `settle`.
     pending.committed.catch(() => {});
     this.pending = pending;
@@ -118,11 +121,12 @@ class Pipeline implements StepRunner {
     const { settings } = ctx;
     if (plan.stepInEpoch + 1 < ctx.plan.stepsPerEpoch) {
       const batches = epochSteps(ctx.train, plan.epoch, settings, ctx.plan)[plan.stepInEpoch + 1]!;
-      return { batches, sameEpoch: true, skill: (kept) => kept };
+      return { step: plan.step + 1, batches, sameEpoch: true, skill: (kept) => kept };
     }
     const skill = skillAfterBoundary(settings, plan.epoch);
     if (plan.epoch >= settings.epochs || !skill) return undefined;
-    return { batches: epochSteps(ctx.train, plan.epoch + 1, settings, ctx.plan)[0]!, sameEpoch: false, skill };
+    const batches = epochSteps(ctx.train, plan.epoch + 1, settings, ctx.plan)[0]!;
+    return { step: plan.step + 1, batches, sameEpoch: false, skill };
   }
 
   /** The step's stages, with what runs ahead started at the moments it may. */

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import type { LimitFunction } from 'p-limit';
 import type { Trajectory } from '../../envs/types.ts';
+import { carried } from '../../model/attribution.ts';
 import { toJson, writeFileAtomic } from '../../run/atomic.ts';
 import { pad3 } from '../../run/layout.ts';
 import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
@@ -205,7 +206,8 @@ export class Reflector {
     if (batch.length === 0) return;
     this.open[source] = [];
     const index = this.calls[source].length;
-    const call = this.s.limit(() => analyse(this.s, source, index, batch));
+    // Carried: the analyst's call is recorded as made for the work that fed this minibatch.
+    const call = this.s.limit(carried(() => analyse(this.s, source, index, batch)));
     // Awaited by the step; if the step ends first (a stop, another failure), its rejection must not go unhandled.
     call.catch(() => {});
     this.calls[source].push(call);

@@ -13,6 +13,7 @@ import { redactText } from '../../config/redact.ts';
 import type { Env, Item, Trajectory } from '../../envs/types.ts';
 import { CallFailure } from '../../model/failure.ts';
 import { StructuredOutputError } from '../../model/structured.ts';
+import { carried } from '../../model/attribution.ts';
 import { InfraError, type ChatModel } from '../../model/types.ts';
 import { writeFileAtomic } from '../../run/atomic.ts';
 import { skillHash } from '../../skill/document.ts';
@@ -123,45 +124,48 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
   let fatal: { error: unknown } | undefined;
   await Promise.all(
     pending.map(({ index, item }) =>
-      job.limit(async () => {
-        if (fatal || stopped || job.signal?.aborted) return;
-        if (job.stop?.()) {
-          stopped = true;
-          return;
-        }
-        let t: Trajectory;
-        const sample = sampleOf(index);
-        // Another caller may have finished this rollout while this one waited its turn.
-        const late = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
-        if (late) {
-          cached++;
-          finish(index, late);
-          return;
-        }
-        try {
-          const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
-            job.env.rollout(item, job.skill, {
-              target: job.target,
-              judge: job.judge,
-              seed: job.seed,
-              sample,
-              training: job.training,
-              signal: job.signal,
-            }),
-          );
-          if (shared.fresh) ran++;
-          else cached++;
-          t = await shared.trajectory;
-        } catch (err) {
-          const failed = itemError(item, err);
-          if (!failed) {
-            fatal ??= { error: err };
+      // Carried: the rollout's calls are recorded as made for the work that queued it, whichever frees its turn.
+      job.limit(
+        carried(async () => {
+          if (fatal || stopped || job.signal?.aborted) return;
+          if (job.stop?.()) {
+            stopped = true;
             return;
           }
-          t = failed;
-        }
-        finish(index, t);
-      }),
+          let t: Trajectory;
+          const sample = sampleOf(index);
+          // Another caller may have finished this rollout while this one waited its turn.
+          const late = job.cache.get(hash, item.id, job.target.id, sample, job.seed);
+          if (late) {
+            cached++;
+            finish(index, late);
+            return;
+          }
+          try {
+            const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
+              job.env.rollout(item, job.skill, {
+                target: job.target,
+                judge: job.judge,
+                seed: job.seed,
+                sample,
+                training: job.training,
+                signal: job.signal,
+              }),
+            );
+            if (shared.fresh) ran++;
+            else cached++;
+            t = await shared.trajectory;
+          } catch (err) {
+            const failed = itemError(item, err);
+            if (!failed) {
+              fatal ??= { error: err };
+              return;
+            }
+            t = failed;
+          }
+          finish(index, t);
+        }),
+      ),
     ),
   );
   if (fatal) throw fatal.error;

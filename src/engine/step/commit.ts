@@ -46,11 +46,8 @@ export function memoryEntry(s: StepScope, outcome: StepOutcome, result?: GateRes
   });
 }
 
-/**
- * Commits the step once its gate's evaluation is complete. `until`: the ledger's position where
- * the next step began, when it began before this commit (its calls are not this step's).
- */
-export async function commitStep(s: StepScope, state: TrainState, outcome: StepOutcome, until?: number): Promise<void> {
+/** Commits the step once its gate's evaluation is complete. */
+export async function commitStep(s: StepScope, state: TrainState, outcome: StepOutcome): Promise<void> {
   const { ctx, step, epoch } = s;
   const result = await outcome.gated?.result;
   // The entry compares with the skill the step started from: made before the decisions change it.
@@ -73,7 +70,7 @@ export async function commitStep(s: StepScope, state: TrainState, outcome: StepO
       dropped: [...(s.plan.poolDropped ?? []), ...(result?.pool?.dropped ?? [])],
       ...(result?.pool?.merge ? { merge: result.pool.merge } : {}),
     });
-  const record = s.record.build(outcome.action, state, ctx.ledger.byPurpose(s.ledgerMark, until));
+  const record = s.record.build(outcome.action, state, ctx.ledger.forStep(step));
   // Wall-clock figures go to the step record only, so that history.json is reproducible.
   const wall = s.stages.wallTime();
   s.files.write('step_record.json', { ...record, timing: s.stages.timing, wall_time_s: round(wall, 1) });

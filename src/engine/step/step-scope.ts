@@ -59,8 +59,6 @@ export class StepScope {
   readonly stages: StageReporter;
   readonly files: StepFiles;
   readonly record: StepRecordBuilder;
-  /** The ledger's position at the start: what the step paid is counted from here. */
-  readonly ledgerMark: number;
 
   constructor(
     readonly ctx: StepContext,
@@ -77,7 +75,6 @@ export class StepScope {
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);
     this.record = new StepRecordBuilder({ step: plan.step, epoch: plan.epoch, step_in_epoch: plan.stepInEpoch });
-    this.ledgerMark = ctx.ledger.mark();
   }
 
   /**

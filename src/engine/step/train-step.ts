@@ -9,6 +9,7 @@
  * Reflection starts while rollouts are still running, and merging while analysts still are.
  * The stages change no state: the commit takes in what they decided.
  */
+import { madeFor, stepWork } from '../../model/attribution.ts';
 import type { TrainState } from '../context.ts';
 import { commitStep, type StepOutcome } from './commit.ts';
 import { evaluateStage } from './evaluate-stage.ts';
@@ -59,8 +60,13 @@ export interface StepRunner {
   settle(): Promise<void>;
 }
 
-/** A step, from the trainer's state as the last commit left it, committed before it returns. */
-export async function trainStep(ctx: StepContext, state: TrainState, plan: StepPlan): Promise<void> {
-  const s = new StepScope(ctx, state, plan);
-  await commitStep(s, state, await decideStep(s));
+/**
+ * A step, from the trainer's state as the last commit left it, committed before it returns. Its
+ * model calls are recorded as made for it (`madeFor`): its record counts them.
+ */
+export function trainStep(ctx: StepContext, state: TrainState, plan: StepPlan): Promise<void> {
+  return madeFor(stepWork(plan.step), async () => {
+    const s = new StepScope(ctx, state, plan);
+    await commitStep(s, state, await decideStep(s));
+  });
 }
