@@ -16,7 +16,7 @@ import type { LrScheduler } from './lr-schedulers.ts';
 import type { OptimizerContext } from './optimizer-model/ask.ts';
 import type { TrainSettings } from './settings.ts';
 import type { Transfer } from '../run/records.ts';
-import type { CandidatePool } from './pool/candidate-pool.ts';
+import type { CandidatePool } from './candidate-pool/candidate-pool.ts';
 import type { SkillStates } from './stages/gate.ts';
 import type { Rollouts } from './stages/rollout.ts';
 import type { SelectionEvaluator } from './stages/selection-eval.ts';

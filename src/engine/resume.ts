@@ -14,7 +14,7 @@ import { INITIAL_ORIGIN, originId } from '../run/origins.ts';
 import { type HistoryRecord, isSkipped } from '../run/records.ts';
 import { skillHash } from '../skill/document.ts';
 import type { RunContext, TrainState } from './context.ts';
-import { CandidatePool } from './pool/candidate-pool.ts';
+import { CandidatePool } from './candidate-pool/candidate-pool.ts';
 
 export interface Resumed {
   lastStep: number;

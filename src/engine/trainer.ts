@@ -17,7 +17,7 @@ import { finalEvaluation } from './final-evaluation.ts';
 import { buildScheduler } from './lr-schedulers.ts';
 import { pipelinedSteps } from './pipeline/pipeline.ts';
 import { type StepRunner, trainStep } from './step/train-step.ts';
-import { poolParent, startPool } from './pool/pool-steps.ts';
+import { poolParent, startPool } from './candidate-pool/pool-steps.ts';
 import { budgetStop } from './budget-limits.ts';
 import { INITIAL_ORIGIN } from '../run/origins.ts';
 

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { originId } from '../../run/origins.ts';
 import { round } from '../../util/round.ts';
-import { type PoolStep, poolMerge, recordStepCandidate } from '../pool/pool-steps.ts';
+import { type PoolStep, poolMerge, recordStepCandidate } from '../candidate-pool/pool-steps.ts';
 import { applyDecision, type GateDecision, type SkillState } from '../stages/gate.ts';
 import { type GateOutcome, gateCandidate } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
