@@ -126,8 +126,8 @@ function modelOptions(cmd: Command): Command {
 async function context(opts: HarvestCliOptions) {
   const { loadSleepConfig, expandHome } = await import('../sleep/config.ts');
   const { resolveHarvest } = await import('../sleep/harvest/options.ts');
-  const { readState } = await import('../sleep/state.ts');
-  const { nightProject } = await import('../sleep/night.ts');
+  const { readState } = await import('../sleep/state/state.ts');
+  const { nightProject } = await import('../sleep/night/night.ts');
   const loaded = loadSleepConfig(opts.config);
   const stateDir = path.resolve(expandHome(loaded.config.state_dir || path.join(os.homedir(), '.skillopt-sleep')));
   const resolved = resolveHarvest(loaded.config, {
@@ -163,7 +163,7 @@ async function runHarvest(opts: HarvestCliOptions): Promise<void> {
   const { formatHarvest, tilde } = await import('../sleep/harvest/report.ts');
   const { describeScope } = await import('../sleep/harvest/scope.ts');
   const { writeDigests } = await import('../sleep/harvest/digests-file.ts');
-  const { stamp } = await import('../sleep/staging.ts');
+  const { stamp } = await import('../sleep/staging/staging.ts');
   const { stateDir, resolved } = await context(opts);
   const result = harvest(resolved);
   const output = path.resolve(opts.out ?? path.join(stateDir, 'harvests', `${stamp()}.jsonl`));
@@ -198,11 +198,11 @@ async function runDryRun(opts: ModelCliOptions): Promise<void> {
   const { formatHarvest, tilde } = await import('../sleep/harvest/report.ts');
   const { describeScope } = await import('../sleep/harvest/scope.ts');
   const { mine } = await import('../sleep/mine/mine.ts');
-  const { chooseModels } = await import('../sleep/models.ts');
-  const { planNight, formatNightPlan } = await import('../sleep/plan.ts');
-  const { managedSkillName, managedSkillPath, readDocument } = await import('../sleep/documents.ts');
+  const { chooseModels } = await import('../sleep/night/models.ts');
+  const { planNight, formatNightPlan } = await import('../sleep/night/plan.ts');
+  const { managedSkillName, managedSkillPath, readDocument } = await import('../sleep/documents/documents.ts');
   const { countTokens } = await import('../skill/document.ts');
-  const { safeLine } = await import('../sleep/report.ts');
+  const { safeLine } = await import('../sleep/staging/report.ts');
   const { loaded, resolved, project } = await context(opts);
   const c = loaded.config;
   const choice = chooseModels(loaded, opts.backend, budgetOf(opts));
@@ -281,10 +281,10 @@ async function runMine(opts: ModelCliOptions): Promise<void> {
   const { harvest } = await import('../sleep/harvest/harvest.ts');
   const { tilde } = await import('../sleep/harvest/report.ts');
   const { mine } = await import('../sleep/mine/mine.ts');
-  const { chooseModels, buildNightModels } = await import('../sleep/models.ts');
-  const { writeTasksFile } = await import('../sleep/tasks-file.ts');
-  const { stamp } = await import('../sleep/staging.ts');
-  const { managedSkillPath } = await import('../sleep/documents.ts');
+  const { chooseModels, buildNightModels } = await import('../sleep/night/models.ts');
+  const { writeTasksFile } = await import('../sleep/tasks/tasks-file.ts');
+  const { stamp } = await import('../sleep/staging/staging.ts');
+  const { managedSkillPath } = await import('../sleep/documents/documents.ts');
   const { loaded, stateDir, resolved, project } = await context(opts);
   const c = loaded.config;
   const choice = chooseModels(loaded, opts.backend, budgetOf(opts));
@@ -339,7 +339,7 @@ async function runMine(opts: ModelCliOptions): Promise<void> {
 }
 
 async function runRun(opts: ModelCliOptions): Promise<void> {
-  const { runNight } = await import('../sleep/night.ts');
+  const { runNight } = await import('../sleep/night/night.ts');
   const { tilde } = await import('../sleep/harvest/report.ts');
   const { loaded, stateDir, resolved } = await context(opts);
   const say = (line: string) => !opts.json && process.stderr.write(`${line}\n`);
@@ -403,7 +403,7 @@ async function runRun(opts: ModelCliOptions): Promise<void> {
 }
 
 async function runStatus(opts: AdoptCliOptions): Promise<void> {
-  const { statusOf, formatStatus } = await import('../sleep/status.ts');
+  const { statusOf, formatStatus } = await import('../sleep/state/status.ts');
   const { stateDir, project } = await context({ config: opts.config, project: opts.project });
   const handoffRoot = path.join(stateDir, 'handoff');
   const fs = await import('node:fs');
@@ -413,8 +413,8 @@ async function runStatus(opts: AdoptCliOptions): Promise<void> {
 }
 
 async function runHistory(opts: CommonOptions & { limit?: number }): Promise<void> {
-  const { readState } = await import('../sleep/state.ts');
-  const { historyRows } = await import('../sleep/status.ts');
+  const { readState } = await import('../sleep/state/state.ts');
+  const { historyRows } = await import('../sleep/state/status.ts');
   const { stateDir } = await context({ config: opts.config });
   const history = readState(stateDir).history.slice(-(opts.limit || 1000));
   if (opts.json) return print(JSON.stringify(history, null, 2));
@@ -422,7 +422,7 @@ async function runHistory(opts: CommonOptions & { limit?: number }): Promise<voi
 }
 
 async function nightFor(opts: AdoptCliOptions, stateDir: string, project: string): Promise<string> {
-  const { nightDirOf, stagedNights } = await import('../sleep/staging.ts');
+  const { nightDirOf, stagedNights } = await import('../sleep/staging/staging.ts');
   const { UserError } = await import('../errors.ts');
   if (opts.night) return nightDirOf(stateDir, opts.night);
   const [latest] = stagedNights(stateDir, project);
@@ -434,7 +434,7 @@ async function nightFor(opts: AdoptCliOptions, stateDir: string, project: string
 }
 
 async function runAdopt(opts: AdoptCliOptions): Promise<void> {
-  const { adopt } = await import('../sleep/adopt.ts');
+  const { adopt } = await import('../sleep/adoption/adopt.ts');
   const { tilde } = await import('../sleep/harvest/report.ts');
   const { stateDir, project } = await context({ config: opts.config, project: opts.project });
   const night = await nightFor(opts, stateDir, project);
@@ -446,8 +446,8 @@ async function runAdopt(opts: AdoptCliOptions): Promise<void> {
 }
 
 async function runRollback(opts: AdoptCliOptions): Promise<void> {
-  const { rollback } = await import('../sleep/adopt.ts');
-  const { nightDirOf } = await import('../sleep/staging.ts');
+  const { rollback } = await import('../sleep/adoption/adopt.ts');
+  const { nightDirOf } = await import('../sleep/staging/staging.ts');
   const { tilde } = await import('../sleep/harvest/report.ts');
   const { stateDir } = await context({ config: opts.config });
   const result = rollback(stateDir, opts.night ? nightDirOf(stateDir, opts.night) : undefined, {
