@@ -15,7 +15,7 @@ import { safeLine } from '../sleep/staging/report.ts';
 import { NIGHT_NAME, nightsDir } from '../sleep/staging/staging.ts';
 import type { NightRecord } from '../sleep/state/state.ts';
 import { formatStatus, historyRows, type StatusView } from '../sleep/state/status.ts';
-import { EXIT_HANDOFF_PENDING } from '../cli/sleep.ts';
+import { EXIT_HANDOFF_PENDING } from '../cli/sleep-night.ts';
 import type { CliResult } from './cli-process.ts';
 import { confirmWithUser } from './confirm.ts';
 import { harvestArgs, harvestFlags } from './harvest-args.ts';
