@@ -1,6 +1,7 @@
 /** `skillopt sleep run`, `status`, `history`, `adopt` and `rollback`: a night, what it left, and its adoption. */
 import path from 'node:path';
 import { CommandExit } from '../errors.ts';
+import { EXIT_HANDOFF_PENDING } from '../sleep/night/night-options.ts';
 import {
   budgetOf,
   context,
@@ -9,9 +10,6 @@ import {
   type CommonOptions,
   type ModelCliOptions,
 } from './sleep-options.ts';
-
-/** Exit code of a handoff night whose prompts wait for answers (the original's). */
-export const EXIT_HANDOFF_PENDING = 3;
 
 export async function runRun(opts: ModelCliOptions): Promise<void> {
   const { runNight } = await import('../sleep/night/night.ts');

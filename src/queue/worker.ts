@@ -12,7 +12,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { redactText } from '../config/redact.ts';
 import { ConfigSchema } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
-import { buildEnv } from '../app/env.ts';
+import { buildEnv } from '../envs/build.ts';
 import type { Env, Item } from '../envs/types.ts';
 import { itemError } from '../engine/stages/rollout.ts';
 import { Ledger, LedgerModel, type CallRecord } from '../model/ledger.ts';

@@ -4,6 +4,9 @@ import type { LoadedSleepConfig } from '../config.ts';
 import type { ResolvedHarvest } from '../harvest/options.ts';
 import type { NightReport } from '../staging/report.ts';
 
+/** Exit code of a handoff night whose prompts wait for answers (the original's): `skillopt sleep run` exits with it, and the MCP tool takes it for a result. */
+export const EXIT_HANDOFF_PENDING = 3;
+
 export interface NightOptions {
   loaded: LoadedSleepConfig;
   /** The harvest's sources, scope, window and limit (the window is the last night's end unless `--since` set it). */
