@@ -1,7 +1,6 @@
 /** `skillopt sleep run`, `status`, `history`, `adopt` and `rollback`: a night, what it left, and its adoption. */
 import path from 'node:path';
 import { CommandExit } from '../errors.ts';
-import { EXIT_HANDOFF_PENDING } from '../sleep/night/night-options.ts';
 import {
   budgetOf,
   context,
@@ -13,6 +12,7 @@ import {
 
 export async function runRun(opts: ModelCliOptions): Promise<void> {
   const { runNight } = await import('../sleep/night/night.ts');
+  const { EXIT_HANDOFF_PENDING } = await import('../sleep/night/night-options.ts');
   const { tilde } = await import('../sleep/harvest/report.ts');
   const { loaded, stateDir, resolved } = await context(opts);
   const say = (line: string) => !opts.json && process.stderr.write(`${line}\n`);
