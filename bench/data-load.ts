@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { loadConfig } from '../src/config/load.ts';
-import { createEnv } from '../src/app/env.ts';
+import { createEnv } from '../src/envs/build.ts';
 
 const n = Number(process.argv[2] ?? 50_000);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-'));

@@ -98,5 +98,15 @@ describe('the module graph', () => {
       [],
       "the dashboard reads run files and starts commands, never the engine's internals",
     );
+    assert.deepEqual(
+      importsBetween(tree, 'src/mcp/', ['src/cli/']),
+      [],
+      'the MCP server runs the commands as processes, it imports none',
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/queue/', ['src/app/', 'src/cli/']),
+      [],
+      'the workers stand below the use cases and the commands that start them',
+    );
   });
 });

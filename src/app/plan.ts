@@ -14,7 +14,7 @@ import { loadPrompt } from '../prompt-files.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { resolveConfigPath } from '../util/paths.ts';
 import { alignRows } from '../util/align-rows.ts';
-import { buildEnv } from './env.ts';
+import { buildEnv } from '../envs/build.ts';
 
 export interface PlanInput {
   config: Config;

@@ -15,7 +15,7 @@ import { checkTransferTargets, transferHook } from './transfer.ts';
 import { redact } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
-import { buildEnv } from './env.ts';
+import { buildEnv } from '../envs/build.ts';
 import { buildRoleModels, type RoleModels, type StackOptions } from '../model/stack.ts';
 import { FatalModelError, RunStop, type ChatModel, type ReasoningEffort, type Role } from '../model/types.ts';
 import { readJson, removeStaleTempFiles } from '../run/atomic.ts';

@@ -17,9 +17,9 @@ export function registerMcp(program: Command): void {
     )
     .action(async (opts: { project?: string; config?: string }) => {
       const { createMcpServer } = await import('../mcp/server.ts');
-      const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+      const { LineTransport } = await import('../mcp/stdio-transport.ts');
       const server = createMcpServer({ project: opts.project ?? process.cwd(), sleepConfig: opts.config });
-      const transport = new StdioServerTransport();
+      const transport = new LineTransport();
       await server.connect(transport);
       // Serve until the client closes stdin.
       await new Promise<void>((resolve) => {

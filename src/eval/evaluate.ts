@@ -29,7 +29,7 @@ import { skillHash } from '../skill/document.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { firstN } from '../engine/batches.ts';
 import { rollout } from '../engine/stages/rollout.ts';
-import { buildEnv } from '../app/env.ts';
+import { buildEnv } from '../envs/build.ts';
 import { remoteRollouts } from '../app/remote.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 

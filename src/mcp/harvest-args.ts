@@ -1,6 +1,6 @@
 /** The harvest's arguments of the Sleep tools (which sessions a night or a dry run reads), and their CLI flags. */
 import { z } from 'zod';
-import { SOURCE_NAMES } from '../sleep/digest.ts';
+import { SOURCE_NAMES } from '../sleep/harvest/digest.ts';
 
 export const harvestArgs = {
   sources: z

@@ -17,7 +17,8 @@ import { VERSION } from '../version.ts';
 import { runCli, type CliResult } from './cli-process.ts';
 import { confirmWithUser } from './confirm.ts';
 import { harvestArgs, harvestFlags } from './harvest-args.ts';
-import { insideProject } from './project-paths.ts';
+import { insideProject } from '../util/project-paths.ts';
+import { checkOverrides } from './train-overrides.ts';
 import { describeRun, readRun } from './run-progress.ts';
 import { registerNightTools } from './sleep-night-tools.ts';
 import { outcome, progressSender, tail, text, type Extra } from './tool-results.ts';
@@ -157,7 +158,9 @@ export function createMcpServer(options: McpOptions): McpServer {
         set: z
           .array(z.string().regex(/^[A-Za-z_][\w.]*=/, 'key=value'))
           .optional()
-          .describe('config overrides, key=value (as --set)'),
+          .describe(
+            "config overrides, key=value (as --set): settings, paths inside the project, and (asked of the user first) a role's backend, base_url or api_key_env",
+          ),
         out: z
           .string()
           .min(1)
@@ -171,6 +174,16 @@ export function createMcpServer(options: McpOptions): McpServer {
       guarded(async () => {
         const config = insideProject(project, a.config, 'config');
         if (!fs.existsSync(config)) throw new UserError(`config: no such file in the project: ${a.config}`);
+        const set = checkOverrides(project, a.set ?? []);
+        if (set.endpoints.length) {
+          const consent = await confirmWithUser(
+            server.server,
+            `Train ${a.config} with requests sent elsewhere than its config says: ${set.endpoints.map((e) => JSON.stringify(e)).join(', ')}? A key variable named here is sent to that endpoint.`,
+            actWithoutConfirmation(),
+            extra.signal,
+          );
+          if (!consent.ok) return text(consent.reason, true);
+        }
         const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
         const out = insideProject(
           project,
@@ -192,7 +205,7 @@ export function createMcpServer(options: McpOptions): McpServer {
         let r: CliResult;
         try {
           r = await cli(
-            ['train', '--config', config, '--out', out, ...(a.set ?? []).flatMap((s) => ['--set', s])],
+            ['train', '--config', config, '--out', out, ...set.items.flatMap((s) => ['--set', s])],
             extra,
             update,
           );

@@ -18,18 +18,25 @@ export const skillKey = (hash: string) => `${KEY_PREFIX}:skill:${hash}`;
 /** Run specs and skills outlive a run's jobs by this long (a resumed trainer finds them again). */
 export const KEEP_SECONDS = 7 * 24 * 3600;
 
-/** What a worker needs to build a run's env and models: the config, and where its relative paths resolve. */
+/**
+ * What a worker builds a run from. It names the config file and carries only the run's plain
+ * settings; the code the run uses (env, scorer, programs), its files and where its requests go
+ * are the worker's own: from its copy of that config file, in its own project directory, with
+ * its own environment. Whoever can write to Redis can thus choose among the worker's configs and
+ * settings, never make it run other code or send its keys elsewhere.
+ */
 export const RunSpecSchema = z.object({
   /** The project version the trainer runs: a worker of another version refuses its jobs. */
   version: z.string(),
-  /** The resolved config (secrets redacted: keys come from the worker's environment). */
-  config: z.record(z.string(), z.unknown()),
-  /** The directory each config key's relative path resolves against, as the trainer resolved it. */
-  baseDirs: z.record(z.string(), z.string()),
-  /** The directory every other relative path resolves against. */
-  defaultDir: z.string(),
-  /** The config file given to the trainer (envs resolve some paths against its directory). */
-  configFile: z.string(),
+  /** The config file, relative to the trainer's project directory (the same on every worker). */
+  config: z.string(),
+  /** The run's resolved settings (`config/key-kinds.ts`), applied over the worker's copy of the config. */
+  settings: z.record(z.string(), z.unknown()),
+  /**
+   * A digest of every other value of the env and of the target and judge roles (paths,
+   * programs, endpoints): the worker's copy must give the same, or it refuses the run, naming the keys.
+   */
+  pinned: z.record(z.string(), z.string()),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 

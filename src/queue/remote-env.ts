@@ -7,9 +7,7 @@
  * adding jobs, removes the ones no worker has taken, and the run ends once the taken ones are back.
  */
 import os from 'node:os';
-import path from 'node:path';
-import type { LoadedConfig } from '../config/load.ts';
-import { redact, redactText } from '../config/redact.ts';
+import { redactText } from '../config/redact.ts';
 import { createHash } from 'node:crypto';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { UserError } from '../errors.ts';
@@ -216,16 +214,4 @@ function jobError(e: JobError): Error {
     default:
       return new Error(e.message);
   }
-}
-
-/** The spec workers build a run from: the config as loaded (secrets redacted) and where its relative paths resolve. */
-export function runSpecOf(loaded: LoadedConfig): Omit<RunSpec, 'version'> {
-  const { config, secretPaths } = loaded;
-  const keys = [...Object.keys(config.env).map((k) => `env.${k}`), 'cache.path'];
-  return {
-    config: JSON.parse(JSON.stringify(redact(config, secretPaths))) as Record<string, unknown>,
-    baseDirs: Object.fromEntries(keys.map((k) => [k, loaded.baseDirOf(k)])),
-    defaultDir: process.cwd(),
-    configFile: loaded.files.at(-1) ?? path.resolve('config.yaml'),
-  };
 }

@@ -1,18 +1,17 @@
 /**
  * A rollout worker: takes rollout jobs from the queue, runs each with the env and the target of
- * the job's run (built once per run, from the spec the trainer published, on this machine's copy
- * of the data and with this machine's keys), and sends back the trajectory with every model call
+ * the job's run (built once per run from this machine's copy of the config file the run's spec
+ * names, with the run's plain settings: its code, data, endpoints and keys are this machine's
+ * own; see run-spec.ts), and sends back the trajectory with every model call
  * it made, replies included, for the trainer's ledger. Calls go through this worker's pools,
  * retries and response cache; the pace a provider allows is shared with every other worker
  * through Redis.
  */
 import os from 'node:os';
 import { Worker, type Job } from 'bullmq';
-import type { LoadedConfig } from '../config/load.ts';
 import { redactText } from '../config/redact.ts';
-import { ConfigSchema } from '../config/schema.ts';
 import { UserError, errorMessage } from '../errors.ts';
-import { buildEnv } from '../app/env.ts';
+import { buildEnv } from '../envs/build.ts';
 import type { Env, Item } from '../envs/types.ts';
 import { itemError } from '../engine/stages/rollout.ts';
 import { Ledger, LedgerModel, type CallRecord } from '../model/ledger.ts';
@@ -20,7 +19,7 @@ import { ModelStack, type ModelEvent } from '../model/stack.ts';
 import { FatalModelError, RunStop, type ChatModel } from '../model/types.ts';
 import { VERSION } from '../version.ts';
 import type { Redis } from 'ioredis';
-import { openRedis, redisConnection } from './connection.ts';
+import { checkWorkerUrl, openRedis, redisConnection } from './connection.ts';
 import {
   KEY_PREFIX,
   QUEUE_NAME,
@@ -32,6 +31,7 @@ import {
   type RolloutJobData,
   type RolloutOutcome,
 } from './jobs.ts';
+import { runConfigOf } from './run-spec.ts';
 import { SharedPace } from './shared-pace.ts';
 
 export interface WorkerOptions {
@@ -47,6 +47,10 @@ export interface WorkerOptions {
    */
   lockMs?: number;
   environment?: Record<string, string | undefined>;
+  /** The project directory whose configs, code and data the runs use (default: the working directory). */
+  project?: string;
+  /** Take a Redis URL without a password on a non-loopback host. */
+  insecure?: boolean;
   /** Lines for the worker's console. */
   log?: (line: string) => void;
 }
@@ -75,10 +79,13 @@ export class RolloutWorker {
   private readonly name: string;
   private readonly log: (line: string) => void;
   private readonly redis: Redis;
+  private readonly project: string;
 
   constructor(private readonly o: WorkerOptions) {
+    checkWorkerUrl(o.url, o.insecure ?? false);
     this.name = o.name ?? `${os.hostname()}:${process.pid}`;
     this.log = o.log ?? (() => {});
+    this.project = o.project ?? process.cwd();
     this.redis = openRedis(o.url, '--redis');
   }
 
@@ -198,19 +205,14 @@ export class RolloutWorker {
     const stored = await this.redis.get(runSpecKey(run));
     if (stored === null)
       throw new Error(`run ${run} has no spec in Redis (expired, or another Redis than the trainer's)`);
-    const spec = RunSpecSchema.parse(JSON.parse(stored));
-    if (spec.version !== VERSION)
+    const raw = JSON.parse(stored) as { version?: unknown } | null;
+    if (raw?.version !== VERSION)
       throw new Error(
-        `the trainer runs skillopt ${spec.version}, this worker ${VERSION}: workers need the trainer's version`,
+        `the trainer runs skillopt ${String(raw?.version)}, this worker ${VERSION}: workers need the trainer's version`,
       );
-    const config = ConfigSchema.parse(spec.config);
-    const loaded: LoadedConfig = {
-      config,
-      files: [spec.configFile],
-      secretPaths: new Set(),
-      warnings: [],
-      baseDirOf: (key) => spec.baseDirs[key] ?? spec.defaultDir,
-    };
+    const spec = RunSpecSchema.parse(raw);
+    const loaded = runConfigOf(spec, this.project, this.o.environment);
+    const { config } = loaded;
     const { env, splits } = await buildEnv(loaded);
     const items = new Map<string, Item>();
     for (const split of [splits.train, splits.val, splits.test]) for (const item of split) items.set(item.id, item);

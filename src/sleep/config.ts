@@ -16,7 +16,7 @@ import { formatIssues } from '../config/issues.ts';
 import { BudgetSchema, CacheSchema, ModelSchema } from '../config/schema.ts';
 import { isMapping, type Sources, type Tree } from '../config/tree.ts';
 import { didYouMean } from '../util/suggest.ts';
-import { SOURCE_NAMES, type SourceName } from './digest.ts';
+import { SOURCE_NAMES, type SourceName } from './harvest/digest.ts';
 
 const paths = z.union([z.string(), z.array(z.string())]);
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { createEnv } from '../../src/app/env.ts';
+import { createEnv } from '../../src/envs/build.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
 import type { Env, Item } from '../../src/envs/types.ts';

@@ -9,7 +9,7 @@ import type { AlfworldEnv } from '../../src/envs/alfworld/env.ts';
 import { parseReply, stepPrompt, taskTypeOf } from '../../src/envs/alfworld/episode.ts';
 import { GameProcess } from '../../src/envs/alfworld/game.ts';
 import { pythonEnvironment } from '../../src/envs/python.ts';
-import { createEnv } from '../../src/app/env.ts';
+import { createEnv } from '../../src/envs/build.ts';
 import type { Item } from '../../src/envs/types.ts';
 import { UserError } from '../../src/errors.ts';
 import { HOUSEHOLD, writeGame, writeManifest, type Game } from '../helpers/alfworld-games.ts';

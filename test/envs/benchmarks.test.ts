@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { shuffleChoices, type MathItem } from '../../src/envs/livemath/env.ts';
 import { materialize } from '../../src/envs/materialize.ts';
-import { createEnv } from '../../src/app/env.ts';
+import { createEnv } from '../../src/envs/build.ts';
 import { parsePyStringList } from '../../src/envs/docvqa/env.ts';
 import { truncateContext } from '../../src/envs/searchqa/env.ts';
 import type { Env, Item } from '../../src/envs/types.ts';

@@ -10,7 +10,7 @@ import { Corpus, resolveDocsRoots } from '../../src/envs/officeqa/corpus.ts';
 import { officeqaScore } from '../../src/envs/officeqa/env.ts';
 import { htmlToMarkdown, oraclePages } from '../../src/envs/officeqa/oracle.ts';
 import { DocTools } from '../../src/envs/officeqa/tools.ts';
-import { createEnv } from '../../src/app/env.ts';
+import { createEnv } from '../../src/envs/build.ts';
 import type { Env, Item } from '../../src/envs/types.ts';
 import type { ChatRequest } from '../../src/model/types.ts';
 import { ROOT } from '../helpers/cli.ts';

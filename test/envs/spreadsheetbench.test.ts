@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
 import { materialize } from '../../src/envs/materialize.ts';
 import '../../src/builtins.ts';
-import { createEnv } from '../../src/app/env.ts';
+import { createEnv } from '../../src/envs/build.ts';
 import { planInputFor, planRun } from '../../src/app/plan.ts';
 import { findCases } from '../../src/envs/spreadsheetbench/cases.ts';
 import type { SpreadsheetBenchEnv } from '../../src/envs/spreadsheetbench/env.ts';

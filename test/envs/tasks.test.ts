@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { createEnv } from '../../src/app/env.ts';
+import { createEnv } from '../../src/envs/build.ts';
 import type { Env } from '../../src/envs/types.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { lastUserText, ScriptedModel } from './scripted.ts';

@@ -26,7 +26,7 @@ describe('a stop while rollout jobs are being added', { timeout: 60_000 }, () =>
     const remote = new RemoteRollouts({
       url: redis.url,
       runRoot: tmpDir('skillopt-remote-stop-'),
-      spec: { config: {}, baseDirs: {}, defaultDir: '.', configFile: 'config.yaml' },
+      spec: { config: 'config.yaml', settings: {}, pinned: {} },
       ledger: new Ledger(),
       admission,
     });

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { adopt, readReceipt, underAdoptionLock } from '../../src/sleep/adopt.ts';
+import { adopt, readReceipt, underAdoptionLock } from '../../src/sleep/adoption/adopt.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { snapshot, stagedNight, type StagedDoc } from './staged-night.ts';

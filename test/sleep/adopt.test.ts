@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { UserError } from '../../src/errors.ts';
-import { adopt, pendingDocuments, readReceipt, rollback } from '../../src/sleep/adopt.ts';
-import { readManifest } from '../../src/sleep/staging.ts';
+import { adopt, pendingDocuments, readReceipt, rollback } from '../../src/sleep/adoption/adopt.ts';
+import { readManifest } from '../../src/sleep/staging/staging.ts';
 import { snapshot, stagedNight, type StagedDoc } from './staged-night.ts';
 
 const SKILL = '---\nname: depot\n---\n\n# Depot\n\nHand-written.\n';

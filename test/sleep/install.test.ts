@@ -68,14 +68,94 @@ test('codex: the MCP entry merged into config.toml (read back by codex mcp get) 
   assert.equal(fs.existsSync(path.join(h, '.agents/skills/skillopt-sleep/SKILL.md')), false);
 });
 
-test('codex: a skillopt table the user wrote is not overwritten', () => {
-  const mine = `[mcp_servers.skillopt]\ncommand = "my-own"\n`;
+test('codex: a skillopt server the user wrote, in any spelling, is not overwritten', () => {
+  for (const mine of [
+    `[mcp_servers.skillopt]\ncommand = "my-own"\n`,
+    `# my servers\n[mcp_servers]\nskillopt = { command = "my-own", args = ["mcp"] }\ndocs = { command = "npx" }\n`,
+    `mcp_servers.skillopt.command = "my-own"\n`,
+    `mcp_servers = { skillopt = { command = "my-own" } }\n`,
+  ]) {
+    const { h, env } = home({ '.codex/config.toml': mine });
+    const r = runCli(['sleep', 'install', 'codex'], { env });
+    assert.equal(r.status, 2, `${mine}\n${r.stdout}`);
+    assert.match(r.stderr, /config\.toml: it already has an mcp_servers\.skillopt entry that skillopt did not write/);
+    assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8'), mine);
+    assert.deepEqual(fs.readdirSync(path.join(h, '.codex')), ['config.toml'], 'no backup either');
+    assert.equal(fs.existsSync(path.join(h, '.agents')), false);
+  }
+});
+
+test('codex: a config.toml that is not valid TOML, or whose mcp_servers is inline, is refused untouched', () => {
+  const cases: [string, RegExp][] = [
+    [`model = "gpt-5.5"\napproval_policy =\n`, /config\.toml:2:\d+: it is not valid TOML \(.+\); fix it/],
+    [`[tui]\nx = 1\n[tui]\ny = 2\n`, /config\.toml:3:\d+: it is not valid TOML/],
+    [
+      `mcp_servers = { docs = { command = "npx" } }\n`,
+      /cannot add its \[mcp_servers\.skillopt\] table without rewriting your mcp_servers/,
+    ],
+  ];
+  for (const [text, expected] of cases) {
+    const { h, env } = home({ '.codex/config.toml': text });
+    const r = runCli(['sleep', 'install', 'codex'], { env });
+    assert.equal(r.status, 2, `${text}\n${r.stdout}`);
+    assert.match(r.stderr, expected);
+    assert.match(r.stderr, /Nothing was changed/);
+    assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8'), text);
+    assert.deepEqual(fs.readdirSync(path.join(h, '.codex')), ['config.toml']);
+  }
+});
+
+test('codex: merged beside servers written inline under [mcp_servers] (read back by codex), comments kept; a later change of the user stays on uninstall', {
+  skip: missingCli('codex'),
+}, () => {
+  const mine = `# my codex settings\nmodel = "gpt-5.5" # the default\n\n[mcp_servers]\n# the docs server\ndocs = { command = "npx", args = ["-y", "docs-mcp"] }\n`;
   const { h, env } = home({ '.codex/config.toml': mine });
-  const r = runCli(['sleep', 'install', 'codex'], { env });
-  assert.equal(r.status, 2);
-  assert.match(r.stderr, /config\.toml: it already has an \[mcp_servers\.skillopt\] table that skillopt did not write/);
-  assert.equal(fs.readFileSync(path.join(h, '.codex/config.toml'), 'utf8'), mine);
-  assert.equal(fs.existsSync(path.join(h, '.agents')), false);
+  const file = path.join(h, '.codex/config.toml');
+  let r = runCli(['sleep', 'install', 'codex'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  const installed = fs.readFileSync(file, 'utf8');
+  assert.ok(installed.startsWith(mine), installed);
+  const got = agentCli('codex', h, ['mcp', 'get', 'skillopt', '--json']);
+  assert.equal(got.status, 0, got.stderr);
+  assert.equal(JSON.parse(got.stdout).transport.command, process.execPath);
+  assert.equal(JSON.parse(agentCli('codex', h, ['mcp', 'get', 'docs', '--json']).stdout).transport.command, 'npx');
+  fs.writeFileSync(file, `${installed}\n[tui]\nnotifications = true\n`);
+  r = runCli(['sleep', 'uninstall', 'codex'], { env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /was changed since; took out only the skillopt entry/);
+  const after = fs.readFileSync(file, 'utf8');
+  assert.ok(
+    after.startsWith(mine) && after.endsWith('[tui]\nnotifications = true\n') && !after.includes('skillopt'),
+    after,
+  );
+});
+
+test('a config file that is a link stays a link: install writes through it, uninstall restores its target', () => {
+  const dotfiles = `# shared between machines\nmodel = "gpt-5.5"\n\n[mcp_servers.docs]\ncommand = "npx" # the docs server\n`;
+  const cursor = `{\n  // mine\n  "mcpServers": { "docs": { "command": "npx" } }\n}\n`;
+  const { h, env } = home({ 'dotfiles/codex.toml': dotfiles, 'dotfiles/cursor.json': cursor });
+  fs.mkdirSync(path.join(h, '.codex'));
+  fs.mkdirSync(path.join(h, '.cursor'));
+  fs.chmodSync(path.join(h, 'dotfiles/codex.toml'), 0o600);
+  fs.symlinkSync('../dotfiles/codex.toml', path.join(h, '.codex/config.toml'));
+  fs.symlinkSync(path.join(h, 'dotfiles/cursor.json'), path.join(h, '.cursor/mcp.json'));
+  for (const [agent, link, target, before] of [
+    ['codex', '.codex/config.toml', 'dotfiles/codex.toml', dotfiles],
+    ['cursor', '.cursor/mcp.json', 'dotfiles/cursor.json', cursor],
+  ] as const) {
+    let r = runCli(['sleep', 'install', agent], { env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(fs.lstatSync(path.join(h, link)).isSymbolicLink(), `${link} is still a link after install`);
+    const installed = fs.readFileSync(path.join(h, target), 'utf8');
+    assert.ok(installed.startsWith(before.replace(/\n$/, '').split('\n').slice(0, 2).join('\n')), installed);
+    assert.match(installed, /skillopt/);
+    r = runCli(['sleep', 'uninstall', agent], { env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /as it was before/);
+    assert.ok(fs.lstatSync(path.join(h, link)).isSymbolicLink(), `${link} is still a link after uninstall`);
+    assert.equal(fs.readFileSync(path.join(h, target), 'utf8'), before);
+  }
+  assert.equal(fs.statSync(path.join(h, 'dotfiles/codex.toml')).mode & 0o777, 0o600, 'the permissions are kept');
 });
 
 // As `copilot mcp add` writes it.

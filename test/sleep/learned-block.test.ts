@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UserError } from '../../src/errors.ts';
-import { applyToBlock } from '../../src/sleep/consolidate.ts';
+import { applyToBlock } from '../../src/sleep/night/consolidate.ts';
 import {
   LEARNED_END,
   LEARNED_HEADING,
@@ -10,7 +10,7 @@ import {
   rulesOf,
   splitDocument,
   withRules,
-} from '../../src/sleep/learned-block.ts';
+} from '../../src/sleep/documents/learned-block.ts';
 
 const HAND = '---\nname: depot\ndescription: Depot records.\n---\n\n# Depot\n\n- Always answer in upper case.\n';
 

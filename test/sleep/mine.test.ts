@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SessionDigestSchema, type SessionDigest } from '../../src/sleep/digest.ts';
+import { SessionDigestSchema, type SessionDigest } from '../../src/sleep/harvest/digest.ts';
 import { validateChecks } from '../../src/sleep/judge/rules.ts';
 import { dedupTasks } from '../../src/sleep/mine/dedup.ts';
 import { heuristicTask, mineHeuristic, outcomeOf } from '../../src/sleep/mine/heuristic.ts';
@@ -8,7 +8,7 @@ import { mineWithModel, tasksFromReply, wellFormedChecks } from '../../src/sleep
 import { mine } from '../../src/sleep/mine/mine.ts';
 import { assignSplits, splitBucket } from '../../src/sleep/mine/splits.ts';
 import { filterTasksForSkill } from '../../src/sleep/mine/target-filter.ts';
-import { sha256Hex, taskRecord } from '../../src/sleep/task.ts';
+import { sha256Hex, taskRecord } from '../../src/sleep/tasks/task.ts';
 import { scriptedModel } from '../helpers/models.ts';
 
 function digest(fields: Partial<SessionDigest> & { session_id: string }): SessionDigest {

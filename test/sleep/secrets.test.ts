@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { redactText } from '../../src/config/redact.ts';
-import { redactSecrets, redactSecretsDeep } from '../../src/sleep/secrets.ts';
+import { redactSecrets, redactSecretsDeep } from '../../src/sleep/harvest/secrets.ts';
 import { PLANTED } from './planted.ts';
 
 test('every kind of planted secret is replaced, and what labels it stays readable', () => {

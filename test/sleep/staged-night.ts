@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readDocument } from '../../src/sleep/documents.ts';
-import { reserveNightDir, writeManifest } from '../../src/sleep/staging.ts';
+import { readDocument } from '../../src/sleep/documents/documents.ts';
+import { reserveNightDir, writeManifest } from '../../src/sleep/staging/staging.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 export interface StagedDoc {

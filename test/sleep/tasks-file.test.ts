@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { UserError } from '../../src/errors.ts';
-import { splitTasks } from '../../src/sleep/consolidate.ts';
-import { readTasksFile, TASKS_FORMAT, writeTasksFile } from '../../src/sleep/tasks-file.ts';
-import { taskRecord } from '../../src/sleep/task.ts';
+import { splitTasks } from '../../src/sleep/night/consolidate.ts';
+import { readTasksFile, TASKS_FORMAT, writeTasksFile } from '../../src/sleep/tasks/tasks-file.ts';
+import { taskRecord } from '../../src/sleep/tasks/task.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const SPLIT = { val: 0.34, test: 0, seed: 42 };

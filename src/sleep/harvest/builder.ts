@@ -4,8 +4,8 @@
  * (each listed once, in first-seen order), the first and last times. Every text is redacted
  * before it is clipped, so a secret cut in half by the clip is never left behind.
  */
-import type { SessionDigest, SourceName } from '../digest.ts';
-import { redactSecrets, redactSecretsDeep } from '../secrets.ts';
+import type { SessionDigest, SourceName } from './digest.ts';
+import { redactSecrets, redactSecretsDeep } from './secrets.ts';
 import { clip, feedbackSignals, isMetaPrompt, toolName } from './text.ts';
 import { isoOf, toMillis } from './time.ts';
 

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import { UserError } from '../../errors.ts';
 import { writeFileAtomic } from '../../run/atomic.ts';
-import { SessionDigestSchema, type SessionDigest } from '../digest.ts';
-import { redactSecretsDeep } from '../secrets.ts';
+import { SessionDigestSchema, type SessionDigest } from './digest.ts';
+import { redactSecretsDeep } from './secrets.ts';
 
 export function writeDigests(file: string, digests: SessionDigest[]): void {
   // Digests are redacted when built; this pass keeps the file free of secrets whatever built them.

@@ -5,8 +5,8 @@
  * first. Files last written before the window are not even read. The digests come out newest
  * session first; each source reports what it found and why the rest was left.
  */
-import { SOURCE_NAMES, SOURCE_TITLES, type SessionDigest, type SourceName } from '../digest.ts';
-import { isOwnSession } from '../replay-marker.ts';
+import { SOURCE_NAMES, SOURCE_TITLES, type SessionDigest, type SourceName } from './digest.ts';
+import { isOwnSession } from '../replay/marker.ts';
 import { claudeSource } from './claude.ts';
 import { codexSource } from './codex.ts';
 import { copilotCliSource } from './copilot-cli.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { UserError } from '../../errors.ts';
 import { didYouMean } from '../../util/suggest.ts';
 import { expandHome, type SleepConfig } from '../config.ts';
-import { SOURCE_NAMES, type SourceName } from '../digest.ts';
+import { SOURCE_NAMES, type SourceName } from './digest.ts';
 import type { HarvestOptions } from './harvest.ts';
 import { resolveLocations } from './locations.ts';
 import { scopeOf } from './scope.ts';

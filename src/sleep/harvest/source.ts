@@ -3,7 +3,7 @@
  * (`scan`), and each session read into a digest on demand (`Candidate.read`). Nothing here
  * writes: every source only lists, stats and reads.
  */
-import type { SessionDigest, SourceName } from '../digest.ts';
+import type { SessionDigest, SourceName } from './digest.ts';
 import { isDirectory, type FoundFile } from './files.ts';
 import { readText } from './jsonl.ts';
 

@@ -4,7 +4,8 @@
  * (`<file>.skillopt-backup`); the entry is merged in, never replacing the user's other servers.
  * Uninstalling restores the backup when the file is still as skillopt left it; when the user has
  * changed it since, only skillopt's entry is taken out (their changes stay) and the backup is
- * kept for them.
+ * kept for them. A file that is a link (a dotfiles checkout) is written through the link, which
+ * stays a link.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -37,6 +38,30 @@ function saveRecord(stateDir: string, record: z.infer<typeof RecordSchema>): voi
   writeFileAtomic(recordFile(stateDir), `${JSON.stringify(record, null, 2)}\n`);
 }
 
+/** The file a write to `file` changes: the target of a link (the link stays), else `file` itself. */
+function targetOf(file: string): string {
+  let at = file;
+  for (let hops = 0; hops < 40; hops++) {
+    let link: string;
+    try {
+      link = fs.readlinkSync(at);
+    } catch {
+      return at;
+    }
+    at = path.resolve(path.dirname(at), link);
+  }
+  throw new UserError(`${file}: too many levels of links`);
+}
+
+/** Replaces the bytes of `file` atomically, through a link, keeping the file's permissions. */
+function writeThrough(file: string, bytes: string | Buffer): void {
+  const target = targetOf(file);
+  const mode = fs.existsSync(target) ? fs.statSync(target).mode & 0o777 : undefined;
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  // Bytes, not text: the user's file is written as it is (text would pass through secret scrubbing).
+  writeFileAtomic(target, typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes, { mode });
+}
+
 /** Writes `next` to `file`, backing up what was there first (once: the backup is the state before skillopt). */
 function writeWithBackup(file: string, next: string, earlier: FileRecord | undefined): FileRecord {
   const existed = fs.existsSync(file);
@@ -45,8 +70,7 @@ function writeWithBackup(file: string, next: string, earlier: FileRecord | undef
     backup = backupOf(file);
     fs.copyFileSync(file, backup);
   }
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  writeFileAtomic(file, next);
+  writeThrough(file, next);
   return { file, backup, written: sha(next) };
 }
 
@@ -105,7 +129,8 @@ export function uninstall(agent: Agent, stateDir: string, places: Places = {}): 
     const now = fs.existsSync(f.file) ? fs.readFileSync(f.file, 'utf8') : undefined;
     if (now !== undefined && sha(now) === f.written) {
       if (f.backup && fs.existsSync(f.backup)) {
-        fs.renameSync(f.backup, f.file);
+        writeThrough(f.file, fs.readFileSync(f.backup));
+        fs.rmSync(f.backup);
         lines.push(`restored ${f.file} as it was before`);
       } else {
         fs.rmSync(f.file);
@@ -121,7 +146,7 @@ export function uninstall(agent: Agent, stateDir: string, places: Places = {}): 
     if (f.file === where.config) {
       const has = where.format === 'toml' ? tomlHas(now) : jsonHas(now, f.file, where.key!);
       if (has)
-        writeFileAtomic(f.file, where.format === 'toml' ? tomlWithout(now) : jsonWithout(now, f.file, where.key!));
+        writeThrough(f.file, where.format === 'toml' ? tomlWithout(now, f.file) : jsonWithout(now, f.file, where.key!));
       lines.push(
         `${f.file} was changed since; ${has ? 'took out only the skillopt entry' : 'it has no skillopt entry left'}${f.backup ? ` (the file before install is kept in ${f.backup})` : ''}`,
       );

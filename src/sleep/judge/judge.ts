@@ -9,7 +9,7 @@ import { fill, loadPrompt } from '../../prompt-files.ts';
 import type { SleepJudgeMeta } from '../../protocol/sleep.ts';
 import { completeJson } from '../../model/structured.ts';
 import type { ChatModel } from '../../model/types.ts';
-import type { TaskRecord } from '../task.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 import { scoreRuleJudge } from './rules.ts';
 import { exactScore, keywordSoft } from './text-scores.ts';
 

@@ -15,7 +15,7 @@
  * An unknown operator passes (and `validateChecks` warns of it). The first four are "shape"
  * checks: a judge of shape checks only says nothing about whether the task was done.
  */
-import type { Judge } from '../task.ts';
+import type { Judge } from '../tasks/task.ts';
 
 export const STRING_OPS = [
   'section_present',

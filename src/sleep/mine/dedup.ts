@@ -3,7 +3,7 @@
  * record wins, the sessions are joined, the most resolved outcome is kept, and the skill hint
  * stays only when every observation names the same skill.
  */
-import type { Outcome, TaskRecord } from '../task.ts';
+import type { Outcome, TaskRecord } from '../tasks/task.ts';
 
 const RESOLVED: Record<Outcome, number> = { success: 3, fail: 2, mixed: 1, unknown: 0 };
 

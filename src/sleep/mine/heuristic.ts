@@ -3,9 +3,9 @@
  * prompt; its later prompts (up to three) are context; the outcome comes from the user's
  * feedback. Such a task has no reference: a model judges an answer against its intent.
  */
-import type { SessionDigest } from '../digest.ts';
+import type { SessionDigest } from '../harvest/digest.ts';
 import { feedbackSignals } from '../harvest/text.ts';
-import { sha256Hex, taskRecord, type Outcome, type TaskRecord } from '../task.ts';
+import { sha256Hex, taskRecord, type Outcome, type TaskRecord } from '../tasks/task.ts';
 
 /** At most `max` characters (stripped), with ` …` when cut. */
 export function shorten(text: string, max: number): string {

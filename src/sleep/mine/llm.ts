@@ -9,9 +9,9 @@ import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
 import { ask } from '../../engine/optimizer-model/ask.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
 import type { SleepMineMeta } from '../../protocol/sleep.ts';
-import type { SessionDigest } from '../digest.ts';
+import type { SessionDigest } from '../harvest/digest.ts';
 import { BOUND_OPS, charBound, STRING_OPS } from '../judge/rules.ts';
-import { sha256Hex, taskRecord, type Check, type TaskRecord } from '../task.ts';
+import { sha256Hex, taskRecord, type Check, type TaskRecord } from '../tasks/task.ts';
 import { shorten, skillHintOf } from './heuristic.ts';
 
 /** Tasks one session may give. */

@@ -5,8 +5,8 @@
  * splits by hash.
  */
 import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
-import type { SessionDigest } from '../digest.ts';
-import type { TaskRecord } from '../task.ts';
+import type { SessionDigest } from '../harvest/digest.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 import { dedupTasks } from './dedup.ts';
 import { mineHeuristic } from './heuristic.ts';
 import { mineWithModel, type MinerStats } from './llm.ts';

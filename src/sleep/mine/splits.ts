@@ -4,7 +4,7 @@
  * real tasks or more, val and train are never empty: the task with the smallest hash moves over.
  * A task the hash puts in test is never moved.
  */
-import { sha256Hex, type TaskRecord, type TaskSplit } from '../task.ts';
+import { sha256Hex, type TaskRecord, type TaskSplit } from '../tasks/task.ts';
 
 /** Python's `round`: halves to the even neighbour (so fractions give the original's cuts). */
 function roundHalfEven(x: number): number {

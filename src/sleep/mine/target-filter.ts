@@ -6,7 +6,7 @@
  * whose words say nothing about the tasks (a new, empty one) must still learn from them.
  */
 import path from 'node:path';
-import type { TaskRecord } from '../task.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 
 /** Words too common in skills and requests to say what one is about. */
 const STOP = new Set(

@@ -16,8 +16,8 @@ import { fill, loadPrompt } from '../../prompt-files.ts';
 import type { SleepAttemptMeta } from '../../protocol/sleep.ts';
 import type { ConversationEntry, Env, Item, RolloutContext, Splits, Trajectory } from '../../envs/types.ts';
 import { judgeAnswer, type Verdict } from '../judge/judge.ts';
-import { REPLAY_PROMPT_MARKER } from '../replay-marker.ts';
-import { checksOf, taskType, type TaskRecord } from '../task.ts';
+import { REPLAY_PROMPT_MARKER } from './marker.ts';
+import { checksOf, taskType, type TaskRecord } from '../tasks/task.ts';
 import { agentDocuments, documentsText, type ReplayDocument } from './documents.ts';
 
 /** A task as an engine item. */

@@ -6,7 +6,7 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
-import { adopt, rollback } from '../../sleep/adopt.ts';
+import { adopt, rollback } from '../../sleep/adoption/adopt.ts';
 import type { SleepNights } from '../nights.ts';
 import { HttpError } from '../safe-path.ts';
 import { body } from './routes.ts';

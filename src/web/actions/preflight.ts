@@ -112,7 +112,7 @@ async function checkRole(role: Role, rc: RoleConfig, config: Config, options: Pr
 /** The data, the settings and every role the run calls, checked; nothing is written. */
 export async function preflightRun(loaded: LoadedConfig, options: PreflightOptions = {}): Promise<PreflightReport> {
   const { config } = loaded;
-  const { buildEnv } = await import('../../app/env.ts');
+  const { buildEnv } = await import('../../envs/build.ts');
   const data: PreflightReport['data'] = { ok: false, message: '' };
   const settings: PreflightReport['settings'] = { ok: false, warnings: [] };
   const loadData = buildEnv(loaded).then(

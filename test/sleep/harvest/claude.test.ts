@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { claudeSource, parseClaudeTranscript } from '../../../src/sleep/harvest/claude.ts';
 import type { ReadResult } from '../../../src/sleep/harvest/source.ts';
-import type { SessionDigest } from '../../../src/sleep/digest.ts';
+import type { SessionDigest } from '../../../src/sleep/harvest/digest.ts';
 import { fixtureHome, TRANSCRIPTS } from '../fixture-home.ts';
 import { locationsOf } from './locations-of.ts';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { copilotCliSource, parseCopilotEvents } from '../../../src/sleep/harvest/copilot-cli.ts';
-import type { SessionDigest } from '../../../src/sleep/digest.ts';
+import type { SessionDigest } from '../../../src/sleep/harvest/digest.ts';
 import { fixtureHome, TRANSCRIPTS } from '../fixture-home.ts';
 import { locationsOf } from './locations-of.ts';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { cursorSource } from '../../../src/sleep/harvest/cursor.ts';
 import { inScope, scopeOf } from '../../../src/sleep/harvest/scope.ts';
-import type { SessionDigest } from '../../../src/sleep/digest.ts';
+import type { SessionDigest } from '../../../src/sleep/harvest/digest.ts';
 import { fixtureHome } from '../fixture-home.ts';
 import { locationsOf } from './locations-of.ts';
 

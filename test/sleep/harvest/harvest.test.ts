@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { SOURCE_NAMES, type SourceName } from '../../../src/sleep/digest.ts';
+import { SOURCE_NAMES, type SourceName } from '../../../src/sleep/harvest/digest.ts';
 import { harvest, type HarvestOptions } from '../../../src/sleep/harvest/harvest.ts';
 import { inScope, scopeOf } from '../../../src/sleep/harvest/scope.ts';
 import { fixtureHome, treeFingerprint } from '../fixture-home.ts';

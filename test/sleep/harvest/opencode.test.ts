@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { HarvestConfigSchema } from '../../../src/sleep/config.ts';
 import { resolveLocations } from '../../../src/sleep/harvest/locations.ts';
 import { openCodeSource } from '../../../src/sleep/harvest/opencode.ts';
-import type { SessionDigest } from '../../../src/sleep/digest.ts';
+import type { SessionDigest } from '../../../src/sleep/harvest/digest.ts';
 import { fixtureHome } from '../fixture-home.ts';
 import { locationsOf } from './locations-of.ts';
 

@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../errors.ts';
-import { readJson, writeJsonAtomic } from '../run/atomic.ts';
+import { UserError } from '../../errors.ts';
+import { readJson, writeJsonAtomic } from '../../run/atomic.ts';
 
 export const NightRecordSchema = z
   .object({

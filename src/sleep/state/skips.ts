@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { readJson, writeJsonAtomic } from '../run/atomic.ts';
+import { readJson, writeJsonAtomic } from '../../run/atomic.ts';
 
 const SkipSchema = z.object({ at: z.string(), reason: z.string() });
 export type Skip = z.infer<typeof SkipSchema>;

@@ -4,9 +4,9 @@
  * then cut to `maxChars`, before it is written; a night without a staging directory (a dry run)
  * keeps its evidence in memory only.
  */
-import { AppendFile } from '../run/atomic.ts';
-import { mapStrings } from '../config/redact.ts';
-import { redactSecrets } from './secrets.ts';
+import { AppendFile } from '../../run/atomic.ts';
+import { mapStrings } from '../../config/redact.ts';
+import { redactSecrets } from '../harvest/secrets.ts';
 
 export class Evidence {
   private seq = 0;

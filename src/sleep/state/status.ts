@@ -5,14 +5,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readJson } from '../run/atomic.ts';
-import { alignRows } from '../util/align-rows.ts';
-import { journalFile, pendingDocuments, readReceipt } from './adopt.ts';
-import { tilde } from './harvest/report.ts';
-import { safeLine } from './report.ts';
-import { scheduledJobs } from './schedule/schedule.ts';
+import { readJson } from '../../run/atomic.ts';
+import { alignRows } from '../../util/align-rows.ts';
+import { journalFile, pendingDocuments, readReceipt } from '../adoption/adopt.ts';
+import { tilde } from '../harvest/report.ts';
+import { safeLine } from '../staging/report.ts';
+import { scheduledJobs } from '../schedule/schedule.ts';
 import { lastSkip, type Skip } from './skips.ts';
-import { stagedNights } from './staging.ts';
+import { stagedNights } from '../staging/staging.ts';
 import { readState, type NightRecord } from './state.ts';
 
 export interface StatusView {

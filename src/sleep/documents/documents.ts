@@ -6,10 +6,10 @@
  * A document that is not valid UTF-8, a link, or unreadable refuses the night.
  */
 import path from 'node:path';
-import { UserError } from '../errors.ts';
-import { expandHome, type SleepConfig } from './config.ts';
+import { UserError } from '../../errors.ts';
+import { expandHome, type SleepConfig } from '../config.ts';
 import { splitDocument } from './learned-block.ts';
-import { readLive, realPathOf, sha256Bytes } from './transaction.ts';
+import { readLive, realPathOf, sha256Bytes } from '../adoption/transaction.ts';
 
 export interface LiveDocument {
   /** A skill's name, or the memory file's name. */

@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { SessionDigest } from './digest.ts';
+import type { SessionDigest } from '../harvest/digest.ts';
 
 /** The first line of every prompt a Sleep replay sends to an agent outside a harness folder. */
 export const REPLAY_PROMPT_MARKER = '[skillopt-sleep replay]';

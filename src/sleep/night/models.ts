@@ -5,16 +5,16 @@
  * handoff` needs no key: every role is the handoff model, which writes prompts to files and
  * reads the answers back.
  */
-import type { LoadedSleepConfig } from './config.ts';
-import { validateRoleOptions } from '../config/load.ts';
-import { resolveJudge, resolveRoles } from '../config/roles.ts';
-import { ConfigSchema, type Config } from '../config/schema.ts';
-import type { Sources } from '../config/tree.ts';
-import { UserError } from '../errors.ts';
-import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
-import { budgetExceeded, unpricedBudget } from '../engine/budget-limits.ts';
-import { ModelStack } from '../model/stack.ts';
-import { RunStop, type ChatModel, type ReasoningEffort } from '../model/types.ts';
+import type { LoadedSleepConfig } from '../config.ts';
+import { validateRoleOptions } from '../../config/load.ts';
+import { resolveJudge, resolveRoles } from '../../config/roles.ts';
+import { ConfigSchema, type Config } from '../../config/schema.ts';
+import type { Sources } from '../../config/tree.ts';
+import { UserError } from '../../errors.ts';
+import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
+import { budgetExceeded, unpricedBudget } from '../../engine/budget-limits.ts';
+import { ModelStack } from '../../model/stack.ts';
+import { RunStop, type ChatModel, type ReasoningEffort } from '../../model/types.ts';
 import { HandoffModel } from './handoff.ts';
 
 export interface ModelChoice {

@@ -16,8 +16,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../errors.ts';
-import { readJson, writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
+import { UserError } from '../../errors.ts';
+import { readJson, writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
 
 export const sha256Bytes = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 

@@ -13,68 +13,28 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { unifiedDiff } from '../skill/document.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
-import { describeActivity, runningActivities } from '../run/activity.ts';
-import { acquireRunLock, type RunLock } from '../run/lock.ts';
-import { RunStop, type ChatModel } from '../model/types.ts';
-import { UserError } from '../errors.ts';
-import { underAdoptionLock } from './adopt.ts';
-import type { LoadedSleepConfig } from './config.ts';
+import { UserError } from '../../errors.ts';
+import { RunStop } from '../../model/types.ts';
+import { describeActivity, runningActivities } from '../../run/activity.ts';
+import { acquireRunLock, type RunLock } from '../../run/lock.ts';
+import { underAdoptionLock } from '../adoption/adopt.ts';
+import { managedSkillName, managedSkillPath, readDocument, type LiveDocument } from '../documents/documents.ts';
+import { resolveSkill, skillRoots } from '../documents/skills.ts';
+import type { ReplayDocument } from '../replay/documents.ts';
+import type { NightReport } from '../staging/report.ts';
+import { reserveNightDir } from '../staging/staging.ts';
+import { recordSkip } from '../state/skips.ts';
+import { readState, writeState, type NightRecord } from '../state/state.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 import { consolidate, type Consolidation, type ConsolidateSettings } from './consolidate.ts';
-import type { SessionDigest } from './digest.ts';
-import { managedSkillName, managedSkillPath, readDocument, type LiveDocument } from './documents.ts';
 import { Evidence } from './evidence.ts';
-import { readDigests, writeDigests } from './harvest/digests-file.ts';
-import { harvest } from './harvest/harvest.ts';
-import type { ResolvedHarvest } from './harvest/options.ts';
-import { mine } from './mine/mine.ts';
 import { buildNightModels, chooseModels, NO_BACKEND, type NightModels } from './models.ts';
-import type { ReplayDocument } from './replay/documents.ts';
-import { renderReport, type DocumentReport, type NightReport } from './report.ts';
-import { resolveSkill, skillRoots } from './skills.ts';
-import { recordSkip } from './skips.ts';
-import { reserveNightDir, writeManifest, type Proposal } from './staging.ts';
-import { readState, writeState, type NightRecord } from './state.ts';
-import { readTasksFile, writeTasksFile } from './tasks-file.ts';
-import type { TaskRecord } from './task.ts';
-
-export interface NightOptions {
-  loaded: LoadedSleepConfig;
-  /** The harvest's sources, scope, window and limit (the window is the last night's end unless `--since` set it). */
-  harvest: ResolvedHarvest;
-  /** Whether `--since` was given (else the window starts where the project's last night ended). */
-  sinceGiven: boolean;
-  stateDir: string;
-  /** `--backend`. */
-  backend?: string;
-  budget?: Partial<{ max_usd: number; max_tokens: number; max_minutes: number; max_calls: number }>;
-  tasksFile?: string;
-  environment?: Record<string, string | undefined>;
-  /** The models to use instead of building them (tests). */
-  override?: Partial<Record<'target' | 'optimizer' | 'judge', ChatModel>>;
-  /** The command that runs this night again (for the handoff's instructions). */
-  rerun: string;
-  say: (line: string) => void;
-  warn: (message: string) => void;
-  forceUnlock?: boolean;
-}
-
-export type NightOutcome =
-  | { status: 'staged'; dir: string; report: NightReport }
-  | { status: 'no_tasks'; dir?: string; sessions: number }
-  | { status: 'stopped'; dir?: string; message: string }
-  | { status: 'handoff_pending'; dir: string; prompts: number; file: string }
-  /** The machine was busy: a training run or an evaluation was going, or another night held the lock. Nothing ran. */
-  | { status: 'skipped'; reason: string };
+import { nightProject, type NightOptions, type NightOutcome } from './night-options.ts';
+import { nightTasks } from './night-tasks.ts';
+import { splitCounts, stage } from './stage.ts';
 
 /** Thrown at a stage boundary when the handoff waits for answers. */
 class AnswersPending extends Error {}
-
-/** The project a night is for: the one folder in scope ('' for every project). */
-export function nightProject(h: ResolvedHarvest): string {
-  return h.scope.kind === 'projects' ? h.scope.roots[0]! : '';
-}
 
 function slug(p: string): string {
   return (
@@ -83,14 +43,6 @@ function slug(p: string): string {
       .replace(/[^A-Za-z0-9._-]+/g, '-')
       .slice(-80) || 'root'
   );
-}
-
-function splitCounts(tasks: TaskRecord[]): Record<'train' | 'val' | 'test', number> {
-  return {
-    train: tasks.filter((t) => t.split === 'train').length,
-    val: tasks.filter((t) => t.split === 'val').length,
-    test: tasks.filter((t) => t.split === 'test').length,
-  };
 }
 
 /** The live documents of the night: the managed skill, then the memory file when asked for. */
@@ -196,62 +148,20 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
       documents: docs.map((d) => ({ name: d.name, path: d.path, exists: d.exists })),
     });
 
-    // harvest and mine (a handoff night pins both, so that every round asks the same prompts)
-    let tasks: TaskRecord[];
-    let nSessions = 0;
-    let minerName: NightReport['miner'] = 'tasks file';
-    const pinnedTasks = handoffDir && path.join(handoffDir, 'tasks.json');
-    const split = { val: c.mine.val_fraction, test: c.mine.test_fraction, seed: c.mine.seed };
-    if (o.tasksFile) {
-      const loaded = readTasksFile(o.tasksFile, split);
-      for (const w of loaded.warnings) o.warn(w);
-      if (!loaded.reviewed && !isSim(choice)) {
-        throw new UserError(
-          `${o.tasksFile} is not marked reviewed: its tasks would go to the models as they are. Read them, remove what must not be sent, set "reviewed": true, and run again`,
-        );
-      }
-      tasks = loaded.tasks;
-      nSessions = loaded.n_sessions;
-    } else if (pinnedTasks && fs.existsSync(pinnedTasks)) {
-      const loaded = readTasksFile(pinnedTasks, split);
-      tasks = loaded.tasks;
-      nSessions = loaded.n_sessions;
-      minerName = loaded.transcript_source === 'model' ? 'model' : 'heuristic';
-    } else {
-      const digests = harvestDigests(o, handoffDir);
-      nSessions = digests.length;
-      for (const d of digests)
-        evidence.log('harvest', 'session', {
-          source: d.source,
-          session_id: d.session_id,
-          prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)),
-          final: (d.assistant_finals.at(-1) ?? '').slice(0, 300),
-          feedback: d.feedback_signals,
-        });
-      const managed = docs[0]!;
-      const mined = await mine(digests, {
-        maxTasks: c.mine.max_tasks,
-        ...split,
-        model: c.mine.miner === 'model' ? { ctx: models.opt, maxSessions: c.mine.max_tasks * 3 } : undefined,
-        target: c.mine.target_filter && managed.exists ? { text: managed.text, path: managed.path } : undefined,
-      });
-      pendingCheck();
-      tasks = mined.tasks;
-      minerName = mined.miner;
-      if (mined.stats?.failed)
-        o.warn(
-          `the model could not mine ${mined.stats.failed} of ${mined.stats.sessions} sessions (see the warnings above)`,
-        );
-      if (pinnedTasks)
-        writeTasksFile(pinnedTasks, {
-          project,
-          transcript_source: mined.miner,
-          n_sessions: nSessions,
-          target_skill_path: managed.path,
-          reviewed: false,
-          tasks,
-        });
-    }
+    const {
+      tasks,
+      nSessions,
+      miner: minerName,
+    } = await nightTasks({
+      o,
+      choice,
+      models,
+      project,
+      docs,
+      evidence,
+      handoffDir,
+      pendingCheck,
+    });
     for (const t of tasks)
       evidence.log('mine', 'task_ready', {
         id: t.id,
@@ -352,20 +262,19 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
 
     // stage
     const dir = handoffDir ? reserveNightDir(o.stateDir, started) : work;
-    const report = stage(
-      o,
+    const report = stage(o, {
       dir,
       nightNo,
       project,
       started,
-      choice.describe,
+      backend: choice.describe,
       nSessions,
-      minerName,
+      miner: minerName,
       tasks,
       results,
       skipped,
       models,
-    );
+    });
     evidence.log('cycle', 'end', {
       outcome: 'completed',
       staged: report.documents.filter((d) => d.staged).map((d) => d.document),
@@ -419,100 +328,4 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
     evidence.close();
     models?.close();
   }
-}
-
-function isSim(choice: ReturnType<typeof chooseModels>): boolean {
-  const m = choice.config.model;
-  return !choice.handoff && [m.target, m.optimizer, m.judge].every((r) => r.backend === 'sim');
-}
-
-/** The night's sessions: harvested now, or (a handoff night's later rounds) as the first round pinned them. */
-function harvestDigests(o: NightOptions, handoffDir: string | undefined): SessionDigest[] {
-  const pin = handoffDir && path.join(handoffDir, 'digests.jsonl');
-  if (pin && fs.existsSync(pin)) {
-    try {
-      return readDigests(pin);
-    } catch {
-      // a damaged pin is harvested again
-    }
-  }
-  const result = harvest(o.harvest);
-  o.say(`harvest: ${result.digests.length} sessions (${o.harvest.windowText})`);
-  if (pin) writeDigests(pin, result.digests);
-  return result.digests;
-}
-
-function stage(
-  o: NightOptions,
-  dir: string,
-  nightNo: number,
-  project: string,
-  started: Date,
-  backend: string,
-  nSessions: number,
-  miner: NightReport['miner'],
-  tasks: TaskRecord[],
-  results: { doc: LiveDocument; result: Consolidation }[],
-  skipped: NightReport['skipped'],
-  models: NightModels,
-): NightReport {
-  const c = o.loaded.config;
-  const totals = models.stack.ledger.totals();
-  const proposals: Proposal[] = [];
-  const diffs: string[] = [];
-  const documents: DocumentReport[] = results.map(({ doc, result }) => {
-    const { candidateText: _c, proposedText, ...rest } = result;
-    const staged = result.accepted && proposedText !== doc.text;
-    if (staged) {
-      proposals.push({
-        name: doc.name,
-        kind: doc.kind,
-        livePath: doc.path,
-        liveRealpath: doc.realpath,
-        liveSha256: doc.sha256,
-        text: proposedText,
-        action: result.action,
-        baseline: result.baseline?.gate ?? null,
-        candidate: result.candidate?.gate ?? null,
-      });
-      diffs.push(unifiedDiff(doc.text, proposedText, { before: doc.exists ? doc.path : '/dev/null', after: doc.path }));
-    }
-    return { ...rest, kind: doc.kind, live_path: doc.path, staged };
-  });
-  const report: NightReport = {
-    night: nightNo,
-    project,
-    started_at: started.toISOString(),
-    ended_at: new Date().toISOString(),
-    backend,
-    window: o.harvest.windowText,
-    n_sessions: nSessions,
-    miner,
-    n_tasks: tasks.length,
-    splits: splitCounts(tasks),
-    gate_metric: c.consolidate.gate ? c.consolidate.gate_metric : 'none (gate off)',
-    documents,
-    skipped,
-    usage: {
-      calls: totals.calls,
-      input_tokens: totals.inputTokens,
-      output_tokens: totals.outputTokens,
-      cost_usd: totals.costUsd,
-      unpriced_calls: totals.unpricedCalls,
-    },
-    notes: [],
-  };
-  writeTasksFile(path.join(dir, 'tasks.json'), {
-    project,
-    transcript_source: miner,
-    n_sessions: nSessions,
-    target_skill_path: results[0]?.doc.path ?? '',
-    reviewed: false,
-    tasks,
-  });
-  writeJsonAtomic(path.join(dir, 'report.json'), report);
-  writeFileAtomic(path.join(dir, 'report.md'), renderReport(report, tasks));
-  if (diffs.length) writeFileAtomic(path.join(dir, 'diff.patch'), diffs.join('\n'));
-  writeManifest(dir, { night: nightNo, project, created_at: new Date().toISOString(), backend }, proposals);
-  return report;
 }

@@ -12,26 +12,26 @@
  */
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { Trajectory } from '../envs/types.ts';
-import type { ChatModel } from '../model/types.ts';
-import { changesOf } from '../protocol/optimizer.ts';
-import { EventLog } from '../run/events.ts';
-import { applyEdits, isApplied, type EditReport } from '../skill/edits.ts';
-import { Rng } from '../util/random.ts';
-import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
-import { aggregate, type Merged } from '../engine/stages/aggregate.ts';
-import { decide } from '../engine/stages/gate.ts';
-import { Reflector, type AnalystResult } from '../engine/stages/reflect.ts';
-import { Rollouts } from '../engine/stages/rollout.ts';
-import { rankAndSelect } from '../engine/stages/select.ts';
-import { FULL_EVALUATION, SelectionEvaluator, type SelectionScore } from '../engine/stages/selection-eval.ts';
-import { computeScore, itemMetric, type GateScoring } from '../engine/scoring/means.ts';
-import { ScoreCache } from '../engine/scoring/score-cache.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import type { ChatModel } from '../../model/types.ts';
+import { changesOf } from '../../protocol/optimizer.ts';
+import { EventLog } from '../../run/events.ts';
+import { applyEdits, isApplied, type EditReport } from '../../skill/edits.ts';
+import { Rng } from '../../util/random.ts';
+import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
+import { aggregate, type Merged } from '../../engine/stages/aggregate.ts';
+import { decide } from '../../engine/stages/gate.ts';
+import { Reflector, type AnalystResult } from '../../engine/stages/reflect.ts';
+import { Rollouts } from '../../engine/stages/rollout.ts';
+import { rankAndSelect } from '../../engine/stages/select.ts';
+import { FULL_EVALUATION, SelectionEvaluator, type SelectionScore } from '../../engine/stages/selection-eval.ts';
+import { computeScore, itemMetric, type GateScoring } from '../../engine/scoring/means.ts';
+import { ScoreCache } from '../../engine/scoring/score-cache.ts';
 import type { Evidence } from './evidence.ts';
-import { rulesOf, splitDocument, withRules } from './learned-block.ts';
-import type { ReplayDocument } from './replay/documents.ts';
-import { ReplayEnv, taskItem } from './replay/env.ts';
-import type { TaskRecord } from './task.ts';
+import { rulesOf, splitDocument, withRules } from '../documents/learned-block.ts';
+import type { ReplayDocument } from '../replay/documents.ts';
+import { ReplayEnv, taskItem } from '../replay/env.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 
 export type SleepGateAction =
   | 'accept_new_best'

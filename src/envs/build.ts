@@ -2,8 +2,8 @@
 import path from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
 import { UserError } from '../errors.ts';
-import { envNames, getEnvFactory } from '../envs/registry.ts';
-import type { Env, EnvContext, Splits } from '../envs/types.ts';
+import { envNames, getEnvFactory } from './registry.ts';
+import type { Env, EnvContext, Splits } from './types.ts';
 import { resolveConfigPath } from '../util/paths.ts';
 
 /**

@@ -4,8 +4,8 @@
  * edits taken and refused, and how to adopt). Text that came from transcripts or models is shown
  * on one line, control characters removed and Markdown escaped, so it cannot forge the report.
  */
-import type { Consolidation, SplitScore } from './consolidate.ts';
-import type { TaskRecord } from './task.ts';
+import type { Consolidation, SplitScore } from '../night/consolidate.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 
 export interface DocumentReport extends Omit<Consolidation, 'candidateText' | 'proposedText'> {
   kind: 'skill' | 'memory';

@@ -1,8 +1,7 @@
 /**
- * The MCP tools read and write only inside the project the server was started for (and, for
- * Sleep's harvest, the agents' own session folders, which the harvest code knows). A path a
- * client sends is resolved against the project and refused when it, or the real path it leads
- * to through links, lies outside.
+ * Paths given by someone other than the user (an MCP client, a trainer through the queue) are
+ * kept inside one project: a path is resolved against the project and refused when it, or the
+ * real path it leads to through links, lies outside.
  */
 import fs from 'node:fs';
 import path from 'node:path';

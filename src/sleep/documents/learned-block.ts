@@ -5,7 +5,7 @@
  * its body is the learned rules. Everything outside it is the user's and stays byte for byte:
  * a block already in the document is rewritten in place, a new one goes at the end.
  */
-import { UserError } from '../errors.ts';
+import { UserError } from '../../errors.ts';
 
 export const LEARNED_START = '<!-- SKILLOPT-SLEEP:LEARNED START -->';
 export const LEARNED_END = '<!-- SKILLOPT-SLEEP:LEARNED END -->';

@@ -8,9 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../errors.ts';
-import { readJson, writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
-import { sha256Bytes } from './transaction.ts';
+import { UserError } from '../../errors.ts';
+import { readJson, writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
+import { sha256Bytes } from '../adoption/transaction.ts';
 
 export const MANIFEST_SCHEMA = 'skillopt-sleep-night';
 export const MANIFEST_VERSION = 1;

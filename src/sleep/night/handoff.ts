@@ -10,12 +10,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CallFailure } from '../model/failure.ts';
-import type { ChatModel, ChatRequest, ChatResponse, Message } from '../model/types.ts';
-import { toJson, writeFileAtomic } from '../run/atomic.ts';
-import { REPLAY_PROMPT_MARKER } from './replay-marker.ts';
-import { redactSecrets } from './secrets.ts';
-import { sha256Hex } from './task.ts';
+import { CallFailure } from '../../model/failure.ts';
+import type { ChatModel, ChatRequest, ChatResponse, Message } from '../../model/types.ts';
+import { toJson, writeFileAtomic } from '../../run/atomic.ts';
+import { REPLAY_PROMPT_MARKER } from '../replay/marker.ts';
+import { redactSecrets } from '../harvest/secrets.ts';
+import { sha256Hex } from '../tasks/task.ts';
 
 export const HANDOFF_FORMAT = 'skillopt_sleep.handoff.v1';
 

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expandHome } from './config.ts';
+import { expandHome } from '../config.ts';
 
 export type Resolution =
   | { status: 'found'; path: string }

@@ -6,7 +6,7 @@
  * …". Each replacement keeps the label around the value (`OPENAI_API_KEY=****`,
  * `Authorization: Bearer ****`, `postgres://****@db:5432`), so the sentence still reads.
  */
-import { mapStrings, REDACTED, redactText } from '../config/redact.ts';
+import { mapStrings, REDACTED, redactText } from '../../config/redact.ts';
 
 /** PEM and OpenSSH private keys, PGP private key blocks; an unterminated block runs to the end of the text. */
 const PRIVATE_KEY = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g;

@@ -4,15 +4,15 @@
  * documents and the prompts), and their price from the price table. Where the night depends on
  * answers not known yet, it assumes what `assumptions` says; the counts are for one night.
  */
-import { costLines, stageCounter, type PlanTotal, type RolePrices, type StagePlan } from '../app/plan.ts';
-import type { Price } from '../config/schema.ts';
-import { priceOf } from '../model/prices.ts';
-import { loadPrompt } from '../prompt-files.ts';
-import { countTokens } from '../skill/document.ts';
-import type { SleepConfig } from './config.ts';
-import type { SessionDigest } from './digest.ts';
+import { costLines, stageCounter, type PlanTotal, type RolePrices, type StagePlan } from '../../app/plan.ts';
+import type { Price } from '../../config/schema.ts';
+import { priceOf } from '../../model/prices.ts';
+import { loadPrompt } from '../../prompt-files.ts';
+import { countTokens } from '../../skill/document.ts';
+import type { SleepConfig } from '../config.ts';
+import type { SessionDigest } from '../harvest/digest.ts';
 import type { ModelChoice } from './models.ts';
-import type { TaskRecord } from './task.ts';
+import type { TaskRecord } from '../tasks/task.ts';
 
 export interface NightPlan {
   stages: StagePlan[];

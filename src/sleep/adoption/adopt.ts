@@ -14,10 +14,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../errors.ts';
-import { readJson, writeJsonAtomic } from '../run/atomic.ts';
-import { acquireRunLock } from '../run/lock.ts';
-import { documentSlug, readManifest, stagedNights, type StagedDocument } from './staging.ts';
+import { UserError } from '../../errors.ts';
+import { readJson, writeJsonAtomic } from '../../run/atomic.ts';
+import { acquireRunLock } from '../../run/lock.ts';
+import { documentSlug, readManifest, stagedNights, type StagedDocument } from '../staging/staging.ts';
 import {
   missingDirs,
   readLive,

@@ -8,10 +8,10 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
-import { UserError } from '../errors.ts';
-import { writeJsonAtomic } from '../run/atomic.ts';
-import { validateChecks } from './judge/rules.ts';
-import { assignSplits } from './mine/splits.ts';
+import { UserError } from '../../errors.ts';
+import { writeJsonAtomic } from '../../run/atomic.ts';
+import { validateChecks } from '../judge/rules.ts';
+import { assignSplits } from '../mine/splits.ts';
 import { TaskRecordSchema, type TaskRecord } from './task.ts';
 
 export const TASKS_FORMAT = 'skillopt_sleep.tasks.v1';
