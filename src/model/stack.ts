@@ -11,7 +11,7 @@
  * Training and `skillopt eval` both build their models here, and only here.
  */
 import path from 'node:path';
-import { registerSecretsOf } from '../config/redact.ts';
+import { registerSecretsOf, registerUrlSecrets } from '../config/redact.ts';
 import type { Config, RoleConfig } from '../config/schema.ts';
 import { Admission } from './admission.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
@@ -126,6 +126,7 @@ export class ModelStack {
    * one, else `pool`, else the role's own.
    */
   async model(role: Role, rc: RoleConfig = this.config.model[role] as RoleConfig, pool?: string): Promise<ChatModel> {
+    registerUrlSecrets(rc.base_url);
     const override = rc === this.config.model[role] ? this.options.override?.[role] : undefined;
     if (override) return this.wrap(role, override, rc, { pool, cached: false });
     const notice = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });

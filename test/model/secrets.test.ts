@@ -108,6 +108,58 @@ describe('secrets', () => {
     }
   });
 
+  it("a key a 200 reply echoes is in no file: not the run's calls, not the response cache; a key shorter than 8 characters neither", async () => {
+    const SHORT = 'x9Q';
+    const fake = await startFakeProvider({
+      respond: (r) => {
+        const auth = String(r.headers.authorization);
+        return { text: `you sent ${auth}; the key alone: ${auth.replace('Bearer ', '')}. Words such as x9Qz stay.` };
+      },
+    });
+    try {
+      const dir = tmpDir();
+      const cacheFile = path.join(dir, 'cache', 'responses.sqlite');
+      const role = (variable: string) => ({
+        backend: 'openai_compatible',
+        model: 'fake-model',
+        base_url: `${fake.url}/v1`,
+        api_key_env: variable,
+        max_retries: 0,
+      });
+      const environment = { LONG_CRED: KEY, SHORT_CRED: SHORT };
+      const { config } = configWith(
+        { model: { target: role('LONG_CRED'), optimizer: role('SHORT_CRED') }, cache: { path: cacheFile } },
+        environment,
+      );
+      const calls = path.join(dir, 'calls.jsonl');
+      const m = await buildRoleModels(config, { environment, ledgerFile: calls });
+      const ask = (content: string) => ({ purpose: 'rollout', messages: [{ role: 'user' as const, content }] });
+      await m.target.complete(ask('what did I send?'));
+      await m.optimizer.complete(ask('and now?'));
+      m.close();
+      assert.deepEqual(
+        fake.requests.map((q) => q.headers.authorization),
+        [`Bearer ${KEY}`, `Bearer ${SHORT}`],
+        'each key was sent to its endpoint',
+      );
+      const files = fs.readdirSync(path.dirname(cacheFile)).map((f) => path.join(path.dirname(cacheFile), f));
+      const bytes = Buffer.concat([...files, calls].map((f) => fs.readFileSync(f))).toString('latin1');
+      assert.ok(!bytes.includes(KEY), 'the long key is in no file');
+      assert.ok(!/(?<![A-Za-z0-9_])x9Q(?![A-Za-z0-9_])/.test(bytes), 'the short key is in no file');
+      assert.match(bytes, /you sent Bearer \*{4}; the key alone: \*{4}\. Words such as x9Qz stay\./);
+      // The cache answers with what it holds, the key replaced.
+      const again = await buildRoleModels(config, { environment });
+      assert.equal(
+        (await again.optimizer.complete(ask('and now?'))).text,
+        'you sent Bearer ****; the key alone: ****. Words such as x9Qz stay.',
+      );
+      again.close();
+      assert.equal(fake.requests.length, 2, 'answered from the cache');
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('credentials in base_url stop the run at once, named with the URL redacted, and are written nowhere', async () => {
     const fake = await startFakeProvider();
     try {
