@@ -2,7 +2,8 @@
  * The one path of every model call through its pool: wait for a slot, be admitted (no call is
  * sent once the run is stopping), call with a per-call timeout that covers the whole reply, and
  * on failure decide: retry (after the wait the server asked for, else exponential backoff with
- * jitter; 429s, 5xx, timeouts, dropped connections and unreadable replies), or stop at once
+ * jitter; 429s, 5xx, timeouts, dropped connections and unreadable replies; a structured reply cut
+ * off by the output limit, once, at once, with twice the room), or stop at once
  * (401/403, 404, a bad request built from the configuration, a role whose every call fails
  * alike: a `FatalModelError` that ends the run; a provider asking for a longer wait than the
  * role's cap: a `RunStop` that ends it resumably), or give up after the last retry with an
@@ -14,7 +15,16 @@ import { EndpointHealth } from './endpoint-health.ts';
 import { CallFailure, classifyFailure, type FailureKind } from './failure.ts';
 import type { Pool } from './pool.ts';
 import type { ProviderResponse } from './providers/ai-sdk-model.ts';
-import { FatalModelError, InfraError, RunStop, type ChatModel, type ChatRequest, type ChatResponse } from './types.ts';
+import {
+  addUsage,
+  FatalModelError,
+  InfraError,
+  RunStop,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type Usage,
+} from './types.ts';
 
 export interface RetryPolicy {
   /** Attempts after the first. */
@@ -104,6 +114,20 @@ function duration(ms: number): string {
 
 type Attempt = { answer: ChatResponse } | { failure: CallFailure; startedAt: number };
 
+/** The output limit to ask again with after a structured reply was cut off (twice the last), if one can be given. */
+function moreRoom(failure: CallFailure): number | undefined {
+  if (failure.kind !== 'truncated' || !failure.cutOff) return undefined;
+  const last = failure.cutOff.outputLimit ?? failure.cutOff.usage.output;
+  return last > 0 ? 2 * last : undefined;
+}
+
+/** An answer that also pays for an earlier attempt's reply (one cut off by the output limit). */
+function withCost(answer: ChatResponse, usage: Usage, costUsd: number | null): ChatResponse {
+  const cost =
+    answer.costUsd === undefined || answer.costUsd === null || costUsd === null ? null : answer.costUsd + costUsd;
+  return { ...answer, usage: addUsage(answer.usage, usage), costUsd: cost };
+}
+
 export class ScheduledModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
@@ -134,6 +158,9 @@ export class ScheduledModel implements ChatModel {
     let admitted = false;
     let call = -1;
     let waited = 0;
+    // A structured reply cut off by the output limit is asked for once more, with twice the room.
+    let cutOff: CallFailure | undefined;
+    let sent = req;
     try {
       for (let attempt = 0; ; attempt++) {
         await this.pool.acquire(estimate, req.signal);
@@ -145,15 +172,30 @@ export class ScheduledModel implements ChatModel {
             admitted = true;
             call = this.health.begin();
           } else if (this.admission.stopped) throw this.admission.stopped;
-          outcome = await this.send(req, estimate);
+          outcome = await this.send(sent, estimate);
         } finally {
           this.pool.release();
         }
         if ('answer' in outcome) {
           this.health.succeeded();
-          return { ...outcome.answer, retries: attempt };
+          const paid = cutOff?.cutOff;
+          const answer = paid ? withCost(outcome.answer, paid.usage, paid.costUsd) : outcome.answer;
+          return { ...answer, retries: attempt };
         }
-        const wait = this.nextWait(req, call, outcome.failure, outcome.startedAt, attempt, waited);
+        const { failure } = outcome;
+        const room = cutOff ? undefined : moreRoom(failure);
+        if (room !== undefined) {
+          cutOff = failure;
+          sent = { ...req, maxOutputTokens: room };
+          this.hooks.onFailure?.(failure, false);
+          continue;
+        }
+        // Twice the room did not do: the call fails as cut off (a provider refusing that many tokens included).
+        if (cutOff && (failure.kind === 'truncated' || failure.kind === 'bad_request' || failure.kind === 'rejected')) {
+          this.hooks.onFailure?.(failure, true);
+          throw this.giveUp(req, cutOff, attempt, { room: sent.maxOutputTokens!, again: failure });
+        }
+        const wait = this.nextWait(req, call, failure, outcome.startedAt, attempt, waited);
         waited += wait.ms;
         this.reportWait(wait.ms, wait.reason);
         try {
@@ -264,14 +306,25 @@ export class ScheduledModel implements ChatModel {
     };
   }
 
-  /** The error of a call given up (no retry left, or none would help). */
-  private giveUp(req: ChatRequest, failure: CallFailure, attempt: number): InfraError {
-    if (failure.kind === 'truncated')
+  /** The error of a call given up (no retry left, or none would help); `retried`: a cut-off reply asked for again with more room. */
+  private giveUp(
+    req: ChatRequest,
+    failure: CallFailure,
+    attempt: number,
+    retried?: { room: number; again: CallFailure },
+  ): InfraError {
+    if (failure.kind === 'truncated') {
+      const again = retried
+        ? retried.again.kind === 'truncated'
+          ? `, and again with ${retried.room} output tokens`
+          : `; a retry with ${retried.room} output tokens was refused (${retried.again.message})`
+        : '';
       return new InfraError(
-        `${this.label}: ${failure.message}: raise ${outputLimitSetting(this.label, req)}`,
+        `${this.label}: ${failure.message}${again}: raise ${outputLimitSetting(this.label, req)}`,
         'truncated',
         attempt,
       );
+    }
     if (!failure.retryable)
       return new InfraError(
         `${this.label}: the provider rejected this request: ${failure.message}`,

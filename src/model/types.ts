@@ -98,6 +98,21 @@ export interface Usage {
 
 export const ZERO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cached: 0, reasoning: 0 });
 
+/** The usage of two calls together. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const sum: Usage = {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cached: a.cached + b.cached,
+    reasoning: a.reasoning + b.reasoning,
+  };
+  if (a.cacheWrite !== undefined || b.cacheWrite !== undefined)
+    sum.cacheWrite = (a.cacheWrite ?? 0) + (b.cacheWrite ?? 0);
+  if (a.cacheWrite1h !== undefined || b.cacheWrite1h !== undefined)
+    sum.cacheWrite1h = (a.cacheWrite1h ?? 0) + (b.cacheWrite1h ?? 0);
+  return sum;
+}
+
 export interface ChatResponse {
   text: string;
   /** The validated object, when the request had a schema. */
