@@ -15,16 +15,10 @@ import { EndpointHealth } from './endpoint-health.ts';
 import { CallFailure, classifyFailure, type FailureKind } from './failure.ts';
 import type { Pool } from './pool.ts';
 import type { ProviderResponse } from './providers/ai-sdk-model.ts';
-import {
-  addUsage,
-  FatalModelError,
-  InfraError,
-  RunStop,
-  type ChatModel,
-  type ChatRequest,
-  type ChatResponse,
-  type Usage,
-} from './types.ts';
+import { cutOffError, moreRoom, withCost } from './cut-off.ts';
+import { isRefusal, type EndpointReach } from './reach.ts';
+import type { SlowCalls } from './slow-calls.ts';
+import { FatalModelError, InfraError, RunStop, type ChatModel, type ChatRequest, type ChatResponse } from './types.ts';
 
 export interface RetryPolicy {
   /** Attempts after the first. */
@@ -55,7 +49,14 @@ export interface SchedulerHooks {
   admission?: Admission;
   /** The provider's pace shared with other processes (rollout workers), on top of the pool's own. */
   pace?: PaceGate;
+  /** Where calls without a reply for long are reported. */
+  slowCalls?: SlowCalls;
+  /** Refused connections per endpoint, shared by the run's models: a server that is down stops the run. */
+  reach?: EndpointReach;
 }
+
+/** Between refused attempts to an endpoint, while it is not yet known to be down (ms). */
+const REFUSED_RETRY_MS = 500;
 
 /** A pace shared by several processes calling one provider: a start slot, and the waits it asks for. */
 export interface PaceGate {
@@ -85,17 +86,6 @@ const FATAL_HINT: Partial<Record<FailureKind, string>> = {
     'the provider rejected a request built from the configuration: check the model and its settings (options, max_output_tokens, json_schema, reasoning_effort)',
 };
 
-/**
- * The setting that gave a call its output token limit: the call's own (the env's for rollouts,
- * the judge's, the optimizer's for its calls), else the role's.
- */
-function outputLimitSetting(label: string, req: ChatRequest): string {
-  if (req.maxOutputTokens === undefined) return `${label}.max_output_tokens`;
-  if (req.purpose === 'judge') return 'env.scorer.max_output_tokens';
-  if (label === 'model.target') return 'env.max_completion_tokens';
-  return /rewrite/.test(req.purpose) ? 'model.rewrite_max_completion_tokens' : 'model.optimizer_max_completion_tokens';
-}
-
 /** Rough size of a request in tokens, for the TPM bucket before the real count is known. */
 export function estimateTokens(req: ChatRequest): number {
   let chars = req.system?.length ?? 0;
@@ -114,25 +104,13 @@ function duration(ms: number): string {
 
 type Attempt = { answer: ChatResponse } | { failure: CallFailure; startedAt: number };
 
-/** The output limit to ask again with after a structured reply was cut off (twice the last), if one can be given. */
-function moreRoom(failure: CallFailure): number | undefined {
-  if (failure.kind !== 'truncated' || !failure.cutOff) return undefined;
-  const last = failure.cutOff.outputLimit ?? failure.cutOff.usage.output;
-  return last > 0 ? 2 * last : undefined;
-}
-
-/** An answer that also pays for an earlier attempt's reply (one cut off by the output limit). */
-function withCost(answer: ChatResponse, usage: Usage, costUsd: number | null): ChatResponse {
-  const cost =
-    answer.costUsd === undefined || answer.costUsd === null || costUsd === null ? null : answer.costUsd + costUsd;
-  return { ...answer, usage: addUsage(answer.usage, usage), costUsd: cost };
-}
-
 export class ScheduledModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
   private readonly health: EndpointHealth;
   private readonly admission: Admission;
+  /** The endpoint the backend calls, when it has one (an agent CLI has none). */
+  private readonly url: string | undefined;
 
   constructor(
     private readonly inner: ChatModel,
@@ -144,13 +122,28 @@ export class ScheduledModel implements ChatModel {
   ) {
     this.id = inner.id;
     this.agentic = inner.agentic;
-    this.health = new EndpointHealth(label, inner.id, (inner as { url?: string }).url);
+    this.url = (inner as { url?: string }).url;
+    this.health = new EndpointHealth(label, inner.id, this.url);
     this.admission = hooks.admission ?? new Admission();
   }
 
   backoff(attempt: number): number {
     const ceiling = Math.min(this.policy.backoffMaxMs, this.policy.backoffMs * 2 ** attempt);
     return ceiling * (0.5 + 0.5 * (this.policy.random ?? Math.random)());
+  }
+
+  /** The run's stop, or the caller's abort: what ends a wait of this call. */
+  private stopSignal(req: ChatRequest): AbortSignal {
+    return req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal;
+  }
+
+  /** A wait that ends at the run's stop: then it throws the stop (or the caller's abort). */
+  private async untilStop<T>(req: ChatRequest, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await wait(this.stopSignal(req));
+    } catch (err) {
+      throw req.signal?.aborted ? err : (this.admission.stopped ?? err);
+    }
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
@@ -163,10 +156,10 @@ export class ScheduledModel implements ChatModel {
     let sent = req;
     try {
       for (let attempt = 0; ; attempt++) {
-        await this.pool.acquire(estimate, req.signal);
+        await this.untilStop(req, (signal) => this.pool.acquire(estimate, signal));
         let outcome: Attempt;
         try {
-          if (this.hooks.pace) await this.hooks.pace.acquire(req.signal);
+          if (this.hooks.pace) await this.untilStop(req, (signal) => this.hooks.pace!.acquire(signal));
           if (!admitted) {
             this.admission.enter();
             admitted = true;
@@ -195,20 +188,46 @@ export class ScheduledModel implements ChatModel {
           this.hooks.onFailure?.(failure, true);
           throw this.giveUp(req, cutOff, attempt, { room: sent.maxOutputTokens!, again: failure });
         }
-        const wait = this.nextWait(req, call, failure, outcome.startedAt, attempt, waited);
+        const refusedWait = this.refusedWait(failure);
+        // A refusal spends no retry: whether the endpoint is down is decided by the time refused.
+        if (refusedWait !== undefined) attempt--;
+        const wait = refusedWait ?? this.nextWait(req, call, failure, outcome.startedAt, attempt, waited);
         waited += wait.ms;
         this.reportWait(wait.ms, wait.reason);
-        try {
-          await sleep(wait.ms, undefined, {
-            signal: req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal,
-          });
-        } catch (err) {
-          throw req.signal?.aborted ? err : (this.admission.stopped ?? err);
-        }
+        await this.untilStop(req, (signal) => sleep(wait.ms, undefined, { signal }));
       }
     } finally {
       if (admitted) this.admission.leave();
     }
+  }
+
+  /**
+   * After an attempt refused at the connection: the short wait before the next one, or, when
+   * every attempt to the endpoint has been refused for long enough, the stop of the run.
+   * Undefined for any other failure, which shows the endpoint is there.
+   */
+  private refusedWait(failure: CallFailure): { ms: number; reason: string } | undefined {
+    const reach = this.hooks.reach;
+    // A call of one attempt (a check of the endpoint) says at once what the attempt met.
+    if (!reach || !this.url || this.policy.maxRetries === 0) return undefined;
+    if (!isRefusal(failure)) {
+      reach.reached(this.url);
+      return undefined;
+    }
+    this.hooks.onFailure?.(failure, false);
+    const refusedFor = reach.refused(this.url);
+    if (refusedFor >= reach.forMs)
+      throw this.admission.halt(
+        new RunStop(
+          `${this.label} (${this.id}): every connection to ${this.url} was refused for ${duration(refusedFor)} (last: ${failure.message}): is the server running and listening there? ` +
+            `Check ${this.label}.base_url (or the backend's *_BASE_URL variable). The run is saved: start the server, then run the same command to resume`,
+          'unreachable',
+        ),
+      );
+    return {
+      ms: Math.max(10, Math.min(REFUSED_RETRY_MS, reach.forMs - refusedFor)),
+      reason: 'the connection was refused',
+    };
   }
 
   /** One attempt: its answer, or its classified failure. */
@@ -220,7 +239,9 @@ export class ScheduledModel implements ChatModel {
       timedOut = true;
       timer.abort(new Error('per-call timeout'));
     }, this.policy.timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
+    // The caller's abort, the timeout, and the end of the grace after the user's stop.
+    const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), timer.signal, this.admission.abandoned]);
+    const ended = this.hooks.slowCalls?.begin(this.label, this.id, this.policy.timeoutMs);
     try {
       const res = (await this.inner.complete({ ...req, signal })) as ProviderResponse;
       this.pool.onSuccess();
@@ -232,9 +253,12 @@ export class ScheduledModel implements ChatModel {
         this.hooks.pace?.pause(ms);
         this.reportWait(ms, "the provider's rate-limit window is used up until it resets: no call starts before then");
       }
+      if (this.url) this.hooks.reach?.reached(this.url);
       return { answer };
     } catch (err) {
       if (req.signal?.aborted) throw err;
+      // Given up unanswered at the end of the grace: made again when the run resumes.
+      if (this.admission.abandoned.aborted && !timedOut) throw this.admission.stopped ?? err;
       // Our timer fired, whatever the SDK made of the aborted read (headers or body).
       const failure = timedOut
         ? new CallFailure(
@@ -246,6 +270,7 @@ export class ScheduledModel implements ChatModel {
       return { failure, startedAt };
     } finally {
       clearTimeout(clock);
+      ended?.();
     }
   }
 
@@ -313,18 +338,7 @@ export class ScheduledModel implements ChatModel {
     attempt: number,
     retried?: { room: number; again: CallFailure },
   ): InfraError {
-    if (failure.kind === 'truncated') {
-      const again = retried
-        ? retried.again.kind === 'truncated'
-          ? `, and again with ${retried.room} output tokens`
-          : `; a retry with ${retried.room} output tokens was refused (${retried.again.message})`
-        : '';
-      return new InfraError(
-        `${this.label}: ${failure.message}${again}: raise ${outputLimitSetting(this.label, req)}`,
-        'truncated',
-        attempt,
-      );
-    }
+    if (failure.kind === 'truncated') return cutOffError(this.label, req, failure, attempt, retried);
     if (!failure.retryable)
       return new InfraError(
         `${this.label}: the provider rejected this request: ${failure.message}`,

@@ -177,16 +177,18 @@ export class ModelConfigError extends FatalModelError {
 }
 
 /**
- * A stop of the run that a limit asked for: a budget reached, a provider asking to wait longer
- * than the role's cap. No call is sent after it; the calls in flight finish and are recorded; the
- * run saves its state and ends, and the same command resumes it.
+ * A stop of the run: a budget reached, a provider asking to wait longer than the role's cap, an
+ * endpoint refusing every connection, the user's Ctrl-C. No call is sent after it; the calls in
+ * flight finish and are recorded (after the user's stop, those still unanswered after a short
+ * grace are abandoned, and made again on resume); the run saves its state and ends, and the same
+ * command resumes it.
  */
 export class RunStop extends Error {
   override name = 'RunStop';
   constructor(
     message: string,
-    /** What stopped it, for the run's `run_stopped` event: a limit, or the user (Ctrl-C). */
-    readonly reason: 'budget' | 'wait' | 'interrupted',
+    /** What stopped it, for the run's `run_stopped` event: a limit, an endpoint that is down, or the user (Ctrl-C). */
+    readonly reason: 'budget' | 'wait' | 'unreachable' | 'interrupted',
     /** The budget limit reached (its key and value), so that a resume can raise it. */
     readonly limit?: { key: string; limit: number },
   ) {

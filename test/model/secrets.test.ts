@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
@@ -192,31 +191,32 @@ describe('secrets', () => {
 
 describe('a role whose every call fails alike', () => {
   it('is a configuration error after its first few calls, naming the role, the URL and what to check', async () => {
-    // A port nothing listens on.
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    await new Promise((resolve) => server.close(resolve));
-    const role = {
-      backend: 'openai_compatible',
-      model: 'm',
-      base_url: `http://127.0.0.1:${port}/v1`,
-      max_retries: 1,
-      backoff_s: 0.01,
-    };
-    const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
-    const m = await buildRoleModels(config, { environment: {} });
-    const ask = { purpose: 'rollout', messages: [{ role: 'user' as const, content: 'hi' }] };
-    for (let i = 0; i < 4; i++) await assert.rejects(m.target.complete(ask), InfraError);
-    await assert.rejects(
-      m.target.complete(ask),
-      (e) =>
-        e instanceof FatalModelError &&
-        new RegExp(
-          `^model\\.target \\(openai_compatible:m\\): the first 5 calls to http://127\\.0\\.0\\.1:${port}/v1 all failed .*is the server running`,
-        ).test(e.message),
-    );
-    m.close();
+    // Every connection dropped as soon as it is made (a refused one stops the run instead: stop-and-reach.test.ts).
+    const fake = await startFakeProvider({ fault: () => ({ kind: 'reset' }) });
+    try {
+      const role = {
+        backend: 'openai_compatible',
+        model: 'm',
+        base_url: `${fake.url}/v1`,
+        max_retries: 1,
+        backoff_s: 0.01,
+      };
+      const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
+      const m = await buildRoleModels(config, { environment: {} });
+      const ask = { purpose: 'rollout', messages: [{ role: 'user' as const, content: 'hi' }] };
+      for (let i = 0; i < 4; i++) await assert.rejects(m.target.complete(ask), InfraError);
+      await assert.rejects(
+        m.target.complete(ask),
+        (e) =>
+          e instanceof FatalModelError &&
+          new RegExp(
+            `^model\\.target \\(openai_compatible:m\\): the first 5 calls to ${fake.url.replace(/[./]/g, '\\$&')}/v1 all failed .*is the server running`,
+          ).test(e.message),
+      );
+      m.close();
+    } finally {
+      await fake.close();
+    }
   });
 
   it('is not when a call has ever succeeded, or when the failures differ', async () => {
