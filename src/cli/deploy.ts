@@ -38,7 +38,10 @@ export function registerDeploy(program: Command): void {
     .option('--project <dir>', "the project's skill folder (default: the working directory)")
     .option('--user', "the user's own skill folder, for every project")
     .option('--name <name>', "the skill's name and folder (default: its front matter's, else from the run)")
-    .option('--description <text>', 'when the agent should use it (front matter; default: from the run)')
+    .option(
+      '--description <text>',
+      'when the agent should use it (front matter, at most 1,024 characters; default: made from the skill and the tasks of the run)',
+    )
     .option('--dry-run', 'show the diff, write nothing')
     .option(
       '--rollback',
@@ -79,8 +82,13 @@ export function registerDeploy(program: Command): void {
         description: opts.description,
         dryRun: opts.dryRun,
       });
+      if (r.allowedTools.length > 0)
+        say(
+          `allowed-tools (the skill's own front matter: the agent may use them without asking): ${r.allowedTools.join(', ')}`,
+        );
       if (r.diff) process.stdout.write(r.diff);
       for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
+      for (const warning of r.warnings) process.stderr.write(`warning: ${warning}\n`);
       if (!r.changed) say(`${r.file} already holds this skill: nothing written`);
       else if (!r.written) say(`dry run: ${r.file} not written`);
       else {

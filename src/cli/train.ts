@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
-import { Interrupted, UserError } from '../errors.ts';
+import { CommandExit, Interrupted, UserError } from '../errors.ts';
 import { programName } from '../run/resume-command.ts';
 import { addConfigOptions, originalFlagsOf, type ConfigOptions } from './common.ts';
 
@@ -67,7 +67,7 @@ async function withStopSignal<T>(work: (signal: AbortSignal) => Promise<T>): Pro
       process.exit(Interrupted.exitCode);
     }
     process.stderr.write(
-      `\n${name}: stopping at a safe point: the model calls in flight finish and are saved, no new call starts. Press Ctrl-C again to exit at once.\n`,
+      `\n${name}: stopping: no new model call starts; the calls in flight get a few seconds (run.stop_grace_s) to finish and be saved, and any still unanswered are made again on resume. Press Ctrl-C again to exit at once.\n`,
     );
     controller.abort();
   };
@@ -144,5 +144,7 @@ export function registerTrain(program: Command): void {
       throw new Interrupted(outcome.resumeCommand ? '' : `${outcome.reason}: nothing to resume`);
     }
     if (outcome.status === 'stopped' || !outcome.alreadyFinished) process.stdout.write(`Output saved to: ${outRoot}\n`);
+    // A server that is down is a failure to fix before the resume, not a limit reached.
+    if (outcome.status === 'stopped' && outcome.cause === 'unreachable') throw new CommandExit(1);
   });
 }

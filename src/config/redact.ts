@@ -1,14 +1,19 @@
 /**
  * Secret redaction for everything the run writes or prints.
  *
- * - The values of the keys in use (every role's resolved key, whatever variable it came from, and
- *   every variable whose name says it holds a secret) are registered here once known, and removed
- *   from every file we write (`scrubSecrets`, applied by the file writers) and every message.
+ * - The values of the keys in use (every role's resolved key, whatever variable it came from, the
+ *   secret query values of a base URL, and every variable whose name says it holds a secret) are
+ *   registered here once known, and removed from every file we write (`scrubSecrets`, applied by
+ *   the file writers and the response cache) and every message. A configured key is removed
+ *   whatever its length: one shorter than 8 characters wherever it stands alone (not inside a
+ *   longer word or number), so that a short key does not eat into ordinary text.
  * - Messages (errors, warnings, events, the console, the ledger's errors) also lose anything
  *   shaped like a key: `sk-…`, `Bearer …`, `api-key: …`, GitHub and cloud tokens, JWTs, and the
- *   credentials of a URL (`http://user:secret@host`) (`redactText`).
+ *   credentials of a URL (`http://user:secret@host`) and its secret query values (`?key=`,
+ *   `?sig=`, `?X-Amz-Signature=`, …) (`redactText`).
  * - A config loses the values of keys whose name holds key, token, secret or password, and URL
- *   credentials (`redact`). Names that end in `_env` hold a variable's name, not its value, and
+ *   credentials and secret query values (`redact`). `redactUrls` does the URL part alone, for
+ *   records written by earlier versions that are served again. Names that end in `_env` hold a variable's name, not its value, and
  *   counts such as `max_tokens` are not secrets.
  *
  * Key shapes are not removed from model replies, skills or task data, where they may be
@@ -16,7 +21,7 @@
  */
 export const REDACTED = '****';
 const SECRET_WORDS = new Set(['key', 'apikey', 'token', 'secret', 'password', 'passwd', 'credential', 'credentials']);
-/** Shorter values are not registered: they would match ordinary text. */
+/** Shorter values are matched only where they stand alone; a guessed secret (a variable's value) is not taken. */
 const MIN_SECRET_CHARS = 8;
 
 export function isSecretKeyName(name: string): boolean {
@@ -35,15 +40,32 @@ export function isSecretVariable(name: string): boolean {
 
 /** The secret values in use in this process, longest first (so that a value containing another goes whole). */
 const inUse: string[] = [];
+/** Configured keys shorter than `MIN_SECRET_CHARS`, as patterns that match them standing alone. */
+const shortKeys = new Map<string, RegExp>();
 
-/** Registers a secret value (a key, a token, a URL's password): from now on it is removed from whatever is written. */
+const escapeRegExp = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A short key standing alone: not inside a longer word or number. A key of digits alone is left
+ * where it is a bare JSON number (the writers scrub JSON text, which must stay JSON).
+ */
+function standalone(v: string): RegExp {
+  const body = `(?<![A-Za-z0-9_])${escapeRegExp(v)}(?![A-Za-z0-9_])`;
+  return new RegExp(/^\d+$/.test(v) ? `(?<![:\\[,]\\s*)${body}|${body}(?!\\s*[,}\\]])` : body, 'g');
+}
+
+/**
+ * Registers a secret value in use (a key, a token, a URL's password or secret query value): from
+ * now on it is removed from whatever is written, whatever its length.
+ */
 export function registerSecret(value: string | undefined): void {
   const v = value?.trim();
-  if (!v || v.length < MIN_SECRET_CHARS) return;
-  const forms = [v, encodeURIComponent(v)];
+  if (!v) return;
   let added = false;
-  for (const f of forms) {
-    if (!inUse.includes(f)) {
+  for (const f of new Set([v, encodeURIComponent(v)])) {
+    if (f.length < MIN_SECRET_CHARS) {
+      if (!shortKeys.has(f)) shortKeys.set(f, standalone(f));
+    } else if (!inUse.includes(f)) {
       inUse.push(f);
       added = true;
     }
@@ -69,7 +91,7 @@ function keyShaped(value: string): boolean {
 export function registerSecretsOf(environment: Record<string, string | undefined>): void {
   for (const [name, value] of Object.entries(environment)) {
     const v = value?.trim();
-    if (v && isSecretVariable(name) && keyShaped(v)) registerSecret(v);
+    if (v && v.length >= MIN_SECRET_CHARS && isSecretVariable(name) && keyShaped(v)) registerSecret(v);
   }
 }
 
@@ -77,11 +99,64 @@ export function registerSecretsOf(environment: Record<string, string | undefined
 export function scrubSecrets(text: string): string {
   let out = text;
   for (const v of inUse) if (out.includes(v)) out = out.split(v).join(REDACTED);
+  for (const [v, re] of shortKeys) if (out.includes(v)) out = out.replace(re, REDACTED);
   return out;
 }
 
 /** The credentials part of a URL (`user:password@`, `token@`). */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@'"<>]+@/gi;
+/** A query parameter, `?name=value` or `&name=value`. */
+const QUERY_PARAM = /([?&])([^=&\s"'#<>?]+)=([^&\s"'#<>]*)/g;
+/** Words of a query parameter's name that say its value is a secret. */
+const SECRET_PARAM_WORDS = new Set([
+  'key',
+  'apikey',
+  'accesskey',
+  'sig',
+  'signature',
+  'auth',
+  'authorization',
+  'secret',
+  'token',
+  'accesstoken',
+  'password',
+  'passwd',
+  'pwd',
+  'credential',
+  'credentials',
+  'code',
+]);
+
+/** `api-key`, `key`, `sig`, `auth`, `secret`, `access_key`, `X-Amz-Signature`: a query parameter whose value is a secret (not `api-version`). */
+export function isSecretParamName(name: string): boolean {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .some((w) => SECRET_PARAM_WORDS.has(w));
+}
+
+/** `text` with the credentials of its URLs (`user:password@`) and their secret query values replaced. */
+export function redactUrls(text: string): string {
+  return text
+    .replace(URL_CREDENTIALS, `$1${REDACTED}@`)
+    .replace(QUERY_PARAM, (whole, sep: string, name: string, value: string) =>
+      value && isSecretParamName(name) ? `${sep}${name}=${REDACTED}` : whole,
+    );
+}
+
+/** Registers the secrets a URL carries (its password, its secret query values): a base URL's. */
+export function registerUrlSecrets(raw: string | undefined): void {
+  if (!raw) return;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return;
+  }
+  if (url.password) registerSecret(decodeURIComponent(url.password));
+  for (const [name, value] of url.searchParams) if (isSecretParamName(name)) registerSecret(value);
+}
 
 /** Strings shaped like keys and tokens, as providers echo them in errors. Each keeps its label. */
 const KEY_SHAPES: [RegExp, string][] = [
@@ -105,17 +180,15 @@ const KEY_SHAPES: [RegExp, string][] = [
 /** `api-key: …`, `x-api-key=…`, `"api_key": "…"`, Azure's `Ocp-Apim-Subscription-Key: …`, `?key=…` in a URL. */
 const LABELLED =
   /\b(api[-_]?key|x-api-key|subscription-key|access[-_]token|auth[-_]token|client[-_]secret|password)(["']?\s*[:=]\s*["']?)[^\s"',&;]{6,}/gi;
-const URL_PARAM = /([?&](?:key|api[-_]?key|token|access_token|sig|code)=)[^&\s"'#]{6,}/gi;
 
 /**
  * A message (a provider's error, a log line, an event) with secrets replaced: the registered
- * values, URL credentials, and strings shaped like keys.
+ * values, URL credentials and secret query values, and strings shaped like keys.
  */
 export function redactText(text: string): string {
-  let out = scrubSecrets(text).replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+  let out = redactUrls(scrubSecrets(text));
   for (const [re, to] of KEY_SHAPES) out = out.replace(re, to);
-  out = out.replace(LABELLED, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`);
-  return out.replace(URL_PARAM, `$1${REDACTED}`);
+  return out.replace(LABELLED, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`);
 }
 
 /** A deep copy of `value` (arrays and plain objects) with `f` applied to every string in it. */
@@ -135,12 +208,18 @@ export function redactDeep<T>(value: T): T {
   return mapStrings(value, redactText);
 }
 
+/** A deep copy of `value` with the registered values and the URL secrets of every string replaced (a run's record as served). */
+export function redactRecord<T>(value: T): T {
+  return mapStrings(value, (s) => redactUrls(scrubSecrets(s)));
+}
+
 /**
  * A deep copy of a config with secrets replaced: keys named like secrets, the dotted
- * `secretPaths` (values that came from secret variables), URL credentials and registered values.
+ * `secretPaths` (values that came from secret variables), URL credentials and secret query
+ * values, and registered values.
  */
 export function redact<T>(value: T, secretPaths: ReadonlySet<string> = new Set(), path = ''): T {
-  if (typeof value === 'string') return scrubSecrets(value).replace(URL_CREDENTIALS, `$1${REDACTED}@`) as T;
+  if (typeof value === 'string') return redactUrls(scrubSecrets(value)) as T;
   if (Array.isArray(value)) {
     return value.map((v, i) => redact(v, secretPaths, path ? `${path}.${i}` : String(i))) as T;
   }

@@ -320,6 +320,13 @@ export const RunSchema = z
       .refine((v) => v === '' || /^rediss?:\/\//.test(v), {
         message: "expected a Redis URL such as 'redis://host:6379', or '' for rollouts in this process",
       }),
+    /** A model call without a reply for this long (s) is reported on the console, then every `slow_call_every_s`. */
+    slow_call_s: z.number().positive().default(15),
+    slow_call_every_s: z.number().positive().default(30),
+    /** On Ctrl-C or SIGTERM, the calls in flight get this long (s) to finish and be saved; then they are abandoned and made again on resume. */
+    stop_grace_s: z.number().nonnegative().default(3),
+    /** Every attempt to an endpoint refused for this long (s): the run stops, resumably, naming the URL. */
+    unreachable_s: z.number().positive().default(5),
   })
   .strict();
 

@@ -1,7 +1,9 @@
 /**
  * Deploying a trained skill: a run's `best_skill.md` written as `<skills folder>/<name>/SKILL.md`
  * where an agent reads it, with the `name` and `description` front matter an agent needs (the
- * skill's own, when it has some), after the diff against what is there. Each deployment keeps
+ * skill's own, when it has some; both checked against the Agent Skills rules; a description made
+ * from the run when none is given), after the diff against what is there, and with the tools its
+ * front matter lets the agent use without asking said, the broad ones warned of. Each deployment keeps
  * what it replaced in a journal beside the skills (`.skillopt-deploy/<name>/NNNN/`, a hidden
  * folder no agent reads as a skill), so that `rollback` puts back exactly the previous file (its
  * bytes and mode), or removes the file when the deployment created it.
@@ -10,15 +12,17 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
-import { skillMarkdown } from '../model/harness/skill-install.ts';
+import { DEFAULT_SKILL_DESCRIPTION, skillMarkdown } from '../model/harness/skill-install.ts';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
+import { skillDescriptionProblem, skillNameProblem } from '../skill/agent-skill.ts';
 import { frontMatter } from '../skill/regions.ts';
 import { unifiedDiff } from '../skill/document.ts';
 import { firstMissing } from '../util/paths.ts';
 import type { DeployAgent, Scope } from './agents.ts';
+import { describeFromRun } from './description.ts';
+import { allowedTools, broadTools, frontMatterField } from './front-matter.ts';
 import { skillsFolder } from './places.ts';
 
-const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const JOURNAL = '.skillopt-deploy';
 
 export interface DeployOptions {
@@ -45,8 +49,12 @@ export interface DeployResult {
   written: boolean;
   /** Where the replaced file is kept (absent: there was none, or nothing was written). */
   backup?: string;
+  /** The tools the skill's front matter lets the agent use without asking (`allowed-tools`). */
+  allowedTools: string[];
   /** Said to the user: defaults taken, what to check. */
   notes: string[];
+  /** What the user should look at before an agent uses the skill (broad `allowed-tools`). */
+  warnings: string[];
 }
 
 /** What a deployment recorded, to undo it. */
@@ -63,21 +71,6 @@ interface Entry {
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-/** `name:` and `description:` of a front matter block, unquoted (the block is not parsed as YAML: real files are not always valid YAML). */
-function frontMatterField(block: string, key: string): string | undefined {
-  const m = new RegExp(`^${key}[ \\t]*:[ \\t]*(.*)$`, 'm').exec(block);
-  if (!m) return undefined;
-  const raw = m[1]!.trim();
-  if (raw.startsWith('"')) {
-    try {
-      return JSON.parse(raw) as string;
-    } catch {
-      return raw.slice(1, -1);
-    }
-  }
-  return raw.startsWith("'") && raw.endsWith("'") ? raw.slice(1, -1).replace(/''/g, "'") : raw;
-}
 
 /** The run's env and the skill name and description its agent target used, when it had one. */
 function runDefaults(run: string): { env: string; name?: string; description?: string } {
@@ -96,11 +89,24 @@ function runDefaults(run: string): { env: string; name?: string; description?: s
 }
 
 function checkName(name: string, from: string): string {
-  if (!NAME.test(name))
-    throw new UserError(
-      `${from}: the skill name '${name}' must be lower-case letters, digits and hyphens (at most 64), as agents require`,
-    );
+  const problem = skillNameProblem(name);
+  if (problem) throw new UserError(`${from}: ${problem}`);
   return name;
+}
+
+function checkDescription(description: string, from: string): string {
+  const problem = skillDescriptionProblem(description);
+  if (problem) throw new UserError(`${from}: ${problem}`);
+  return description;
+}
+
+/** The env's name as a skill name: `skillopt-<env>`, in the characters a name may hold. */
+function nameFromEnv(env: string): string {
+  const slug = env
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return `skillopt-${slug || 'skill'}`.slice(0, 64).replace(/-+$/, '');
 }
 
 function entriesOf(dir: string): string[] {
@@ -124,41 +130,50 @@ export function deploySkill(o: DeployOptions): DeployResult {
   const skill = fs.readFileSync(best, 'utf8');
   if (!skill.trim()) throw new UserError(`${best} is empty: there is nothing to deploy`);
   const notes: string[] = [];
+  const warnings: string[] = [];
   const defaults = runDefaults(run);
   const block = frontMatter(skill);
   let name: string;
   let description: string;
+  if (o.description !== undefined) checkDescription(o.description, '--description');
   if (block) {
     const own = frontMatterField(block, 'name');
     if (!own)
       throw new UserError(
         `${best}: its front matter has no name; add one, or remove the front matter and deploy with --name`,
       );
-    name = checkName(own, best);
+    name = checkName(own, `${best} (its front matter)`);
     if (o.name && o.name !== name)
       throw new UserError(
         `--name ${o.name}: the skill's front matter names it '${name}' (an agent needs the folder and the name to agree); change the front matter or leave out --name`,
       );
-    description = frontMatterField(block, 'description') ?? '';
-    if (!description)
-      notes.push(`${best}: its front matter has no description; agents choose skills by it, so add one`);
+    if (o.description !== undefined)
+      throw new UserError(
+        `--description: ${best} has a front matter of its own, which is deployed as it is; change its description there, or remove the front matter`,
+      );
+    description = checkDescription(frontMatterField(block, 'description') ?? '', `${best} (its front matter)`);
   } else {
-    name = checkName(
-      o.name ??
-        defaults.name ??
-        `skillopt-${defaults.env
-          .toLowerCase()
-          .replace(/[^a-z0-9]+/g, '-')
-          .replace(/^-+|-+$/g, '')}`,
-      o.name ? '--name' : best,
-    );
-    description = o.description ?? defaults.description ?? '';
-    if (!description) {
-      description = `How to do ${defaults.env} tasks well, learned from scored attempts. Read it before doing such a task.`;
+    name = checkName(o.name ?? defaults.name ?? nameFromEnv(defaults.env), o.name ? '--name' : `${run}/config.json`);
+    if (o.description !== undefined) description = o.description;
+    else if (defaults.description && defaults.description !== DEFAULT_SKILL_DESCRIPTION)
+      description = checkDescription(
+        defaults.description,
+        `${run}/config.json (model.target.options.skill_description)`,
+      );
+    else {
+      description = describeFromRun(skill, run);
       notes.push(
-        'the description is a default: agents choose skills by it, so say with --description when this one should be used',
+        `the description was made from the run: "${description}". Agents choose skills by it: give your own with --description`,
       );
     }
+  }
+  const tools = allowedTools(block);
+  if (tools.length > 0) {
+    const broad = broadTools(tools);
+    if (broad.length > 0)
+      warnings.push(
+        `the skill's front matter lets the agent use, without asking, ${broad.map((b) => `${b.tool} (${b.why})`).join(', ')}: narrow or remove its allowed-tools in ${best} unless you mean it`,
+      );
   }
   const content = Buffer.from(skillMarkdown(skill, name, description), 'utf8');
   const folder = skillsFolder(o.agent, o.scope, o.env);
@@ -171,7 +186,7 @@ export function deploySkill(o: DeployOptions): DeployResult {
         after: file,
       })
     : '';
-  if (!changed || o.dryRun) return { file, name, diff, changed, written: false, notes };
+  if (!changed || o.dryRun) return { file, name, diff, changed, written: false, allowedTools: tools, notes, warnings };
 
   const createdDir = firstMissing(path.dirname(file));
   const journal = path.join(folder, JOURNAL, name);
@@ -198,7 +213,9 @@ export function deploySkill(o: DeployOptions): DeployResult {
     changed,
     written: true,
     ...(before ? { backup: path.join(entryDir, 'previous') } : {}),
+    allowedTools: tools,
     notes,
+    warnings,
   };
 }
 

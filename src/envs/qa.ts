@@ -6,19 +6,20 @@
  * files in its workspace; what it did comes back as traces.
  */
 import type { AgentTrace } from '../model/harness/trace.ts';
-import type { ChatResponse, ImagePart, Message, TextPart, Usage, WorkspaceFile } from '../model/types.ts';
+import {
+  addUsage,
+  type ChatResponse,
+  type ImagePart,
+  type Message,
+  type TextPart,
+  type Usage,
+  type WorkspaceFile,
+} from '../model/types.ts';
 import { extractAnswer, type ExtractRule, type Extracted } from './scoring/extract.ts';
 import type { Score } from './scoring/types.ts';
 import type { ConversationEntry, Item, RolloutContext, Trajectory } from './types.ts';
 
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cached: a.cached + b.cached,
-    reasoning: a.reasoning + b.reasoning,
-  };
-}
+export { addUsage };
 
 export interface AskOptions {
   system: string;

@@ -1,7 +1,8 @@
 /**
  * The response cache: model answers in SQLite, shared by every run on the machine, keyed by the
  * full request (backend, model, base URL, every parameter, the messages with the content of
- * local images, and the sample index). Only successful answers are stored. Several processes may
+ * local images, and the sample index). Only successful answers are stored, and without the keys in
+ * use (a reply that echoes one keeps `****` in its place, as the run's files do). Several processes may
  * read and write at once (WAL journal, a short busy timeout). Modes: `read_write`; `read_only`
  * (use, never add); `off`; `replay` (a call missing from the cache is an error, so a recorded run
  * re-runs offline, exactly and for free).
@@ -16,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
+import { scrubSecrets } from '../config/redact.ts';
 import { requestKey } from './request-key.ts';
 import { validReply } from './structured.ts';
 import type { AgentTrace } from './harness/trace.ts';
@@ -106,7 +108,7 @@ export class ResponseCache {
 
   /** Writes an answer now, in a transaction of its own. */
   put(key: string, model: string, value: Stored): void {
-    this.putStmt.run(key, model, new Date().toISOString(), JSON.stringify(value));
+    this.putStmt.run(key, model, new Date().toISOString(), stored(value));
   }
 
   /**
@@ -117,7 +119,7 @@ export class ResponseCache {
    */
   store(key: string, model: string, value: Stored, failed: (reason: string) => void): void {
     if (Date.now() < this.writesPausedUntil) return;
-    this.pending.set(key, [key, model, new Date().toISOString(), JSON.stringify(value)]);
+    this.pending.set(key, [key, model, new Date().toISOString(), stored(value)]);
     this.onFailure = failed;
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -147,6 +149,9 @@ export class ResponseCache {
     this.db.close();
   }
 }
+
+/** An answer as the cache keeps it: without the keys in use (a reply may echo one), like every file of a run. */
+const stored = (value: Stored): string => scrubSecrets(JSON.stringify(value));
 
 const isLocalImage = (p: { type: string; image?: string }) =>
   p.type === 'image' && !/^(data:|https?:)/i.test(p.image ?? '');

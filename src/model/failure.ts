@@ -4,6 +4,7 @@
  * `kind` to retry, back off, slow down or give up.
  */
 import { APICallError } from '@ai-sdk/provider';
+import type { Usage } from './types.ts';
 
 export type FailureKind =
   /** 429: slow down and retry (after `retryAfterMs` when the server says so). */
@@ -24,7 +25,11 @@ export type FailureKind =
   | 'bad_request'
   /** 400 about this one request only (context too long, content filter): no retry, not fatal. */
   | 'rejected'
-  /** The output token limit ran out before any answer (a reasoning model that thought too long): a retry would too. */
+  /**
+   * The output token limit ran out: before any answer (a reasoning model that thought too long: a
+   * retry would too), or in the middle of a structured reply (`cutOff` set: retried once with
+   * more room, never repaired into an object).
+   */
   | 'truncated';
 
 const RETRYABLE: ReadonlySet<FailureKind> = new Set(['rate_limit', 'timeout', 'server', 'network', 'bad_response']);
@@ -39,6 +44,8 @@ export class CallFailure extends Error {
     readonly retryAfterMs?: number,
     /** What to check when every call fails this way, when the kind alone would point elsewhere. */
     readonly advice?: string,
+    /** A structured reply cut off by the output limit: the limit in force, and what the cut-off reply cost. */
+    readonly cutOff?: { outputLimit?: number; usage: Usage; costUsd: number | null },
   ) {
     super(message);
   }

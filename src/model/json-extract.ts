@@ -2,6 +2,8 @@
  * Finding the JSON object in a model's reply: a ```json fence first, then the span from the
  * first '{' to the last '}', then a tolerant repair, but only when the text holds exactly one
  * object that looks like JSON (never a guess between several, never prose such as `{op: x}`).
+ * With `whole`, an object the text ends inside (a reply cut off by the output limit) is not
+ * repaired either: closing it would make up an ending the model never wrote.
  */
 import { jsonrepair } from 'jsonrepair';
 
@@ -47,7 +49,24 @@ function looksLikeJson(candidate: string): boolean {
   return /^\{\s*["}]/.test(candidate.trim());
 }
 
-export function extractJson(text: string): unknown {
+/** Whether `text` ends inside an object it opened (or inside a string of one). */
+export function endsInsideObject(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = depth > 0;
+    else if (ch === '{') depth++;
+    else if (ch === '}' && depth > 0) depth--;
+  }
+  return depth > 0;
+}
+
+export function extractJson(text: string, options: { whole?: boolean } = {}): unknown {
   if (!text) return undefined;
   const fence = text.match(FENCE);
   if (fence) {
@@ -70,6 +89,7 @@ export function extractJson(text: string): unknown {
     if (objects.length === 1) candidate = objects[0];
   }
   if (candidate === undefined || !looksLikeJson(candidate)) return undefined;
+  if (options.whole && endsInsideObject(candidate)) return undefined;
   try {
     const repaired = JSON.parse(jsonrepair(candidate)) as unknown;
     return repaired && typeof repaired === 'object' && !Array.isArray(repaired) && Object.keys(repaired).length > 0

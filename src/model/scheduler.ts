@@ -2,7 +2,8 @@
  * The one path of every model call through its pool: wait for a slot, be admitted (no call is
  * sent once the run is stopping), call with a per-call timeout that covers the whole reply, and
  * on failure decide: retry (after the wait the server asked for, else exponential backoff with
- * jitter; 429s, 5xx, timeouts, dropped connections and unreadable replies), or stop at once
+ * jitter; 429s, 5xx, timeouts, dropped connections and unreadable replies; a structured reply cut
+ * off by the output limit, once, at once, with twice the room), or stop at once
  * (401/403, 404, a bad request built from the configuration, a role whose every call fails
  * alike: a `FatalModelError` that ends the run; a provider asking for a longer wait than the
  * role's cap: a `RunStop` that ends it resumably), or give up after the last retry with an
@@ -14,6 +15,9 @@ import { EndpointHealth } from './endpoint-health.ts';
 import { CallFailure, classifyFailure, type FailureKind } from './failure.ts';
 import type { Pool } from './pool.ts';
 import type { ProviderResponse } from './providers/ai-sdk-model.ts';
+import { cutOffError, moreRoom, withCost } from './cut-off.ts';
+import { isRefusal, type EndpointReach } from './reach.ts';
+import type { SlowCalls } from './slow-calls.ts';
 import { FatalModelError, InfraError, RunStop, type ChatModel, type ChatRequest, type ChatResponse } from './types.ts';
 
 export interface RetryPolicy {
@@ -45,7 +49,14 @@ export interface SchedulerHooks {
   admission?: Admission;
   /** The provider's pace shared with other processes (rollout workers), on top of the pool's own. */
   pace?: PaceGate;
+  /** Where calls without a reply for long are reported. */
+  slowCalls?: SlowCalls;
+  /** Refused connections per endpoint, shared by the run's models: a server that is down stops the run. */
+  reach?: EndpointReach;
 }
+
+/** Between refused attempts to an endpoint, while it is not yet known to be down (ms). */
+const REFUSED_RETRY_MS = 500;
 
 /** A pace shared by several processes calling one provider: a start slot, and the waits it asks for. */
 export interface PaceGate {
@@ -75,17 +86,6 @@ const FATAL_HINT: Partial<Record<FailureKind, string>> = {
     'the provider rejected a request built from the configuration: check the model and its settings (options, max_output_tokens, json_schema, reasoning_effort)',
 };
 
-/**
- * The setting that gave a call its output token limit: the call's own (the env's for rollouts,
- * the judge's, the optimizer's for its calls), else the role's.
- */
-function outputLimitSetting(label: string, req: ChatRequest): string {
-  if (req.maxOutputTokens === undefined) return `${label}.max_output_tokens`;
-  if (req.purpose === 'judge') return 'env.scorer.max_output_tokens';
-  if (label === 'model.target') return 'env.max_completion_tokens';
-  return /rewrite/.test(req.purpose) ? 'model.rewrite_max_completion_tokens' : 'model.optimizer_max_completion_tokens';
-}
-
 /** Rough size of a request in tokens, for the TPM bucket before the real count is known. */
 export function estimateTokens(req: ChatRequest): number {
   let chars = req.system?.length ?? 0;
@@ -109,6 +109,8 @@ export class ScheduledModel implements ChatModel {
   readonly agentic?: boolean;
   private readonly health: EndpointHealth;
   private readonly admission: Admission;
+  /** The endpoint the backend calls, when it has one (an agent CLI has none). */
+  private readonly url: string | undefined;
 
   constructor(
     private readonly inner: ChatModel,
@@ -120,7 +122,8 @@ export class ScheduledModel implements ChatModel {
   ) {
     this.id = inner.id;
     this.agentic = inner.agentic;
-    this.health = new EndpointHealth(label, inner.id, (inner as { url?: string }).url);
+    this.url = (inner as { url?: string }).url;
+    this.health = new EndpointHealth(label, inner.id, this.url);
     this.admission = hooks.admission ?? new Admission();
   }
 
@@ -129,45 +132,103 @@ export class ScheduledModel implements ChatModel {
     return ceiling * (0.5 + 0.5 * (this.policy.random ?? Math.random)());
   }
 
+  /** The run's stop, or the caller's abort: what ends a wait of this call. */
+  private stopSignal(req: ChatRequest): AbortSignal {
+    return req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal;
+  }
+
+  /** A wait that ends at the run's stop: then it throws the stop (or the caller's abort). */
+  private async untilStop<T>(req: ChatRequest, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await wait(this.stopSignal(req));
+    } catch (err) {
+      throw req.signal?.aborted ? err : (this.admission.stopped ?? err);
+    }
+  }
+
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const estimate = estimateTokens(req);
     let admitted = false;
     let call = -1;
     let waited = 0;
+    // A structured reply cut off by the output limit is asked for once more, with twice the room.
+    let cutOff: CallFailure | undefined;
+    let sent = req;
     try {
       for (let attempt = 0; ; attempt++) {
-        await this.pool.acquire(estimate, req.signal);
+        await this.untilStop(req, (signal) => this.pool.acquire(estimate, signal));
         let outcome: Attempt;
         try {
-          if (this.hooks.pace) await this.hooks.pace.acquire(req.signal);
+          if (this.hooks.pace) await this.untilStop(req, (signal) => this.hooks.pace!.acquire(signal));
           if (!admitted) {
             this.admission.enter();
             admitted = true;
             req.onSent?.();
             call = this.health.begin();
           } else if (this.admission.stopped) throw this.admission.stopped;
-          outcome = await this.send(req, estimate);
+          outcome = await this.send(sent, estimate);
         } finally {
           this.pool.release();
         }
         if ('answer' in outcome) {
           this.health.succeeded();
-          return { ...outcome.answer, retries: attempt };
+          const paid = cutOff?.cutOff;
+          const answer = paid ? withCost(outcome.answer, paid.usage, paid.costUsd) : outcome.answer;
+          return { ...answer, retries: attempt };
         }
-        const wait = this.nextWait(req, call, outcome.failure, outcome.startedAt, attempt, waited);
+        const { failure } = outcome;
+        const room = cutOff ? undefined : moreRoom(failure);
+        if (room !== undefined) {
+          cutOff = failure;
+          sent = { ...req, maxOutputTokens: room };
+          this.hooks.onFailure?.(failure, false);
+          continue;
+        }
+        // Twice the room did not do: the call fails as cut off (a provider refusing that many tokens included).
+        if (cutOff && (failure.kind === 'truncated' || failure.kind === 'bad_request' || failure.kind === 'rejected')) {
+          this.hooks.onFailure?.(failure, true);
+          throw this.giveUp(req, cutOff, attempt, { room: sent.maxOutputTokens!, again: failure });
+        }
+        const refusedWait = this.refusedWait(failure);
+        // A refusal spends no retry: whether the endpoint is down is decided by the time refused.
+        if (refusedWait !== undefined) attempt--;
+        const wait = refusedWait ?? this.nextWait(req, call, failure, outcome.startedAt, attempt, waited);
         waited += wait.ms;
         this.reportWait(wait.ms, wait.reason);
-        try {
-          await sleep(wait.ms, undefined, {
-            signal: req.signal ? AbortSignal.any([req.signal, this.admission.signal]) : this.admission.signal,
-          });
-        } catch (err) {
-          throw req.signal?.aborted ? err : (this.admission.stopped ?? err);
-        }
+        await this.untilStop(req, (signal) => sleep(wait.ms, undefined, { signal }));
       }
     } finally {
       if (admitted) this.admission.leave();
     }
+  }
+
+  /**
+   * After an attempt refused at the connection: the short wait before the next one, or, when
+   * every attempt to the endpoint has been refused for long enough, the stop of the run.
+   * Undefined for any other failure, which shows the endpoint is there.
+   */
+  private refusedWait(failure: CallFailure): { ms: number; reason: string } | undefined {
+    const reach = this.hooks.reach;
+    // A call of one attempt (a check of the endpoint) says at once what the attempt met.
+    if (!reach || !this.url || this.policy.maxRetries === 0) return undefined;
+    if (!isRefusal(failure)) {
+      reach.reached(this.url);
+      return undefined;
+    }
+    this.hooks.onFailure?.(failure, false);
+    const refusedFor = reach.refused(this.url);
+    if (refusedFor >= reach.forMs)
+      throw this.admission.halt(
+        new RunStop(
+          `${this.label} (${this.id}): every connection to ${this.url} was refused for ${duration(refusedFor)} (last: ${failure.message}): is the server running and listening there? ` +
+            `Check ${this.label}.base_url (or the backend's *_BASE_URL variable). The run is saved: start the server, then run the same command to resume`,
+          'unreachable',
+        ),
+      );
+    return {
+      ms: Math.max(10, Math.min(REFUSED_RETRY_MS, reach.forMs - refusedFor)),
+      reason: 'the connection was refused',
+    };
   }
 
   /** One attempt: its answer, or its classified failure. */
@@ -179,7 +240,9 @@ export class ScheduledModel implements ChatModel {
       timedOut = true;
       timer.abort(new Error('per-call timeout'));
     }, this.policy.timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
+    // The caller's abort, the timeout, and the end of the grace after the user's stop.
+    const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), timer.signal, this.admission.abandoned]);
+    const ended = this.hooks.slowCalls?.begin(this.label, this.id, this.policy.timeoutMs);
     try {
       const res = (await this.inner.complete({ ...req, signal })) as ProviderResponse;
       this.pool.onSuccess();
@@ -191,9 +254,12 @@ export class ScheduledModel implements ChatModel {
         this.hooks.pace?.pause(ms);
         this.reportWait(ms, "the provider's rate-limit window is used up until it resets: no call starts before then");
       }
+      if (this.url) this.hooks.reach?.reached(this.url);
       return { answer };
     } catch (err) {
       if (req.signal?.aborted) throw err;
+      // Given up unanswered at the end of the grace: made again when the run resumes.
+      if (this.admission.abandoned.aborted && !timedOut) throw this.admission.stopped ?? err;
       // Our timer fired, whatever the SDK made of the aborted read (headers or body).
       const failure = timedOut
         ? new CallFailure(
@@ -205,6 +271,7 @@ export class ScheduledModel implements ChatModel {
       return { failure, startedAt };
     } finally {
       clearTimeout(clock);
+      ended?.();
     }
   }
 
@@ -265,14 +332,14 @@ export class ScheduledModel implements ChatModel {
     };
   }
 
-  /** The error of a call given up (no retry left, or none would help). */
-  private giveUp(req: ChatRequest, failure: CallFailure, attempt: number): InfraError {
-    if (failure.kind === 'truncated')
-      return new InfraError(
-        `${this.label}: ${failure.message}: raise ${outputLimitSetting(this.label, req)}`,
-        'truncated',
-        attempt,
-      );
+  /** The error of a call given up (no retry left, or none would help); `retried`: a cut-off reply asked for again with more room. */
+  private giveUp(
+    req: ChatRequest,
+    failure: CallFailure,
+    attempt: number,
+    retried?: { room: number; again: CallFailure },
+  ): InfraError {
+    if (failure.kind === 'truncated') return cutOffError(this.label, req, failure, attempt, retried);
     if (!failure.retryable)
       return new InfraError(
         `${this.label}: the provider rejected this request: ${failure.message}`,

@@ -11,15 +11,17 @@
  * Training and `skillopt eval` both build their models here, and only here.
  */
 import path from 'node:path';
-import { registerSecretsOf } from '../config/redact.ts';
+import { registerSecretsOf, registerUrlSecrets } from '../config/redact.ts';
 import type { Config, RoleConfig } from '../config/schema.ts';
 import { Admission } from './admission.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
 import { Ledger, LedgerModel, type Totals } from './ledger.ts';
 import { Pool } from './pool.ts';
 import { getBackend, type BackendContext } from './registry.ts';
+import { EndpointReach } from './reach.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
 import { ScheduledModel, type PaceGate } from './scheduler.ts';
+import { SlowCalls } from './slow-calls.ts';
 import { FatalModelError, type ChatModel, type Role, type RunStop } from './types.ts';
 
 export type { ModelEvent } from './retry-watch.ts';
@@ -107,6 +109,8 @@ export class ModelStack {
   private cache: ResponseCache | undefined;
   private readonly environment: Record<string, string | undefined>;
   private readonly watch: RetryWatch;
+  private readonly slowCalls: SlowCalls;
+  private readonly reach: EndpointReach;
 
   constructor(
     private readonly config: Config,
@@ -115,9 +119,21 @@ export class ModelStack {
     this.ledger = new Ledger(options.ledgerFile);
     this.environment = options.environment ?? process.env;
     registerSecretsOf(this.environment);
-    this.watch = new RetryWatch((e) => options.onEvent?.(e));
+    const emit = (e: ModelEvent) => options.onEvent?.(e);
+    this.watch = new RetryWatch(emit);
+    const run = config.run;
+    this.slowCalls = new SlowCalls(emit, { afterMs: run.slow_call_s * 1000, everyMs: run.slow_call_every_s * 1000 });
+    this.reach = new EndpointReach(run.unreachable_s * 1000);
     const limit = options.limit;
-    this.admission = new Admission(limit ? (inFlight) => limit(this.ledger.totals(), inFlight) : undefined);
+    this.admission = new Admission(limit ? (inFlight) => limit(this.ledger.totals(), inFlight) : undefined, {
+      graceMs: run.stop_grace_s * 1000,
+      onAbandon: (calls, graceMs) =>
+        emit({
+          type: 'log',
+          level: 'warn',
+          message: `${calls === 1 ? '1 model call' : `${calls} model calls`} still without a reply ${graceMs / 1000} s after the stop ${calls === 1 ? 'is' : 'are'} abandoned: the run makes ${calls === 1 ? 'it' : 'them'} again when it resumes (run.stop_grace_s)`,
+        }),
+    });
   }
 
   /**
@@ -126,6 +142,7 @@ export class ModelStack {
    * one, else `pool`, else the role's own.
    */
   async model(role: Role, rc: RoleConfig = this.config.model[role] as RoleConfig, pool?: string): Promise<ChatModel> {
+    registerUrlSecrets(rc.base_url);
     const override = rc === this.config.model[role] ? this.options.override?.[role] : undefined;
     if (override) return this.wrap(role, override, rc, { pool, cached: false });
     const notice = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
@@ -159,6 +176,8 @@ export class ModelStack {
       onWait: (ms, reason) => this.watch.waiting(role, inner.id, ms, reason),
       admission: this.admission,
       pace: this.options.sharedPace?.(JSON.stringify([poolName, inner.id, url ?? null]), { rpm: rc.rpm }),
+      slowCalls: this.slowCalls,
+      reach: this.reach,
     });
     if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
       const warn = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });

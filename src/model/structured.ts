@@ -1,11 +1,12 @@
 /**
  * Structured replies: ask for JSON (the provider's JSON-schema mode where the role allows it,
  * else the schema described in the prompt), read it (the provider's parsed object, else the
- * object found in the text, repaired if need be), validate it with the schema, and on failure ask
- * once more, quoting what was wrong.
+ * object found in the text, repaired if need be, but never one the text ends inside: a reply cut
+ * off is not made whole), validate it with the schema, and on failure ask once more, quoting what
+ * was wrong.
  */
 import type { z } from 'zod';
-import { extractJson } from './json-extract.ts';
+import { endsInsideObject, extractJson } from './json-extract.ts';
 import type { ChatModel, ChatRequest, ChatResponse } from './types.ts';
 
 export class StructuredOutputError extends Error {
@@ -31,8 +32,14 @@ export function validReply<T>(
   schema: z.ZodType<T>,
   text: string,
 ): { ok: true; value: T } | { ok: false; problem: string } {
-  const candidate = extractJson(text);
-  if (candidate === undefined) return { ok: false, problem: 'the reply holds no JSON object' };
+  const candidate = extractJson(text, { whole: true });
+  if (candidate === undefined)
+    return {
+      ok: false,
+      problem: endsInsideObject(text)
+        ? 'the reply ends before its JSON object does (cut off?)'
+        : 'the reply holds no JSON object',
+    };
   const result = schema.safeParse(candidate);
   return result.success ? { ok: true, value: result.data } : { ok: false, problem: describeIssues(result.error) };
 }

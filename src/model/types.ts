@@ -103,6 +103,21 @@ export interface Usage {
 
 export const ZERO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cached: 0, reasoning: 0 });
 
+/** The usage of two calls together. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const sum: Usage = {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cached: a.cached + b.cached,
+    reasoning: a.reasoning + b.reasoning,
+  };
+  if (a.cacheWrite !== undefined || b.cacheWrite !== undefined)
+    sum.cacheWrite = (a.cacheWrite ?? 0) + (b.cacheWrite ?? 0);
+  if (a.cacheWrite1h !== undefined || b.cacheWrite1h !== undefined)
+    sum.cacheWrite1h = (a.cacheWrite1h ?? 0) + (b.cacheWrite1h ?? 0);
+  return sum;
+}
+
 export interface ChatResponse {
   text: string;
   /** The validated object, when the request had a schema. */
@@ -167,16 +182,18 @@ export class ModelConfigError extends FatalModelError {
 }
 
 /**
- * A stop of the run that a limit asked for: a budget reached, a provider asking to wait longer
- * than the role's cap. No call is sent after it; the calls in flight finish and are recorded; the
- * run saves its state and ends, and the same command resumes it.
+ * A stop of the run: a budget reached, a provider asking to wait longer than the role's cap, an
+ * endpoint refusing every connection, the user's Ctrl-C. No call is sent after it; the calls in
+ * flight finish and are recorded (after the user's stop, those still unanswered after a short
+ * grace are abandoned, and made again on resume); the run saves its state and ends, and the same
+ * command resumes it.
  */
 export class RunStop extends Error {
   override name = 'RunStop';
   constructor(
     message: string,
-    /** What stopped it, for the run's `run_stopped` event: a limit, or the user (Ctrl-C). */
-    readonly reason: 'budget' | 'wait' | 'interrupted',
+    /** What stopped it, for the run's `run_stopped` event: a limit, an endpoint that is down, or the user (Ctrl-C). */
+    readonly reason: 'budget' | 'wait' | 'unreachable' | 'interrupted',
     /** The budget limit reached (its key and value), so that a resume can raise it. */
     readonly limit?: { key: string; limit: number },
   ) {

@@ -69,13 +69,27 @@ export function resumeCommand(inv: Invocation, runDir: string, extra: string[] =
   return [inv.program ?? 'skillopt', ...resumeArgs(inv, runDir, extra, cwd, true).map(shellWord)].join(' ');
 }
 
-/** The words of a command line as a POSIX shell splits them: plain words, '…' quotes and \-escapes (what `shellWord` writes). */
+/**
+ * The words of a command line as a POSIX shell splits them: plain words, '…' and "…" quotes
+ * (in which a backslash escapes only $ ` " \ and a newline) and \-escapes (what `shellWord`
+ * writes, and how agent CLIs quote the commands they run).
+ */
 export function shellSplit(line: string): string[] {
   const words: string[] = [];
   let word: string | undefined;
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
-    if (c === "'") {
+    if (c === '"') {
+      let part = '';
+      let j = i + 1;
+      for (; j < line.length && line[j] !== '"'; j++) {
+        if (line[j] === '\\' && j + 1 < line.length && '$`"\\\n'.includes(line[j + 1]!)) j++;
+        part += line[j];
+      }
+      if (j >= line.length) throw new Error(`unbalanced quote in: ${line}`);
+      word = (word ?? '') + part;
+      i = j;
+    } else if (c === "'") {
       const end = line.indexOf("'", i + 1);
       if (end < 0) throw new Error(`unbalanced quote in: ${line}`);
       word = (word ?? '') + line.slice(i + 1, end);

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
+import { redactRecord } from '../config/redact.ts';
 import { streamSSE } from 'hono/streaming';
 import type { ActionAccess } from './actions/access.ts';
 import { ConfigRoots } from './actions/config-roots.ts';
@@ -156,10 +157,11 @@ export function createDashboardApp(options: DashboardAppOptions) {
     for (const dir of readers.keys()) if (!present.has(dir) && !fs.existsSync(dir)) readers.delete(dir);
     const rows = runs.map((loc) => readerFor(loc).overview());
     rows.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '') || b.updatedAt - a.updatedAt);
-    return c.json({ roots: roots.roots.map((r) => r.given), problems, runs: rows });
+    // Records of earlier versions may hold a key in a URL (`?api-key=…`): none is served.
+    return c.json(redactRecord({ roots: roots.roots.map((r) => r.given), problems, runs: rows }));
   });
 
-  app.get('/api/run', (c) => c.json(runOf(c).detail()));
+  app.get('/api/run', (c) => c.json(redactRecord(runOf(c).detail())));
 
   app.get('/api/history', (c) => {
     const reader = runOf(c);
@@ -229,7 +231,7 @@ export function createDashboardApp(options: DashboardAppOptions) {
       );
     const read = readTextCapped(reader.run.root, file, MAX_FILE_BYTES);
     if (!read) throw new HttpError(404, `no file ${rel} in this run`);
-    return c.json({ path: rel, ...read });
+    return c.json(redactRecord({ path: rel, ...read }));
   });
 
   app.get('/api/evals', (c) => c.json({ evals: listEvals(runOf(c).run) }));

@@ -270,7 +270,7 @@ describe('Ctrl-C', () => {
     assert.ok(!run.gone(), 'still training when interrupted');
     run.child.kill('SIGINT');
     assert.equal(await run.exited, 130, run.out.stderr);
-    assert.match(run.out.stderr, /SIGINT: stopping at a safe point/);
+    assert.match(run.out.stderr, /SIGINT: stopping: no new model call starts/);
     assert.match(
       run.out.stdout,
       /\[stopped: interrupted\] interrupted: the calls in flight finished and are saved; the run resumes after step \d/,
@@ -294,12 +294,12 @@ describe('Ctrl-C', () => {
 
   it('SIGTERM does the same; a second signal exits at once, without waiting for the calls in flight', async () => {
     const out = path.join(tmpDir(), 'run');
-    // Calls slow enough that the safe stop cannot be over before the second signal.
+    // Calls slow enough that the stop's grace (3 s) cannot be over before the second signal.
     const run = spawnTrain(['--config', SIM_CONFIG, '--out', out, '--set', 'model.target.options.latency_ms=60000']);
     await until(() => /"stage":"baseline"/.test(eventsOf(out)) || run.gone());
     run.child.kill('SIGTERM');
-    await until(() => run.out.stderr.includes('stopping at a safe point') || run.gone());
-    assert.match(run.out.stderr, /SIGTERM: stopping at a safe point/);
+    await until(() => run.out.stderr.includes('no new model call starts') || run.gone());
+    assert.match(run.out.stderr, /SIGTERM: stopping: no new model call starts/);
     run.child.kill('SIGINT');
     assert.equal(await run.exited, 130);
     assert.match(run.out.stderr, /SIGINT again: exiting now/);

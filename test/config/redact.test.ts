@@ -68,8 +68,25 @@ it('a registered key is removed wherever it is written, in whatever form; text m
   // A skill about HTTP APIs keeps its example.
   const skill = 'Send `Authorization: Bearer <token>` with sk-example-placeholder values.';
   assert.equal(scrubSecrets(skill), skill);
-  registerSecret('short');
-  assert.equal(scrubSecrets('a short answer'), 'a short answer', 'values under 8 characters are not registered');
+});
+
+it('a configured key shorter than 8 characters is removed wherever it stands alone, and JSON stays JSON', () => {
+  registerSecret('k3y-7');
+  registerSecret('4711');
+  assert.equal(scrubSecrets('sent k3y-7, "k3y-7" and Bearer k3y-7'), 'sent ****, "****" and Bearer ****');
+  assert.equal(
+    scrubSecrets('ak3y-7 and k3y-77 stay'),
+    'ak3y-7 and k3y-77 stay',
+    'inside a longer word it is not the key',
+  );
+  assert.equal(
+    scrubSecrets('{"pin": "4711", "count": 4711, "list": [4711]}'),
+    '{"pin": "****", "count": 4711, "list": [4711]}',
+  );
+  assert.equal(scrubSecrets('the key 4711 was refused'), 'the key **** was refused');
+  // A variable's value is only a guess at a secret: a short one is not taken.
+  registerSecretsOf({ OTHER_API_KEY: 'abc12' });
+  assert.equal(scrubSecrets('abc12'), 'abc12');
 });
 
 it('a config loses URL credentials and registered values too', () => {

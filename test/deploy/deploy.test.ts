@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { deploySkill, rollbackSkill } from '../../src/deploy/deploy.ts';
 import { DEPLOY_AGENTS, type DeployAgent } from '../../src/deploy/agents.ts';
 import { UserError } from '../../src/errors.ts';
+import { DEFAULT_SKILL_DESCRIPTION } from '../../src/model/harness/skill-install.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 
@@ -142,7 +143,7 @@ describe('deploy', () => {
     const project = tmpDir();
     const run = fakeRun('Rule.\n');
     const r = deploySkill({ run, agent: 'cursor', scope: { project } });
-    assert.ok(r.notes.some((n) => /description is a default/.test(n)));
+    assert.ok(r.notes.some((n) => /the description was made from the run/.test(n)));
     const again = deploySkill({ run, agent: 'cursor', scope: { project } });
     assert.deepEqual([again.changed, again.written, again.diff], [false, false, '']);
     rollbackSkill({ agent: 'cursor', scope: { project } });
@@ -164,7 +165,7 @@ describe('deploy', () => {
     );
     assert.throws(
       () => deploySkill({ run: fakeRun('x'), agent: 'agents', scope: { project }, name: 'My Skill' }),
-      /--name: the skill name 'My Skill' must be lower-case/,
+      /--name: the skill name 'My Skill' holds other characters than lower-case letters/,
     );
     assert.throws(
       () => deploySkill({ run: tmpDir(), agent: 'agents', scope: { project } }),
@@ -205,5 +206,144 @@ describe('deploy', () => {
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--project and --user name two places/);
     assert.equal(runCli(['deploy', run, '--to', 'gemini'], { cwd: project, env }).status, 2);
+  });
+});
+
+describe('what an agent chooses a skill by', () => {
+  it('a name or a description against the Agent Skills rules is refused with exit 2, and nothing is written', () => {
+    const run = fakeRun('Answer in lower case.\n');
+    const project = tmpDir();
+    const refused: [string[], RegExp][] = [
+      [
+        ['--description', 'x'.repeat(1025)],
+        /--description: the skill description has 1,025 characters, more than the 1,024/,
+      ],
+      [['--description', 'Use for <b>trivia</b>.'], /--description: the skill description holds '<' or '>'/],
+      [['--name', 'ab-'], /--name: the skill name 'ab-' starts or ends with a hyphen/],
+      [['--name', 'a--b'], /--name: the skill name 'a--b' has two hyphens in a row/],
+      [['--name', 'a'.repeat(65)], /has 65 characters: a skill name is 1 to 64/],
+    ];
+    for (const [flags, why] of refused) {
+      const r = runCli(['deploy', run, '--to', 'copilot', ...flags], { cwd: project, env: { HOME: project } });
+      assert.equal(r.status, 2, flags.join(' '));
+      assert.match(r.stderr, why);
+    }
+    assert.deepEqual(fs.readdirSync(project), []);
+    const own = fakeRun('---\nname: house-\ndescription: Rules.\n---\n\nRule.\n');
+    assert.throws(
+      () => deploySkill({ run: own, agent: 'copilot', scope: { project } }),
+      (e: Error) =>
+        e instanceof UserError && /\(its front matter\): the skill name 'house-' starts or ends/.test(e.message),
+    );
+    const longest = deploySkill({ run, agent: 'copilot', scope: { project }, description: 'y'.repeat(1024) });
+    assert.equal(longest.written, true, 'a description of exactly 1,024 characters is fine');
+  });
+
+  it('an agent target refuses the same names and descriptions in its options, naming the file and the key', async () => {
+    const { configWith } = await import('../helpers/model-config.ts');
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ skill_name: 'a--b' }, /model\.target\.options\.skill_name: the skill name 'a--b' has two hyphens in a row/],
+      [{ skill_name: '-ab' }, /model\.target\.options\.skill_name: the skill name '-ab' starts or ends with a hyphen/],
+      [
+        { skill_description: 'z'.repeat(1100) },
+        /model\.target\.options\.skill_description: the skill description has 1,100 characters/,
+      ],
+    ];
+    for (const [options, why] of cases) {
+      const role = { backend: 'copilot_exec', options };
+      assert.throws(
+        () => configWith({ model: { target: role, optimizer: { backend: 'sim', model: 'sim-1' } } }),
+        (e: Error) => e instanceof UserError && /config\.yaml: /.test(e.message) && why.test(e.message),
+      );
+    }
+  });
+
+  it('the default description is made from the skill and the tasks of the run, not a placeholder', () => {
+    const skill =
+      "# Routing Support Messages\n\nRead the customer's message and name the one team that should handle it. Then stop.\n\n- Refunds go to billing.\n";
+    const results = [
+      {
+        id: 'test-0001',
+        hard: 1,
+        soft: 1,
+        task_type: 'billing',
+        task: 'I was charged twice for my order #4411, please refund one of the charges.',
+      },
+      { id: 'test-0002', hard: 0, soft: 0, task_type: 'shipping', task: 'Where is my parcel?' },
+      {
+        id: 'test-0003',
+        hard: 1,
+        soft: 1,
+        task_type: 'returns',
+        task: 'Can I send back the <small> jacket?\nIt does not fit.',
+      },
+    ];
+    const config = {
+      env: { name: 'tasks' },
+      model: {
+        target: {
+          backend: 'codex_exec',
+          options: { skill_name: 'support-routing', skill_description: DEFAULT_SKILL_DESCRIPTION },
+        },
+      },
+    };
+    const run = fakeRun(skill, config);
+    writeFiles(run, { 'test_eval/results.jsonl': `${results.map((r) => JSON.stringify(r)).join('\n')}\n` });
+    const project = tmpDir();
+    const r = deploySkill({ run, agent: 'codex', scope: { project } });
+    const expected =
+      'Routing Support Messages: read the customer\'s message and name the one team that should handle it. Use it for tasks like "Where is my parcel?" (billing, returns, shipping).';
+    assert.ok(
+      fs
+        .readFileSync(r.file, 'utf8')
+        .startsWith(`---\nname: support-routing\ndescription: ${JSON.stringify(expected)}\n---\n`),
+    );
+    assert.ok(r.notes.some((n) => n.includes(expected) && /--description/.test(n)));
+    // A description the user set for the agent target is theirs.
+    const own = fakeRun(skill, {
+      ...config,
+      model: { target: { options: { skill_description: 'Route support tickets.' } } },
+    });
+    assert.match(
+      fs.readFileSync(deploySkill({ run: own, agent: 'claude', scope: { project } }).file, 'utf8'),
+      /description: "Route support tickets\."/,
+    );
+    // A run with no results yet: the skill alone says what it is.
+    const bare = deploySkill({
+      run: fakeRun('- Dates as YYYY-MM-DD.\n', { env: { name: 'tasks' } }),
+      agent: 'agents',
+      scope: { project },
+    });
+    assert.match(
+      fs.readFileSync(bare.file, 'utf8'),
+      /^---\nname: skillopt-tasks\ndescription: "Dates as YYYY-MM-DD\."\n---/,
+    );
+    assert.doesNotMatch(fs.readFileSync(bare.file, 'utf8'), /How to do/);
+  });
+
+  it("the skill's own allowed-tools are shown with the diff, and broad ones are warned of", () => {
+    const project = tmpDir();
+    const deploy = (skill: string) =>
+      runCli(['deploy', fakeRun(skill), '--to', 'claude', '--dry-run'], { cwd: project, env: { HOME: project } });
+    const rm = deploy(
+      '---\nname: cleanup\ndescription: Tidy the build folder.\nallowed-tools: Bash(rm -rf /)\n---\n\nClean up.\n',
+    );
+    assert.equal(rm.status, 0, rm.stderr);
+    assert.match(
+      rm.stdout,
+      /^allowed-tools \(the skill's own front matter: the agent may use them without asking\): Bash\(rm -rf \/\)\n/,
+    );
+    assert.match(
+      rm.stderr,
+      /warning: the skill's front matter lets the agent use, without asking, Bash\(rm -rf \/\) \(a destructive command\)/,
+    );
+    const listed = deploy(
+      '---\nname: reader\ndescription: Read the docs.\nallowed-tools:\n  - Read\n  - Grep\n  - "Bash(git diff:*)"\n---\n\nRead.\n',
+    );
+    assert.match(listed.stdout, /: Read, Grep, Bash\(git diff:\*\)\n/);
+    assert.doesNotMatch(listed.stderr, /warning/);
+    const anything = deploy('---\nname: doer\ndescription: Do things.\nallowed-tools: Read, Bash, Write\n---\n\nDo.\n');
+    assert.match(anything.stderr, /Bash \(any shell command\), Write \(writing any file\)/);
+    assert.deepEqual(fs.readdirSync(project), [], 'a dry run writes nothing');
   });
 });

@@ -244,11 +244,12 @@ describe('SpreadsheetBench data', () => {
     writeFiles(dir, {
       'splits/train/items.json': JSON.stringify([record('a', "'Data'!C:C"), record('b', 'C2:C3')]),
       'splits/val/items.json': JSON.stringify([record('c', 'C2, D')]),
-      'splits/test/items.json': JSON.stringify([record('d', 'C2')]),
+      // A sheet whose name holds a comma: the part is shown whole, not cut at the comma.
+      'splits/test/items.json': JSON.stringify([record('d', 'C2'), record('e', "'Jan, Feb'!A1,'Jan, Feb'!C:C")]),
     });
     const splits = await envFor({ root: r.root, splits: path.join(dir, 'splits') }).load();
     assert.deepEqual(splits.warnings, [
-      "env 'spreadsheetbench': 2 items have an answer_position that names no cell range: a ('Data'!C:C), c (D); they always fail, as in the official evaluation",
+      "env 'spreadsheetbench': 3 items have an answer_position that names no cell range: a ('Data'!C:C), c (D), e ('Jan, Feb'!C:C); they always fail, as in the official evaluation",
     ]);
     assert.equal(splits.train.length, 2);
   });
@@ -349,6 +350,12 @@ describe('the official comparison', () => {
     assert.equal(list.empty_ok, 1, 'B3 is empty in both');
     assert.deepEqual(missingSheet, { ...missingSheet, ok: false, reason: "worksheet 'Nope' is not in the output" });
     assert.deepEqual(missingFile, { ...missingFile, ok: false, reason: 'the output workbook was not written' });
+    // A sheet whose name holds a comma is read as one sheet.
+    const comma = path.join(dir, 'comma.xlsx');
+    makeWorkbooks({ [comma]: { 'Jan, Feb': { A1: 1, B1: 2 } } });
+    const both = (await compareOutputs(py, "'Jan, Feb'!A1,'Jan, Feb'!B1", [{ no: '1', pred: comma, gold: comma }]))[0]!;
+    assert.equal(both.ok, true, both.reason);
+    assert.equal(both.cells.length, 2);
     const unreadable = (await compareOutputs(py, 'A:A', [{ no: '1', pred, gold }]))[0]!;
     assert.deepEqual(
       [unreadable.ok, unreadable.reason],

@@ -34,3 +34,21 @@ it('admits calls while the limit allows, counting those in flight; once stopped,
   // A later stop of another kind does not replace the first.
   assert.equal(admission.halt(new RunStop('wait', 'wait')), stop);
 });
+
+it("the user's stop gives the calls in flight a grace, then abandons them, even after a stop of another kind", async () => {
+  const abandoned: number[] = [];
+  const admission = new Admission(undefined, { graceMs: 50, onAbandon: (calls) => abandoned.push(calls) });
+  admission.enter();
+  admission.enter();
+  const budget = admission.halt(new RunStop('budget reached', 'budget'));
+  assert.equal(admission.abandoned.aborted, false, 'a budget stop lets the calls in flight finish');
+  admission.halt(new RunStop('the run is stopping', 'interrupted'));
+  assert.equal(admission.stopped, budget, 'the first stop is the one reported');
+  admission.leave();
+  // (The grace's timer does not hold the process open: the calls in flight do.)
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(admission.abandoned.aborted, true);
+  assert.deepEqual(abandoned, [1], 'the call still in flight at the end of the grace');
+  admission.leave();
+  await admission.idle();
+});

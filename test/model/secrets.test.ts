@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
@@ -108,6 +107,58 @@ describe('secrets', () => {
     }
   });
 
+  it("a key a 200 reply echoes is in no file: not the run's calls, not the response cache; a key shorter than 8 characters neither", async () => {
+    const SHORT = 'x9Q';
+    const fake = await startFakeProvider({
+      respond: (r) => {
+        const auth = String(r.headers.authorization);
+        return { text: `you sent ${auth}; the key alone: ${auth.replace('Bearer ', '')}. Words such as x9Qz stay.` };
+      },
+    });
+    try {
+      const dir = tmpDir();
+      const cacheFile = path.join(dir, 'cache', 'responses.sqlite');
+      const role = (variable: string) => ({
+        backend: 'openai_compatible',
+        model: 'fake-model',
+        base_url: `${fake.url}/v1`,
+        api_key_env: variable,
+        max_retries: 0,
+      });
+      const environment = { LONG_CRED: KEY, SHORT_CRED: SHORT };
+      const { config } = configWith(
+        { model: { target: role('LONG_CRED'), optimizer: role('SHORT_CRED') }, cache: { path: cacheFile } },
+        environment,
+      );
+      const calls = path.join(dir, 'calls.jsonl');
+      const m = await buildRoleModels(config, { environment, ledgerFile: calls });
+      const ask = (content: string) => ({ purpose: 'rollout', messages: [{ role: 'user' as const, content }] });
+      await m.target.complete(ask('what did I send?'));
+      await m.optimizer.complete(ask('and now?'));
+      m.close();
+      assert.deepEqual(
+        fake.requests.map((q) => q.headers.authorization),
+        [`Bearer ${KEY}`, `Bearer ${SHORT}`],
+        'each key was sent to its endpoint',
+      );
+      const files = fs.readdirSync(path.dirname(cacheFile)).map((f) => path.join(path.dirname(cacheFile), f));
+      const bytes = Buffer.concat([...files, calls].map((f) => fs.readFileSync(f))).toString('latin1');
+      assert.ok(!bytes.includes(KEY), 'the long key is in no file');
+      assert.ok(!/(?<![A-Za-z0-9_])x9Q(?![A-Za-z0-9_])/.test(bytes), 'the short key is in no file');
+      assert.match(bytes, /you sent Bearer \*{4}; the key alone: \*{4}\. Words such as x9Qz stay\./);
+      // The cache answers with what it holds, the key replaced.
+      const again = await buildRoleModels(config, { environment });
+      assert.equal(
+        (await again.optimizer.complete(ask('and now?'))).text,
+        'you sent Bearer ****; the key alone: ****. Words such as x9Qz stay.',
+      );
+      again.close();
+      assert.equal(fake.requests.length, 2, 'answered from the cache');
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('credentials in base_url stop the run at once, named with the URL redacted, and are written nowhere', async () => {
     const fake = await startFakeProvider();
     try {
@@ -140,31 +191,32 @@ describe('secrets', () => {
 
 describe('a role whose every call fails alike', () => {
   it('is a configuration error after its first few calls, naming the role, the URL and what to check', async () => {
-    // A port nothing listens on.
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    await new Promise((resolve) => server.close(resolve));
-    const role = {
-      backend: 'openai_compatible',
-      model: 'm',
-      base_url: `http://127.0.0.1:${port}/v1`,
-      max_retries: 1,
-      backoff_s: 0.01,
-    };
-    const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
-    const m = await buildRoleModels(config, { environment: {} });
-    const ask = { purpose: 'rollout', messages: [{ role: 'user' as const, content: 'hi' }] };
-    for (let i = 0; i < 4; i++) await assert.rejects(m.target.complete(ask), InfraError);
-    await assert.rejects(
-      m.target.complete(ask),
-      (e) =>
-        e instanceof FatalModelError &&
-        new RegExp(
-          `^model\\.target \\(openai_compatible:m\\): the first 5 calls to http://127\\.0\\.0\\.1:${port}/v1 all failed .*is the server running`,
-        ).test(e.message),
-    );
-    m.close();
+    // Every connection dropped as soon as it is made (a refused one stops the run instead: stop-and-reach.test.ts).
+    const fake = await startFakeProvider({ fault: () => ({ kind: 'reset' }) });
+    try {
+      const role = {
+        backend: 'openai_compatible',
+        model: 'm',
+        base_url: `${fake.url}/v1`,
+        max_retries: 1,
+        backoff_s: 0.01,
+      };
+      const { config } = configWith({ model: { target: role, optimizer: role }, cache: { mode: 'off' } });
+      const m = await buildRoleModels(config, { environment: {} });
+      const ask = { purpose: 'rollout', messages: [{ role: 'user' as const, content: 'hi' }] };
+      for (let i = 0; i < 4; i++) await assert.rejects(m.target.complete(ask), InfraError);
+      await assert.rejects(
+        m.target.complete(ask),
+        (e) =>
+          e instanceof FatalModelError &&
+          new RegExp(
+            `^model\\.target \\(openai_compatible:m\\): the first 5 calls to ${fake.url.replace(/[./]/g, '\\$&')}/v1 all failed .*is the server running`,
+          ).test(e.message),
+      );
+      m.close();
+    } finally {
+      await fake.close();
+    }
   });
 
   it('is not when a call has ever succeeded, or when the failures differ', async () => {

@@ -17,7 +17,11 @@ describe('the resume command read back', () => {
       .split('\n')
       .slice(0, -1);
     assert.deepEqual(shellSplit(line), byShell);
-    assert.deepEqual(shellSplit(`a\\ b 'c d'e  "f"`), ['a b', 'c de', '"f"']);
+    assert.deepEqual(shellSplit(`a\\ b 'c d'e  "f"`), ['a b', 'c de', 'f']);
+    // Double quotes, as agent CLIs write the commands they run: the shell judges again.
+    const quoted = `"grep 'x' \\"my file\\" \\$HOME \\n"'$PATH'"\\\\"`;
+    const shell = execFileSync('/bin/sh', ['-c', `printf '%s\\n' ${quoted}`], { encoding: 'utf8' });
+    assert.deepEqual(shellSplit(quoted), [shell.slice(0, -1)]);
     assert.throws(() => shellSplit("a 'b"), /unbalanced quote/);
   });
 

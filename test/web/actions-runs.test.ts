@@ -89,7 +89,7 @@ describe('the dashboard on real runs', () => {
       assert.equal(stop.status, 200, JSON.stringify(stop.body));
       assert.equal(stop.body.pid, child.pid, 'the signal went to the process named by the lock');
       assert.equal(await exited, 130, output);
-      assert.match(output, /SIGINT: stopping at a safe point/);
+      assert.match(output, /SIGINT: stopping: no new model call starts/);
       assert.equal(await status('0/terminal'), 'stopped');
       const info = (await call('GET', '/api/action/run?run=0/terminal')).body;
       assert.deepEqual([info.running, info.canResume, info.budgetStop], [false, true, undefined]);

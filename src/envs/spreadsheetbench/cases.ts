@@ -58,26 +58,36 @@ export const TASK_TYPES = ['cell_level', 'sheet_level'];
 const CELL = String.raw`\$?[A-Za-z]{1,3}\$?\d+`;
 const RANGE = new RegExp(`^${CELL}(:${CELL})?$`);
 
+/** The comma-separated parts of an answer position; a comma inside a quoted sheet name ('Jan, Feb'!A1) is the name's. */
+export function positionParts(position: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (const ch of position) {
+    if (ch === "'") quoted = !quoted;
+    if (ch === ',' && !quoted) {
+      parts.push(current.trim());
+      current = '';
+    } else current += ch;
+  }
+  parts.push(current.trim());
+  return parts.filter(Boolean);
+}
+
 /**
  * The answer position to compare: each comma-separated part without a sheet gets `answerSheet`
  * when the item names one (else the comparison takes the golden workbook's first sheet).
  */
 export function answerPosition(position: string, answerSheet: string): string {
   if (!answerSheet.trim()) return position.trim();
-  return position
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)
+  return positionParts(position)
     .map((p) => (p.includes('!') ? p : `'${answerSheet.trim()}'!${p}`))
     .join(',');
 }
 
 /** The parts of a position the comparison cannot read (the official evaluation fails on them). */
 export function unreadableParts(position: string): string[] {
-  const parts = position
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean);
+  const parts = positionParts(position);
   if (parts.length === 0) return [position];
   return parts.filter((p) => {
     const range = (p.includes('!') ? p.slice(p.lastIndexOf('!') + 1) : p).trim().replace(/^['"]+|['"]+$/g, '');

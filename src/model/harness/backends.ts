@@ -11,6 +11,7 @@ import { registerSecret } from '../../config/redact.ts';
 import type { Price, RoleConfig } from '../../config/schema.ts';
 import { priceOf } from '../prices.ts';
 import { parseOptions } from '../providers/settings.ts';
+import { skillDescriptionProblem, skillNameProblem } from '../../skill/agent-skill.ts';
 import { registerBackend, type BackendContext, type BackendSpec } from '../registry.ts';
 import { FatalModelError, type ChatModel } from '../types.ts';
 import { ClaudeCodeHarness } from './claude-code.ts';
@@ -20,6 +21,15 @@ import { CodexHarness } from './codex.ts';
 import { CopilotHarness } from './copilot.ts';
 import { CursorHarness } from './cursor.ts';
 import { HarnessChatModel } from './harness-model.ts';
+import { DEFAULT_SKILL_DESCRIPTION } from './skill-install.ts';
+
+/** A check of the Agent Skills rules, as a schema refinement whose message says what is wrong. */
+function agentSkillRule(problem: (value: string) => string | undefined) {
+  return (value: string, ctx: z.RefinementCtx) => {
+    const wrong = problem(value);
+    if (wrong) ctx.addIssue({ code: 'custom', message: wrong });
+  };
+}
 
 const common = {
   /** The CLI binary: a path, or a name on PATH ('' = the CLI's usual name). */
@@ -36,11 +46,8 @@ const common = {
   extra_args: z.array(z.string()).default([]),
   /** 'skill': a skill folder, and the prompt says to read it; 'instructions': the agent's instructions file; 'both'. */
   skill_install: z.enum(['skill', 'instructions', 'both']).default('skill'),
-  skill_name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lower-case letters, digits and hyphens, at most 64')
-    .default('skillopt-target'),
-  skill_description: z.string().min(1).default('How to do the task in this folder well. Read it before you start.'),
+  skill_name: z.string().superRefine(agentSkillRule(skillNameProblem)).default('skillopt-target'),
+  skill_description: z.string().superRefine(agentSkillRule(skillDescriptionProblem)).default(DEFAULT_SKILL_DESCRIPTION),
   /** Keep each rollout's workspace (under the temp directory) to inspect it. */
   keep_workspace: z.boolean().default(false),
 };

@@ -118,6 +118,6 @@ export class ClaudeCodeHarness extends CliHarness {
   }
 
   protected reader(run: ModeRun): EventReader {
-    return new ClaudeCodeEvents(this.cli, run.timeoutMs);
+    return new ClaudeCodeEvents(this.identity, run.timeoutMs);
   }
 }

@@ -67,6 +67,12 @@ export abstract class CliHarness implements AgentHarness {
 
   constructor(protected readonly settings: HarnessSettings) {}
 
+  /** The CLI as its errors name it: with the endpoint the role points it at, when it sets one. */
+  protected get identity(): AgentCli {
+    const s = this.settings;
+    return s.baseUrl ? { ...this.cli, endpoint: { url: s.baseUrl, keyEnv: s.apiKeyEnv } } : this.cli;
+  }
+
   /** The command line, stdin and environment of one run. */
   protected abstract invocation(run: ModeRun, binary: string): Invocation;
   protected abstract reader(run: ModeRun): EventReader;

@@ -4,6 +4,7 @@
  * usage summed over the turn's requests (input tokens include cached ones), `turn.failed` and
  * `error` events (retries it announces, and the final failure).
  */
+import { shellSplit } from '../../run/resume-command.ts';
 import { CallFailure } from '../failure.ts';
 import type { Usage } from '../types.ts';
 import { jsonLine, type CliEvent } from './cli-harness.ts';
@@ -12,10 +13,17 @@ import type { ProcessResult } from './process.ts';
 import { TraceRecorder } from './trace.ts';
 import type { AgentOutcome, AgentRun, EventReader } from './types.ts';
 
-/** `/bin/bash -lc 'cat task.md'` → `cat task.md`. */
+/** `/bin/bash -lc 'cat task.md'` → `cat task.md`, whatever quotes Codex wrote the command in (`-lc "grep 'x' f"`). */
 export function unwrapShell(command: string): string {
-  const m = /^\S*\b(?:ba|z)?sh\s+-l?c\s+'([\s\S]*)'$/.exec(command.trim());
-  return m ? m[1]!.replace(/'\\''/g, "'") : command;
+  const m = /^\S*\b(?:ba|z)?sh\s+-l?c\s+(\S[\s\S]*)$/.exec(command.trim());
+  if (!m) return command;
+  let words: string[];
+  try {
+    words = shellSplit(m[1]!);
+  } catch {
+    return command;
+  }
+  return words.length === 1 ? words[0]! : command;
 }
 
 function statusOf(message: string): number | undefined {

@@ -135,6 +135,6 @@ export class CodexHarness extends CliHarness {
   }
 
   protected reader(run: ModeRun): EventReader {
-    return new CodexEvents(this.cli, run.timeoutMs);
+    return new CodexEvents(this.identity, run.timeoutMs);
   }
 }

@@ -111,6 +111,6 @@ export class CopilotHarness extends CliHarness {
   }
 
   protected reader(run: ModeRun): EventReader {
-    return new CopilotEvents(this.cli, CopilotHarness.usageFile(run.workspace), run.timeoutMs);
+    return new CopilotEvents(this.identity, CopilotHarness.usageFile(run.workspace), run.timeoutMs);
   }
 }

@@ -50,6 +50,6 @@ export class CursorHarness extends CliHarness {
   }
 
   protected reader(run: ModeRun): EventReader {
-    return new CursorEvents(this.cli, run.timeoutMs);
+    return new CursorEvents(this.identity, run.timeoutMs);
   }
 }

@@ -12,6 +12,8 @@ import type { ProcessResult } from './process.ts';
 export interface AgentCli extends CliIdentity {
   /** How to log in, for messages: 'run `codex login`, or set CODEX_API_KEY'. */
   login: string;
+  /** The endpoint the role points the CLI at (`base_url`), and the variable of its key (`api_key_env`, '' = none). */
+  endpoint?: { url: string; keyEnv: string };
 }
 
 const AUTH =
@@ -34,8 +36,17 @@ export function isAuthText(text: string): boolean {
 }
 
 export function loginFailure(cli: AgentCli, detail: string): FatalModelError {
+  const endpoint = cli.endpoint;
+  // Pointed at an endpoint with a key of the role's: that key was refused, not a login.
+  if (endpoint?.keyEnv)
+    return new FatalModelError(
+      `the ${cli.title}'s endpoint ${endpoint.url} refused the key in ${endpoint.keyEnv} (${short(detail, 300)}): check that variable (the role's api_key_env) and the key's access to this model`,
+    );
+  const orKey = endpoint
+    ? `; or, if ${endpoint.url} wants a key of its own, name the variable that holds it in the role's api_key_env`
+    : '';
   return new FatalModelError(
-    `the ${cli.title} is not logged in, or its login was refused (${short(detail, 300)}): ${cli.login}`,
+    `the ${cli.title} is not logged in, or its login was refused (${short(detail, 300)}): ${cli.login}${orKey}`,
   );
 }
 

@@ -75,6 +75,7 @@ export class HarnessChatModel implements ChatModel {
         ...prompt.attachments.map((a) => ({ path: a.path, content: a.bytes })),
       ],
       req.workspaceFiles ?? [],
+      { keep: this.o.keepWorkspace },
     );
     try {
       const out = await this.harness.run({

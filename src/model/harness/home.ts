@@ -4,11 +4,13 @@
  * plugins and MCP servers stay out of the rollouts and the rollouts stay out of the user's
  * history; the user's login is carried over (the login file linked, so a token the CLI refreshes
  * is written through to the user's own file). `home: user` runs with the user's own home; any
- * other value is a directory to use as it is. The temporary home is removed when skillopt exits.
+ * other value is a directory to use as it is. The temporary home is in this process's folder of
+ * agent files (temp-root.ts), removed when skillopt exits, or by the next run if it was killed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { agentTempRoot } from './temp-root.ts';
 
 export interface HomeSpec {
   /** 'codex', 'claude', 'copilot': part of the folder name. */
@@ -21,24 +23,11 @@ export interface HomeSpec {
   copy?: string[];
 }
 
-const made = new Set<string>();
-let hooked = false;
-
-function removeAll(): void {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
-  made.clear();
-}
-
 /** The home to run with: `option` '' = isolated, 'user' = the user's own, else that directory. */
 export function cliHome(option: string, spec: HomeSpec): { dir: string; isolated: boolean } {
   if (option === 'user') return { dir: spec.userHome, isolated: false };
   if (option) return { dir: path.resolve(option.replace(/^~(?=$|\/)/, os.homedir())), isolated: false };
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `skillopt-${spec.agent}-home-`)));
-  made.add(dir);
-  if (!hooked) {
-    hooked = true;
-    process.once('exit', removeAll);
-  }
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(agentTempRoot(), `skillopt-${spec.agent}-home-`)));
   for (const name of spec.link) {
     const from = path.join(spec.userHome, name);
     if (fs.existsSync(from)) fs.symlinkSync(from, path.join(dir, name));

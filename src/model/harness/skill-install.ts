@@ -35,6 +35,9 @@ export const AGENT_LAYOUTS = {
 
 const FRONT_MATTER = /^---\r?\n[\s\S]*?\r?\n---\r?\n?/;
 
+/** The description of an installed skill whose front matter has none, unless the role's `skill_description` says otherwise. */
+export const DEFAULT_SKILL_DESCRIPTION = 'How to do the task in this folder well. Read it before you start.';
+
 /** The skill as a SKILL.md: its own front matter when it has one, else `name` and `description`. */
 export function skillMarkdown(skill: string, name: string, description: string): string {
   const body = skill.trim();

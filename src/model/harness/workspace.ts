@@ -1,12 +1,15 @@
 /**
- * The fresh folder an agent works in for one rollout, under the system temp directory: the task,
- * its attachments and documents, and the skill where that agent reads skills. Nothing else goes
- * in (never an answer or a split file), and the folder is removed when the run ends.
+ * The fresh folder an agent works in for one rollout, in this process's folder of agent files
+ * under the system temp directory (temp-root.ts): the task, its attachments and documents, and the
+ * skill where that agent reads skills. Nothing else goes in (never an answer or a split file), and
+ * the folder is removed when the rollout ends, or with the process's folder if it is killed. One
+ * to keep (`keep_workspace`) goes straight under the temp directory, where it outlives the run.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FatalModelError, type WorkspaceFile } from '../types.ts';
+import { agentTempRoot } from './temp-root.ts';
 
 export interface Workspace {
   dir: string;
@@ -62,8 +65,10 @@ export function createWorkspace(
   prefix: string,
   files: { path: string; content: string | Uint8Array }[],
   copies: WorkspaceFile[] = [],
+  options: { keep?: boolean } = {},
 ): Workspace {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `skillopt-${prefix}-`)));
+  const parent = options.keep ? os.tmpdir() : agentTempRoot();
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(parent, `skillopt-${prefix}-`)));
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
   try {
     for (const f of files) writeInto(dir, f.path, f.content);

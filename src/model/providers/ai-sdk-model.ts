@@ -112,6 +112,17 @@ export class AiSdkChatModel implements ChatModel {
       }
       throw new CallFailure(`${this.id}: the reply was empty (finish reason: ${reason})`, 'bad_response', 200);
     }
+    if (req.schema && result.finishReason.unified === 'length') {
+      // The object ends where the limit struck: whatever a repair made of it would not be the reply.
+      throw new CallFailure(
+        `${this.id}: the structured reply was cut off by the output token limit (finish reason: ${result.finishReason.raw ?? 'length'}; ${usage.output} output tokens)`,
+        'truncated',
+        200,
+        undefined,
+        undefined,
+        { outputLimit: shape.maxOutputTokens, usage, costUsd: costOf(usage, this.o.price) },
+      );
+    }
     const res: ProviderResponse = {
       text,
       usage,

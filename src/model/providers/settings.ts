@@ -4,7 +4,7 @@
  * the shared one, as in the original's `.env.example`. Every key resolved here is registered as a
  * secret, so that no file or message of the run shows it, whatever variable it came from.
  */
-import { REDACTED, registerSecret } from '../../config/redact.ts';
+import { REDACTED, registerSecret, registerUrlSecrets } from '../../config/redact.ts';
 import type { RoleConfig } from '../../config/schema.ts';
 import type { BackendContext } from '../registry.ts';
 import { ModelConfigError } from '../types.ts';
@@ -70,6 +70,8 @@ export function baseUrl(
   what: string,
 ): string {
   const raw = rc.base_url || fromEnvironment(ctx, envNames)?.value || fallback;
+  // A gateway's key in the query (`?api-key=…`) is sent with every call, and written nowhere.
+  registerUrlSecrets(raw);
   if (!raw) {
     throw new ModelConfigError(
       `model.${ctx.role}: the ${what} endpoint is not set: set model.${ctx.role}.base_url, or the environment variable ${envNames[0]}`,

@@ -51,7 +51,7 @@ describe('agent backends', () => {
     );
     assert.throws(
       () => spec('claude_code_exec').create(role({ options: { skill_name: 'My Skill' } }), ctx('target')),
-      /model\.target\.options\.skill_name: lower-case letters/,
+      /model\.target\.options\.skill_name: the skill name 'My Skill' holds other characters than lower-case letters/,
     );
     assert.throws(
       () => spec('copilot_exec').create(role({ options: { sandbox: true } }), ctx('target')),

@@ -185,6 +185,21 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
     assert.equal(server.turns.length, 1);
   });
 
+  test("pointed at an endpoint with the role's key, a 401 names the endpoint and the key's variable, not `codex login`", async () => {
+    const server = await serve(() => ({ status: 401, message: 'Incorrect API key provided' }));
+    const settings = harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1`, apiKeyEnv: 'GATEWAY_KEY' });
+    settings.environment.GATEWAY_KEY = 'gw-key-0123456789';
+    await assert.rejects(
+      new HarnessChatModel(new CodexHarness(settings), MODEL).complete(REQUEST),
+      (err: Error) =>
+        err instanceof FatalModelError &&
+        err.message.startsWith(`the Codex CLI's endpoint ${server.url}/v1 refused the key in GATEWAY_KEY (`) &&
+        /check that variable \(the role's api_key_env\)/.test(err.message) &&
+        !/codex login/.test(err.message),
+    );
+    assert.equal(server.turns[0]!.request.headers.authorization, 'Bearer gw-key-0123456789');
+  });
+
   test('a rate limit the CLI gives up on is a retryable rate_limit failure, not a score', async () => {
     const server = await serve(() => ({ status: 429, message: 'Rate limit reached for requests' }));
     const harness = new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` }), {

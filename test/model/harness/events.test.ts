@@ -111,6 +111,12 @@ describe('codex exec --json', () => {
     assert.equal(unwrapShell("/bin/bash -lc 'cat task.md'"), 'cat task.md');
     assert.equal(unwrapShell(`/bin/bash -lc 'echo '\\''hi'\\'''`), "echo 'hi'");
     assert.equal(unwrapShell('ls -la'), 'ls -la');
+    // Codex 0.171 double-quotes a command that holds single quotes, and joins quoted parts.
+    assert.equal(
+      unwrapShell(`/bin/bash -lc "grep -c 'times' task.md; echo \\"a \\\\\\"q\\\\\\" "'$HOME"'`),
+      `grep -c 'times' task.md; echo "a \\"q\\" $HOME"`,
+    );
+    assert.equal(unwrapShell('/bin/bash -lc "cat \\"my notes.md\\""'), 'cat "my notes.md"');
   });
 });
 

@@ -115,10 +115,25 @@ def cell_names(cell_range):
     return [f"{column_letters(c)}{r}" for c in range(min(c1, c2), max(c1, c2) + 1) for r in range(min(r1, r2), max(r1, r2) + 1)]
 
 
+def position_parts(answer_position):
+    """The comma-separated parts of an answer position; a comma inside a quoted sheet name is the name's."""
+    parts, current, quoted = [], "", False
+    for ch in answer_position:
+        if ch == "'":
+            quoted = not quoted
+        if ch == "," and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return parts
+
+
 def answer_ranges(answer_position, first_sheet):
     """(sheet, range) pairs of an answer position; a part without a sheet is on the first sheet."""
     out = []
-    for part in answer_position.split(","):
+    for part in position_parts(answer_position):
         part = part.strip()
         if not part:
             continue

@@ -1,0 +1,39 @@
+/**
+ * The Agent Skills rules for a skill's `name` and `description`, the two front-matter fields an
+ * agent chooses a skill by: a name of 1 to 64 lower-case letters, digits and hyphens, without a
+ * hyphen at either end or two in a row (and the skill's folder has the same name); a description
+ * of 1 to 1,024 characters without `<` or `>`. Agents enforce them quietly: Copilot drops a skill
+ * whose description is longer, Codex cuts it short. Deploy and the agent harnesses check with
+ * these, so that what is trained is what an agent will load.
+ */
+export const SKILL_NAME_MAX = 64;
+export const SKILL_DESCRIPTION_MAX = 1024;
+
+const NAME_RULE = `a skill name is 1 to ${SKILL_NAME_MAX} lower-case letters, digits and hyphens, with no hyphen at either end and never two in a row (the Agent Skills rules)`;
+
+/** What is wrong with `name` as a skill's name, in a sentence that names it and the rule; undefined when nothing is. */
+export function skillNameProblem(name: string): string | undefined {
+  const what =
+    name.length === 0
+      ? 'is empty'
+      : name.length > SKILL_NAME_MAX
+        ? `has ${name.length} characters`
+        : !/^[a-z0-9-]+$/.test(name)
+          ? 'holds other characters than lower-case letters, digits and hyphens'
+          : name.startsWith('-') || name.endsWith('-')
+            ? 'starts or ends with a hyphen'
+            : name.includes('--')
+              ? 'has two hyphens in a row'
+              : undefined;
+  return what && `the skill name '${name}' ${what}: ${NAME_RULE}`;
+}
+
+/** What is wrong with `description` as a skill's description, in a sentence; undefined when nothing is. */
+export function skillDescriptionProblem(description: string): string | undefined {
+  if (description.trim().length === 0) return 'the skill description is empty: agents choose a skill by it';
+  const length = [...description].length;
+  if (length > SKILL_DESCRIPTION_MAX)
+    return `the skill description has ${length.toLocaleString('en')} characters, more than the ${SKILL_DESCRIPTION_MAX.toLocaleString('en')} the Agent Skills rules allow (Copilot drops such a skill without a word, Codex cuts the description short)`;
+  if (/[<>]/.test(description)) return "the skill description holds '<' or '>', which the Agent Skills rules forbid";
+  return undefined;
+}
