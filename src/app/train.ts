@@ -320,7 +320,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const runtime = dir.readRuntimeState();
     if (runtime) dir.writeJson(dir.runtimeState, { ...runtime, status: interrupted ? 'stopped' : 'failed' });
     if (interrupted) {
-      const reason = `interrupted: the calls in flight finished and are saved; the run resumes ${runtime ? `after step ${runtime.last_completed_step}` : 'from the start'}, replaying them`;
+      const reason = `interrupted: the calls that finished are saved, those still out after the grace are made again on resume; the run resumes ${runtime ? `after step ${runtime.last_completed_step}` : 'from the start'}, replaying the saved ones`;
       events.emit({ type: 'run_stopped', reason: 'interrupted', message: reason, resume_command: resume() });
       return { status: 'stopped', cause: 'interrupted', reason, resumeCommand: resume() };
     }

@@ -120,7 +120,7 @@ async function stopInStage(ctx: RunContext, stop: RunStop): Promise<TrainOutcome
   const resumesAt = runtime ? `after step ${runtime.last_completed_step}` : 'from the start';
   const reason =
     stop.reason === 'interrupted'
-      ? `interrupted: the calls in flight finished and are saved; the run resumes ${resumesAt}, replaying them`
+      ? `interrupted: the calls that finished are saved, those still out after the grace are made again on resume; the run resumes ${resumesAt}, replaying the saved ones`
       : stop.message;
   return { status: 'stopped', cause: stop.reason, reason, limit: stop.limit };
 }

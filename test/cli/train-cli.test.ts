@@ -273,7 +273,7 @@ describe('Ctrl-C', () => {
     assert.match(run.out.stderr, /SIGINT: stopping: no new model call starts/);
     assert.match(
       run.out.stdout,
-      /\[stopped: interrupted\] interrupted: the calls in flight finished and are saved; the run resumes after step \d/,
+      /\[stopped: interrupted\] interrupted: the calls that finished are saved, those still out after the grace are made again on resume; the run resumes after step \d/,
     );
     assert.ok(!fs.existsSync(path.join(out, 'run.lock')), 'the lock is released');
     const runtime = JSON.parse(readText(path.join(out, 'runtime_state.json')));
