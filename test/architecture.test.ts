@@ -1,7 +1,8 @@
 /**
  * The module graph: no import cycle anywhere (type-only imports count), and the layers point
  * one way: the engine never imports the commands, the CLI or the dashboard; models, envs and
- * the optimizer protocol never import the engine.
+ * the optimizer protocol never import the engine; the config imports no backend, env or command;
+ * the run directory's modules import no command.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -65,7 +66,7 @@ describe('the module graph', () => {
     const tree = await moduleGraph();
     assert.ok(Object.keys(tree).includes('src/engine/step/train-step.ts'), 'the graph holds the sources');
     assert.deepEqual(
-      importsBetween(tree, 'src/engine/', ['src/app/', 'src/eval/', 'src/cli/', 'src/web/', 'src/builtins.ts']),
+      importsBetween(tree, 'src/engine/', ['src/app/', 'src/cli/', 'src/web/', 'src/builtins.ts']),
       [],
       'the engine imports no command',
     );
@@ -75,7 +76,7 @@ describe('the module graph', () => {
       'models import no engine, command or env',
     );
     assert.deepEqual(
-      importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/', 'src/eval/']),
+      importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/']),
       [],
       'envs know nothing of the trainer',
     );
@@ -88,6 +89,29 @@ describe('the module graph', () => {
       importsBetween(tree, 'src/web/', ['src/engine/']),
       [],
       "the dashboard reads run files and starts commands, never the engine's internals",
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/config/', [
+        'src/model/',
+        'src/envs/',
+        'src/engine/',
+        'src/run/',
+        'src/app/',
+        'src/cli/',
+        'src/web/',
+        'src/builtins.ts',
+      ]),
+      [],
+      "the config checks names against its own catalog, never the backends' or the envs' registries",
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/run/', ['src/engine/', 'src/app/', 'src/cli/', 'src/web/']),
+      [],
+      'the run directory knows nothing of the commands that write it',
+    );
+    assert.ok(
+      !Object.keys(tree).some((f) => f.startsWith('src/eval/')),
+      'evaluation is a use case of src/app/, not a layer of its own',
     );
   });
 });

@@ -45,7 +45,7 @@ export function registerEval(program: Command): void {
       opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`),
     );
     const repeats = Number(opts.repeats);
-    const { runEvaluation } = await import('../eval/evaluate.ts');
+    const { runEvaluation } = await import('../app/eval/evaluate.ts');
     await runEvaluation({
       loaded,
       outRoot,

@@ -14,10 +14,9 @@ import { applyOriginalKeys, extractOriginalKeys } from './original-keys.ts';
 import { leaves, setPath, type Sources, type Tree } from './tree.ts';
 import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
-import { getEnvFactory, envNames } from '../envs/registry.ts';
 import { formatIssues, knownKeysAt, sourceOf } from './issues.ts';
 import { resolveJudge, resolveRoles } from './roles.ts';
-import { getBackend } from '../model/registry.ts';
+import { backendEntry, envEntry, envNames } from './catalog.ts';
 
 export interface LoadOptions {
   /** `key=value` items from `--cfg-options` / `--set`. */
@@ -185,7 +184,7 @@ export function validateRoleOptions(config: Config, sources: Sources): void {
   const judgeSet = [...sources.keys()].some((k) => k.startsWith('model.judge.'));
   for (const role of ['target', 'optimizer', ...(judgeSet ? ['judge'] : [])] as const) {
     const rc = config.model[role as 'target'];
-    const schema = getBackend(rc.backend)?.optionsSchema;
+    const schema = backendEntry(rc.backend)?.optionsSchema;
     if (!schema) continue;
     const result = schema.strict().safeParse(rc.options ?? {});
     if (result.success) {
@@ -227,9 +226,9 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
       `env.${extraKeys[0]}`,
     );
   }
-  const factory = getEnvFactory(name);
+  const entry = envEntry(name);
   if (envNames().length === 0) throw new Error(NOTHING_REGISTERED);
-  if (!factory) {
+  if (!entry) {
     const s = sourceOf(sources, 'env.name');
     throw new ConfigError(
       `${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`,
@@ -237,7 +236,7 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
       'env.name',
     );
   }
-  const unsupported = factory.unsupportedOptions ?? {};
+  const unsupported = entry.unsupportedOptions ?? {};
   for (const key of Object.keys(config.env)) {
     if (ENV_CORE_KEYS.includes(key) || !Object.hasOwn(unsupported, key)) continue;
     const s = sourceOf(sources, `env.${key}`);
@@ -246,7 +245,7 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   }
   const extras: Tree = {};
   for (const [k, v] of Object.entries(config.env)) if (!ENV_CORE_KEYS.includes(k)) extras[k] = v;
-  const result = factory.optionsSchema.strict().safeParse(extras);
+  const result = entry.optionsSchema.strict().safeParse(extras);
   if (!result.success) {
     const envTree = { env: config.env } as Tree;
     const message = result.error.issues
@@ -256,13 +255,13 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
             .map((key) => {
               const s = sourceOf(sources, ['env', ...issue.path, key].join('.'));
               const known = issue.path.length
-                ? knownKeysAt(factory.optionsSchema, issue.path)
-                : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape), ...Object.keys(unsupported)];
+                ? knownKeysAt(entry.optionsSchema, issue.path)
+                : [...ENV_CORE_KEYS, ...Object.keys(entry.optionsSchema.shape), ...Object.keys(unsupported)];
               return `${s.source}: unknown key '${s.written}' for env '${name}'${didYouMean(key, known)}`;
             })
             .join('\n');
         }
-        return formatIssues([issue], envTree, sources, factory.optionsSchema, ['env']);
+        return formatIssues([issue], envTree, sources, entry.optionsSchema, ['env']);
       })
       .join('\n');
     const key = `env.${String(result.error.issues[0]!.path[0] ?? '')}`;

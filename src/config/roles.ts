@@ -8,7 +8,7 @@
  * settings the config leaves unset. Unknown backends are an error naming the key.
  */
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
-import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
+import { backendEntry, backendNames, canonicalBackend } from './catalog.ts';
 import { didYouMean } from '../util/suggest.ts';
 import type { Sources } from './tree.ts';
 import { RoleSchema, type Config } from './schema.ts';
@@ -59,7 +59,7 @@ function checkedBackend(
       key,
     );
   }
-  const spec = getBackend(canonical)!;
+  const spec = backendEntry(canonical)!;
   const named = viaLabel
     ? `'${viaLabel}' selects '${canonical}' for model.${role}: `
     : requested.trim().toLowerCase() !== canonical
@@ -102,7 +102,7 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
       !rc.model ||
       (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical) && !chosenWithBackend(sources, role, key))
     ) {
-      rc.model = getBackend(canonical)!.defaultModel;
+      rc.model = backendEntry(canonical)!.defaultModel;
       defaulted.add(role);
     }
   }
@@ -115,7 +115,7 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
  */
 function applyBackendDefaults(config: Config, sources: Sources, role: 'target' | 'optimizer'): void {
   const rc = config.model[role];
-  const defaults = getBackend(rc.backend)?.roleDefaults;
+  const defaults = backendEntry(rc.backend)?.roleDefaults;
   if (!defaults) return;
   const unset = (field: string) => !sources.has(`model.${role}.${field}`);
   for (const [field, value] of Object.entries(defaults) as [keyof typeof defaults, number][])

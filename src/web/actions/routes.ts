@@ -294,7 +294,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     if (!isFileInside(run.root, run.bestSkill)) throw new HttpError(409, 'the run has no best_skill.md yet');
     const inv = runInvocation(reader, jobs.program, jobs.cwd);
     if (!inv.ok) throw new HttpError(409, `this run cannot be evaluated from the dashboard: ${inv.reason}`);
-    const { targetRole } = await import('../../eval/evaluate.ts');
+    const { targetRole } = await import('../../app/eval/evaluate.ts');
     const targets = req.targets.map((t) => t.trim()).filter(Boolean);
     for (const t of targets) {
       try {

@@ -1,15 +1,15 @@
-import '../../src/builtins.ts';
+import '../../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../src/config/load.ts';
-import { runEvaluation, targetRole } from '../../src/eval/evaluate.ts';
-import { InfraError, type ChatRequest } from '../../src/model/types.ts';
-import { RoleSchema } from '../../src/config/schema.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
-import { tmpDir, writeFiles } from '../helpers/tmp.ts';
-import { lastUserText, ScriptedModel } from '../envs/scripted.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import { runEvaluation, targetRole } from '../../../src/app/eval/evaluate.ts';
+import { InfraError, type ChatRequest } from '../../../src/model/types.ts';
+import { RoleSchema } from '../../../src/config/schema.ts';
+import { ROOT, runCli } from '../../helpers/cli.ts';
+import { tmpDir, writeFiles } from '../../helpers/tmp.ts';
+import { lastUserText, ScriptedModel } from '../../envs/scripted.ts';
 
 /** Ten items "Echo wN" → "wN"; even N are type "even". */
 function project() {
