@@ -2,7 +2,7 @@
  * The module graph: no import cycle anywhere (type-only imports count), and the layers point
  * one way: the engine never imports the commands, the CLI or the dashboard; models, envs and
  * the optimizer protocol never import the engine; the config imports no backend, env or command;
- * the run directory's modules import no command.
+ * the run directory's modules import no command; the dashboard imports no CLI module.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -89,6 +89,11 @@ describe('the module graph', () => {
       importsBetween(tree, 'src/web/', ['src/engine/']),
       [],
       "the dashboard reads run files and starts commands, never the engine's internals",
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/web/', ['src/cli/']),
+      [],
+      'the dashboard takes what it shares with the commands from the layers below them',
     );
     assert.deepEqual(
       importsBetween(tree, 'src/config/', [

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import { defaultEvalDir, RUNS_ROOT } from '../run/runs-root.ts';
 import { addConfigOptions, collect, type ConfigOptions } from './common.ts';
 
 interface EvalFlags extends ConfigOptions {
@@ -30,20 +31,13 @@ export function registerEval(program: Command): void {
         collect,
       )
       .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
-      .option('-o, --out <dir>', 'output directory (default: outputs/eval_<env>_<target model>_<timestamp>)'),
+      .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`),
   ).action(async (opts: EvalFlags) => {
     const { loadFromOptions } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-    const model = (
-      opts.target?.[0]?.split(':').slice(1).join(':') ||
-      loaded.config.model.target.model ||
-      'target'
-    ).replace(/[^A-Za-z0-9_.-]+/g, '_');
+    const model = opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model;
     // The original's --out_root names the output directory of eval_only.py too.
-    const outRoot = path.resolve(
-      opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`),
-    );
+    const outRoot = path.resolve(opts.out || opts.out_root || defaultEvalDir(loaded.config.env.name, model));
     const repeats = Number(opts.repeats);
     const { runEvaluation } = await import('../app/eval/evaluate.ts');
     await runEvaluation({

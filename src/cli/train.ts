@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import { Interrupted, UserError } from '../errors.ts';
 import { programName } from '../run/resume-command.ts';
+import { defaultOutRoot, RUNS_ROOT } from '../run/runs-root.ts';
 import { addConfigOptions, originalFlagsOf, type ConfigOptions } from './common.ts';
 
 interface TrainOptions extends ConfigOptions {
@@ -14,11 +15,6 @@ interface TrainOptions extends ConfigOptions {
   dryRun?: boolean;
 }
 
-export function defaultOutRoot(env: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-  return path.join('outputs', env || 'run', stamp);
-}
-
 function holdsRun(dir: string, flag: string): string {
   if (!fs.existsSync(path.join(dir, 'config.json')))
     throw new UserError(`${flag}: there is no run in ${dir} (no config.json)`);
@@ -27,8 +23,8 @@ function holdsRun(dir: string, flag: string): string {
 
 /**
  * The run directory: `--resume DIR`; `--resume` alone, the latest unfinished run of this config
- * under the output root (one whose training settings match, if any does); else `--out`,
- * `env.out_root`, or a new timestamped directory.
+ * under the runs root (one whose training settings match, if any does); else `--out`,
+ * `env.out_root`, or a new timestamped directory under the runs root.
  */
 async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<string> {
   const fixed = opts.out || loaded.config.env.out_root;
@@ -44,7 +40,7 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
     import('../app/resume-check.ts'),
     import('../run/find-run.ts'),
   ]);
-  const root = path.resolve(path.dirname(defaultOutRoot(loaded.config.env.name)));
+  const root = path.resolve(RUNS_ROOT);
   const runs = runsOfConfig(root, loaded.files.at(-1)!);
   const unfinished = runs.filter((r) => !r.finished);
   const chosen =
@@ -90,11 +86,11 @@ export function registerTrain(program: Command): void {
       )
       .option(
         '-o, --out <dir>',
-        'run directory (default: env.out_root, else outputs/<env>/<timestamp>); a run already there is resumed',
+        `run directory (default: env.out_root, else ${RUNS_ROOT}/<env>/<timestamp>); a run already there is resumed`,
       )
       .option(
         '--resume [dir]',
-        'continue an unfinished run: the one in <dir>, else the latest of this config under outputs/<env>',
+        `continue an unfinished run: the one in <dir>, else the latest of this config under ${RUNS_ROOT}/`,
       )
       .option(
         '--force-unlock',

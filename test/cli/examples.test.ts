@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { CFG_OPTIONS_EXAMPLE, type ConfigOptions } from '../../src/cli/common.ts';
 import { loadFromOptions } from '../../src/cli/load-config.ts';
 import { buildProgram } from '../../src/cli/main.ts';
+import { RUNS_ROOT } from '../../src/run/runs-root.ts';
 import { ROOT } from '../helpers/cli.ts';
 
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -166,6 +167,14 @@ describe("the original's flat flags on the command line", () => {
 });
 
 describe('the examples in the README', () => {
+  it('the runs its train and eval commands write go under the runs root, which ui shows and --resume searches', () => {
+    const outs = readmeCommands().flatMap(({ argv }) =>
+      ['train', 'eval'].includes(argv[0]!) ? argv.filter((_, i) => argv[i - 1] === '--out') : [],
+    );
+    assert.ok(outs.length >= 3, outs.join(' '));
+    for (const out of outs) assert.ok(out.startsWith(`${RUNS_ROOT}/`), `${out} is not under ${RUNS_ROOT}/`);
+  });
+
   it('every --cfg-options and --set example loads against one of the shipped configs (an env key against its env)', () => {
     const configs = fs
       .readdirSync(path.join(ROOT, 'configs'))

@@ -191,7 +191,7 @@ describe('skillopt train', () => {
     assert.match(
       nothing.stderr,
       new RegExp(
-        `no unfinished run of .*configs/sim/default\\.yaml under ${path.join(dir, 'outputs', 'sim')}; the latest, ${run}, is finished`,
+        `no unfinished run of .*configs/sim/default\\.yaml under ${path.join(dir, 'outputs')}; the latest, ${run}, is finished`,
       ),
     );
   });
@@ -255,6 +255,26 @@ describe('skillopt train', () => {
     );
     assert.equal(latest.status, 0, latest.stderr);
     assert.equal(lineAfter(latest.stdout, 'run directory:'), path.join(root, 'other-settings'));
+  });
+});
+
+describe('the runs root', () => {
+  it('train, eval, ui and --resume share one default: a run given --out outputs/<name> is the one --resume continues', async () => {
+    const dir = tmpDir();
+    const named = path.join(dir, 'outputs', 'tickets');
+    const stopped = await trainSim(['budget.max_calls=100'], named);
+    assert.equal(stopped.outcome.status, 'stopped');
+    const resumed = runCli(['train', '--config', SIM_CONFIG, '--resume', '--set', 'budget.max_calls=150'], {
+      cwd: dir,
+    });
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.equal(lineAfter(resumed.stdout, 'run directory:'), named);
+    // The other commands name the same root in their help.
+    for (const command of ['train', 'eval', 'ui']) {
+      const help = runCli([command, '--help']).stdout;
+      assert.match(help, /\boutputs\b/, `${command} --help names the runs root`);
+    }
+    assert.match(runCli(['ui', '--help']).stdout, /\(default: \["outputs"\]\)/);
   });
 });
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { defaultOutRoot } from '../../cli/train.ts';
+import { defaultOutRoot } from '../../run/runs-root.ts';
 import { loadConfig, type LoadedConfig } from '../../config/load.ts';
 import { redactText } from '../../config/redact.ts';
 import { BudgetSchema, RoleSchema } from '../../config/schema.ts';
