@@ -4,8 +4,10 @@
  * original's base config pins both roles to it, so it counts as unset). The judge falls back to
  * the optimizer field by field. A role still on the base config's OpenAI model (`gpt-5.4`,
  * `gpt-5.5`) while its backend is not OpenAI's gets that backend's default model, as the original
- * does, unless the role's model was set together with its backend. A backend's own defaults (an agent CLI's concurrency, timeout and retries) fill the
- * settings the config leaves unset. Unknown backends are an error naming the key.
+ * does, unless the role's model was set together with its backend. A backend's own defaults (an
+ * agent CLI's concurrency, timeout and retries) fill the settings the config leaves unset. A
+ * role on `openai_chat` spelt `azure_openai` (or `azure`) is on Azure. Unknown backends are an
+ * error naming the key.
  */
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { backendEntry, backendNames, canonicalBackend } from './catalog.ts';
@@ -23,6 +25,9 @@ const LABELS: Record<string, { optimizer: string; target: string }> = {
   qwen_chat: { optimizer: 'openai_chat', target: 'qwen_chat' },
   minimax_chat: { optimizer: 'openai_chat', target: 'minimax_chat' },
 };
+
+/** Spellings of `openai_chat` that name Azure: its roles are on an Azure resource (an unset endpoint is then refused, not taken for OpenAI's). */
+const AZURE_SPELLINGS = new Set(['azure', 'azure_openai', 'azure-openai']);
 
 /** The base config's model names, replaced by a non-OpenAI backend's default. */
 const OPENAI_SENTINELS = new Set(['gpt-5.4', 'gpt-5.5']);
@@ -96,6 +101,9 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
       sources,
       fromLabel && requested !== label ? label : undefined,
     );
+    const spelled = (rc.backend || label).trim().toLowerCase();
+    if (canonical === 'openai_chat' && AZURE_SPELLINGS.has(spelled) && rc.options.provider === undefined)
+      rc.options.provider = 'azure';
     rc.backend = canonical;
     applyBackendDefaults(config, sources, role);
     if (
