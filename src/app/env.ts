@@ -23,11 +23,10 @@ export function createEnv(loaded: LoadedConfig, outRoot?: string): Env {
 }
 
 /**
- * The env of a config and its splits, truncated to `env.limit`. Item ids must be unique across
- * the splits: scores are cached by item id.
+ * The splits of an env built by `createEnv`, truncated to `env.limit`. Item ids must be unique
+ * across the splits: scores are cached by item id.
  */
-export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
-  const env = createEnv(loaded, outRoot);
+export async function loadSplits(env: Env, loaded: LoadedConfig): Promise<Splits> {
   const splits = await env.load();
   const limit = loaded.config.env.limit;
   if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
@@ -42,5 +41,11 @@ export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<
       seen.set(item.id, k);
     }
   }
-  return { env, splits };
+  return splits;
+}
+
+/** The env of a config and its splits (`createEnv`, then `loadSplits`). */
+export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
+  const env = createEnv(loaded, outRoot);
+  return { env, splits: await loadSplits(env, loaded) };
 }

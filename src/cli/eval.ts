@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import { evalResumeCommand, programName } from '../run/resume-command.ts';
 import { defaultEvalDir, RUNS_ROOT } from '../run/runs-root.ts';
-import { addConfigOptions, collect, type ConfigOptions } from './common.ts';
+import { addConfigOptions, collect, originalFlagsOf, type ConfigOptions } from './common.ts';
+import { withStopSignal } from './stop-signal.ts';
 
 interface EvalFlags extends ConfigOptions {
   skill: string[];
@@ -39,15 +41,41 @@ export function registerEval(program: Command): void {
     // The original's --out_root names the output directory of eval_only.py too.
     const outRoot = path.resolve(opts.out || opts.out_root || defaultEvalDir(loaded.config.env.name, model));
     const repeats = Number(opts.repeats);
-    const { runEvaluation } = await import('../app/eval/evaluate.ts');
-    await runEvaluation({
-      loaded,
+    // The original's flat flags are applied after --cfg-options, as `flag=value` items: the command that continues repeats them so.
+    const overrides = [
+      ...(opts.cfgOptions ?? []),
+      ...(opts.set ?? []),
+      ...originalFlagsOf(opts)
+        .filter(([flag]) => flag !== 'out_root')
+        .map(([flag, value]) => `${flag}=${value}`),
+    ];
+    const resumeCommand = evalResumeCommand(
+      {
+        program: programName(),
+        config: opts.config,
+        overrides,
+        skills: opts.skill,
+        split: opts.split,
+        targets: opts.target ?? [],
+        repeats,
+      },
       outRoot,
-      configFile: opts.config,
-      skillFiles: opts.skill,
-      split: opts.split,
-      targets: opts.target,
-      repeats,
-    });
+    );
+    const { runEvaluation } = await import('../app/eval/evaluate.ts');
+    await withStopSignal(
+      (signal) =>
+        runEvaluation({
+          loaded,
+          outRoot,
+          configFile: opts.config,
+          skillFiles: opts.skill,
+          split: opts.split,
+          targets: opts.target,
+          repeats,
+          signal,
+          resumeCommand,
+        }),
+      `the rollouts finished so far are kept in ${outRoot}`,
+    );
   });
 }

@@ -6,6 +6,7 @@ import { Interrupted, UserError } from '../errors.ts';
 import { programName } from '../run/resume-command.ts';
 import { defaultOutRoot, RUNS_ROOT } from '../run/runs-root.ts';
 import { addConfigOptions, originalFlagsOf, type ConfigOptions } from './common.ts';
+import { withStopSignal } from './stop-signal.ts';
 
 interface TrainOptions extends ConfigOptions {
   out?: string;
@@ -54,29 +55,6 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
   return chosen.dir;
 }
 
-/** Runs `work` with a signal that the first Ctrl-C (or SIGTERM) aborts; a second one exits at once. */
-async function withStopSignal<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const onSignal = (name: NodeJS.Signals) => {
-    if (controller.signal.aborted) {
-      process.stderr.write(`\n${name} again: exiting now; the run resumes from its last complete step\n`);
-      process.exit(Interrupted.exitCode);
-    }
-    process.stderr.write(
-      `\n${name}: stopping at a safe point: the model calls in flight finish and are saved, no new call starts. Press Ctrl-C again to exit at once.\n`,
-    );
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    return await work(controller.signal);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
-
 export function registerTrain(program: Command): void {
   addConfigOptions(
     program
@@ -111,29 +89,31 @@ export function registerTrain(program: Command): void {
     }
     const outRoot = await runDirectory(opts, loaded);
     const { runTraining } = await import('../app/train.ts');
-    const outcome = await withStopSignal((signal) =>
-      runTraining({
-        loaded,
-        outRoot,
-        configFile: opts.config,
-        signal,
-        forceUnlock: opts.forceUnlock,
-        // The original's flat flags are applied after --cfg-options, as `flag=value` items: the resume repeats them so.
-        invocation: {
-          program: programName(),
-          config: opts.config,
-          overrides: [
-            ...(opts.cfgOptions ?? []),
-            ...(opts.set ?? []),
-            ...originalFlagsOf(opts)
-              .filter(([flag]) => flag !== 'out_root')
-              .map(([flag, value]) => `${flag}=${value}`),
-          ],
-        },
-        onStart: opts.verbose
-          ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`)
-          : undefined,
-      }),
+    const outcome = await withStopSignal(
+      (signal) =>
+        runTraining({
+          loaded,
+          outRoot,
+          configFile: opts.config,
+          signal,
+          forceUnlock: opts.forceUnlock,
+          // The original's flat flags are applied after --cfg-options, as `flag=value` items: the resume repeats them so.
+          invocation: {
+            program: programName(),
+            config: opts.config,
+            overrides: [
+              ...(opts.cfgOptions ?? []),
+              ...(opts.set ?? []),
+              ...originalFlagsOf(opts)
+                .filter(([flag]) => flag !== 'out_root')
+                .map(([flag, value]) => `${flag}=${value}`),
+            ],
+          },
+          onStart: opts.verbose
+            ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`)
+            : undefined,
+        }),
+      'the run resumes from its last complete step',
     );
     if (outcome.status === 'stopped' && outcome.cause === 'interrupted') {
       // A run that was saved has said how to resume it.

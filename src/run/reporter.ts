@@ -80,7 +80,8 @@ export function formatFinishedRun(dir: string, summary: Record<string, unknown>)
   ].join('\n');
 }
 
-interface Output {
+/** Where the console lines go: a stream such as `process.stdout` (a terminal also gets progress bars). */
+export interface ConsoleOutput {
   write(text: string): unknown;
   isTTY?: boolean;
 }
@@ -176,8 +177,8 @@ export function formatEvent(event: RunEvent): string | undefined {
 /** Prints a run's events as they are emitted; returns a function that detaches it. */
 export function attachConsoleReporter(
   log: EventLog,
-  out: Output = process.stdout,
-  err: Output = process.stderr,
+  out: ConsoleOutput = process.stdout,
+  err: ConsoleOutput = process.stderr,
 ): () => void {
   const tty = Boolean(out.isTTY);
   let bar: cliProgress.SingleBar | undefined;
@@ -190,14 +191,14 @@ export function attachConsoleReporter(
   const detach = log.on((event) => {
     if (event.type === 'stage_progress') {
       if (!tty || event.total < 8) return;
-      const key = `${event.step}:${event.stage}`;
+      const key = `${event.step}:${event.stage}:${event.label ?? ''}`;
       if (key !== barKey) {
         stopBar();
         // Loaded with the first bar: a run not on a terminal has none.
         const progress = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
         bar = new progress.SingleBar(
           {
-            format: `      ${event.stage} [{bar}] {value}/{total}`,
+            format: `      ${event.label ?? event.stage} [{bar}] {value}/{total}`,
             stream: out as NodeJS.WritableStream,
             clearOnComplete: true,
             hideCursor: false,

@@ -69,6 +69,40 @@ export function resumeCommand(inv: Invocation, runDir: string, extra: string[] =
   return [inv.program ?? 'skillopt', ...resumeArgs(inv, runDir, extra, cwd, true).map(shellWord)].join(' ');
 }
 
+/** How an evaluation was started: the config and overrides, and what it scores. */
+export interface EvalInvocation extends Invocation {
+  skills: readonly string[];
+  split: string;
+  targets: readonly string[];
+  repeats: number;
+}
+
+/**
+ * The command line that continues an evaluation: the same one, into the same output directory
+ * (whose finished rollouts it takes up). A value whose key names a secret is not printed.
+ */
+export function evalResumeCommand(inv: EvalInvocation, outDir: string, cwd = process.cwd()): string {
+  const overrides = inv.overrides.map((o) => {
+    const key = o.slice(0, Math.max(0, o.indexOf('=')));
+    return isSecretKeyName(key.split('.').at(-1) ?? '') ? `${key}=${REDACTED}` : o;
+  });
+  const words = [
+    'eval',
+    '--config',
+    inv.config,
+    ...overrides.flatMap((o) => ['--set', o]),
+    ...inv.skills.flatMap((s) => ['--skill', s]),
+    '--split',
+    inv.split,
+    ...inv.targets.flatMap((t) => ['--target', t]),
+    '--repeats',
+    String(inv.repeats),
+    '--out',
+    shownPath(path.resolve(outDir), cwd),
+  ];
+  return [inv.program ?? 'skillopt', ...words.map(shellWord)].join(' ');
+}
+
 /** The words of a command line as a POSIX shell splits them: plain words, '…' quotes and \-escapes (what `shellWord` writes). */
 export function shellSplit(line: string): string[] {
   const words: string[] = [];

@@ -138,6 +138,32 @@ describe('skillopt CLI', () => {
     assert.deepEqual(fs.readdirSync(dir), []);
   });
 
+  it('an eval refused for a missing key writes nothing, not even the split of its data', () => {
+    const dir = tmpDir();
+    const out = path.join(dir, 'eval');
+    const r = runCli(
+      [
+        'eval',
+        '--config',
+        'configs/tasks/example.yaml',
+        '--set',
+        'model.backend=anthropic',
+        '--set',
+        'model.target.base_url=',
+        '--set',
+        'model.optimizer.base_url=',
+        '--skill',
+        'configs/tasks/seed_skill.md',
+        '--out',
+        out,
+      ],
+      { env: { OPENAI_API_KEY: '', TARGET_OPENAI_API_KEY: '' } },
+    );
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /the Anthropic key is missing: set the environment variable OPENAI_API_KEY/);
+    assert.deepEqual(fs.readdirSync(dir), [], 'no output directory, no _generated_splits');
+  });
+
   it('so is a malformed endpoint: exit 2, naming the key, nothing written, nothing called', () => {
     const dir = tmpDir();
     const config = path.join(import.meta.dirname, '../../configs/sim/default.yaml');
