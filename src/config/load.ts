@@ -11,16 +11,25 @@ import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
 import { applyOriginalKeys, extractOriginalKeys } from './original-keys.ts';
-import { leaves, setPath, type Sources, type Tree } from './tree.ts';
+import { isOverride, LIBRARY_OVERRIDES, leaves, setPath, type Sources, type Tree } from './tree.ts';
 import { isSecretVariable } from './redact.ts';
 import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
 import { formatIssues, knownKeysAt, sourceOf } from './issues.ts';
 import { resolveJudge, resolveRoles } from './roles.ts';
 import { backendEntry, envEntry, envNames } from './catalog.ts';
 
+/** A `key=value` override with where it was given (`--cfg-options`, `--set`), which its errors name. */
+export interface Override {
+  item: string;
+  source: string;
+}
+
 export interface LoadOptions {
-  /** `key=value` items from `--cfg-options` / `--set`. */
-  overrides?: string[];
+  /**
+   * `key=value` overrides, in order; a plain string's errors name it as coming from `overrides`
+   * (the CLI gives each item with its flag).
+   */
+  overrides?: (string | Override)[];
   /**
    * The original's flat command-line flags (`batch_size`, `target_model`, …) with their values,
    * applied after `overrides` as the original does; errors name them as `--<flag>`.
@@ -41,12 +50,10 @@ export interface LoadedConfig {
   warnings: string[];
   /**
    * The directory a relative path in `key` is relative to: the directory of the file that set it
-   * (the working directory for `--cfg-options`).
+   * (the working directory for an override).
    */
   baseDirOf(key: string): string;
 }
-
-const OVERRIDE_SOURCE = '--cfg-options';
 
 /** The shell's environment plus a `.env` file in `cwd` (the shell wins); `.env` values fill `process.env`. */
 export function loadEnvironment(cwd = process.cwd()): Record<string, string | undefined> {
@@ -69,8 +76,12 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   const secretPaths = new Set<string>();
   interpolate(tree, sources, environment, secretPaths);
   const items = [
-    ...(options.overrides ?? []).map((item) => ({ item, source: OVERRIDE_SOURCE })),
-    ...(options.flags ?? []).map(([flag, value]) => ({ item: `${flag}=${value}`, source: `--${flag}` })),
+    ...(options.overrides ?? []).map((o) => (typeof o === 'string' ? { item: o, source: LIBRARY_OVERRIDES } : o)),
+    ...(options.flags ?? []).map(([flag, value]) => ({
+      item: `${flag}=${value}`,
+      source: `--${flag}`,
+      flag: true,
+    })),
   ];
   ({ tree, sources } = applyOverrides(tree, sources, items, warnings));
 
@@ -83,7 +94,7 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   validateRoleOptions(config, sources);
   const baseDirOf = (key: string) => {
     const source = sources.get(key)?.source;
-    return source && !source.startsWith('--') ? path.dirname(source) : process.cwd();
+    return source && !isOverride(source) ? path.dirname(source) : process.cwd();
   };
   return { config, files: layered.files, secretPaths, warnings, baseDirOf };
 }
@@ -134,12 +145,12 @@ export function overridePath(key: string): string {
 function applyOverrides(
   tree: Tree,
   sources: Sources,
-  items: { item: string; source: string }[],
+  items: (Override & { flag?: boolean })[],
   warnings: string[],
 ): { tree: Tree; sources: Sources } {
   const child: Tree = {};
   const childSources: Sources = new Map();
-  for (const { item, source } of items) {
+  for (const { item, source, flag } of items) {
     let parsed;
     let value;
     try {
@@ -160,7 +171,7 @@ function applyOverrides(
       continue;
     }
     setPath(child, target, value);
-    childSources.set(target, { source, written: source === OVERRIDE_SOURCE ? parsed.key : target });
+    childSources.set(target, { source, written: flag ? target : parsed.key });
   }
   return overlay(tree, sources, child, childSources);
 }

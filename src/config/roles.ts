@@ -12,7 +12,7 @@
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { backendEntry, backendNames, canonicalBackend } from './catalog.ts';
 import { didYouMean } from '../util/suggest.ts';
-import type { Sources } from './tree.ts';
+import { isOverride, type Sources } from './tree.ts';
 import { RoleSchema, type Config } from './schema.ts';
 
 /** For a label: the optimizer's and the target's backend when the role leaves them empty (else both take the label). */
@@ -42,7 +42,7 @@ type RoleName = 'target' | 'optimizer' | 'judge';
 function chosenWithBackend(sources: Sources, role: RoleName, backendKey: string): boolean {
   const model = sources.get(`model.${role}.model`)?.source;
   if (!model) return false;
-  return model.startsWith('--') || model === sources.get(backendKey)?.source;
+  return isOverride(model) || model === sources.get(backendKey)?.source;
 }
 
 /** The canonical backend a role names, refusing unknown names and target-only backends in other roles. */

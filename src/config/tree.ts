@@ -1,8 +1,14 @@
 /** Config trees: nested mappings addressed by dotted paths, and the record of where each leaf came from. */
 export type Tree = Record<string, unknown>;
 
-/** Where each leaf came from: dotted path → source (a file path or `--cfg-options`) and the key as written. */
+/** Where each leaf came from: dotted path → source (a file path, or an override: `--cfg-options`, `--set`, `overrides`) and the key as written. */
 export type Sources = Map<string, { source: string; written: string }>;
+
+/** The source of the overrides a library call gives as plain strings. */
+export const LIBRARY_OVERRIDES = 'overrides';
+
+/** Whether a source is an override (a flag or the library's `overrides`) rather than a file. */
+export const isOverride = (source: string): boolean => source.startsWith('--') || source === LIBRARY_OVERRIDES;
 
 export const isMapping = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { castValue } from '../../src/config/cast.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { rejects } from './rejects.ts';
 
@@ -120,6 +121,26 @@ describe('config: overrides', () => {
     assert.equal(config.model.optimizer.model, 'sim-large');
   });
 
+  it('an error in an override names where it was given: the library option, --cfg-options or --set', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
+    const file = path.join(dir, 'c.yaml');
+    rejects(
+      () => loadConfig(file, { ...noEnv, overrides: ['train.batch_sise=3'] }),
+      /^overrides: unknown key 'train\.batch_sise' \(did you mean/,
+    );
+    rejects(
+      () => loadConfig(file, { ...noEnv, overrides: [{ item: 'train.batch_size=-1', source: '--set' }] }),
+      /^--set: train\.batch_size: /,
+    );
+    const set = runCli(['train', '--config', file, '--set', 'train.batch_sise=3']);
+    assert.equal(set.status, 2);
+    assert.match(set.stderr, /^skillopt: --set: unknown key 'train\.batch_sise'/);
+    const cfg = runCli(['train', '--config', file, '--cfg-options', 'train.batch_sise=3']);
+    assert.equal(cfg.status, 2);
+    assert.match(cfg.stderr, /^skillopt: --cfg-options: unknown key 'train\.batch_sise'/);
+  });
+
   it('reads lists and mappings as YAML flow or JSON, keeping the scalar casts inside them', () => {
     assert.deepEqual(castValue('[/a,/b]'), ['/a', '/b']);
     assert.deepEqual(castValue('["/a"]'), ['/a']);
@@ -161,7 +182,7 @@ describe('config: overrides', () => {
     assert.deepEqual((tasks.config.env.fields as { answer: unknown }).answer, ['gold', 'alt']);
     rejects(
       () => loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,'] }),
-      /--cfg-options: env\.data_dirs: "\[\/a," is not a valid list/,
+      /overrides: env\.data_dirs: "\[\/a," is not a valid list/,
     );
   });
 
@@ -190,18 +211,18 @@ describe('config: overrides', () => {
     );
   });
 
-  it('reports a bad override against --cfg-options', () => {
+  it('reports a bad override against the overrides', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
     rejects(
       () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_sise=8'] }),
-      /--cfg-options/,
+      /^overrides: /,
       /batch_sise/,
       /did you mean 'batch_size'/,
     );
     rejects(
       () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_size=many'] }),
-      /--cfg-options/,
+      /^overrides: /,
       /train\.batch_size/,
       /expected number/,
     );
