@@ -11,9 +11,21 @@ import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
 import { applyOriginalKeys, extractOriginalKeys } from './original-keys.ts';
-import { isOverride, LIBRARY_OVERRIDES, leaves, setPath, type Sources, type Tree } from './tree.ts';
+import {
+  forbiddenKeyIn,
+  forbiddenKeyMessage,
+  forbiddenKeyOf,
+  isOverride,
+  LIBRARY_OVERRIDES,
+  leaves,
+  newTree,
+  setPath,
+  type Sources,
+  type Tree,
+} from './tree.ts';
 import { isSecretVariable } from './redact.ts';
-import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
+import { FLAT_KEYS, RETIRED_KEYS } from './flat-keys.ts';
+import { ConfigSchema, ENV_CORE_KEYS, SECTIONS, type Config } from './schema.ts';
 import { formatIssues, knownKeysAt, sourceOf } from './issues.ts';
 import { resolveJudge, resolveRoles } from './roles.ts';
 import { backendEntry, envEntry, envNames } from './catalog.ts';
@@ -148,7 +160,7 @@ function applyOverrides(
   items: (Override & { flag?: boolean })[],
   warnings: string[],
 ): { tree: Tree; sources: Sources } {
-  const child: Tree = {};
+  const child = newTree();
   const childSources: Sources = new Map();
   for (const { item, source, flag } of items) {
     let parsed;
@@ -156,6 +168,8 @@ function applyOverrides(
     try {
       parsed = parseOverride(item);
       value = castValue(parsed.value);
+      const forbidden = forbiddenKeyOf(parsed.key) ?? forbiddenKeyIn(value);
+      if (forbidden) throw new Error(forbiddenKeyMessage(forbidden));
     } catch (err) {
       throw new ConfigError(
         `${source}: ${parsed ? `${parsed.key}: ` : ''}${(err as Error).message}`,
