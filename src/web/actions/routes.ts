@@ -83,7 +83,8 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
 
   const load = (file: string, overrides: string[]): { loaded?: LoadedConfig; error?: string } => {
     try {
-      return { loaded: loadConfig(file, { overrides }) };
+      // The form's overrides run as `--set` items: their errors say so, as the CLI's do.
+      return { loaded: loadConfig(file, { overrides: overrides.map((item) => ({ item, source: '--set' })) }) };
     } catch (err) {
       if (err instanceof UserError) return { error: err.message };
       throw err;
