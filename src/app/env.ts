@@ -4,7 +4,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { UserError } from '../errors.ts';
 import { envNames, getEnvFactory } from '../envs/registry.ts';
 import type { Env, EnvContext, Splits } from '../envs/types.ts';
-import { resolveConfigPath } from '../util/paths.ts';
+import { configPathCandidates, resolveConfigPath } from '../util/paths.ts';
 
 /**
  * The env a loaded config names, built by its factory (the config loader has checked its options),
@@ -17,6 +17,13 @@ export function createEnv(loaded: LoadedConfig, outRoot?: string): Env {
   const ctx: EnvContext = {
     configDir: path.dirname(loaded.files.at(-1) ?? path.resolve('config.yaml')),
     resolvePath: (key, value) => resolveConfigPath(value, loaded.baseDirOf(`env.${key}`)),
+    missingPath: (key, value) => {
+      const source = loaded.sourceOf?.(`env.${key}`);
+      const looked = configPathCandidates(value, loaded.baseDirOf(`env.${key}`));
+      const given = looked.length === 1 && looked[0] === value ? [] : [`'${value}'`];
+      const said = [...given, ...(source ? [`set in ${source}`] : [])];
+      return `env.${key} not found: ${looked.join(' or ')}${said.length ? ` (${said.join(', ')})` : ''}`;
+    },
     outRoot,
   };
   return factory.create(config.env, ctx);

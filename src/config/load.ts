@@ -65,6 +65,8 @@ export interface LoadedConfig {
    * (the working directory for an override).
    */
   baseDirOf(key: string): string;
+  /** The file (or the override: `--set`, `overrides`, …) that set `key`; undefined for a default. */
+  sourceOf?(key: string): string | undefined;
 }
 
 /** The shell's environment plus a `.env` file in `cwd` (the shell wins); `.env` values fill `process.env`. */
@@ -108,7 +110,8 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
     const source = sources.get(key)?.source;
     return source && !isOverride(source) ? path.dirname(source) : process.cwd();
   };
-  return { config, files: layered.files, secretPaths, warnings, baseDirOf };
+  const sourceOf = (key: string) => sources.get(key)?.source;
+  return { config, files: layered.files, secretPaths, warnings, baseDirOf, sourceOf };
 }
 
 /** Replaces `${VAR}` and `${VAR:-default}` in string values. */

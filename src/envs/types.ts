@@ -139,6 +139,8 @@ export interface EnvContext {
    * there, else to the config file that set the key.
    */
   resolvePath(key: string, value: string): string;
+  /** What is said of a path-valued `env.<key>` that does not exist: the key, the value, who set it, where it was looked for. */
+  missingPath?(key: string, value: string): string;
   /** Where the run writes (generated splits go here). */
   outRoot?: string;
 }
