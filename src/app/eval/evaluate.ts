@@ -7,14 +7,14 @@
  * original writes them) and `eval_summary.md`, plus every rollout's results and conversations.
  * Rerunning into the same directory reuses every finished rollout.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { RoleConfig, TransferTarget } from '../../config/schema.ts';
 import { Interrupted, UserError } from '../../errors.ts';
+import { FileRefused, readRegularFileSync } from '../../util/read-file.ts';
 import { canonicalSplit } from '../../envs/data/splits.ts';
-import type { Env, Item, Trajectory } from '../../envs/types.ts';
+import type { Env, Item, SplitName, Trajectory } from '../../envs/types.ts';
 import { evalMarkdown } from './report.ts';
 import { meanInterval, pairedTest, type Interval, type PairedTest } from '../../util/stats.ts';
 import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
@@ -61,13 +61,20 @@ const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 const pair = (i: Interval | undefined): [number, number] | undefined => (i ? [round(i.low), round(i.high)] : undefined);
 
+/** A split name of `eval`: train, val, test (with the original's aliases) or all. */
+function evalSplit(split: string): SplitName | 'all' {
+  if (split.trim().toLowerCase() === 'all') return 'all';
+  try {
+    return canonicalSplit(split);
+  } catch (err) {
+    throw new UserError(`--split ${split}: ${(err as Error).message.replace(' or test (', ', test or all (')}`);
+  }
+}
+
 /** The items of a split name ('all' = train, val and test in turn), capped by `evaluation.test_env_num`. */
 export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, split: string, cap: number): Item[] {
-  const items =
-    split.trim().toLowerCase() === 'all'
-      ? [...splits.train, ...splits.val, ...splits.test]
-      : splits[canonicalSplit(split)];
-  return firstN(items, cap);
+  const name = evalSplit(split);
+  return firstN(name === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[name], cap);
 }
 
 function stats(items: { hard: number; soft: number }[]): CellStats {
@@ -113,6 +120,9 @@ function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: I
   return { scores, errors };
 }
 
+/** The largest skill file read: a skill is a prompt, thousands of tokens at most. */
+const MAX_SKILL_BYTES = 2 * 1024 * 1024;
+
 function readSkills(files: readonly string[]): { file: string; label: string; text: string }[] {
   if (files.length === 0) throw new UserError('name a skill to evaluate with --skill FILE');
   const labels = new Set<string>();
@@ -120,9 +130,10 @@ function readSkills(files: readonly string[]): { file: string; label: string; te
     const file = path.resolve(f);
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      throw new UserError(`skill file not found: ${file}`);
+      text = readRegularFileSync(file, MAX_SKILL_BYTES, 'a skill file').toString('utf8');
+    } catch (err) {
+      if (!(err instanceof FileRefused)) throw err;
+      throw new UserError(err.reason === 'missing' ? `skill file not found: ${file}` : `--skill: ${err.message}`);
     }
     let label = slug(path.basename(file, path.extname(file)));
     for (let k = 2; labels.has(label); k++) label = `${slug(path.basename(file, path.extname(file)))}-${k}`;
@@ -142,6 +153,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     throw new UserError(
       "--target: with run.queue the workers run the config's model.target only; evaluate other targets without run.queue",
     );
+  evalSplit(opts.split);
   const skills = readSkills(opts.skillFiles);
   const out = path.resolve(opts.outRoot);
   const env = createEnv(opts.loaded, out);

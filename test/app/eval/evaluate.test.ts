@@ -171,7 +171,16 @@ describe('skillopt eval (library)', () => {
       out: null,
     } as const;
     const model = new ScriptedModel('m', () => 'x');
-    await assert.rejects(runEvaluation({ ...base, split: 'dev', models: { targets: [model] } }), /unknown split 'dev'/);
+    await assert.rejects(
+      runEvaluation({ ...base, split: 'dev', models: { targets: [model] } }),
+      /--split dev: unknown split 'dev': expected train, val, test or all \(aliases: valid_seen, selection, valid_unseen\)/,
+    );
+    // A skill that is not a file is refused at once, not read until it ends.
+    fs.symlinkSync('/dev/zero', path.join(dir, 'zero.md'));
+    await assert.rejects(
+      runEvaluation({ ...base, split: 'test', skillFiles: [path.join(dir, 'zero.md')], models: { targets: [model] } }),
+      /--skill: .*zero\.md is a character device, not a file/,
+    );
     await assert.rejects(
       runEvaluation({ ...base, split: 'test', repeats: 0, models: { targets: [model] } }),
       /--repeats/,
