@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 import { originalFlatPath } from './original-keys.ts';
 import { FLAT_KEYS, RETIRED_KEYS } from './flat-keys.ts';
 import { SECTIONS } from './schema.ts';
@@ -143,6 +144,47 @@ function readYaml(file: string, refusal: (message: string) => ConfigError = (m) 
   return value;
 }
 
+/** The configs shipped with the package, which `_base_: skillopt:NAME` names. */
+export const PACKAGE_CONFIGS = path.resolve(import.meta.dirname, '../../configs');
+const BUILTIN = 'skillopt:';
+
+/** The names `skillopt:NAME` accepts: the base files by their name, the benchmark configs by their path. */
+function builtinNames(): string[] {
+  const names: string[] = [];
+  for (const dir of fs.readdirSync(PACKAGE_CONFIGS, { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    for (const f of fs.readdirSync(path.join(PACKAGE_CONFIGS, dir.name)))
+      if (f.endsWith('.yaml')) names.push(dir.name === '_base_' ? f.slice(0, -5) : `${dir.name}/${f.slice(0, -5)}`);
+  }
+  return names.sort();
+}
+
+/** The file a `_base_` entry names: `skillopt:NAME` a shipped config, else a path relative to the file. */
+function basePathOf(file: string, base: string): string {
+  if (base.startsWith(BUILTIN)) {
+    const name = base.slice(BUILTIN.length).replace(/\.yaml$/, '');
+    const names = builtinNames();
+    if (!names.includes(name)) {
+      const near = didYouMean(name, names).replace(/'([^']+)'/, `'${BUILTIN}$1'`);
+      throw new ConfigError(
+        `${file}: _base_: no shipped config '${base}'${near}; the shipped ones are ${names.map((n) => BUILTIN + n).join(', ')}`,
+        file,
+        '_base_',
+      );
+    }
+    return path.join(PACKAGE_CONFIGS, name.includes('/') ? `${name}.yaml` : `_base_/${name}.yaml`);
+  }
+  const basePath = path.resolve(path.dirname(file), base);
+  if (!fs.existsSync(basePath)) {
+    throw new ConfigError(
+      `${file}: _base_ file '${base}' not found (looked for ${basePath}): a relative _base_ is relative to the file that names it; for the shipped base write _base_: ${BUILTIN}default`,
+      file,
+      '_base_',
+    );
+  }
+  return basePath;
+}
+
 /**
  * Loads a config file with its `_base_` chain (a path or a list of paths, relative to the file).
  * A base reached by several paths (a diamond) is read once; every file is listed once, base files
@@ -175,10 +217,7 @@ export function loadLayers(
         '_base_',
       );
     }
-    const basePath = path.resolve(path.dirname(abs), base);
-    if (!fs.existsSync(basePath)) {
-      throw new ConfigError(`${abs}: _base_ file '${base}' not found (looked for ${basePath})`, abs, '_base_');
-    }
+    const basePath = basePathOf(abs, base);
     const layer = loadLayers(
       basePath,
       [...visiting, abs],

@@ -1,10 +1,11 @@
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { castValue } from '../../src/config/cast.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { runCli } from '../helpers/cli.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { rejects } from './rejects.ts';
 
@@ -51,6 +52,30 @@ describe('config: _base_ inheritance', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': '_base_: nowhere.yaml\n' });
     rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /_base_/, /nowhere\.yaml/);
+  });
+
+  it('skillopt:NAME names a shipped config, so a copy of one works anywhere', () => {
+    const dir = tmpDir();
+    fs.copyFileSync(path.join(ROOT, 'configs/tasks/example.yaml'), path.join(dir, 'mine.yaml'));
+    const { config, files } = loadConfig(path.join(dir, 'mine.yaml'), noEnv);
+    assert.equal(config.env.name, 'tasks');
+    assert.equal(files[0], path.join(ROOT, 'configs/_base_/default.yaml'));
+    writeFiles(dir, { 'sim.yaml': '_base_: skillopt:sim/default\ntrain: {seed: 3}\n' });
+    assert.equal(loadConfig(path.join(dir, 'sim.yaml'), noEnv).config.model.backend, 'sim');
+    writeFiles(dir, { 'typo.yaml': '_base_: skillopt:defualt\n' });
+    rejects(
+      () => loadConfig(path.join(dir, 'typo.yaml'), noEnv),
+      /typo\.yaml: _base_: no shipped config 'skillopt:defualt' \(did you mean 'skillopt:default'\?\)/,
+    );
+  });
+
+  it('a relative _base_ that is not there says it is relative to the file, and how to name the shipped base', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'copied.yaml': '_base_: ../_base_/default.yaml\nmodel: {backend: sim}\n' });
+    rejects(
+      () => loadConfig(path.join(dir, 'copied.yaml'), noEnv),
+      /copied\.yaml: _base_ file '\.\.\/_base_\/default\.yaml' not found \(looked for .*\): a relative _base_ is relative to the file that names it; for the shipped base write _base_: skillopt:default/,
+    );
   });
 
   it('refuses circular inheritance', () => {
