@@ -159,7 +159,11 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   const env = createEnv(opts.loaded, out);
   // Model events (calls failing and retried, options a model does not take) go to the console as in training.
   const events = new EventLog();
-  const detach = opts.out === null ? () => {} : attachConsoleReporter(events, opts.out ?? process.stdout);
+  // Given a stream, everything goes there, warnings too; else lines to stdout and warnings to stderr.
+  const detach =
+    opts.out === null
+      ? () => {}
+      : attachConsoleReporter(events, opts.out ?? process.stdout, opts.out ?? process.stderr);
   const stack = new ModelStack(config, {
     ledgerFile: path.join(out, 'calls.jsonl'),
     ...(opts.environment ? { environment: opts.environment } : {}),

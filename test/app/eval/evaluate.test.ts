@@ -10,6 +10,7 @@ import { runEvaluation, targetRole } from '../../../src/app/eval/evaluate.ts';
 import { InfraError, type ChatRequest } from '../../../src/model/types.ts';
 import { RoleSchema } from '../../../src/config/schema.ts';
 import { BIN, ROOT, runCli, runPrinted } from '../../helpers/cli.ts';
+import { startFakeProvider, textOfUser } from '../../helpers/fake-provider.ts';
 import { tmpDir, writeFiles } from '../../helpers/tmp.ts';
 import { lastUserText, ScriptedModel } from '../../envs/scripted.ts';
 
@@ -341,5 +342,50 @@ describe('skillopt eval: progress and Ctrl-C', () => {
     assert.equal(s.n_items, 60);
     assert.equal(fs.readFileSync(scores, 'utf8').trim().split('\n').length, 60, 'the kept rollouts are not run again');
     assert.ok(kept < 60);
+  });
+});
+
+describe('skillopt eval: the key variable', () => {
+  it('a variable named by api_key_env that is not set is said before the first call, not passed over in silence', async () => {
+    const fake = await startFakeProvider({
+      respond: (r) => ({ text: `<answer>${/Echo (w\d+)/.exec(textOfUser(r))?.[1]}</answer>` }),
+    });
+    try {
+      const { dir } = project();
+      const loaded = loadConfig(path.join(dir, 'c.yaml'), {
+        environment: {},
+        overrides: [
+          'model.target.backend=openai_compatible',
+          'model.target.model=m',
+          `model.target.base_url=${fake.url}/v1`,
+          'model.target.api_key_env=MY_SERVER_KEY',
+          'cache.mode=off',
+        ],
+      });
+      let said = '';
+      const sink = {
+        write: (t: string) => {
+          said += t;
+          return true;
+        },
+      };
+      await runEvaluation({
+        loaded,
+        outRoot: path.join(dir, 'eval'),
+        configFile: path.join(dir, 'c.yaml'),
+        skillFiles: [path.join(dir, 'helpful.md')],
+        split: 'test',
+        environment: {},
+        out: sink,
+      });
+      assert.match(
+        said,
+        /model\.target\.api_key_env names MY_SERVER_KEY, which is not set: calls to .* go without a key/,
+      );
+      assert.ok(said.indexOf('api_key_env') < said.indexOf('Results:'), 'said before the results');
+      assert.equal(fake.requests.length, 10);
+    } finally {
+      await fake.close();
+    }
   });
 });
