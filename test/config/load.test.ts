@@ -361,6 +361,38 @@ describe('config: validation errors name the file and the key', () => {
   });
 });
 
+describe('config: errors that point to the fix', () => {
+  it('a key written into a role points to api_key_env; the value is not shown', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n  target:\n    api_key: sk-live-0123456789\n' });
+    const err = rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /c\.yaml: unknown key 'model\.target\.api_key': a key is never written in a config; put it in an environment variable and name that variable in model\.target\.api_key_env/,
+    );
+    assert.doesNotMatch(err.message, /sk-live/);
+  });
+
+  it('a wrong choice of a discriminated mapping (a scorer type) names the choices and the nearest', () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'c.yaml': 'model: {backend: sim}\nenv:\n  name: tasks\n  data_path: x.jsonl\n  scorer:\n    type: exact_mach\n',
+    });
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /c\.yaml: env\.scorer\.type: expected one of "exact_match", "token_f1", .*"custom", got string "exact_mach" \(did you mean 'exact_match'\?\)/,
+    );
+  });
+
+  it('train --confg names the unknown option, not a missing --config', () => {
+    const r = runCli(['train', '--confg', 'x.yaml']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^error: unknown option '--confg'\n\(Did you mean --config\?\)/);
+    const missing = runCli(['eval', '--skill', 'a.md']);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /^error: required option '-c, --config <file>' not specified/);
+  });
+});
+
 describe('config: environment variables', () => {
   it('substitutes ${VAR} from the environment and marks secret variables', () => {
     const dir = tmpDir();
