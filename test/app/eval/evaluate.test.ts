@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config/load.ts';
 import { runEvaluation, targetRole } from '../../../src/app/eval/evaluate.ts';
-import { InfraError, type ChatRequest } from '../../../src/model/types.ts';
+import { InfraError, ModelConfigError, type ChatRequest } from '../../../src/model/types.ts';
 import { RoleSchema } from '../../../src/config/schema.ts';
 import { BIN, ROOT, runCli, runPrinted } from '../../helpers/cli.ts';
 import { startFakeProvider, textOfUser } from '../../helpers/fake-provider.ts';
@@ -384,6 +384,44 @@ describe('skillopt eval: the key variable', () => {
       );
       assert.ok(said.indexOf('api_key_env') < said.indexOf('Results:'), 'said before the results');
       assert.equal(fake.requests.length, 10);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('skillopt eval: a broken response cache', () => {
+  it('is named, with what to do, before any call', async () => {
+    const fake = await startFakeProvider();
+    try {
+      const { dir } = project();
+      const cacheFile = path.join(dir, 'garbage.sqlite');
+      fs.writeFileSync(cacheFile, 'this is not a database, just text that got here '.repeat(200));
+      const loaded = loadConfig(path.join(dir, 'c.yaml'), {
+        environment: {},
+        overrides: [
+          'model.target.backend=openai_compatible',
+          'model.target.model=m',
+          `model.target.base_url=${fake.url}/v1`,
+          `cache.path=${cacheFile}`,
+        ],
+      });
+      await assert.rejects(
+        runEvaluation({
+          loaded,
+          outRoot: path.join(dir, 'eval'),
+          configFile: path.join(dir, 'c.yaml'),
+          skillFiles: [path.join(dir, 'helpful.md')],
+          split: 'test',
+          environment: {},
+          out: null,
+        }),
+        (err: Error) =>
+          err instanceof ModelConfigError &&
+          err.message.includes(cacheFile) &&
+          /cannot be opened .*file is not a database.*move it aside/.test(err.message),
+      );
+      assert.equal(fake.requests.length, 0);
     } finally {
       await fake.close();
     }
