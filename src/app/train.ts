@@ -25,6 +25,7 @@ import { markActivity } from '../run/activity.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
+import { historyRepair, type HistoryRepair } from '../run/state-rebuild.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
@@ -107,6 +108,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
 
   // Checks that only read: nothing is written before they pass.
   checkTransferTargets(opts.loaded);
+  let history: HistoryRepair | undefined;
   if (dir.exists()) {
     checkResumable(dir, config, secretPaths);
     const summary = finishedSummary(dir);
@@ -114,6 +116,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       say(formatFinishedRun(dir.root, summary));
       return { status: 'finished', summary, alreadyFinished: true };
     }
+    const runtime = dir.readRuntimeState();
+    if (runtime) history = historyRepair(dir, runtime.last_completed_step);
   }
   const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), {
     startBlank: config.env.start_blank,
@@ -143,6 +147,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   try {
     // Problems found while setting up are reported once the run has started (or not at all).
     const warnings: string[] = [];
+    if (history) {
+      dir.writeJson(dir.history, history.records);
+      warnings.push(
+        `${dir.history} is unreadable (${history.problem}): ${history.records.length ? `rebuilt from the records of steps 1 to ${history.records.length}` : 'no step is committed yet, so it starts empty'}`,
+      );
+    }
     const { env, splits } = await buildEnv(opts.loaded, dir.root);
     warnings.push(...(splits.warnings ?? []));
     warnings.push(
