@@ -38,6 +38,7 @@ import { budgetStop, unpricedBudget } from '../engine/budget-limits.ts';
 import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
 import { remoteRollouts } from './remote.ts';
+import { baselineAtCeiling } from './useless-run.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
 
@@ -230,6 +231,14 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       },
       settings.seed,
     );
+    const selectionItems = firstN(splits.val, config.evaluation.sel_env_num);
+    // Said once the baseline is known, before the first step pays.
+    const detachCeiling = events.on((e) => {
+      if (e.type !== 'stage_finished' || e.stage !== 'baseline') return;
+      detachCeiling();
+      const ceiling = baselineAtCeiling(settings, rollouts, selectionItems, skillInit);
+      if (ceiling) events.warn(ceiling);
+    });
     const callsAhead = settings.gate.overlap ? new CallsAhead(models.optimizer) : undefined;
     const opt: OptimizerContext = {
       optimizer: callsAhead?.model ?? models.optimizer,
@@ -251,13 +260,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ledger: models.ledger,
       admission: models.admission,
       rollouts,
-      selection: new SelectionEvaluator(
-        rollouts,
-        firstN(splits.val, config.evaluation.sel_env_num),
-        settings.gate.scoring,
-        events,
-        settings.gate.repeats,
-      ),
+      selection: new SelectionEvaluator(rollouts, selectionItems, settings.gate.scoring, events, settings.gate.repeats),
       opt,
       callsAhead,
       analystLimit: pLimit(config.gradient.analyst_workers),

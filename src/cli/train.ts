@@ -83,8 +83,14 @@ export function registerTrain(program: Command): void {
     const { loadFromOptions, renderConfig } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
-      const { planInputFor, planRun, formatPlan } = await import('../app/plan.ts');
-      process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded)))}\n`);
+      const [{ planInputFor, planRun, formatPlan }, { unpricedBudgetNote }] = await Promise.all([
+        import('../app/plan.ts'),
+        import('../app/useless-run.ts'),
+      ]);
+      const plan = planRun(await planInputFor(loaded));
+      process.stdout.write(`${formatPlan(plan)}\n`);
+      const note = unpricedBudgetNote(loaded.config, plan);
+      if (note) process.stderr.write(`warning: ${note}\n`);
       return;
     }
     const outRoot = await runDirectory(opts, loaded);
