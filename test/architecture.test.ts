@@ -119,4 +119,14 @@ describe('the module graph', () => {
       'evaluation is a use case of src/app/, not a layer of its own',
     );
   });
+
+  it('keeps the files of the config, the use cases and the run directory under 400 lines', () => {
+    const long = ['src/config', 'src/app', 'src/run'].flatMap((dir) =>
+      (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => path.join(dir, f))
+        .filter((f) => fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n').length > 400),
+    );
+    assert.deepEqual(long, []);
+  });
 });

@@ -10,7 +10,7 @@ import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
-import { applyOriginalKeys, extractOriginalKeys } from './original-keys.ts';
+import { applyOriginalKeys, extractOriginalKeys } from './original-keys-apply.ts';
 import {
   forbiddenKeyIn,
   forbiddenKeyMessage,

@@ -16,8 +16,9 @@ import { FileRefused, readRegularFileSync } from '../../util/read-file.ts';
 import { canonicalSplit } from '../../envs/data/splits.ts';
 import type { Env, Item, SplitName, Trajectory } from '../../envs/types.ts';
 import { evalMarkdown } from './report.ts';
-import { meanInterval, pairedTest, type Interval, type PairedTest } from '../../util/stats.ts';
+import { pairedTest } from '../../util/stats.ts';
 import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
+import { perItem, round, roundTest, stats, type ItemScore } from './scores.ts';
 import { ModelStack } from '../../model/stack.ts';
 import { RunStop, type ChatModel } from '../../model/types.ts';
 import { markActivity } from '../../run/activity.ts';
@@ -58,8 +59,6 @@ export interface EvalOptions {
 }
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
-const round = (x: number) => Math.round(x * 1e6) / 1e6;
-const pair = (i: Interval | undefined): [number, number] | undefined => (i ? [round(i.low), round(i.high)] : undefined);
 
 /** A split name of `eval`: train, val, test (with the original's aliases) or all. */
 function evalSplit(split: string): SplitName | 'all' {
@@ -75,49 +74,6 @@ function evalSplit(split: string): SplitName | 'all' {
 export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, split: string, cap: number): Item[] {
   const name = evalSplit(split);
   return firstN(name === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[name], cap);
-}
-
-function stats(items: { hard: number; soft: number }[]): CellStats {
-  const n = items.length;
-  if (n === 0) return { n, hard: 0, soft: 0 };
-  const hardValues = items.map((i) => i.hard);
-  const softValues = items.map((i) => i.soft);
-  const hi = meanInterval(hardValues);
-  const si = meanInterval(softValues);
-  return {
-    n,
-    hard: round(hardValues.reduce((a, b) => a + b, 0) / n),
-    soft: round(softValues.reduce((a, b) => a + b, 0) / n),
-    ...(hi ? { hard_ci95: pair(hi), ci_method: hi.method } : {}),
-    ...(si ? { soft_ci95: pair(si) } : {}),
-  };
-}
-
-interface ItemScore {
-  id: string;
-  type: string;
-  hard: number;
-  soft: number;
-}
-
-/** Per item, the mean over its scored repeats; items with none are errors. */
-function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: ItemScore[]; errors: number } {
-  const scores: ItemScore[] = [];
-  let errors = 0;
-  items.forEach((item, i) => {
-    const ok = runs.map((r) => r[i]).filter((t): t is Trajectory => Boolean(t && !t.error));
-    if (ok.length === 0) {
-      errors++;
-      return;
-    }
-    scores.push({
-      id: item.id,
-      type: ok[0]!.taskType ?? item.type ?? 'other',
-      hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length,
-      soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length,
-    });
-  });
-  return { scores, errors };
 }
 
 /** The largest skill file read: a skill is a prompt, thousands of tokens at most. */
@@ -392,13 +348,4 @@ async function evaluateAll({
   say(`\n${markdown}`);
   say(`eval summary written to ${path.join(out, 'eval_summary.json')}`);
   return summary;
-}
-
-function roundTest(t: PairedTest): PairedTest {
-  return {
-    ...t,
-    diff: round(t.diff),
-    ...(t.ci ? { ci: [round(t.ci[0]), round(t.ci[1])] } : {}),
-    p: t.p === null ? null : round(t.p),
-  };
 }
