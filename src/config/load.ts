@@ -81,6 +81,12 @@ export function loadEnvironment(cwd = process.cwd()): Record<string, string | un
   return process.env;
 }
 
+/**
+ * Loads `file` with its `_base_` chain, the environment's `${VAR}`s, the overrides and the
+ * original's flags, and validates it: the config, the files read, the keys holding secrets, the
+ * warnings to show, and where each key came from. A bad config throws a `ConfigError` naming the
+ * file and the key.
+ */
 export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfig {
   const environment = options.environment ?? loadEnvironment(options.cwd);
   const layered = loadLayers(file);

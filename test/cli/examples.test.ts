@@ -166,6 +166,35 @@ describe("the original's flat flags on the command line", () => {
   });
 });
 
+describe('the CLI reference of the README', () => {
+  it('lists every option of every command', () => {
+    const reference = /## CLI reference\n\n```\n([\s\S]*?)```/.exec(README)?.[1];
+    assert.ok(reference, 'the README has a CLI reference block');
+    const missing: string[] = [];
+    const visit = (cmd: Command, name: string) => {
+      if (cmd.commands.length === 0) {
+        // The lines of this command (a line may name several commands: `dry-run|run|mine`).
+        const words = name.split(' ');
+        const all = reference.split('\n');
+        const own = all.filter(
+          (l) => l.startsWith(`skillopt ${words[0]}`) && (words.length === 1 || l.includes(words.at(-1)!)),
+        );
+        // `[harvest's options]` stands for the options of `sleep harvest`.
+        const lines = own.some((l) => l.includes("[harvest's options]"))
+          ? [...own, ...all.filter((l) => l.startsWith('skillopt sleep harvest'))]
+          : own;
+        for (const option of cmd.options) {
+          if ((option as { hidden?: boolean }).hidden || option.long === '--help') continue;
+          if (!lines.some((l) => l.includes(option.long!))) missing.push(`${name} ${option.long}`);
+        }
+      }
+      for (const sub of cmd.commands) visit(sub, `${name} ${sub.name()}`.trim());
+    };
+    visit(buildProgram(), '');
+    assert.deepEqual(missing, []);
+  });
+});
+
 describe('the examples in the README', () => {
   it('the runs its train and eval commands write go under the runs root, which ui shows and --resume searches', () => {
     const outs = readmeCommands().flatMap(({ argv }) =>

@@ -79,6 +79,11 @@ describe('skillopt train', () => {
     assert.ok(m, 'the final line gives the test scores');
     assert.ok(Number(m![1]) < 0.4 && Number(m![2]) > 0.85, m![0]);
     assert.match(r.stdout, new RegExp(`Output saved to: ${out}`));
+    // The sample the README shows is what the demo prints.
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const sample = /ends with a table like:\n\n```\n([\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(sample, "the README's demo sample");
+    for (const line of sample.trimEnd().split('\n')) assert.ok(r.stdout.includes(line), `the demo prints: ${line}`);
     assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret), 'not on the console');
     for (const f of fs.readdirSync(out, { recursive: true }) as string[]) {
       const file = path.join(out, f);
