@@ -15,9 +15,21 @@ export interface Invocation {
   overrides: string[];
 }
 
-/** How this process was called: through npx, or directly. */
-export function programName(environment: Record<string, string | undefined> = process.env): string {
-  return environment.npm_command === 'exec' ? 'npx skillopt' : 'skillopt';
+/**
+ * How this process was called, as the commands it prints say it: through npx; as
+ * `node bin/skillopt.js` from a checkout (its script under the working directory); else as the
+ * installed `skillopt`.
+ */
+export function programName(
+  environment: Record<string, string | undefined> = process.env,
+  script = process.argv[1] ?? '',
+  cwd = process.cwd(),
+): string {
+  if (environment.npm_command === 'exec') return 'npx skillopt';
+  const rel = path.relative(cwd, script);
+  if (path.basename(script) === 'skillopt.js' && rel && !rel.startsWith('..') && !path.isAbsolute(rel))
+    return `node ${shellWord(rel.split(path.sep).join('/'))}`;
+  return 'skillopt';
 }
 
 const SAFE = /^[\w@%+=:,./-]+$/;

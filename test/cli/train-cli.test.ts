@@ -309,7 +309,7 @@ describe('Ctrl-C', () => {
     const command = lineAfter(run.out.stdout, 'To resume:');
     assert.match(
       command,
-      /^skillopt train --config \S+ --resume \S+ --set model\.target\.options\.latency_ms=15 --set model\.optimizer\.options\.latency_ms=15$/,
+      /^node bin\/skillopt\.js train --config \S+ --resume \S+ --set model\.target\.options\.latency_ms=15 --set model\.optimizer\.options\.latency_ms=15$/,
     );
     const resumed = runPrinted(command);
     assert.equal(resumed.status, 0, resumed.stderr);

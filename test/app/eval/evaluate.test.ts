@@ -333,7 +333,7 @@ describe('skillopt eval: progress and Ctrl-C', () => {
     assert.ok(command, `no command to continue in:\n${stdout}\n${stderr}`);
     assert.equal(
       command,
-      `skillopt eval --config configs/sim/default.yaml --set model.target.options.latency_ms=400 --set env.workers=2 --skill configs/sim/seed_skill.md --split test --repeats 1 --out ${out}`,
+      `node bin/skillopt.js eval --config configs/sim/default.yaml --set model.target.options.latency_ms=400 --set env.workers=2 --skill configs/sim/seed_skill.md --split test --repeats 1 --out ${out}`,
     );
     const kept = fs.readFileSync(scores, 'utf8').trim().split('\n').length;
     const continued = runPrinted(command.replace('latency_ms=400', 'latency_ms=0'));
