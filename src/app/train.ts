@@ -49,6 +49,8 @@ export interface RunOptions {
   configFile: string;
   /** Print events on the console (default true). */
   console?: boolean;
+  /** On the console, the records' codes beside their words (`--verbose`). */
+  verbose?: boolean;
   /** Replace a role's model (tests, benchmarks). */
   models?: Partial<Record<Role, ChatModel>>;
   environment?: StackOptions['environment'];
@@ -127,7 +129,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
-  const detachConsole = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const detachConsole =
+    opts.console === false
+      ? () => {}
+      : attachConsoleReporter(events, process.stdout, process.stderr, { verbose: opts.verbose });
   const detachCaller = opts.onEvent ? events.on(opts.onEvent) : () => {};
   const detach = () => {
     detachConsole();

@@ -74,7 +74,10 @@ export function registerTrain(program: Command): void {
         '--force-unlock',
         'take over the run lock of a process that cannot be checked from here (another host or container) when you know it is gone',
       )
-      .option('-v, --verbose', 'print the full resolved config before training')
+      .option(
+        '-v, --verbose',
+        "print the full resolved config before training, and on the console the records' codes (gate[hard], batch_seed, action names) beside their words",
+      )
       .option(
         '--dry-run',
         'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)',
@@ -103,6 +106,7 @@ export function registerTrain(program: Command): void {
           configFile: opts.config,
           signal,
           forceUnlock: opts.forceUnlock,
+          verbose: opts.verbose,
           // The original's flat flags are applied after --cfg-options, as `flag=value` items: the resume repeats them so.
           invocation: {
             program: programName(),

@@ -66,9 +66,9 @@ describe('skillopt train', () => {
     assert.doesNotMatch(r.stdout, /M=\d|L=\d/);
     assert.match(
       r.stdout,
-      /\[slow update, end of epoch 1\] no earlier epoch to compare with yet; an empty guidance field is added to the skill .* \(inject_placeholder\)/,
+      /\[slow update, end of epoch 1\] no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs\n/,
     );
-    assert.match(r.stdout, /\[meta skill, end of epoch 1\] nothing yet: .* \(skip_first_epoch\)/);
+    assert.match(r.stdout, /\[meta skill, end of epoch 1\] nothing yet: [^(\n]*\n/);
     assert.match(
       r.stdout,
       /\[final evaluation done\] hard score on 60 test items, per task type: {2}\(\d+\.\ds\)\n {2}\[1\] initial skill/,
