@@ -6,8 +6,8 @@ import path from 'node:path';
 import { runTraining } from './app/train.ts';
 import { loadConfig } from './config/load.ts';
 import type { TrainOutcome } from './engine/trainer.ts';
-import { runEvaluation } from './eval/evaluate.ts';
-import type { EvalSummary } from './eval/summary.ts';
+import { runEvaluation } from './app/eval/evaluate.ts';
+import type { EvalSummary } from './app/eval/summary.ts';
 import type { ChatModel, Role } from './model/types.ts';
 import type { RunEvent } from './run/events.ts';
 

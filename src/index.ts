@@ -27,8 +27,8 @@ export { registerEnv, getEnvFactory, envNames } from './envs/registry.ts';
 
 export { train, evaluate, type TrainOptions, type EvaluateOptions } from './api.ts';
 export { runTraining, type RunOptions } from './app/train.ts';
-export { runEvaluation, type EvalOptions } from './eval/evaluate.ts';
-export type { EvalSummary } from './eval/summary.ts';
+export { runEvaluation, type EvalOptions } from './app/eval/evaluate.ts';
+export type { EvalSummary } from './app/eval/summary.ts';
 export { materialize, registerMaterializer, type Materializer } from './envs/materialize.ts';
 export type { TrainOutcome } from './engine/trainer.ts';
 export { buildRoleModels, type RoleModels } from './model/stack.ts';

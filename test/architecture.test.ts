@@ -1,7 +1,8 @@
 /**
  * The module graph: no import cycle anywhere (type-only imports count), and the layers point
  * one way: the engine never imports the commands, the CLI or the dashboard; models, envs and
- * the optimizer protocol never import the engine.
+ * the optimizer protocol never import the engine; the config imports no backend, env or command;
+ * the run directory's modules import no command; the dashboard imports no CLI module.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -74,7 +75,7 @@ describe('the module graph', () => {
     const tree = await moduleGraph();
     assert.ok(Object.keys(tree).includes('src/engine/step/train-step.ts'), 'the graph holds the sources');
     assert.deepEqual(
-      importsBetween(tree, 'src/engine/', ['src/app/', 'src/eval/', 'src/cli/', 'src/web/', 'src/builtins.ts']),
+      importsBetween(tree, 'src/engine/', ['src/app/', 'src/cli/', 'src/web/', 'src/builtins.ts']),
       [],
       'the engine imports no command',
     );
@@ -84,7 +85,7 @@ describe('the module graph', () => {
       'models import no engine, command or env',
     );
     assert.deepEqual(
-      importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/', 'src/eval/']),
+      importsBetween(tree, 'src/envs/', ['src/engine/', 'src/app/']),
       [],
       'envs know nothing of the trainer',
     );
@@ -108,5 +109,43 @@ describe('the module graph', () => {
       [],
       'the workers stand below the use cases and the commands that start them',
     );
+    assert.deepEqual(
+      importsBetween(tree, 'src/web/', ['src/cli/']),
+      [],
+      'the dashboard takes what it shares with the commands from the layers below them',
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/config/', [
+        'src/model/',
+        'src/envs/',
+        'src/engine/',
+        'src/run/',
+        'src/app/',
+        'src/cli/',
+        'src/web/',
+        'src/builtins.ts',
+      ]),
+      [],
+      "the config checks names against its own catalog, never the backends' or the envs' registries",
+    );
+    assert.deepEqual(
+      importsBetween(tree, 'src/run/', ['src/engine/', 'src/app/', 'src/cli/', 'src/web/']),
+      [],
+      'the run directory knows nothing of the commands that write it',
+    );
+    assert.ok(
+      !Object.keys(tree).some((f) => f.startsWith('src/eval/')),
+      'evaluation is a use case of src/app/, not a layer of its own',
+    );
+  });
+
+  it('keeps the files of the config, the use cases and the run directory under 400 lines', () => {
+    const long = ['src/config', 'src/app', 'src/run'].flatMap((dir) =>
+      (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => path.join(dir, f))
+        .filter((f) => fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n').length > 400),
+    );
+    assert.deepEqual(long, []);
   });
 });

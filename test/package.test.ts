@@ -250,4 +250,38 @@ describe('the packed package', () => {
     });
     run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], app);
   });
+
+  it("checks with skipLibCheck off, in a project without @types/node: the library's declarations need no NodeJS types", () => {
+    const dir = path.join(app, 'strict');
+    writeFiles(dir, {
+      'package.json': JSON.stringify({ type: 'module' }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ['use.ts'],
+      }),
+      'use.ts': [
+        "import { evaluate, loadConfig, train, type EvaluateOptions, type LoadedConfig } from 'skillopt';",
+        "export const loaded: LoadedConfig = loadConfig('c.yaml');",
+        "export const options: EvaluateOptions = { config: 'c.yaml', skills: ['a.md'], out: 'o' };",
+        'export const both = [train, evaluate];',
+        '',
+      ].join('\n'),
+    });
+    fs.symlinkSync(path.join(app, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    // Errors in the dependencies' own declarations are theirs; ours must have none.
+    const ours = r.stdout.split('\n').filter((l) => l.includes('node_modules/skillopt/'));
+    assert.deepEqual(ours, [], r.stdout);
+  });
 });

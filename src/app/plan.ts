@@ -186,13 +186,16 @@ export function combinedMergeCalls(f: number, s: number, p: number): number {
   return calls + (f + s >= 2 ? 1 : 0);
 }
 
-/** Items per step over one epoch: batches of `batch` over `train`, `accumulation` batches a step. */
-function stepSizes(train: number, batch: number, accumulation: number): number[] {
-  const steps = Math.ceil(train / (batch * accumulation));
-  return Array.from(
-    { length: steps },
-    (_, s) => Math.min(train, (s + 1) * batch * accumulation) - Math.min(train, s * batch * accumulation),
-  );
+/**
+ * The steps of one epoch, by size: batches of `batch` over `train`, `accumulation` batches a
+ * step. All but the last are full, so there are at most two sizes; a plan's work is the same for
+ * ten steps as for ten billion.
+ */
+function stepGroups(train: number, batch: number, accumulation: number): { size: number; steps: number }[] {
+  const per = batch * accumulation;
+  const full = Math.floor(train / per);
+  const rest = train - full * per;
+  return [...(full > 0 ? [{ size: per, steps: full }] : []), ...(rest > 0 ? [{ size: rest, steps: 1 }] : [])];
 }
 
 export function planRun(input: PlanInput): Plan {
@@ -205,7 +208,8 @@ export function planRun(input: PlanInput): Plan {
       : sizes.test
     : 0;
   const train = c.train.train_size > 0 ? Math.min(c.train.train_size, sizes.train) : sizes.train;
-  const perStep = stepSizes(train, c.train.batch_size, c.train.accumulation);
+  const groups = stepGroups(train, c.train.batch_size, c.train.accumulation);
+  const stepsPerEpoch = groups.reduce((n, g) => n + g.steps, 0);
   const epochs = c.train.num_epochs;
   const M = c.gradient.minibatch_size;
   const P = c.gradient.merge_batch_size;
@@ -227,56 +231,63 @@ export function planRun(input: PlanInput): Plan {
     add(stage, 'target', n * turns, rolloutIn, OUTPUT.rollout, upperBound || turns > 1);
 
   rollouts('baseline', selection * repeats);
-  for (let epoch = 1; epoch <= epochs; epoch++) {
-    for (const n of perStep) {
-      rollouts('rollout', n);
-      // At most: the split between failures and successes that needs the most minibatches.
-      const failures = c.gradient.failure_only ? n : Math.max(1, Math.round(n * FAIL_SHARE));
-      const failMinibatches = Math.ceil(failures / M);
-      const succMinibatches = c.gradient.failure_only
-        ? 0
-        : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
-      add(
-        'analyst',
-        'optimizer',
-        failMinibatches + succMinibatches,
-        prompt('analyst') + skillTokens + M * trajectory,
-        OUTPUT.analyst,
-        true,
-      );
-      const merges = combined
-        ? combinedMergeCalls(failMinibatches, succMinibatches, P)
-        : mergeCalls(failMinibatches, P) +
-          mergeCalls(succMinibatches, P) +
-          (failMinibatches && succMinibatches ? 1 : 0);
-      add(
-        'merge',
-        'optimizer',
-        merges,
-        prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst,
-        OUTPUT.merge,
-      );
-      if (autonomous)
-        add('lr_autonomous', 'optimizer', 1, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
-      // The combined top merge ranks within a budget known before it (a scheduled learning rate).
-      if (autonomous || (!combined && c.optimizer.learning_rate > 0))
-        add('ranking', 'optimizer', 1, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
-      if (rewrite)
-        add('rewrite', 'optimizer', 1, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
-      if (c.evaluation.use_gate) rollouts('selection', selection * repeats, true);
+  // Each size of step, counted once and multiplied by how many such steps the run has.
+  for (const { size: n, steps } of groups) {
+    const times = steps * epochs;
+    rollouts('rollout', n * times);
+    // At most: the split between failures and successes that needs the most minibatches.
+    const failures = c.gradient.failure_only ? n : Math.max(1, Math.round(n * FAIL_SHARE));
+    const failMinibatches = Math.ceil(failures / M);
+    const succMinibatches = c.gradient.failure_only
+      ? 0
+      : Math.min(n - failures, Math.ceil(n / M) + 1 - failMinibatches);
+    add(
+      'analyst',
+      'optimizer',
+      (failMinibatches + succMinibatches) * times,
+      prompt('analyst') + skillTokens + M * trajectory,
+      OUTPUT.analyst,
+      true,
+    );
+    const merges = combined
+      ? combinedMergeCalls(failMinibatches, succMinibatches, P)
+      : mergeCalls(failMinibatches, P) + mergeCalls(succMinibatches, P) + (failMinibatches && succMinibatches ? 1 : 0);
+    add(
+      'merge',
+      'optimizer',
+      merges * times,
+      prompt('merge') + skillTokens + Math.min(P, Math.max(failMinibatches, succMinibatches)) * OUTPUT.analyst,
+      OUTPUT.merge,
+    );
+    if (autonomous)
+      add('lr_autonomous', 'optimizer', times, prompt('lr_autonomous') + skillTokens + 600, OUTPUT.lr_autonomous);
+    // The combined top merge ranks within a budget known before it (a scheduled learning rate).
+    if (autonomous || (!combined && c.optimizer.learning_rate > 0))
+      add('ranking', 'optimizer', times, prompt('ranking') + skillTokens + 800, OUTPUT.ranking, true);
+    if (rewrite)
+      add('rewrite', 'optimizer', times, prompt('rewrite') + skillTokens + 800, skillTokens + OUTPUT.rewrite_extra);
+    if (c.evaluation.use_gate) rollouts('selection', selection * repeats * times, true);
+  }
+  // The epoch boundaries from the second epoch's end on.
+  const boundaries = Math.max(0, epochs - 1);
+  if (boundaries > 0) {
+    const N = Math.min(c.optimizer.slow_update_samples, train);
+    const pairsIn = prompt('slow_update') + 2 * skillTokens + N * (2 * trajectory);
+    if (c.optimizer.use_slow_update || c.optimizer.use_meta_skill)
+      rollouts('slow_update_rollout', 2 * N * boundaries, true);
+    if (c.optimizer.use_slow_update) {
+      add('slow_update', 'optimizer', boundaries, pairsIn, OUTPUT.slow_update);
+      if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate)
+        rollouts('selection', selection * repeats * boundaries, true);
     }
-    if (epoch >= 2) {
-      const N = Math.min(c.optimizer.slow_update_samples, train);
-      const pairsIn = prompt('slow_update') + 2 * skillTokens + N * (2 * trajectory);
-      if (c.optimizer.use_slow_update || c.optimizer.use_meta_skill) rollouts('slow_update_rollout', 2 * N, true);
-      if (c.optimizer.use_slow_update) {
-        add('slow_update', 'optimizer', 1, pairsIn, OUTPUT.slow_update);
-        if (c.optimizer.slow_update_gate_with_selection && c.evaluation.use_gate)
-          rollouts('selection', selection * repeats, true);
-      }
-      if (c.optimizer.use_meta_skill)
-        add('meta_skill', 'optimizer', 1, prompt('meta_skill') + pairsIn - prompt('slow_update'), OUTPUT.meta_skill);
-    }
+    if (c.optimizer.use_meta_skill)
+      add(
+        'meta_skill',
+        'optimizer',
+        boundaries,
+        prompt('meta_skill') + pairsIn - prompt('slow_update'),
+        OUTPUT.meta_skill,
+      );
   }
   rollouts('final_selection', selection * repeats, true);
   rollouts('test', 3 * test, true);
@@ -292,8 +303,8 @@ export function planRun(input: PlanInput): Plan {
   const { stages, total } = priced(prices);
   return {
     epochs,
-    stepsPerEpoch: perStep.length,
-    totalSteps: perStep.length * epochs,
+    stepsPerEpoch,
+    totalSteps: stepsPerEpoch * epochs,
     selection,
     test,
     stages,

@@ -25,6 +25,7 @@ import { markActivity } from '../run/activity.ts';
 import { acquireRunLock } from '../run/lock.ts';
 import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
+import { historyRepair, type HistoryRepair } from '../run/state-rebuild.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
@@ -36,6 +37,7 @@ import { budgetStop, unpricedBudget } from '../engine/budget-limits.ts';
 import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
 import { remoteRollouts } from './remote.ts';
+import { baselineAtCeiling } from './useless-run.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
 
@@ -46,6 +48,8 @@ export interface RunOptions {
   configFile: string;
   /** Print events on the console (default true). */
   console?: boolean;
+  /** On the console, the records' codes beside their words (`--verbose`). */
+  verbose?: boolean;
   /** Replace a role's model (tests, benchmarks). */
   models?: Partial<Record<Role, ChatModel>>;
   environment?: StackOptions['environment'];
@@ -106,6 +110,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
 
   // Checks that only read: nothing is written before they pass.
   checkTransferTargets(opts.loaded);
+  let history: HistoryRepair | undefined;
   if (dir.exists()) {
     checkResumable(dir, config, secretPaths);
     const summary = finishedSummary(dir);
@@ -113,6 +118,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       say(formatFinishedRun(dir.root, summary));
       return { status: 'finished', summary, alreadyFinished: true };
     }
+    const runtime = dir.readRuntimeState();
+    if (runtime) history = historyRepair(dir, runtime.last_completed_step);
   }
   const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), {
     startBlank: config.env.start_blank,
@@ -121,7 +128,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
   const events = new EventLog(dir.events);
-  const detachConsole = opts.console === false ? () => {} : attachConsoleReporter(events);
+  const detachConsole =
+    opts.console === false
+      ? () => {}
+      : attachConsoleReporter(events, process.stdout, process.stderr, { verbose: opts.verbose });
   const detachCaller = opts.onEvent ? events.on(opts.onEvent) : () => {};
   const detach = () => {
     detachConsole();
@@ -142,6 +152,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
   try {
     // Problems found while setting up are reported once the run has started (or not at all).
     const warnings: string[] = [];
+    if (history) {
+      dir.writeJson(dir.history, history.records);
+      warnings.push(
+        `${dir.history} is unreadable (${history.problem}): ${history.records.length ? `rebuilt from the records of steps 1 to ${history.records.length}` : 'no step is committed yet, so it starts empty'}`,
+      );
+    }
     const { env, splits } = await buildEnv(opts.loaded, dir.root);
     warnings.push(...(splits.warnings ?? []));
     warnings.push(
@@ -219,6 +235,14 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       },
       settings.seed,
     );
+    const selectionItems = firstN(splits.val, config.evaluation.sel_env_num);
+    // Said once the baseline is known, before the first step pays.
+    const detachCeiling = events.on((e) => {
+      if (e.type !== 'stage_finished' || e.stage !== 'baseline') return;
+      detachCeiling();
+      const ceiling = baselineAtCeiling(settings, rollouts, selectionItems, skillInit);
+      if (ceiling) events.warn(ceiling);
+    });
     const opt: OptimizerContext = {
       optimizer: models.optimizer,
       mode: settings.mode,
@@ -239,13 +263,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ledger: models.ledger,
       admission: models.admission,
       rollouts,
-      selection: new SelectionEvaluator(
-        rollouts,
-        firstN(splits.val, config.evaluation.sel_env_num),
-        settings.gate.scoring,
-        events,
-        settings.gate.repeats,
-      ),
+      selection: new SelectionEvaluator(rollouts, selectionItems, settings.gate.scoring, events, settings.gate.repeats),
       opt,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,

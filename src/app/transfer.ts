@@ -8,8 +8,8 @@
 import path from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
 import { UserError } from '../errors.ts';
-import { runEvaluation, transferRole } from '../eval/evaluate.ts';
-import type { Cell, EvalSummary } from '../eval/summary.ts';
+import { runEvaluation, transferRole } from './eval/evaluate.ts';
+import type { Cell, EvalSummary } from './eval/summary.ts';
 import type { RunDir } from '../run/layout.ts';
 import type { Transfer } from '../run/records.ts';
 

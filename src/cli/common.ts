@@ -39,8 +39,16 @@ function wrap(text: string, width: number, indent: string): string {
 }
 
 export function addConfigOptions(cmd: Command): Command {
+  // Checked before the action rather than by commander's required option, which is checked
+  // first: a misspelt --confg would be reported as a missing --config instead of by its name.
   cmd
-    .requiredOption('-c, --config <file>', 'YAML config file (may inherit others through _base_)')
+    .option('-c, --config <file>', 'YAML config file, required (may inherit others through _base_)')
+    .hook('preAction', (command) => {
+      if (typeof command.opts().config !== 'string')
+        command.error("error: required option '-c, --config <file>' not specified", {
+          code: 'commander.missingMandatoryOptionValue',
+        });
+    })
     .option(
       '--cfg-options <key=value...>',
       `override config keys; lists and mappings as [a,b] or {k: v}, e.g. ${CFG_OPTIONS_EXAMPLE}`,

@@ -1,6 +1,9 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { addConfigOptions, collect, type ConfigOptions } from './common.ts';
+import { evalResumeCommand, programName } from '../run/resume-command.ts';
+import { defaultEvalDir, RUNS_ROOT } from '../run/runs-root.ts';
+import { addConfigOptions, collect, originalFlagsOf, type ConfigOptions } from './common.ts';
+import { withStopSignal } from './stop-signal.ts';
 
 interface EvalFlags extends ConfigOptions {
   skill: string[];
@@ -30,30 +33,49 @@ export function registerEval(program: Command): void {
         collect,
       )
       .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
-      .option('-o, --out <dir>', 'output directory (default: outputs/eval_<env>_<target model>_<timestamp>)'),
+      .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`),
   ).action(async (opts: EvalFlags) => {
     const { loadFromOptions } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-    const model = (
-      opts.target?.[0]?.split(':').slice(1).join(':') ||
-      loaded.config.model.target.model ||
-      'target'
-    ).replace(/[^A-Za-z0-9_.-]+/g, '_');
+    const model = opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model;
     // The original's --out_root names the output directory of eval_only.py too.
-    const outRoot = path.resolve(
-      opts.out || opts.out_root || path.join('outputs', `eval_${loaded.config.env.name || 'run'}_${model}_${stamp}`),
-    );
+    const outRoot = path.resolve(opts.out || opts.out_root || defaultEvalDir(loaded.config.env.name, model));
     const repeats = Number(opts.repeats);
-    const { runEvaluation } = await import('../eval/evaluate.ts');
-    await runEvaluation({
-      loaded,
+    // The original's flat flags are applied after --cfg-options, as `flag=value` items: the command that continues repeats them so.
+    const overrides = [
+      ...(opts.cfgOptions ?? []),
+      ...(opts.set ?? []),
+      ...originalFlagsOf(opts)
+        .filter(([flag]) => flag !== 'out_root')
+        .map(([flag, value]) => `${flag}=${value}`),
+    ];
+    const resumeCommand = evalResumeCommand(
+      {
+        program: programName(),
+        config: opts.config,
+        overrides,
+        skills: opts.skill,
+        split: opts.split,
+        targets: opts.target ?? [],
+        repeats,
+      },
       outRoot,
-      configFile: opts.config,
-      skillFiles: opts.skill,
-      split: opts.split,
-      targets: opts.target,
-      repeats,
-    });
+    );
+    const { runEvaluation } = await import('../app/eval/evaluate.ts');
+    await withStopSignal(
+      (signal) =>
+        runEvaluation({
+          loaded,
+          outRoot,
+          configFile: opts.config,
+          skillFiles: opts.skill,
+          split: opts.split,
+          targets: opts.target,
+          repeats,
+          signal,
+          resumeCommand,
+        }),
+      `the rollouts finished so far are kept in ${outRoot}`,
+    );
   });
 }

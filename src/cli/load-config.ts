@@ -6,7 +6,11 @@ import { originalFlagsOf, type ConfigOptions } from './common.ts';
 
 export function loadFromOptions(opts: ConfigOptions, extra: string[] = []): LoadedConfig {
   const loaded = loadConfig(opts.config, {
-    overrides: [...(opts.cfgOptions ?? []), ...(opts.set ?? []), ...extra],
+    overrides: [
+      ...(opts.cfgOptions ?? []).map((item) => ({ item, source: '--cfg-options' })),
+      ...(opts.set ?? []).map((item) => ({ item, source: '--set' })),
+      ...extra,
+    ],
     flags: originalFlagsOf(opts),
   });
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);

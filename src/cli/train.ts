@@ -4,7 +4,9 @@ import type { Command } from 'commander';
 import type { LoadedConfig } from '../config/load.ts';
 import { CommandExit, Interrupted, UserError } from '../errors.ts';
 import { programName } from '../run/resume-command.ts';
+import { defaultOutRoot, RUNS_ROOT } from '../run/runs-root.ts';
 import { addConfigOptions, originalFlagsOf, type ConfigOptions } from './common.ts';
+import { withStopSignal } from './stop-signal.ts';
 
 interface TrainOptions extends ConfigOptions {
   out?: string;
@@ -12,11 +14,6 @@ interface TrainOptions extends ConfigOptions {
   verbose?: boolean;
   forceUnlock?: boolean;
   dryRun?: boolean;
-}
-
-export function defaultOutRoot(env: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-  return path.join('outputs', env || 'run', stamp);
 }
 
 function holdsRun(dir: string, flag: string): string {
@@ -27,8 +24,8 @@ function holdsRun(dir: string, flag: string): string {
 
 /**
  * The run directory: `--resume DIR`; `--resume` alone, the latest unfinished run of this config
- * under the output root (one whose training settings match, if any does); else `--out`,
- * `env.out_root`, or a new timestamped directory.
+ * under the runs root (one whose training settings match, if any does); else `--out`,
+ * `env.out_root`, or a new timestamped directory under the runs root.
  */
 async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<string> {
   const fixed = opts.out || loaded.config.env.out_root;
@@ -44,7 +41,7 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
     import('../app/resume-check.ts'),
     import('../run/find-run.ts'),
   ]);
-  const root = path.resolve(path.dirname(defaultOutRoot(loaded.config.env.name)));
+  const root = path.resolve(RUNS_ROOT);
   const runs = runsOfConfig(root, loaded.files.at(-1)!);
   const unfinished = runs.filter((r) => !r.finished);
   const chosen =
@@ -58,29 +55,6 @@ async function runDirectory(opts: TrainOptions, loaded: LoadedConfig): Promise<s
   return chosen.dir;
 }
 
-/** Runs `work` with a signal that the first Ctrl-C (or SIGTERM) aborts; a second one exits at once. */
-async function withStopSignal<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const onSignal = (name: NodeJS.Signals) => {
-    if (controller.signal.aborted) {
-      process.stderr.write(`\n${name} again: exiting now; the run resumes from its last complete step\n`);
-      process.exit(Interrupted.exitCode);
-    }
-    process.stderr.write(
-      `\n${name}: stopping: no new model call starts; the calls in flight get a few seconds (run.stop_grace_s) to finish and be saved, and any still unanswered are made again on resume. Press Ctrl-C again to exit at once.\n`,
-    );
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    return await work(controller.signal);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
-
 export function registerTrain(program: Command): void {
   addConfigOptions(
     program
@@ -90,17 +64,20 @@ export function registerTrain(program: Command): void {
       )
       .option(
         '-o, --out <dir>',
-        'run directory (default: env.out_root, else outputs/<env>/<timestamp>); a run already there is resumed',
+        `run directory (default: env.out_root, else ${RUNS_ROOT}/<env>/<timestamp>); a run already there is resumed`,
       )
       .option(
         '--resume [dir]',
-        'continue an unfinished run: the one in <dir>, else the latest of this config under outputs/<env>',
+        `continue an unfinished run: the one in <dir>, else the latest of this config under ${RUNS_ROOT}/`,
       )
       .option(
         '--force-unlock',
         'take over the run lock of a process that cannot be checked from here (another host or container) when you know it is gone',
       )
-      .option('-v, --verbose', 'print the full resolved config before training')
+      .option(
+        '-v, --verbose',
+        "print the full resolved config before training, and on the console the records' codes (gate[hard], batch_seed, action names) beside their words",
+      )
       .option(
         '--dry-run',
         'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)',
@@ -109,35 +86,44 @@ export function registerTrain(program: Command): void {
     const { loadFromOptions, renderConfig } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
-      const { planInputFor, planRun, formatPlan } = await import('../app/plan.ts');
-      process.stdout.write(`${formatPlan(planRun(await planInputFor(loaded)))}\n`);
+      const [{ planInputFor, planRun, formatPlan }, { unpricedBudgetNote }] = await Promise.all([
+        import('../app/plan.ts'),
+        import('../app/useless-run.ts'),
+      ]);
+      const plan = planRun(await planInputFor(loaded));
+      process.stdout.write(`${formatPlan(plan)}\n`);
+      const note = unpricedBudgetNote(loaded.config, plan);
+      if (note) process.stderr.write(`warning: ${note}\n`);
       return;
     }
     const outRoot = await runDirectory(opts, loaded);
     const { runTraining } = await import('../app/train.ts');
-    const outcome = await withStopSignal((signal) =>
-      runTraining({
-        loaded,
-        outRoot,
-        configFile: opts.config,
-        signal,
-        forceUnlock: opts.forceUnlock,
-        // The original's flat flags are applied after --cfg-options, as `flag=value` items: the resume repeats them so.
-        invocation: {
-          program: programName(),
-          config: opts.config,
-          overrides: [
-            ...(opts.cfgOptions ?? []),
-            ...(opts.set ?? []),
-            ...originalFlagsOf(opts)
-              .filter(([flag]) => flag !== 'out_root')
-              .map(([flag, value]) => `${flag}=${value}`),
-          ],
-        },
-        onStart: opts.verbose
-          ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`)
-          : undefined,
-      }),
+    const outcome = await withStopSignal(
+      (signal) =>
+        runTraining({
+          loaded,
+          outRoot,
+          configFile: opts.config,
+          signal,
+          forceUnlock: opts.forceUnlock,
+          verbose: opts.verbose,
+          // The original's flat flags are applied after --cfg-options, as `flag=value` items: the resume repeats them so.
+          invocation: {
+            program: programName(),
+            config: opts.config,
+            overrides: [
+              ...(opts.cfgOptions ?? []),
+              ...(opts.set ?? []),
+              ...originalFlagsOf(opts)
+                .filter(([flag]) => flag !== 'out_root')
+                .map(([flag, value]) => `${flag}=${value}`),
+            ],
+          },
+          onStart: opts.verbose
+            ? () => process.stdout.write(`resolved config (${loaded.files.join(' <- ')}):\n${renderConfig(loaded)}\n`)
+            : undefined,
+        }),
+      'the run resumes from its last complete step',
     );
     if (outcome.status === 'stopped' && outcome.cause === 'interrupted') {
       // A run that was saved has said how to resume it.

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '../errors.ts';
+import { RUNS_ROOT } from '../run/runs-root.ts';
 
 const repeatable = (value: string, all: string[]) => [...all, value];
 
@@ -23,7 +24,7 @@ export function registerUi(program: Command): void {
     .option(
       '--runs <dir...>',
       'run roots to show (directories holding runs, or runs themselves); runs launched from the page go under the first',
-      ['outputs'],
+      [RUNS_ROOT],
     )
     .option(
       '--configs <dir>',

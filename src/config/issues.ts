@@ -48,6 +48,12 @@ function originalKeysAt(parts: PropertyKey[]): string[] {
   return parts.length === 1 && parts[0] === 'model' ? Object.keys(ORIGINAL_MODEL_KEYS) : [];
 }
 
+/** A key that would hold a secret, in a mapping that names its variable instead: where it goes. */
+function keyHint(key: string, known: string[], parts: PropertyKey[]): string | undefined {
+  if (!known.includes('api_key_env') || !/(^|_)(api_?)?key$|token|secret|password/i.test(key)) return undefined;
+  return `: a key is never written in a config; put it in an environment variable and name that variable in ${[...parts, 'api_key_env'].join('.')}`;
+}
+
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
@@ -71,7 +77,7 @@ export function formatIssues(
           const dotted = [...parts, key].join('.');
           const s = sourceOf(sources, dotted);
           const known = [...knownKeysAt(schema, issue.path), ...originalKeysAt(parts)];
-          return `${s.source}: unknown key '${s.written}'${didYouMean(key, known)}`;
+          return `${s.source}: unknown key '${s.written}'${keyHint(key, known, parts) ?? didYouMean(key, known)}`;
         })
         .join('\n');
     }
@@ -80,6 +86,12 @@ export function formatIssues(
     const value = getPath(tree, dotted);
     if (issue.code === 'invalid_type') {
       return `${s.source}: ${s.written}: expected ${issue.expected}, got ${describe(value)}`;
+    }
+    // A discriminated mapping (a scorer's `type`) whose value is none of its choices.
+    const choices = issue.code === 'invalid_union' ? (issue as { options?: unknown[] }).options : undefined;
+    if (choices?.length) {
+      const allowed = choices.map((v) => JSON.stringify(v)).join(', ');
+      return `${s.source}: ${s.written}: expected one of ${allowed}, got ${describe(value)}${typeof value === 'string' ? didYouMean(value, choices.map(String)) : ''}`;
     }
     if (issue.code === 'invalid_value') {
       const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');

@@ -4,11 +4,26 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { ConfigError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 import { originalFlatPath } from './original-keys.ts';
-import { FLAT_KEYS, RETIRED_KEYS, SECTIONS } from './schema.ts';
-import { deepMerge, deletePath, getPath, isMapping, leaves, setPath, type Sources, type Tree } from './tree.ts';
+import { FLAT_KEYS, RETIRED_KEYS } from './flat-keys.ts';
+import { SECTIONS } from './schema.ts';
+import { FileRefused, readRegularFileSync } from '../util/read-file.ts';
+import {
+  deepMerge,
+  deletePath,
+  forbiddenKeyMessage,
+  forbiddenKeyOf,
+  getPath,
+  isMapping,
+  leaves,
+  newTree,
+  setPath,
+  type Sources,
+  type Tree,
+} from './tree.ts';
 
 export interface Layered {
   tree: Tree;
@@ -35,7 +50,7 @@ export function normaliseLayer(
   warn: (msg: string) => void,
   where: string,
 ): { tree: Tree; written: Map<string, string> } {
-  const tree: Tree = {};
+  const tree = newTree();
   const written = new Map<string, string>();
   const put = (dotted: string, value: unknown, as: string) => {
     if (isMapping(value) && Object.keys(value).length > 0) {
@@ -93,20 +108,19 @@ export function normaliseSectionKey(section: string, key: string, value: unknown
   return [as, value, as];
 }
 
-function readYaml(file: string): Tree {
+/** The largest config file read: configs are small, and a huge one would take the loader (and the dashboard) with it. */
+export const MAX_CONFIG_BYTES = 2 * 1024 * 1024;
+
+function readYaml(file: string, refusal: (message: string) => ConfigError = (m) => new ConfigError(m, file)): Tree {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readRegularFileSync(file, MAX_CONFIG_BYTES, 'a config file').toString('utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(
-      code === 'ENOENT'
-        ? `config file not found: ${file}`
-        : `cannot read config file ${file}: ${(err as Error).message}`,
-      file,
-    );
+    if (!(err instanceof FileRefused)) throw err;
+    throw refusal(err.reason === 'missing' ? `config file not found: ${file}` : err.message);
   }
-  const doc = parseDocument(text, { prettyErrors: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, lineCounter });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const line = e.linePos?.[0];
@@ -115,23 +129,84 @@ function readYaml(file: string): Tree {
       file,
     );
   }
+  // Before the document becomes objects: a `__proto__` key would set an object's prototype.
+  visit(doc, {
+    Pair(_key, pair) {
+      const key = isScalar(pair.key) ? pair.key.value : undefined;
+      if (typeof key !== 'string' || !forbiddenKeyOf(key)) return;
+      const at = isScalar(pair.key) && pair.key.range ? lineCounter.linePos(pair.key.range[0]) : undefined;
+      throw new ConfigError(`${file}${at ? `:${at.line}:${at.col}` : ''}: ${forbiddenKeyMessage(key)}`, file, key);
+    },
+  });
   const value = doc.toJS() as unknown;
-  if (value == null) return {};
+  if (value == null) return newTree();
   if (!isMapping(value)) throw new ConfigError(`${file}: a config file must be a mapping of keys to values`, file);
   return value;
 }
 
-/** Loads a config file with its `_base_` chain (a path or a list of paths, relative to the file). */
-export function loadLayers(file: string, visiting: string[] = []): Layered {
+/** The configs shipped with the package, which `_base_: skillopt:NAME` names. */
+export const PACKAGE_CONFIGS = path.resolve(import.meta.dirname, '../../configs');
+const BUILTIN = 'skillopt:';
+
+/** The names `skillopt:NAME` accepts: the base files by their name, the benchmark configs by their path. */
+function builtinNames(): string[] {
+  const names: string[] = [];
+  for (const dir of fs.readdirSync(PACKAGE_CONFIGS, { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    for (const f of fs.readdirSync(path.join(PACKAGE_CONFIGS, dir.name)))
+      if (f.endsWith('.yaml')) names.push(dir.name === '_base_' ? f.slice(0, -5) : `${dir.name}/${f.slice(0, -5)}`);
+  }
+  return names.sort();
+}
+
+/** The file a `_base_` entry names: `skillopt:NAME` a shipped config, else a path relative to the file. */
+function basePathOf(file: string, base: string): string {
+  if (base.startsWith(BUILTIN)) {
+    const name = base.slice(BUILTIN.length).replace(/\.yaml$/, '');
+    const names = builtinNames();
+    if (!names.includes(name)) {
+      const near = didYouMean(name, names).replace(/'([^']+)'/, `'${BUILTIN}$1'`);
+      throw new ConfigError(
+        `${file}: _base_: no shipped config '${base}'${near}; the shipped ones are ${names.map((n) => BUILTIN + n).join(', ')}`,
+        file,
+        '_base_',
+      );
+    }
+    return path.join(PACKAGE_CONFIGS, name.includes('/') ? `${name}.yaml` : `_base_/${name}.yaml`);
+  }
+  const basePath = path.resolve(path.dirname(file), base);
+  if (!fs.existsSync(basePath)) {
+    throw new ConfigError(
+      `${file}: _base_ file '${base}' not found (looked for ${basePath}): a relative _base_ is relative to the file that names it; for the shipped base write _base_: ${BUILTIN}default`,
+      file,
+      '_base_',
+    );
+  }
+  return basePath;
+}
+
+/**
+ * Loads a config file with its `_base_` chain (a path or a list of paths, relative to the file).
+ * A base reached by several paths (a diamond) is read once; every file is listed once, base files
+ * first. `refusal` words the error of a file that cannot be read (a base: as its parent's key).
+ */
+export function loadLayers(
+  file: string,
+  visiting: string[] = [],
+  loaded = new Map<string, Layered>(),
+  refusal?: (message: string) => ConfigError,
+): Layered {
   const abs = path.resolve(file);
   if (visiting.includes(abs)) {
     throw new ConfigError(`circular _base_ inheritance: ${[...visiting, abs].join(' -> ')}`, abs, '_base_');
   }
-  const raw = readYaml(abs);
+  const known = loaded.get(abs);
+  if (known) return known;
+  const raw = readYaml(abs, refusal);
   const warnings: string[] = [];
   const baseRaw = raw._base_;
   const bases = baseRaw == null ? [] : Array.isArray(baseRaw) ? baseRaw : [baseRaw];
-  let tree: Tree = {};
+  let tree = newTree();
   let sources: Sources = new Map();
   const files: string[] = [];
   for (const base of bases) {
@@ -142,20 +217,24 @@ export function loadLayers(file: string, visiting: string[] = []): Layered {
         '_base_',
       );
     }
-    const basePath = path.resolve(path.dirname(abs), base);
-    if (!fs.existsSync(basePath)) {
-      throw new ConfigError(`${abs}: _base_ file '${base}' not found (looked for ${basePath})`, abs, '_base_');
-    }
-    const loaded = loadLayers(basePath, [...visiting, abs]);
-    ({ tree, sources } = overlay(tree, sources, loaded.tree, loaded.sources));
-    files.push(...loaded.files);
-    warnings.push(...loaded.warnings);
+    const basePath = basePathOf(abs, base);
+    const layer = loadLayers(
+      basePath,
+      [...visiting, abs],
+      loaded,
+      (message) => new ConfigError(`${abs}: _base_: ${message}`, abs, '_base_'),
+    );
+    ({ tree, sources } = overlay(tree, sources, layer.tree, layer.sources));
+    files.push(...layer.files);
+    warnings.push(...layer.warnings);
   }
   const { tree: own, written } = normaliseLayer(raw, (m) => warnings.push(m), abs);
   const ownSources: Sources = new Map([...written].map(([p, w]) => [p, { source: abs, written: w }]));
   ({ tree, sources } = overlay(tree, sources, own, ownSources));
   files.push(abs);
-  return { tree, sources, files, warnings };
+  const layered = { tree, sources, files: [...new Set(files)], warnings: [...new Set(warnings)] };
+  loaded.set(abs, layered);
+  return layered;
 }
 
 /** `child` over `base`, keeping the record of sources in step. */

@@ -10,18 +10,38 @@ import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
 import { castValue, parseOverride } from './cast.ts';
 import { flatKeyPath, loadLayers, normaliseSectionKey, overlay } from './layers.ts';
-import { applyOriginalKeys, extractOriginalKeys } from './original-keys.ts';
-import { leaves, setPath, type Sources, type Tree } from './tree.ts';
+import { applyOriginalKeys, extractOriginalKeys } from './original-keys-apply.ts';
+import {
+  forbiddenKeyIn,
+  forbiddenKeyMessage,
+  forbiddenKeyOf,
+  isOverride,
+  LIBRARY_OVERRIDES,
+  leaves,
+  newTree,
+  setPath,
+  type Sources,
+  type Tree,
+} from './tree.ts';
 import { isSecretVariable } from './redact.ts';
-import { ConfigSchema, ENV_CORE_KEYS, FLAT_KEYS, RETIRED_KEYS, SECTIONS, type Config } from './schema.ts';
-import { getEnvFactory, envNames } from '../envs/registry.ts';
+import { FLAT_KEYS, RETIRED_KEYS } from './flat-keys.ts';
+import { ConfigSchema, ENV_CORE_KEYS, SECTIONS, type Config } from './schema.ts';
 import { formatIssues, knownKeysAt, sourceOf } from './issues.ts';
 import { resolveJudge, resolveRoles } from './roles.ts';
-import { getBackend } from '../model/registry.ts';
+import { backendEntry, envEntry, envNames } from './catalog.ts';
+
+/** A `key=value` override with where it was given (`--cfg-options`, `--set`), which its errors name. */
+export interface Override {
+  item: string;
+  source: string;
+}
 
 export interface LoadOptions {
-  /** `key=value` items from `--cfg-options` / `--set`. */
-  overrides?: string[];
+  /**
+   * `key=value` overrides, in order; a plain string's errors name it as coming from `overrides`
+   * (the CLI gives each item with its flag).
+   */
+  overrides?: (string | Override)[];
   /**
    * The original's flat command-line flags (`batch_size`, `target_model`, …) with their values,
    * applied after `overrides` as the original does; errors name them as `--<flag>`.
@@ -42,12 +62,12 @@ export interface LoadedConfig {
   warnings: string[];
   /**
    * The directory a relative path in `key` is relative to: the directory of the file that set it
-   * (the working directory for `--cfg-options`).
+   * (the working directory for an override).
    */
   baseDirOf(key: string): string;
+  /** The file (or the override: `--set`, `overrides`, …) that set `key`; undefined for a default. */
+  sourceOf?(key: string): string | undefined;
 }
-
-const OVERRIDE_SOURCE = '--cfg-options';
 
 /** The shell's environment plus a `.env` file in `cwd` (the shell wins); `.env` values fill `process.env`. */
 export function loadEnvironment(cwd = process.cwd()): Record<string, string | undefined> {
@@ -61,6 +81,12 @@ export function loadEnvironment(cwd = process.cwd()): Record<string, string | un
   return process.env;
 }
 
+/**
+ * Loads `file` with its `_base_` chain, the environment's `${VAR}`s, the overrides and the
+ * original's flags, and validates it: the config, the files read, the keys holding secrets, the
+ * warnings to show, and where each key came from. A bad config throws a `ConfigError` naming the
+ * file and the key.
+ */
 export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfig {
   const environment = options.environment ?? loadEnvironment(options.cwd);
   const layered = loadLayers(file);
@@ -70,8 +96,12 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   const secretPaths = new Set<string>();
   interpolate(tree, sources, environment, secretPaths);
   const items = [
-    ...(options.overrides ?? []).map((item) => ({ item, source: OVERRIDE_SOURCE })),
-    ...(options.flags ?? []).map(([flag, value]) => ({ item: `${flag}=${value}`, source: `--${flag}` })),
+    ...(options.overrides ?? []).map((o) => (typeof o === 'string' ? { item: o, source: LIBRARY_OVERRIDES } : o)),
+    ...(options.flags ?? []).map(([flag, value]) => ({
+      item: `${flag}=${value}`,
+      source: `--${flag}`,
+      flag: true,
+    })),
   ];
   ({ tree, sources } = applyOverrides(tree, sources, items, warnings));
 
@@ -84,9 +114,10 @@ export function loadConfig(file: string, options: LoadOptions = {}): LoadedConfi
   validateRoleOptions(config, sources);
   const baseDirOf = (key: string) => {
     const source = sources.get(key)?.source;
-    return source && !source.startsWith('--') ? path.dirname(source) : process.cwd();
+    return source && !isOverride(source) ? path.dirname(source) : process.cwd();
   };
-  return { config, files: layered.files, secretPaths, warnings, baseDirOf };
+  const sourceOf = (key: string) => sources.get(key)?.source;
+  return { config, files: layered.files, secretPaths, warnings, baseDirOf, sourceOf };
 }
 
 /** Replaces `${VAR}` and `${VAR:-default}` in string values. */
@@ -135,17 +166,19 @@ export function overridePath(key: string): string {
 function applyOverrides(
   tree: Tree,
   sources: Sources,
-  items: { item: string; source: string }[],
+  items: (Override & { flag?: boolean })[],
   warnings: string[],
 ): { tree: Tree; sources: Sources } {
-  const child: Tree = {};
+  const child = newTree();
   const childSources: Sources = new Map();
-  for (const { item, source } of items) {
+  for (const { item, source, flag } of items) {
     let parsed;
     let value;
     try {
       parsed = parseOverride(item);
       value = castValue(parsed.value);
+      const forbidden = forbiddenKeyOf(parsed.key) ?? forbiddenKeyIn(value);
+      if (forbidden) throw new Error(forbiddenKeyMessage(forbidden));
     } catch (err) {
       throw new ConfigError(
         `${source}: ${parsed ? `${parsed.key}: ` : ''}${(err as Error).message}`,
@@ -161,7 +194,7 @@ function applyOverrides(
       continue;
     }
     setPath(child, target, value);
-    childSources.set(target, { source, written: source === OVERRIDE_SOURCE ? parsed.key : target });
+    childSources.set(target, { source, written: flag ? target : parsed.key });
   }
   return overlay(tree, sources, child, childSources);
 }
@@ -185,7 +218,7 @@ export function validateRoleOptions(config: Config, sources: Sources): void {
   const judgeSet = [...sources.keys()].some((k) => k.startsWith('model.judge.'));
   for (const role of ['target', 'optimizer', ...(judgeSet ? ['judge'] : [])] as const) {
     const rc = config.model[role as 'target'];
-    const schema = getBackend(rc.backend)?.optionsSchema;
+    const schema = backendEntry(rc.backend)?.optionsSchema;
     if (!schema) continue;
     const result = schema.strict().safeParse(rc.options ?? {});
     if (result.success) {
@@ -227,9 +260,9 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
       `env.${extraKeys[0]}`,
     );
   }
-  const factory = getEnvFactory(name);
+  const entry = envEntry(name);
   if (envNames().length === 0) throw new Error(NOTHING_REGISTERED);
-  if (!factory) {
+  if (!entry) {
     const s = sourceOf(sources, 'env.name');
     throw new ConfigError(
       `${s.source}: ${s.written}: unknown env '${name}'${didYouMean(name, envNames())}; known envs: ${envNames().join(', ')}`,
@@ -237,7 +270,7 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
       'env.name',
     );
   }
-  const unsupported = factory.unsupportedOptions ?? {};
+  const unsupported = entry.unsupportedOptions ?? {};
   for (const key of Object.keys(config.env)) {
     if (ENV_CORE_KEYS.includes(key) || !Object.hasOwn(unsupported, key)) continue;
     const s = sourceOf(sources, `env.${key}`);
@@ -246,7 +279,7 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
   }
   const extras: Tree = {};
   for (const [k, v] of Object.entries(config.env)) if (!ENV_CORE_KEYS.includes(k)) extras[k] = v;
-  const result = factory.optionsSchema.strict().safeParse(extras);
+  const result = entry.optionsSchema.strict().safeParse(extras);
   if (!result.success) {
     const envTree = { env: config.env } as Tree;
     const message = result.error.issues
@@ -256,13 +289,13 @@ function validateEnvOptions(config: Config, sources: Sources, warnings: string[]
             .map((key) => {
               const s = sourceOf(sources, ['env', ...issue.path, key].join('.'));
               const known = issue.path.length
-                ? knownKeysAt(factory.optionsSchema, issue.path)
-                : [...ENV_CORE_KEYS, ...Object.keys(factory.optionsSchema.shape), ...Object.keys(unsupported)];
+                ? knownKeysAt(entry.optionsSchema, issue.path)
+                : [...ENV_CORE_KEYS, ...Object.keys(entry.optionsSchema.shape), ...Object.keys(unsupported)];
               return `${s.source}: unknown key '${s.written}' for env '${name}'${didYouMean(key, known)}`;
             })
             .join('\n');
         }
-        return formatIssues([issue], envTree, sources, factory.optionsSchema, ['env']);
+        return formatIssues([issue], envTree, sources, entry.optionsSchema, ['env']);
       })
       .join('\n');
     const key = `env.${String(result.error.issues[0]!.path[0] ?? '')}`;

@@ -13,22 +13,24 @@
  *
  * A blank value (`""` or null, as the original's base file has for most of them) asks for
  * nothing and passes in silence.
+ *
+ * This file is the table: every key, which backends it serves and how its value is read.
+ * `original-keys-apply.ts` takes the keys out of a config and applies them;
+ * `original-keys-special.ts` holds the keys whose mapping is more than a copy.
  */
 import { ConfigError } from '../errors.ts';
-import { getPath, isMapping, type Sources, type Tree } from './tree.ts';
-import type { Config, RoleConfig } from './schema.ts';
 
-type RoleName = 'target' | 'optimizer';
-const ROLE_NAMES: RoleName[] = ['target', 'optimizer'];
+export type RoleName = 'target' | 'optimizer';
+export const ROLE_NAMES: RoleName[] = ['target', 'optimizer'];
 
 /** A role setting a key maps onto: where it goes and how the value is read. */
-interface Setting {
+export interface Setting {
   /** Dotted path inside the role (`base_url`, `options.thinking_mode`, …). */
   field: string;
   read: (value: unknown, where: string) => unknown;
 }
 
-type Rule =
+export type Rule =
   /** Honoured for roles on one of `backends`; `role` is set for the role-prefixed spelling. */
   | { kind: 'setting'; backends: string[]; role?: RoleName; setting: Setting; name: string; rank: number }
   /** Applied by a function of its own (see `applySpecial`). */
@@ -40,17 +42,17 @@ type Rule =
   /** Accepted and ignored, with the reason (only said when a role is on one of `backends`). */
   | { kind: 'unsupported'; feature: string; backends?: string[] };
 
-const text = (value: unknown, where: string): string => {
+export const text = (value: unknown, where: string): string => {
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number') return String(value);
   throw new ConfigError(`${where}: expected a string, got ${JSON.stringify(value)}`);
 };
-const number = (value: unknown, where: string): number => {
+export const number = (value: unknown, where: string): number => {
   const n = typeof value === 'number' ? value : Number(String(value).trim());
   if (!Number.isFinite(n)) throw new ConfigError(`${where}: expected a number, got ${JSON.stringify(value)}`);
   return n;
 };
-const bool = (value: unknown, where: string): boolean => {
+export const bool = (value: unknown, where: string): boolean => {
   if (typeof value === 'boolean') return value;
   const v = String(value).trim().toLowerCase();
   if (['true', 'yes', '1', 'on'].includes(v)) return true;
@@ -115,7 +117,7 @@ function family(
   }
 }
 
-const MANAGED_IDENTITY =
+export const MANAGED_IDENTITY =
   'Azure managed-identity authentication is not built yet; ignored (Azure OpenAI authenticates with AZURE_OPENAI_API_KEY, a token in AZURE_OPENAI_AD_TOKEN, or the Azure CLI)';
 family('openai_chat', 'azure_openai_', {
   endpoint: 'special',
@@ -239,7 +241,7 @@ ORIGINAL_MODEL_KEYS.copilot_chat_target_model = {
 
 /** The original's `human_feedback` section (a human review of each gate decision). */
 export const HUMAN_FEEDBACK_KEYS = ['enabled', 'timeout_seconds', 'on_timeout', 'max_retries_per_step'];
-const HUMAN_FEEDBACK =
+export const HUMAN_FEEDBACK =
   'human review of the gate decisions is not built yet; ignored (the validation gate decides alone)';
 
 /** Where a flat key of the original's backend settings lives in the structured form. */
@@ -257,280 +259,4 @@ export interface FoundKey {
   value: unknown;
   source: string;
   written: string;
-}
-
-const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
-
-/**
- * Takes the original's backend keys out of `tree` (so that validation sees only our schema),
- * returning them. A key of `human_feedback` that the original does not have is an error.
- */
-export function extractOriginalKeys(
-  tree: Tree,
-  sources: Sources,
-  suggest: (word: string, known: string[]) => string,
-): FoundKey[] {
-  const found: FoundKey[] = [];
-  const take = (section: string, key: string, container: Tree) => {
-    const path = `${section}.${key}`;
-    const s = sources.get(path);
-    found.push({ path, key, value: container[key], source: s?.source ?? 'config', written: s?.written ?? path });
-    delete container[key];
-    sources.delete(path);
-  };
-  const model = tree.model;
-  if (isMapping(model)) for (const key of Object.keys(model)) if (ORIGINAL_MODEL_KEYS[key]) take('model', key, model);
-  const hf = tree.human_feedback;
-  if (hf !== undefined) {
-    if (!isMapping(hf)) {
-      const s = sources.get('human_feedback');
-      throw new ConfigError(
-        `${s?.source ?? 'config'}: human_feedback: expected a mapping of ${HUMAN_FEEDBACK_KEYS.join(', ')}`,
-        s?.source,
-        'human_feedback',
-      );
-    }
-    for (const key of Object.keys(hf)) {
-      if (!HUMAN_FEEDBACK_KEYS.includes(key)) {
-        const s = sources.get(`human_feedback.${key}`);
-        throw new ConfigError(
-          `${s?.source ?? 'config'}: unknown key '${s?.written ?? `human_feedback.${key}`}'${suggest(key, HUMAN_FEEDBACK_KEYS)}`,
-          s?.source,
-          `human_feedback.${key}`,
-        );
-      }
-      take('human_feedback', key, hf);
-    }
-    delete tree.human_feedback;
-  }
-  return found;
-}
-
-/** Sets a dotted field of a role, recording where its value came from. */
-function setRoleField(
-  config: Config,
-  sources: Sources,
-  role: RoleName,
-  field: string,
-  value: unknown,
-  from: FoundKey,
-): void {
-  const rc = config.model[role] as unknown as Tree;
-  const parts = field.split('.');
-  let node = rc;
-  for (const part of parts.slice(0, -1)) {
-    if (!isMapping(node[part])) node[part] = {};
-    node = node[part] as Tree;
-  }
-  if (value === undefined) delete node[parts.at(-1)!];
-  else node[parts.at(-1)!] = value;
-  sources.set(`model.${role}.${field}`, { source: from.source, written: from.written });
-}
-
-/** Whether the user set a role field themselves (then it wins over the original's keys). */
-function setByUser(config: Config, sources: Sources, role: RoleName, field: string): boolean {
-  if (sources.has(`model.${role}.${field}`)) return true;
-  // `options` fields have no defaults before the backend's schema fills them: present means set.
-  return field.startsWith('options.') && getPath(config.model[role] as unknown as Tree, field) !== undefined;
-}
-
-const QWEN_MODES = ['server_default', 'enabled', 'disabled'];
-const NO_FULL_ACCESS =
-  'danger-full-access is not supported; ignored (the agent stays in its sandbox, confined to its workspace; workspace-write lets it write there)';
-const NO_SDK = 'the agent SDKs are not used (skillopt runs the CLI); ignored';
-
-/**
- * Applies the keys `extractOriginalKeys` found: role settings for the roles on their backend
- * (after role resolution), warnings for the rest. `defaulted` names the roles whose model was
- * left to the backend's default (the original's `minimax_model` fills those).
- */
-export function applyOriginalKeys(
-  config: Config,
-  found: FoundKey[],
-  sources: Sources,
-  defaulted: ReadonlySet<RoleName>,
-): string[] {
-  const warnings: string[] = [];
-  const unsupported = new Map<string, FoundKey[]>();
-  const note = (message: string, key: FoundKey) => unsupported.set(message, [...(unsupported.get(message) ?? []), key]);
-  const rolesOn = (backends: string[]) => ROLE_NAMES.filter((r) => backends.includes(config.model[r].backend));
-
-  for (const f of found) {
-    if (blank(f.value)) continue;
-    if (f.path.startsWith('human_feedback.')) {
-      if (f.key === 'enabled' && bool(f.value, `${f.source}: ${f.written}`)) note(HUMAN_FEEDBACK, f);
-      continue;
-    }
-    const rule = ORIGINAL_MODEL_KEYS[f.key]!;
-    if (rule.kind === 'secret') {
-      warnings.push(
-        `${f.source}: ${f.written}: keys are read from environment variables only, never from config files; set ${rule.variable} in the shell or in .env (the value here is ignored and not written anywhere)`,
-      );
-    } else if (rule.kind === 'unsupported') {
-      if (!rule.backends || rolesOn(rule.backends).length > 0) note(rule.feature, f);
-    } else if (rule.kind === 'model') {
-      if (!sources.has(`model.${rule.field}`)) {
-        config.model[rule.field] = rule.read(f.value, `${f.source}: ${f.written}`) as boolean;
-        sources.set(`model.${rule.field}`, { source: f.source, written: f.written });
-      }
-    }
-  }
-
-  // Settings: for each role on the backend, the most specific non-blank key wins.
-  for (const role of ROLE_NAMES) {
-    const backend = config.model[role].backend;
-    const chosen = new Map<string, { rule: Extract<Rule, { kind: 'setting' | 'special' }>; key: FoundKey }>();
-    for (const f of found) {
-      const rule = ORIGINAL_MODEL_KEYS[f.key];
-      if (
-        !rule ||
-        (rule.kind !== 'setting' && rule.kind !== 'special') ||
-        !rule.backends.includes(backend) ||
-        blank(f.value)
-      )
-        continue;
-      if (rule.role && rule.role !== role) continue;
-      const current = chosen.get(rule.name);
-      if (!current || rule.rank > current.rule.rank) chosen.set(rule.name, { rule, key: f });
-    }
-    for (const [name, { rule, key }] of chosen) {
-      const where = `${key.source}: ${key.written}`;
-      if (rule.kind === 'setting') {
-        if (!setByUser(config, sources, role, rule.setting.field))
-          setRoleField(config, sources, role, rule.setting.field, rule.setting.read(key.value, where), key);
-        continue;
-      }
-      applySpecial(config, sources, role, name, key, (other) => chosen.get(other)?.key, defaulted, note);
-    }
-  }
-
-  for (const [message, keys] of unsupported) {
-    // A key noted for each of two roles on its backend is named once.
-    const bySource = new Map<string, Set<string>>();
-    for (const k of keys) bySource.set(k.source, (bySource.get(k.source) ?? new Set()).add(k.written));
-    for (const [source, written] of bySource) warnings.push(`${source}: ${[...written].join(', ')}: ${message}`);
-  }
-  return warnings;
-}
-
-/** Keys whose mapping is more than a copy; `chosen` gives the key chosen for another name. */
-function applySpecial(
-  config: Config,
-  sources: Sources,
-  role: RoleName,
-  name: string,
-  key: FoundKey,
-  chosen: (name: string) => FoundKey | undefined,
-  defaulted: ReadonlySet<RoleName>,
-  note: (message: string, key: FoundKey) => void,
-): void {
-  const where = `${key.source}: ${key.written}`;
-  const rc: RoleConfig = config.model[role];
-  switch (name) {
-    case 'azure_openai_endpoint':
-      if (setByUser(config, sources, role, 'base_url')) return;
-      setRoleField(config, sources, role, 'base_url', text(key.value, where), key);
-      // An endpoint named by the Azure keys is an Azure resource, whatever its host name.
-      if (!setByUser(config, sources, role, 'options.provider'))
-        setRoleField(config, sources, role, 'options.provider', 'azure', key);
-      return;
-    case 'azure_openai_auth_mode': {
-      const mode = text(key.value, where).toLowerCase();
-      if (['api_key', 'key'].includes(mode)) {
-        if (!setByUser(config, sources, role, 'options.auth'))
-          setRoleField(config, sources, role, 'options.auth', 'api_key', key);
-      } else if (mode === 'azure_cli') {
-        if (!setByUser(config, sources, role, 'options.auth'))
-          setRoleField(config, sources, role, 'options.auth', 'azure_cli', key);
-      } else if (['openai_compatible', 'compat', 'openai'].includes(mode)) {
-        // The endpoint is a plain OpenAI-style server, not an Azure resource.
-        setRoleField(config, sources, role, 'options.provider', 'openai', key);
-      } else if (['managed_identity', 'aad', 'azure_ad'].includes(mode)) {
-        note(MANAGED_IDENTITY, key);
-      } else {
-        throw new ConfigError(
-          `${where}: unknown Azure auth mode '${mode}' (expected api_key, azure_cli, managed_identity or openai_compatible)`,
-          key.source,
-          key.path,
-        );
-      }
-      return;
-    }
-    case 'qwen_chat_thinking_mode':
-    case 'qwen_chat_enable_thinking': {
-      if (setByUser(config, sources, role, 'options.thinking_mode')) return;
-      const modeKey = chosen('qwen_chat_thinking_mode');
-      const legacyKey = chosen('qwen_chat_enable_thinking');
-      const mode = modeKey ? text(modeKey.value, `${modeKey.source}: ${modeKey.written}`).toLowerCase() : undefined;
-      if (mode !== undefined && !QWEN_MODES.includes(mode)) {
-        throw new ConfigError(
-          `${modeKey!.source}: ${modeKey!.written}: expected one of ${QWEN_MODES.join(', ')}, got ${JSON.stringify(modeKey!.value)}`,
-          modeKey!.source,
-          modeKey!.path,
-        );
-      }
-      // The original's older switch: true means enabled; false leaves it to the server.
-      const legacy = legacyKey
-        ? bool(legacyKey.value, `${legacyKey.source}: ${legacyKey.written}`)
-          ? 'enabled'
-          : 'server_default'
-        : undefined;
-      if (mode !== undefined && legacy !== undefined && mode !== legacy) {
-        throw new ConfigError(
-          `${modeKey!.source}: ${modeKey!.written} is '${mode}' but ${legacyKey!.written} (${legacyKey!.source}) says '${legacy}'; keep one of them`,
-          modeKey!.source,
-          modeKey!.path,
-        );
-      }
-      setRoleField(config, sources, role, 'options.thinking_mode', mode ?? legacy, modeKey ?? key);
-      return;
-    }
-    case 'minimax_model':
-    case 'copilot_chat_model':
-      if (defaulted.has(role)) rc.model = text(key.value, where);
-      return;
-    case 'codex_exec_sandbox': {
-      const mode = text(key.value, where).toLowerCase();
-      if (!['read-only', 'workspace-write', 'danger-full-access'].includes(mode)) {
-        throw new ConfigError(
-          `${where}: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(key.value)}`,
-          key.source,
-          key.path,
-        );
-      }
-      if (mode === 'danger-full-access') note(NO_FULL_ACCESS, key);
-      else if (!setByUser(config, sources, role, 'options.allow_writes'))
-        setRoleField(config, sources, role, 'options.allow_writes', mode === 'workspace-write', key);
-      return;
-    }
-    case 'codex_exec_use_sdk':
-    case 'claude_code_exec_use_sdk':
-      // auto and cli run the CLI, as skillopt does; only a demand for the SDK goes unmet.
-      if (!['auto', 'cli', 'false', 'no', 'off', '0'].includes(text(key.value, where).toLowerCase())) note(NO_SDK, key);
-      return;
-    case 'codex_exec_network_access':
-      if (bool(key.value, where))
-        note(
-          "network access for the agent's commands is not supported; ignored (Codex runs them without network)",
-          key,
-        );
-      return;
-    case 'codex_exec_approval_policy':
-      if (text(key.value, where).toLowerCase() !== 'never')
-        note(
-          'an approval policy other than never is not supported; ignored (nobody is there to approve, so the agent runs with approval_policy never)',
-          key,
-        );
-      return;
-    case 'cursor_exec_sandbox':
-      if (text(key.value, where).toLowerCase() !== 'enabled') note("Cursor's sandbox stays enabled; ignored", key);
-      return;
-    case 'copilot_exec_allow_all_tools':
-      if (bool(key.value, where))
-        note(
-          'allowing all tools is not supported; ignored (options.allow_writes lets the agent write in its workspace)',
-          key,
-        );
-      return;
-  }
 }

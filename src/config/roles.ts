@@ -4,13 +4,15 @@
  * original's base config pins both roles to it, so it counts as unset). The judge falls back to
  * the optimizer field by field. A role still on the base config's OpenAI model (`gpt-5.4`,
  * `gpt-5.5`) while its backend is not OpenAI's gets that backend's default model, as the original
- * does, unless the role's model was set together with its backend. A backend's own defaults (an agent CLI's concurrency, timeout and retries) fill the
- * settings the config leaves unset. Unknown backends are an error naming the key.
+ * does, unless the role's model was set together with its backend. A backend's own defaults (an
+ * agent CLI's concurrency, timeout and retries) fill the settings the config leaves unset. A
+ * role on `openai_chat` spelt `azure_openai` (or `azure`) is on Azure. Unknown backends are an
+ * error naming the key.
  */
 import { ConfigError, NOTHING_REGISTERED } from '../errors.ts';
-import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
+import { backendEntry, backendNames, canonicalBackend } from './catalog.ts';
 import { didYouMean } from '../util/suggest.ts';
-import type { Sources } from './tree.ts';
+import { isOverride, type Sources } from './tree.ts';
 import { RoleSchema, type Config } from './schema.ts';
 
 /** For a label: the optimizer's and the target's backend when the role leaves them empty (else both take the label). */
@@ -23,6 +25,9 @@ const LABELS: Record<string, { optimizer: string; target: string }> = {
   qwen_chat: { optimizer: 'openai_chat', target: 'qwen_chat' },
   minimax_chat: { optimizer: 'openai_chat', target: 'minimax_chat' },
 };
+
+/** Spellings of `openai_chat` that name Azure: its roles are on an Azure resource (an unset endpoint is then refused, not taken for OpenAI's). */
+const AZURE_SPELLINGS = new Set(['azure', 'azure_openai', 'azure-openai']);
 
 /** The base config's model names, replaced by a non-OpenAI backend's default. */
 const OPENAI_SENTINELS = new Set(['gpt-5.4', 'gpt-5.5']);
@@ -37,7 +42,7 @@ type RoleName = 'target' | 'optimizer' | 'judge';
 function chosenWithBackend(sources: Sources, role: RoleName, backendKey: string): boolean {
   const model = sources.get(`model.${role}.model`)?.source;
   if (!model) return false;
-  return model.startsWith('--') || model === sources.get(backendKey)?.source;
+  return isOverride(model) || model === sources.get(backendKey)?.source;
 }
 
 /** The canonical backend a role names, refusing unknown names and target-only backends in other roles. */
@@ -59,7 +64,7 @@ function checkedBackend(
       key,
     );
   }
-  const spec = getBackend(canonical)!;
+  const spec = backendEntry(canonical)!;
   const named = viaLabel
     ? `'${viaLabel}' selects '${canonical}' for model.${role}: `
     : requested.trim().toLowerCase() !== canonical
@@ -96,13 +101,16 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
       sources,
       fromLabel && requested !== label ? label : undefined,
     );
+    const spelled = (rc.backend || label).trim().toLowerCase();
+    if (canonical === 'openai_chat' && AZURE_SPELLINGS.has(spelled) && rc.options.provider === undefined)
+      rc.options.provider = 'azure';
     rc.backend = canonical;
     applyBackendDefaults(config, sources, role);
     if (
       !rc.model ||
       (OPENAI_SENTINELS.has(rc.model) && !KEEPS_OPENAI_MODELS.has(canonical) && !chosenWithBackend(sources, role, key))
     ) {
-      rc.model = getBackend(canonical)!.defaultModel;
+      rc.model = backendEntry(canonical)!.defaultModel;
       defaulted.add(role);
     }
   }
@@ -115,7 +123,7 @@ export function resolveRoles(config: Config, sources: Sources): { defaulted: Set
  */
 function applyBackendDefaults(config: Config, sources: Sources, role: 'target' | 'optimizer'): void {
   const rc = config.model[role];
-  const defaults = getBackend(rc.backend)?.roleDefaults;
+  const defaults = backendEntry(rc.backend)?.roleDefaults;
   if (!defaults) return;
   const unset = (field: string) => !sources.has(`model.${role}.${field}`);
   for (const [field, value] of Object.entries(defaults) as [keyof typeof defaults, number][])

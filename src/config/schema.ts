@@ -11,6 +11,17 @@ import { z } from 'zod';
 
 const effort = z.enum(['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
 
+/**
+ * The bound of a count: far above what any run needs, low enough that a slip of the keyboard
+ * (`num_epochs: 99999999999`) is refused instead of starting a run, or a plan, that never ends.
+ */
+const atMost = (max: number) => ({ error: `expected at most ${max.toLocaleString('en-US')}` });
+const THOUSAND = 1_000;
+const TEN_THOUSAND = 10_000;
+const MILLION = 1_000_000;
+const HUNDRED_MILLION = 100_000_000;
+const DAY_S = 86_400;
+
 /** USD per one million tokens. */
 export const PriceSchema = z
   .object({
@@ -45,7 +56,7 @@ export const RoleSchema = z
     /** Name of the environment variable holding the key; '' = the backend's default variable. */
     api_key_env: z.string().default(''),
     /** Concurrent calls allowed in this role's pool. */
-    concurrency: z.number().int().positive().default(8),
+    concurrency: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(8),
     /** Name of the pool whose limits this role shares ('' = a pool of its own). */
     pool: z.string().default(''),
     /** Requests per minute (0 = no limit). */
@@ -53,9 +64,9 @@ export const RoleSchema = z
     /** Tokens per minute (0 = no limit). */
     tpm: z.number().nonnegative().default(0),
     /** Attempts after the first one, for retryable failures. */
-    max_retries: z.number().int().nonnegative().default(5),
+    max_retries: z.number().int().nonnegative().max(THOUSAND, atMost(THOUSAND)).default(5),
     /** Per-call timeout in seconds. */
-    timeout_s: z.number().positive().default(300),
+    timeout_s: z.number().positive().max(DAY_S, atMost(DAY_S)).default(300),
     /** Largest reply body accepted, in bytes; a longer reply fails that call (not retried). */
     max_reply_bytes: z
       .number()
@@ -63,15 +74,15 @@ export const RoleSchema = z
       .positive()
       .default(8 * 1024 * 1024),
     /** First wait before a retry, in seconds; doubles with each retry (with jitter). */
-    backoff_s: z.number().nonnegative().default(1),
+    backoff_s: z.number().nonnegative().max(DAY_S, atMost(DAY_S)).default(1),
     /** Longest wait between retries, in seconds. */
-    backoff_max_s: z.number().nonnegative().default(30),
+    backoff_max_s: z.number().nonnegative().max(DAY_S, atMost(DAY_S)).default(30),
     /** The most one call waits between its attempts, in all, in seconds; a provider asking for longer stops the run (resumably). */
     max_wait_s: z.number().positive().default(300),
     temperature: z.number().min(0).max(2).optional(),
     /** '' = use `model.reasoning_effort`. */
     reasoning_effort: effort.default(''),
-    max_output_tokens: z.number().int().positive().optional(),
+    max_output_tokens: z.number().int().positive().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).optional(),
     /** Ask the provider for JSON-schema constrained output where it supports it. */
     json_schema: z.boolean().default(true),
     /** Price override, USD per 1M tokens; otherwise the built-in table (unknown = reported unknown). */
@@ -127,9 +138,19 @@ export const ModelSchema = z
     /** Reasoning effort of every call that does not set its own ('' = off). */
     reasoning_effort: effort.default('medium'),
     rewrite_reasoning_effort: effort.default(''),
-    rewrite_max_completion_tokens: z.number().int().positive().default(64000),
+    rewrite_max_completion_tokens: z
+      .number()
+      .int()
+      .positive()
+      .max(HUNDRED_MILLION, atMost(HUNDRED_MILLION))
+      .default(64000),
     /** Optimizer output cap for analyst, merge, ranking, slow-update and meta-skill calls. */
-    optimizer_max_completion_tokens: z.number().int().positive().default(16384),
+    optimizer_max_completion_tokens: z
+      .number()
+      .int()
+      .positive()
+      .max(HUNDRED_MILLION, atMost(HUNDRED_MILLION))
+      .default(16384),
     /** An agent target's trace (tools, files, errors) goes to the optimizer's analysts (the original's `codex_trace_to_optimizer`). */
     trace_to_optimizer: z.boolean().default(true),
   })
@@ -137,22 +158,22 @@ export const ModelSchema = z
 
 export const TrainSchema = z
   .object({
-    num_epochs: z.number().int().positive().default(4),
+    num_epochs: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(4),
     /** 0 = the size of the train split. */
-    train_size: z.number().int().nonnegative().default(0),
+    train_size: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
     /** Derived from the data; accepted for compatibility and ignored. */
     steps_per_epoch: z.number().int().nonnegative().optional(),
-    batch_size: z.number().int().positive().default(40),
-    accumulation: z.number().int().positive().default(1),
+    batch_size: z.number().int().positive().max(MILLION, atMost(MILLION)).default(40),
+    accumulation: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(1),
     seed: z.number().int().default(42),
   })
   .strict();
 
 export const GradientSchema = z
   .object({
-    minibatch_size: z.number().int().positive().default(8),
-    merge_batch_size: z.number().int().min(2).default(8),
-    analyst_workers: z.number().int().positive().default(16),
+    minibatch_size: z.number().int().positive().max(MILLION, atMost(MILLION)).default(8),
+    merge_batch_size: z.number().int().min(2).max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(8),
+    analyst_workers: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(16),
     failure_only: z.boolean().default(false),
     /**
      * `combined`: failure and success patches meet in one top merge that also ranks them within
@@ -165,8 +186,8 @@ export const GradientSchema = z
 export const OptimizerSchema = z
   .object({
     /** Maximum edits applied per step (the scheduler's peak). */
-    learning_rate: z.number().int().nonnegative().default(4),
-    min_learning_rate: z.number().int().nonnegative().default(2),
+    learning_rate: z.number().int().nonnegative().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(4),
+    min_learning_rate: z.number().int().nonnegative().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(2),
     lr_scheduler: z.enum(['constant', 'linear', 'cosine', 'autonomous']).default('cosine'),
     lr_control_mode: z
       .enum(['fixed', 'manual', 'scheduler', 'scheduled', 'autonomous', 'auto', 'optimizer', 'none', 'off', 'no_lr'])
@@ -186,7 +207,7 @@ export const OptimizerSchema = z
       ])
       .default('patch'),
     use_slow_update: z.boolean().default(true),
-    slow_update_samples: z.number().int().positive().default(20),
+    slow_update_samples: z.number().int().positive().max(MILLION, atMost(MILLION)).default(20),
     slow_update_gate_with_selection: z.boolean().default(false),
     longitudinal_pair_policy: z
       .enum([
@@ -215,7 +236,7 @@ export const OptimizerSchema = z
      * Candidates kept in a pool (the Pareto front over selection items), each step's parent
      * picked from its front; 0 or 1 = one current skill, as the original.
      */
-    pool_size: z.number().int().nonnegative().default(0),
+    pool_size: z.number().int().nonnegative().max(THOUSAND, atMost(THOUSAND)).default(0),
     /** With a pool: after an accepted step, also try the new candidate with another member's edits merged in. */
     pool_merge: z.boolean().default(false),
   })
@@ -240,7 +261,7 @@ export const EvaluationSchema = z
      */
     gate: z.enum(['exact', 'paired']).default('exact'),
     /** Samples of each selection item per skill; their mean is the item's score (for a stochastic target). */
-    gate_repeats: z.number().int().positive().default(1),
+    gate_repeats: z.number().int().positive().max(THOUSAND, atMost(THOUSAND)).default(1),
     /** The paired gate's significance level. */
     gate_alpha: z.number().gt(0).max(0.5).default(0.05),
     /** The paired gate's smallest mean improvement per item that is accepted. */
@@ -263,9 +284,9 @@ export const EvaluationSchema = z
     semantic_density_weight: z.number().default(0.05),
     leading_words: z.union([z.array(z.string()), z.string()]).optional(),
     /** Selection-set size; 0 = the whole val split. */
-    sel_env_num: z.number().int().nonnegative().default(0),
+    sel_env_num: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
     /** Test-set size; 0 = the whole test split. */
-    test_env_num: z.number().int().nonnegative().default(0),
+    test_env_num: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
     eval_test: z.boolean().default(true),
   })
   .strict();
@@ -285,9 +306,9 @@ export const EnvCoreSchema = z.object({
   split_seed: z.number().int().default(42),
   exec_timeout: z.number().positive().default(120),
   /** Concurrent rollouts. */
-  workers: z.number().int().positive().default(16),
+  workers: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(16),
   /** Truncate every split to its first N items (0 = no limit). */
-  limit: z.number().int().nonnegative().default(0),
+  limit: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
 });
 export const ENV_CORE_KEYS = Object.keys(EnvCoreSchema.shape);
 
@@ -351,58 +372,3 @@ export type EnvConfig = z.infer<typeof EnvCoreSchema> & Record<string, unknown>;
 export type Price = z.infer<typeof PriceSchema>;
 export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
-
-/** The original's flat key names, and where each lives in the structured form (reference §4.4). */
-export const FLAT_KEYS: Record<string, string> = {
-  model_backend: 'model.backend',
-  backend: 'model.backend',
-  optimizer_model: 'model.optimizer.model',
-  target_model: 'model.target.model',
-  optimizer_backend: 'model.optimizer.backend',
-  target_backend: 'model.target.backend',
-  reasoning_effort: 'model.reasoning_effort',
-  rewrite_reasoning_effort: 'model.rewrite_reasoning_effort',
-  rewrite_max_completion_tokens: 'model.rewrite_max_completion_tokens',
-  num_epochs: 'train.num_epochs',
-  train_size: 'train.train_size',
-  steps_per_epoch: 'train.steps_per_epoch',
-  batch_size: 'train.batch_size',
-  accumulation: 'train.accumulation',
-  seed: 'train.seed',
-  minibatch_size: 'gradient.minibatch_size',
-  merge_batch_size: 'gradient.merge_batch_size',
-  analyst_workers: 'gradient.analyst_workers',
-  failure_only: 'gradient.failure_only',
-  edit_budget: 'optimizer.learning_rate',
-  min_edit_budget: 'optimizer.min_learning_rate',
-  meta_edit_budget: 'optimizer.meta_learning_rate',
-  lr_scheduler: 'optimizer.lr_scheduler',
-  lr_control_mode: 'optimizer.lr_control_mode',
-  skill_update_mode: 'optimizer.skill_update_mode',
-  use_slow_update: 'optimizer.use_slow_update',
-  slow_update_samples: 'optimizer.slow_update_samples',
-  slow_update_gate_with_selection: 'optimizer.slow_update_gate_with_selection',
-  longitudinal_pair_policy: 'optimizer.longitudinal_pair_policy',
-  use_meta_skill: 'optimizer.use_meta_skill',
-  use_skill_aware_reflection: 'optimizer.use_skill_aware_reflection',
-  skill_aware_appendix_source: 'optimizer.skill_aware_appendix_source',
-  skill_aware_consolidate_threshold: 'optimizer.skill_aware_consolidate_threshold',
-  max_skill_tokens: 'optimizer.max_skill_tokens',
-  use_gate: 'evaluation.use_gate',
-  gate_metric: 'evaluation.gate_metric',
-  gate_mixed_weight: 'evaluation.gate_mixed_weight',
-  use_semantic_density: 'evaluation.use_semantic_density',
-  semantic_density_weight: 'evaluation.semantic_density_weight',
-  leading_words: 'evaluation.leading_words',
-  sel_env_num: 'evaluation.sel_env_num',
-  test_env_num: 'evaluation.test_env_num',
-  eval_test: 'evaluation.eval_test',
-  env: 'env.name',
-  ...Object.fromEntries(ENV_CORE_KEYS.filter((k) => k !== 'name').map((k) => [k, `env.${k}`])),
-};
-
-/** Keys of the original that are accepted and ignored, with the reason shown to the user. */
-export const RETIRED_KEYS: Record<string, string> = {
-  'gradient.max_analyst_rounds': 'it never had an effect and is ignored',
-  'optimizer.meta_learning_rate': 'it never had an effect and is ignored',
-};

@@ -4,7 +4,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { UserError } from '../errors.ts';
 import { envNames, getEnvFactory } from './registry.ts';
 import type { Env, EnvContext, Splits } from './types.ts';
-import { resolveConfigPath } from '../util/paths.ts';
+import { configPathCandidates, resolveConfigPath } from '../util/paths.ts';
 
 /**
  * The env a loaded config names, built by its factory (the config loader has checked its options),
@@ -17,17 +17,23 @@ export function createEnv(loaded: LoadedConfig, outRoot?: string): Env {
   const ctx: EnvContext = {
     configDir: path.dirname(loaded.files.at(-1) ?? path.resolve('config.yaml')),
     resolvePath: (key, value) => resolveConfigPath(value, loaded.baseDirOf(`env.${key}`)),
+    missingPath: (key, value) => {
+      const source = loaded.sourceOf?.(`env.${key}`);
+      const looked = configPathCandidates(value, loaded.baseDirOf(`env.${key}`));
+      const given = looked.length === 1 && looked[0] === value ? [] : [`'${value}'`];
+      const said = [...given, ...(source ? [`set in ${source}`] : [])];
+      return `env.${key} not found: ${looked.join(' or ')}${said.length ? ` (${said.join(', ')})` : ''}`;
+    },
     outRoot,
   };
   return factory.create(config.env, ctx);
 }
 
 /**
- * The env of a config and its splits, truncated to `env.limit`. Item ids must be unique across
- * the splits: scores are cached by item id.
+ * The splits of an env built by `createEnv`, truncated to `env.limit`. Item ids must be unique
+ * across the splits: scores are cached by item id.
  */
-export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
-  const env = createEnv(loaded, outRoot);
+export async function loadSplits(env: Env, loaded: LoadedConfig): Promise<Splits> {
   const splits = await env.load();
   const limit = loaded.config.env.limit;
   if (limit > 0) for (const k of ['train', 'val', 'test'] as const) splits[k] = splits[k].slice(0, limit);
@@ -42,5 +48,11 @@ export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<
       seen.set(item.id, k);
     }
   }
-  return { env, splits };
+  return splits;
+}
+
+/** The env of a config and its splits (`createEnv`, then `loadSplits`). */
+export async function buildEnv(loaded: LoadedConfig, outRoot?: string): Promise<{ env: Env; splits: Splits }> {
+  const env = createEnv(loaded, outRoot);
+  return { env, splits: await loadSplits(env, loaded) };
 }

@@ -65,7 +65,13 @@ export abstract class QaEnv implements Env {
 
   async load(): Promise<LoadedSplits> {
     const splits = await loadSplits(
-      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
+      {
+        env: this.name,
+        config: this.config,
+        resolve: this.ctx.resolvePath,
+        missing: this.ctx.missingPath,
+        outRoot: this.ctx.outRoot,
+      },
       {
         toItem: (rec, split) => this.toItem(rec, split),
         ...(this.readRaw ? { readRaw: (p: string) => this.readRaw!(p) } : {}),

@@ -1,17 +1,17 @@
-/** Environments by name. */
+/** Environments by name: each factory, and its names entered in the config's catalog (which checks configs against them). */
+import { addEnvEntry, envEntry, envNames } from '../config/catalog.ts';
 import type { EnvFactory } from './types.ts';
 
 const factories = new Map<string, EnvFactory>();
 
 export function registerEnv(factory: EnvFactory): void {
   factories.set(factory.name, factory);
-  for (const alias of factory.aliases ?? []) factories.set(alias, factory);
+  addEnvEntry(factory);
 }
 
 export function getEnvFactory(name: string): EnvFactory | undefined {
-  return factories.get(name.trim().toLowerCase());
+  const entry = envEntry(name);
+  return entry ? factories.get(entry.name) : undefined;
 }
 
-export function envNames(): string[] {
-  return [...new Set([...factories.values()].map((f) => f.name))].sort();
-}
+export { envNames };

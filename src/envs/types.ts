@@ -3,7 +3,7 @@
  * the target on one item under a skill and scores the result. Environments know nothing of
  * the trainer.
  */
-import type { ZodObject } from 'zod';
+import type { EnvEntry } from '../config/catalog.ts';
 import type { EnvConfig } from '../config/schema.ts';
 import type { AgentTrace } from '../model/harness/trace.ts';
 import type { ChatModel, Usage } from '../model/types.ts';
@@ -139,19 +139,13 @@ export interface EnvContext {
    * there, else to the config file that set the key.
    */
   resolvePath(key: string, value: string): string;
+  /** What is said of a path-valued `env.<key>` that does not exist: the key, the value, who set it, where it was looked for. */
+  missingPath?(key: string, value: string): string;
   /** Where the run writes (generated splits go here). */
   outRoot?: string;
 }
 
-export interface EnvFactory {
-  name: string;
-  aliases?: string[];
-  /** The env's own config keys (beyond the core `env.*` keys), with defaults. */
-  optionsSchema: ZodObject;
-  /**
-   * Keys of the original's configs that are accepted but not supported yet: key → what is not
-   * supported. Config loading drops them with one warning each.
-   */
-  unsupportedOptions?: Record<string, string>;
+/** An env: what the config knows of it (`EnvEntry`: names, options schema) and its factory. */
+export interface EnvFactory extends EnvEntry {
   create(config: EnvConfig, ctx: EnvContext): Env;
 }

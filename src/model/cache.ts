@@ -23,6 +23,7 @@ import { validReply } from './structured.ts';
 import type { AgentTrace } from './harness/trace.ts';
 import {
   FatalModelError,
+  ModelConfigError,
   type ChatModel,
   type ChatRequest,
   type ChatResponse,
@@ -84,12 +85,18 @@ export class ResponseCache {
     if (!shared) ResponseCache.queued.set(path.resolve(file), this.pending);
     // Loaded when a cache is opened: a run that caches nothing (the simulator) does not load SQLite.
     const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
-    this.db = new Sqlite(file, { timeout: BUSY_TIMEOUT_MS });
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(
-      'CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)',
-    );
+    try {
+      this.db = new Sqlite(file, { timeout: BUSY_TIMEOUT_MS });
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec(
+        'CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, created TEXT NOT NULL, response TEXT NOT NULL)',
+      );
+    } catch (err) {
+      throw new ModelConfigError(
+        `the response cache ${file} cannot be opened (${(err as Error).message}): move it aside (it only saves answers already paid for; a new one is made), or set cache.path elsewhere, or cache.mode: off`,
+      );
+    }
     this.getStmt = this.db.prepare('SELECT response FROM responses WHERE key = ?');
     this.putStmt = this.db.prepare(
       'INSERT OR REPLACE INTO responses (key, model, created, response) VALUES (?, ?, ?, ?)',

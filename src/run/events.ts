@@ -75,7 +75,16 @@ export const EventSchema = z.discriminatedUnion('type', [
     total: num.optional(),
     detail: z.string().optional(),
   }),
-  z.object({ ...base, type: z.literal('stage_progress'), step: num, stage, done: num, total: num }),
+  z.object({
+    ...base,
+    type: z.literal('stage_progress'),
+    step: num,
+    stage,
+    done: num,
+    total: num,
+    /** What the bar shows (default: the stage), e.g. an evaluation's skill and target. */
+    label: z.string().optional(),
+  }),
   z.object({
     ...base,
     type: z.literal('stage_finished'),

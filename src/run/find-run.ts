@@ -1,6 +1,7 @@
 /**
- * Finding the run to resume: among the run directories under an output root, the latest
- * unfinished one started from a given config file (`config.json` names it).
+ * Finding the run to resume: among the run directories under the runs root (at its top level,
+ * as `--out outputs/<name>` makes them, or one level down, as `outputs/<env>/<timestamp>`), the
+ * latest unfinished one started from a given config file (`config.json` names it).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,18 +25,30 @@ function mtime(file: string): number {
   }
 }
 
-/** The runs directly under `root` started from `configFile`, the most recently active first. */
-export function runsOfConfig(root: string, configFile: string): FoundRun[] {
-  let names: string[];
+function subdirectories(dir: string): string[] {
   try {
-    names = fs.readdirSync(root);
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => path.join(dir, e.name));
   } catch {
     return [];
   }
+}
+
+/** Run directories (those with a `config.json`) under `root`, at its top level or one level down. */
+function runDirsUnder(root: string): string[] {
+  return subdirectories(root).flatMap((dir) =>
+    fs.existsSync(path.join(dir, 'config.json')) ? [dir] : subdirectories(dir),
+  );
+}
+
+/** The runs under `root` started from `configFile`, the most recently active first. */
+export function runsOfConfig(root: string, configFile: string): FoundRun[] {
   const wanted = path.resolve(configFile);
   const runs: FoundRun[] = [];
-  for (const name of names) {
-    const run = new RunDir(path.join(root, name));
+  for (const runDir of runDirsUnder(root)) {
+    const run = new RunDir(runDir);
     let stored: { config?: unknown; config_file?: string; files?: string[] } | undefined;
     try {
       stored = readJson(run.config);

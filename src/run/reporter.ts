@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type cliProgress from 'cli-progress';
 import { count } from '../util/plural.ts';
 import type { EventLog, RunEvent } from './events.ts';
+import { plainDetail, STEP_ACTION_WORDS } from './plain-words.ts';
 
 export const STAGE_LABELS: Record<string, string> = {
   rollout: '1/6 ROLLOUT',
@@ -80,25 +81,34 @@ export function formatFinishedRun(dir: string, summary: Record<string, unknown>)
   ].join('\n');
 }
 
-interface Output {
+/** Where the console lines go: a stream such as `process.stdout` (a terminal also gets progress bars). */
+export interface ConsoleOutput {
   write(text: string): unknown;
   isTTY?: boolean;
 }
 
-export function formatEvent(event: RunEvent): string | undefined {
+/** How the console speaks: in words (the default), or with the records' codes too (`--verbose`). */
+export interface ReportOptions {
+  verbose?: boolean;
+}
+
+export function formatEvent(event: RunEvent, options: ReportOptions = {}): string | undefined {
+  const { verbose = false } = options;
+  const words = (text: string | undefined) => (text === undefined ? undefined : plainDetail(text, verbose));
   switch (event.type) {
     case 'run_started':
       return formatRunStarted(event);
     case 'stage_started': {
       const label = STAGE_LABELS[event.stage];
-      if (!label) return `  [${event.stage.toUpperCase().replace(/_/g, ' ')}]${event.detail ? ` ${event.detail}` : ''}`;
-      return `    [${label}]${event.detail ? ` ${event.detail}` : ''}`;
+      const detail = words(event.detail);
+      if (!label) return `  [${event.stage.toUpperCase().replace(/_/g, ' ')}]${detail ? ` ${detail}` : ''}`;
+      return `    [${label}]${detail ? ` ${detail}` : ''}`;
     }
     case 'stage_finished': {
       const label = STAGE_LABELS[event.stage];
       const head = label ? `    [${label.split(' ')[0]} done]` : `  [${event.stage.replace(/_/g, ' ')} done]`;
       // A detail of several lines (a table) goes below the line with the timing.
-      const [first = '', ...rest] = (event.detail ?? '').split('\n');
+      const [first = '', ...rest] = (words(event.detail) ?? '').split('\n');
       return `${head}${first ? ` ${first}` : ''}  (${event.seconds.toFixed(1)}s)${rest.length ? `\n${rest.join('\n')}` : ''}`;
     }
     case 'gate_decision': {
@@ -132,11 +142,13 @@ export function formatEvent(event: RunEvent): string | undefined {
             .map(([k, v]) => `${k.replace(/_s$/, '')}=${v.toFixed(1)}s`)
             .join(' ')}`
         : '';
-      return `  [STEP ${event.step} done] epoch=${event.epoch} action=${event.action} current=${f4(event.current_score)} best=${f4(event.best_score)} dt=${event.seconds.toFixed(1)}s${timing}`;
+      const action =
+        verbose || !STEP_ACTION_WORDS[event.action] ? `action=${event.action}` : `${STEP_ACTION_WORDS[event.action]};`;
+      return `  [STEP ${event.step} done] epoch=${event.epoch} ${action} current=${f4(event.current_score)} best=${f4(event.best_score)} dt=${event.seconds.toFixed(1)}s${timing}`;
     }
     case 'epoch_boundary': {
       const meaning = EPOCH_ACTIONS[event.kind][event.action];
-      const what = meaning ? `${meaning} (${event.action})` : event.action;
+      const what = meaning ? (verbose ? `${meaning} (${event.action})` : meaning) : event.action;
       return `  [${event.kind === 'slow_update' ? 'slow update' : 'meta skill'}, end of epoch ${event.epoch}] ${what}${event.detail ? `: ${event.detail}` : ''}`;
     }
     case 'gate_overlap': {
@@ -149,7 +161,7 @@ export function formatEvent(event: RunEvent): string | undefined {
     case 'reflect_ahead':
       return `    [overlap] ${count(event.calls, 'analyst and merge call', 'analyst and merge calls')} of this step were made during the last gate: ${event.taken} taken, ${event.wasted} wasted`;
     case 'log':
-      return `  ${event.level === 'warn' ? 'warning: ' : ''}${event.message}`;
+      return `  ${event.level === 'warn' ? 'warning: ' : ''}${event.level === 'info' ? words(event.message) : event.message}`;
     case 'run_finished':
       return [
         '='.repeat(60),
@@ -178,8 +190,9 @@ export function formatEvent(event: RunEvent): string | undefined {
 /** Prints a run's events as they are emitted; returns a function that detaches it. */
 export function attachConsoleReporter(
   log: EventLog,
-  out: Output = process.stdout,
-  err: Output = process.stderr,
+  out: ConsoleOutput = process.stdout,
+  err: ConsoleOutput = process.stderr,
+  options: ReportOptions = {},
 ): () => void {
   const tty = Boolean(out.isTTY);
   let bar: cliProgress.SingleBar | undefined;
@@ -192,14 +205,14 @@ export function attachConsoleReporter(
   const detach = log.on((event) => {
     if (event.type === 'stage_progress') {
       if (!tty || event.total < 8) return;
-      const key = `${event.step}:${event.stage}`;
+      const key = `${event.step}:${event.stage}:${event.label ?? ''}`;
       if (key !== barKey) {
         stopBar();
         // Loaded with the first bar: a run not on a terminal has none.
         const progress = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
         bar = new progress.SingleBar(
           {
-            format: `      ${event.stage} [{bar}] {value}/{total}`,
+            format: `      ${event.label ?? event.stage} [{bar}] {value}/{total}`,
             stream: out as NodeJS.WritableStream,
             clearOnComplete: true,
             hideCursor: false,
@@ -214,7 +227,7 @@ export function attachConsoleReporter(
       if (event.done >= event.total) stopBar();
       return;
     }
-    const line = formatEvent(event);
+    const line = formatEvent(event, options);
     if (line === undefined) return;
     stopBar();
     (event.type === 'model_retry' || event.type === 'model_wait' || (event.type === 'log' && event.level === 'warn')

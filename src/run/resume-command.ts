@@ -15,9 +15,21 @@ export interface Invocation {
   overrides: string[];
 }
 
-/** How this process was called: through npx, or directly. */
-export function programName(environment: Record<string, string | undefined> = process.env): string {
-  return environment.npm_command === 'exec' ? 'npx skillopt' : 'skillopt';
+/**
+ * How this process was called, as the commands it prints say it: through npx; as
+ * `node bin/skillopt.js` from a checkout (its script under the working directory); else as the
+ * installed `skillopt`.
+ */
+export function programName(
+  environment: Record<string, string | undefined> = process.env,
+  script = process.argv[1] ?? '',
+  cwd = process.cwd(),
+): string {
+  if (environment.npm_command === 'exec') return 'npx skillopt';
+  const rel = path.relative(cwd, script);
+  if (path.basename(script) === 'skillopt.js' && rel && !rel.startsWith('..') && !path.isAbsolute(rel))
+    return `node ${shellWord(rel.split(path.sep).join('/'))}`;
+  return 'skillopt';
 }
 
 const SAFE = /^[\w@%+=:,./-]+$/;
@@ -67,6 +79,40 @@ export function resumeArgs(
  */
 export function resumeCommand(inv: Invocation, runDir: string, extra: string[] = [], cwd = process.cwd()): string {
   return [inv.program ?? 'skillopt', ...resumeArgs(inv, runDir, extra, cwd, true).map(shellWord)].join(' ');
+}
+
+/** How an evaluation was started: the config and overrides, and what it scores. */
+export interface EvalInvocation extends Invocation {
+  skills: readonly string[];
+  split: string;
+  targets: readonly string[];
+  repeats: number;
+}
+
+/**
+ * The command line that continues an evaluation: the same one, into the same output directory
+ * (whose finished rollouts it takes up). A value whose key names a secret is not printed.
+ */
+export function evalResumeCommand(inv: EvalInvocation, outDir: string, cwd = process.cwd()): string {
+  const overrides = inv.overrides.map((o) => {
+    const key = o.slice(0, Math.max(0, o.indexOf('=')));
+    return isSecretKeyName(key.split('.').at(-1) ?? '') ? `${key}=${REDACTED}` : o;
+  });
+  const words = [
+    'eval',
+    '--config',
+    inv.config,
+    ...overrides.flatMap((o) => ['--set', o]),
+    ...inv.skills.flatMap((s) => ['--skill', s]),
+    '--split',
+    inv.split,
+    ...inv.targets.flatMap((t) => ['--target', t]),
+    '--repeats',
+    String(inv.repeats),
+    '--out',
+    shownPath(path.resolve(outDir), cwd),
+  ];
+  return [inv.program ?? 'skillopt', ...words.map(shellWord)].join(' ');
 }
 
 /**

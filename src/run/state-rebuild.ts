@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { UserError } from '../errors.ts';
 import { skillHash } from '../skill/document.ts';
-import type { HistoryRecord, RuntimeState } from './records.ts';
+import { HistoryRecordSchema, type HistoryRecord, type RuntimeState } from './records.ts';
 import { INITIAL_ORIGIN, parseOrigin } from './origins.ts';
 
 /** What a rebuild reads of a run directory (`RunDir` is one). */
@@ -119,4 +119,50 @@ export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeStat
     elapsed_s: stepSeconds(dir, history),
     status: 'running',
   };
+}
+
+/** A `history.json` that could not be read, and the records that replace it. */
+export interface HistoryRepair {
+  /** What was wrong with the file, in words. */
+  problem: string;
+  records: HistoryRecord[];
+}
+
+/**
+ * For a run to be resumed: when its `history.json` is unreadable or invalid, the history rebuilt
+ * from the steps' own records (`steps/step_NNNN/step_record.json` holds each committed step's
+ * record, with its timings); undefined when the history is fine. Reads only. A history that
+ * cannot be rebuilt is a `UserError` naming the files and what to move aside.
+ */
+export function historyRepair(dir: RunFiles & { readonly root: string }, lastStep: number): HistoryRepair | undefined {
+  let problem: string;
+  try {
+    dir.readHistory();
+    return undefined;
+  } catch (err) {
+    problem = (err as Error).message.replace(`cannot read ${dir.history}: `, '').replace(`${dir.history} is `, '');
+  }
+  const refuse = (why: string) =>
+    new UserError(
+      `${dir.history} is unreadable (${problem}), and ${why}, so the run cannot be resumed. Restore the file, or move the run directory aside (mv ${dir.root} ${dir.root}.broken) to start again`,
+    );
+  const records: HistoryRecord[] = [];
+  for (let step = 1; step <= lastStep; step++) {
+    const file = dir.step(step, 'step_record.json');
+    const text = dir.readText(file);
+    if (text === undefined) throw refuse(`${file}, which would rebuild it, is missing`);
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      throw refuse(`${file}, which would rebuild it, is not valid JSON`);
+    }
+    // The step's history record is the step record without its timings.
+    const { timing: _timing, wall_time_s: _wall, ...fields } = record as Record<string, unknown>;
+    const parsed = HistoryRecordSchema.safeParse(fields);
+    if (!parsed.success || parsed.data.step !== step)
+      throw refuse(`${file}, which would rebuild it, is not the record of step ${step}`);
+    records.push(fields as HistoryRecord);
+  }
+  return { problem, records };
 }

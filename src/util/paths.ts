@@ -13,6 +13,12 @@ export function resolveConfigPath(p: string, configDir: string): string {
   return fs.existsSync(fromConfig) ? fromConfig : fromCwd;
 }
 
+/** Where `resolveConfigPath` looks for a path, in order. */
+export function configPathCandidates(p: string, configDir: string): string[] {
+  if (!p || path.isAbsolute(p)) return [p];
+  return [...new Set([path.resolve(p), path.resolve(configDir, p)])];
+}
+
 /** The outermost directory of `dir` that does not exist yet (what creating `dir` creates). */
 export function firstMissing(dir: string): string | undefined {
   let missing: string | undefined;

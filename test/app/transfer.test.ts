@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { runEvaluation, transferRole } from '../../src/eval/evaluate.ts';
+import { runEvaluation, transferRole } from '../../src/app/eval/evaluate.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { TransferSchema } from '../../src/run/records.ts';
 import { UserError } from '../../src/errors.ts';

@@ -75,6 +75,95 @@ describe('skillopt CLI', () => {
     assert.deepEqual(fs.readdirSync(dir), ['skill.md']);
   });
 
+  it('an OpenAI-compatible backend or Azure without an endpoint is refused at once: exit 2 naming base_url and its variable, nothing written', () => {
+    const dir = tmpDir();
+    const config = path.join(import.meta.dirname, '../../configs/sim/default.yaml');
+    // A key is at hand: without an endpoint it must go nowhere (no retries to wait through either way).
+    const env: Record<string, string> = {
+      OPENAI_API_KEY: 'sk-test-0123456789',
+      OPENAI_COMPATIBLE_API_KEY: 'sk-test-0123456789',
+      QWEN_CHAT_API_KEY: 'sk-test-0123456789',
+      ...Object.fromEntries(
+        ['OPENAI_COMPATIBLE_BASE_URL', 'QWEN_CHAT_BASE_URL', 'AZURE_OPENAI_ENDPOINT', 'OPENAI_BASE_URL'].flatMap(
+          (v) => [
+            [v, ''],
+            [`TARGET_${v}`, ''],
+          ],
+        ),
+      ),
+    };
+    const role = (...sets: string[]) => [
+      'train',
+      '--config',
+      config,
+      '--cfg-options',
+      'model.target.model=m',
+      'model.target.max_retries=0',
+      ...sets,
+      '--out',
+      path.join(dir, 'run'),
+    ];
+    const cases: [string[], RegExp][] = [
+      [
+        role('model.target.backend=openai_compatible'),
+        /^skillopt: model\.target: the OpenAI-compatible endpoint is not set: set model\.target\.base_url, or the environment variable OPENAI_COMPATIBLE_BASE_URL/,
+      ],
+      [
+        role('model.target.backend=vllm'),
+        /model\.target\.base_url, or the environment variable OPENAI_COMPATIBLE_BASE_URL/,
+      ],
+      [
+        role('model.target.backend=ollama'),
+        /model\.target\.base_url, or the environment variable OPENAI_COMPATIBLE_BASE_URL/,
+      ],
+      [
+        role('model.target.backend=qwen_chat'),
+        /^skillopt: model\.target: the Qwen endpoint is not set: set model\.target\.base_url, or the environment variable QWEN_CHAT_BASE_URL/,
+      ],
+      [
+        role('model.backend=openai_chat', 'model.target.options={provider: azure}'),
+        /^skillopt: model\.target: the Azure OpenAI endpoint is not set: set model\.target\.base_url, or the environment variable AZURE_OPENAI_ENDPOINT/,
+      ],
+      [
+        role('model.backend=azure_openai'),
+        /^skillopt: model\.target: the Azure OpenAI endpoint is not set: set model\.target\.base_url, or the environment variable AZURE_OPENAI_ENDPOINT/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = runCli(args, { env, cwd: dir });
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stdout + r.stderr, /api\.openai\.com|resume/);
+    }
+    assert.deepEqual(fs.readdirSync(dir), []);
+  });
+
+  it('an eval refused for a missing key writes nothing, not even the split of its data', () => {
+    const dir = tmpDir();
+    const out = path.join(dir, 'eval');
+    const r = runCli(
+      [
+        'eval',
+        '--config',
+        'configs/tasks/example.yaml',
+        '--set',
+        'model.backend=anthropic',
+        '--set',
+        'model.target.base_url=',
+        '--set',
+        'model.optimizer.base_url=',
+        '--skill',
+        'configs/tasks/seed_skill.md',
+        '--out',
+        out,
+      ],
+      { env: { OPENAI_API_KEY: '', TARGET_OPENAI_API_KEY: '' } },
+    );
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /the Anthropic key is missing: set the environment variable OPENAI_API_KEY/);
+    assert.deepEqual(fs.readdirSync(dir), [], 'no output directory, no _generated_splits');
+  });
+
   it('so is a malformed endpoint: exit 2, naming the key, nothing written, nothing called', () => {
     const dir = tmpDir();
     const config = path.join(import.meta.dirname, '../../configs/sim/default.yaml');

@@ -1,6 +1,6 @@
 /**
  * Every example a user is shown is run: the `--cfg-options` examples of `--help` and of the
- * README are loaded and validated; every `npx skillopt …` line of the README is parsed by the
+ * README are loaded and validated; every `node bin/skillopt.js …` line of the README is parsed by the
  * real command-line program, and for `train` and `eval` its config is loaded (commands that need
  * a server or data stop there).
  */
@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { CFG_OPTIONS_EXAMPLE, type ConfigOptions } from '../../src/cli/common.ts';
 import { loadFromOptions } from '../../src/cli/load-config.ts';
 import { buildProgram } from '../../src/cli/main.ts';
+import { RUNS_ROOT } from '../../src/run/runs-root.ts';
 import { ROOT } from '../helpers/cli.ts';
 
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -67,7 +68,10 @@ function overrideTokens(text: string): string[] {
     .map((t) => t.replace(/[`),.;]+$/, ''));
 }
 
-/** The `npx skillopt …` command lines of the README's shell blocks (continuations joined, comments dropped), with the variables its `export` lines set. */
+/** How the README runs the program: node on its script, which starts at once (npx adds seconds). */
+const PROGRAM = 'node bin/skillopt.js';
+
+/** The `node bin/skillopt.js …` command lines of the README's shell blocks (continuations joined, comments dropped), with the variables its `export` lines set. */
 function readmeCommands(): { argv: string[]; env: Record<string, string>; line: string }[] {
   const out: { argv: string[]; env: Record<string, string>; line: string }[] = [];
   for (const block of README.matchAll(/```sh\n([\s\S]*?)```/g)) {
@@ -78,9 +82,9 @@ function readmeCommands(): { argv: string[]; env: Record<string, string>; line: 
       if (line.startsWith('export ')) {
         for (const [, k, v] of line.slice(7).matchAll(/(\w+)=(\S+)/g)) env[k!] = v!;
       }
-      if (!line.startsWith('npx skillopt ')) continue;
+      if (!line.startsWith(`${PROGRAM} `)) continue;
       assert.ok(!/["'$`]/.test(line), `a README command the test cannot split: ${line}`);
-      out.push({ argv: line.split(/\s+/).slice(2), env, line });
+      out.push({ argv: line.split(/\s+/).slice(PROGRAM.split(' ').length), env, line });
     }
   }
   return out;
@@ -165,7 +169,44 @@ describe("the original's flat flags on the command line", () => {
   });
 });
 
+describe('the CLI reference of the README', () => {
+  it('lists every option of every command', () => {
+    const reference = /## CLI reference\n\n```\n([\s\S]*?)```/.exec(README)?.[1];
+    assert.ok(reference, 'the README has a CLI reference block');
+    const missing: string[] = [];
+    const visit = (cmd: Command, name: string) => {
+      if (cmd.commands.length === 0) {
+        // The lines of this command (a line may name several commands: `dry-run|run|mine`).
+        const words = name.split(' ');
+        const all = reference.split('\n');
+        const own = all.filter(
+          (l) => l.startsWith(`skillopt ${words[0]}`) && (words.length === 1 || l.includes(words.at(-1)!)),
+        );
+        // `[harvest's options]` stands for the options of `sleep harvest`.
+        const lines = own.some((l) => l.includes("[harvest's options]"))
+          ? [...own, ...all.filter((l) => l.startsWith('skillopt sleep harvest'))]
+          : own;
+        for (const option of cmd.options) {
+          if ((option as { hidden?: boolean }).hidden || option.long === '--help') continue;
+          if (!lines.some((l) => l.includes(option.long!))) missing.push(`${name} ${option.long}`);
+        }
+      }
+      for (const sub of cmd.commands) visit(sub, `${name} ${sub.name()}`.trim());
+    };
+    visit(buildProgram(), '');
+    assert.deepEqual(missing, []);
+  });
+});
+
 describe('the examples in the README', () => {
+  it('the runs its train and eval commands write go under the runs root, which ui shows and --resume searches', () => {
+    const outs = readmeCommands().flatMap(({ argv }) =>
+      ['train', 'eval'].includes(argv[0]!) ? argv.filter((_, i) => argv[i - 1] === '--out') : [],
+    );
+    assert.ok(outs.length >= 3, outs.join(' '));
+    for (const out of outs) assert.ok(out.startsWith(`${RUNS_ROOT}/`), `${out} is not under ${RUNS_ROOT}/`);
+  });
+
   it('every --cfg-options and --set example loads against one of the shipped configs (an env key against its env)', () => {
     const configs = fs
       .readdirSync(path.join(ROOT, 'configs'))
@@ -189,7 +230,14 @@ describe('the examples in the README', () => {
     }
   });
 
-  it('every `npx skillopt` command parses with the real program; train and eval load their config', async () => {
+  it('runs the program without npx, whose linking takes seconds on every call', () => {
+    const slow = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((b) =>
+      b[1]!.split('\n').filter((l) => /^\s*(npx|npm exec) skillopt\b/.test(l)),
+    );
+    assert.deepEqual(slow, []);
+  });
+
+  it('every `node bin/skillopt.js` command parses with the real program; train and eval load their config', async () => {
     const commands = readmeCommands();
     assert.ok(commands.length >= 10, `found ${commands.length}`);
     const seen = new Set<string>();

@@ -1,9 +1,11 @@
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { castValue } from '../../src/config/cast.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { rejects } from './rejects.ts';
 
@@ -50,6 +52,30 @@ describe('config: _base_ inheritance', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': '_base_: nowhere.yaml\n' });
     rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml/, /_base_/, /nowhere\.yaml/);
+  });
+
+  it('skillopt:NAME names a shipped config, so a copy of one works anywhere', () => {
+    const dir = tmpDir();
+    fs.copyFileSync(path.join(ROOT, 'configs/tasks/example.yaml'), path.join(dir, 'mine.yaml'));
+    const { config, files } = loadConfig(path.join(dir, 'mine.yaml'), noEnv);
+    assert.equal(config.env.name, 'tasks');
+    assert.equal(files[0], path.join(ROOT, 'configs/_base_/default.yaml'));
+    writeFiles(dir, { 'sim.yaml': '_base_: skillopt:sim/default\ntrain: {seed: 3}\n' });
+    assert.equal(loadConfig(path.join(dir, 'sim.yaml'), noEnv).config.model.backend, 'sim');
+    writeFiles(dir, { 'typo.yaml': '_base_: skillopt:defualt\n' });
+    rejects(
+      () => loadConfig(path.join(dir, 'typo.yaml'), noEnv),
+      /typo\.yaml: _base_: no shipped config 'skillopt:defualt' \(did you mean 'skillopt:default'\?\)/,
+    );
+  });
+
+  it('a relative _base_ that is not there says it is relative to the file, and how to name the shipped base', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'copied.yaml': '_base_: ../_base_/default.yaml\nmodel: {backend: sim}\n' });
+    rejects(
+      () => loadConfig(path.join(dir, 'copied.yaml'), noEnv),
+      /copied\.yaml: _base_ file '\.\.\/_base_\/default\.yaml' not found \(looked for .*\): a relative _base_ is relative to the file that names it; for the shipped base write _base_: skillopt:default/,
+    );
   });
 
   it('refuses circular inheritance', () => {
@@ -120,6 +146,26 @@ describe('config: overrides', () => {
     assert.equal(config.model.optimizer.model, 'sim-large');
   });
 
+  it('an error in an override names where it was given: the library option, --cfg-options or --set', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
+    const file = path.join(dir, 'c.yaml');
+    rejects(
+      () => loadConfig(file, { ...noEnv, overrides: ['train.batch_sise=3'] }),
+      /^overrides: unknown key 'train\.batch_sise' \(did you mean/,
+    );
+    rejects(
+      () => loadConfig(file, { ...noEnv, overrides: [{ item: 'train.batch_size=-1', source: '--set' }] }),
+      /^--set: train\.batch_size: /,
+    );
+    const set = runCli(['train', '--config', file, '--set', 'train.batch_sise=3']);
+    assert.equal(set.status, 2);
+    assert.match(set.stderr, /^skillopt: --set: unknown key 'train\.batch_sise'/);
+    const cfg = runCli(['train', '--config', file, '--cfg-options', 'train.batch_sise=3']);
+    assert.equal(cfg.status, 2);
+    assert.match(cfg.stderr, /^skillopt: --cfg-options: unknown key 'train\.batch_sise'/);
+  });
+
   it('reads lists and mappings as YAML flow or JSON, keeping the scalar casts inside them', () => {
     assert.deepEqual(castValue('[/a,/b]'), ['/a', '/b']);
     assert.deepEqual(castValue('["/a"]'), ['/a']);
@@ -161,7 +207,7 @@ describe('config: overrides', () => {
     assert.deepEqual((tasks.config.env.fields as { answer: unknown }).answer, ['gold', 'alt']);
     rejects(
       () => loadConfig(path.join(dir, 'o.yaml'), { ...noEnv, overrides: ['env.data_dirs=[/a,'] }),
-      /--cfg-options: env\.data_dirs: "\[\/a," is not a valid list/,
+      /overrides: env\.data_dirs: "\[\/a," is not a valid list/,
     );
   });
 
@@ -190,18 +236,18 @@ describe('config: overrides', () => {
     );
   });
 
-  it('reports a bad override against --cfg-options', () => {
+  it('reports a bad override against the overrides', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n' });
     rejects(
       () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_sise=8'] }),
-      /--cfg-options/,
+      /^overrides: /,
       /batch_sise/,
       /did you mean 'batch_size'/,
     );
     rejects(
       () => loadConfig(path.join(dir, 'c.yaml'), { ...noEnv, overrides: ['train.batch_size=many'] }),
-      /--cfg-options/,
+      /^overrides: /,
       /train\.batch_size/,
       /expected number/,
     );
@@ -312,6 +358,38 @@ describe('config: validation errors name the file and the key', () => {
     const dir = tmpDir();
     writeFiles(dir, { 'c.yaml': 'train:\n  batch_size: [1, 2\n' });
     rejects(() => loadConfig(path.join(dir, 'c.yaml'), noEnv), /c\.yaml:\d+/, /invalid YAML/);
+  });
+});
+
+describe('config: errors that point to the fix', () => {
+  it('a key written into a role points to api_key_env; the value is not shown', () => {
+    const dir = tmpDir();
+    writeFiles(dir, { 'c.yaml': 'model:\n  backend: sim\n  target:\n    api_key: sk-live-0123456789\n' });
+    const err = rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /c\.yaml: unknown key 'model\.target\.api_key': a key is never written in a config; put it in an environment variable and name that variable in model\.target\.api_key_env/,
+    );
+    assert.doesNotMatch(err.message, /sk-live/);
+  });
+
+  it('a wrong choice of a discriminated mapping (a scorer type) names the choices and the nearest', () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'c.yaml': 'model: {backend: sim}\nenv:\n  name: tasks\n  data_path: x.jsonl\n  scorer:\n    type: exact_mach\n',
+    });
+    rejects(
+      () => loadConfig(path.join(dir, 'c.yaml'), noEnv),
+      /c\.yaml: env\.scorer\.type: expected one of "exact_match", "token_f1", .*"custom", got string "exact_mach" \(did you mean 'exact_match'\?\)/,
+    );
+  });
+
+  it('train --confg names the unknown option, not a missing --config', () => {
+    const r = runCli(['train', '--confg', 'x.yaml']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^error: unknown option '--confg'\n\(Did you mean --config\?\)/);
+    const missing = runCli(['eval', '--skill', 'a.md']);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /^error: required option '-c, --config <file>' not specified/);
   });
 });
 

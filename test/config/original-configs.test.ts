@@ -109,7 +109,7 @@ describe("the original's backend keys", () => {
     );
     rejects(
       () => overBase({}, ['model.qwen_chat_thinkng_mode=enabled']),
-      /--cfg-options: unknown key 'model\.qwen_chat_thinkng_mode'/,
+      /overrides: unknown key 'model\.qwen_chat_thinkng_mode'/,
       /did you mean 'qwen_chat_thinking_mode'/,
     );
   });
@@ -286,7 +286,7 @@ describe("the original's backend keys", () => {
         ),
       ),
     );
-    assert.ok(loaded.warnings.some((w) => /--cfg-options: model\.qwen_chat_api_key: .*set QWEN_CHAT_API_KEY/.test(w)));
+    assert.ok(loaded.warnings.some((w) => /overrides: model\.qwen_chat_api_key: .*set QWEN_CHAT_API_KEY/.test(w)));
     assert.ok(loaded.warnings.some((w) => /model\.minimax_api_key: .*set MINIMAX_API_KEY/.test(w)));
   });
 

@@ -74,11 +74,11 @@ describe("the benchmark configs load, in the original's layout and ours", () => 
   it('a key set on the command line is warned about the same way', () => {
     const loaded = loadConfig(path.join(ROOT, 'configs/officeqa/default.yaml'), {
       environment: {},
-      overrides: ['env.search_provider=bing'],
+      overrides: [{ item: 'env.search_provider=bing', source: '--set' }],
     });
     assert.deepEqual(
       loaded.warnings.map((w) => w.split(' is not supported')[0]),
-      ['--cfg-options: env.search_provider'],
+      ['--set: env.search_provider'],
     );
   });
 

@@ -1,4 +1,6 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,6 +16,7 @@ import {
   parseRatio,
   type ItemReader,
 } from '../../src/envs/data/splits.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 
 const reader: ItemReader = {
@@ -218,6 +221,70 @@ describe('splits', () => {
         reader,
       ),
       /env\.val_file is not set/,
+    );
+  });
+});
+
+describe('data files that never end', () => {
+  const config = (dir: string, dataPath: string) => {
+    writeFiles(dir, {
+      'c.yaml': `model:\n  backend: sim\nenv:\n  name: tasks\n  data_path: ${dataPath}\n  split_ratio: "1:1:1"\n`,
+    });
+    return path.join(dir, 'c.yaml');
+  };
+
+  it('a FIFO, a device or a directory as env.data_path is refused at once, with exit 2', () => {
+    const dir = tmpDir();
+    execFileSync('mkfifo', [path.join(dir, 'pipe.jsonl')]);
+    fs.symlinkSync('/dev/zero', path.join(dir, 'zero.jsonl'));
+    for (const [data, what] of [
+      [path.join(dir, 'pipe.jsonl'), /pipe\.jsonl is a FIFO \(named pipe\), not a file/],
+      [path.join(dir, 'zero.jsonl'), /zero\.jsonl is a character device, not a file/],
+    ] as const) {
+      // In a process of its own, stopped after half a minute: a read that blocks would not end by itself.
+      const r = runCli(['train', '--config', config(dir, data), '--dry-run'], { timeoutMs: 30_000 });
+      assert.equal(r.status, 2, `${data}: ${r.stderr || `stopped by ${r.signal}`}`);
+      assert.match(r.stderr, what);
+    }
+  });
+
+  it('a data file over the size limit is refused before it is read', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'huge.jsonl');
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, 600 * 1024 * 1024); // sparse: no disk, no time
+    await assert.rejects(readRecords(file), /huge\.jsonl is 600 MB, over the 512 MB a data file may have/);
+  });
+
+  it('reads off the event loop: the process answers while a data file is read', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'a.jsonl');
+    fs.writeFileSync(file, Array.from({ length: 50_000 }, (_, i) => JSON.stringify({ id: i, q: 'x' })).join('\n'));
+    // Turns of the event loop while the file is read: a read that blocks gives none.
+    let turns = 0;
+    let reading = true;
+    const spin = () => {
+      if (!reading) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const records = await readRecords(file);
+    reading = false;
+    assert.equal(records.length, 50_000);
+    assert.ok(turns > 0, 'the event loop turned during the read');
+  });
+
+  it('a missing env.data_path names the key, where it was looked for, the value as written and the file that set it', () => {
+    const dir = tmpDir();
+    const file = config(dir, 'data/nowhere.jsonl');
+    const r = runCli(['train', '--config', file, '--dry-run'], { cwd: ROOT });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `env\\.data_path not found: ${path.join(ROOT, 'data/nowhere.jsonl').replace(/[.]/g, '\\.')} or ${path.join(dir, 'data/nowhere.jsonl').replace(/[.]/g, '\\.')} \\('data/nowhere\\.jsonl', set in ${file.replace(/[.]/g, '\\.')}\\)`,
+      ),
     );
   });
 });

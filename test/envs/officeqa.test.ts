@@ -354,7 +354,7 @@ describe('officeqa env', () => {
         `; all of them are listed in ${path.join(dir, 'gen', 'split_manifest.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
       ),
     );
-    const { runEvaluation } = await import('../../src/eval/evaluate.ts');
+    const { runEvaluation } = await import('../../src/app/eval/evaluate.ts');
     let printed = '';
     const out = new Writable({
       write: (chunk, _enc, done) => {

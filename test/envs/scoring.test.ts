@@ -255,7 +255,7 @@ describe('scorers', () => {
       () => loadConfig(path.join(dir, 'c.yaml'), { environment: {} }),
       (err: Error) => {
         assert.match(err.message, /c\.yaml: env\.scorer\.type: .*got string "exact"$/);
-        for (const t of TYPES) assert.ok(err.message.includes(`'${t}'`), `the message lists ${t}`);
+        for (const t of TYPES) assert.ok(err.message.includes(`"${t}"`), `the message lists ${t}`);
         return true;
       },
     );

@@ -52,15 +52,15 @@ describe('README walkthrough: your own tasks', () => {
     const r = await runShell(script, clone, env, 240_000);
     assert.equal(r.status, 0, `${r.stderr}\n${r.stdout.slice(-3000)}`);
     assert.match(r.stdout, /^\{"id": "t001", "message": /m, 'head shows the data');
-    const best = fs.readFileSync(path.join(clone, 'runs/tickets/best_skill.md'), 'utf8');
+    const best = fs.readFileSync(path.join(clone, 'outputs/tickets/best_skill.md'), 'utf8');
     assert.ok(best.includes(RULES.returns), 'the trained skill has the rule that fixes the validation failure');
     assert.ok(r.stdout.includes(RULES.returns), 'cat printed it');
-    const summary = JSON.parse(fs.readFileSync(path.join(clone, 'runs/tickets/summary.json'), 'utf8'));
+    const summary = JSON.parse(fs.readFileSync(path.join(clone, 'outputs/tickets/summary.json'), 'utf8'));
     assert.ok(
       summary.test_hard > summary.baseline_test_hard,
       `test ${summary.baseline_test_hard} -> ${summary.test_hard}`,
     );
-    const evalSummary = JSON.parse(fs.readFileSync(path.join(clone, 'runs/tickets-eval/eval_summary.json'), 'utf8'));
+    const evalSummary = JSON.parse(fs.readFileSync(path.join(clone, 'outputs/tickets-eval/eval_summary.json'), 'utf8'));
     assert.deepEqual(
       evalSummary.cells.map((c: { skill_label: string }) => c.skill_label),
       ['seed_skill', 'best_skill'],

@@ -39,7 +39,9 @@ export function runCliAsync(
 
 /** Runs a `skillopt …` command line the program printed, as the user would paste it. */
 export function runPrinted(line: string, options: Parameters<typeof runCli>[1] = {}): SpawnSyncReturns<string> {
-  const [program, ...args] = shellSplit(line);
-  if (program !== 'skillopt') throw new Error(`not a skillopt command: ${line}`);
-  return runCli(args, options);
+  const words = shellSplit(line);
+  // `skillopt …`, or `node bin/skillopt.js …` as a program run from a checkout prints it.
+  const skip = words[0] === 'skillopt' ? 1 : words[0] === 'node' && words[1]?.endsWith('skillopt.js') ? 2 : 0;
+  if (!skip) throw new Error(`not a skillopt command: ${line}`);
+  return runCli(words.slice(skip), options);
 }

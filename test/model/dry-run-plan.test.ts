@@ -1,7 +1,9 @@
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.ts';
@@ -111,6 +113,40 @@ describe('the dry-run planner', () => {
     assert.equal(stage(turns, 'rollout').calls, 50 * stage(one, 'rollout').calls);
     assert.equal(stage(turns, 'rollout').upperBound, true);
     assert.equal(stage(one, 'rollout').upperBound, undefined);
+  });
+
+  it('plans in a time that does not grow with the epochs or the steps: counts scale exactly', () => {
+    // In a process of its own, stopped after a minute: a planner whose work grows with the steps
+    // (14 billion here) would not stop by itself.
+    const script = `
+      const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'src/config/load.ts')).href)});
+      const { planRun } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'src/app/plan.ts')).href)});
+      await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'src/builtins.ts')).href)});
+      const config = loadConfig(${JSON.stringify(path.join(ROOT, 'configs/sim/default.yaml'))}, {
+        environment: {},
+        overrides: ['train.batch_size=1', 'optimizer.lr_scheduler=constant', 'optimizer.lr_control_mode=autonomous'],
+      }).config;
+      const plan = (epochs, train) => planRun({
+        config: { ...config, train: { ...config.train, num_epochs: epochs } },
+        sizes: { train, val: 10, test: 10 }, itemTokens: 100, skillTokens: 500, promptTokens: {},
+      });
+      process.stdout.write(JSON.stringify([plan(2, 7), plan(2000000, 7000)]));`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, r.stderr || `stopped by ${r.signal}`);
+    const [small, huge] = JSON.parse(r.stdout) as ReturnType<typeof planRun>[];
+    assert.equal(huge!.totalSteps, 2_000_000 * 7_000);
+    const calls = (p: ReturnType<typeof planRun>, stage: string) => p.stages.find((s) => s.stage === stage)?.calls ?? 0;
+    // Every step stage scales with the steps; the boundary stages with the epochs after the first.
+    for (const stage of ['rollout', 'analyst', 'lr_autonomous', 'ranking', 'selection'])
+      assert.equal(calls(huge!, stage), (calls(small!, stage) * huge!.totalSteps) / small!.totalSteps, stage);
+    for (const stage of ['slow_update', 'meta_skill'])
+      assert.equal(calls(huge!, stage), calls(small!, stage) * (2_000_000 - 1), stage);
+    assert.equal(calls(huge!, 'baseline'), calls(small!, 'baseline'));
+    assert.ok(Number.isFinite(huge!.total.inputTokens));
   });
 
   it('keeps its table aligned however large the numbers grow (20,000 items a split)', () => {

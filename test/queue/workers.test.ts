@@ -17,7 +17,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { SIM_CONFIG, historyOf, readText, trainSim, type SimRun } from '../helpers/train.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { runEvaluation } from '../../src/eval/evaluate.ts';
+import { runEvaluation } from '../../src/app/eval/evaluate.ts';
 import { KEY_PREFIX, QUEUE_NAME } from '../../src/queue/jobs.ts';
 import { queueRunId } from '../../src/queue/remote-env.ts';
 

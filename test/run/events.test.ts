@@ -6,10 +6,13 @@ import {
   EventSchema,
   readEvents,
   type MetaSkillAction,
+  type RunEvent,
   type SlowUpdateAction,
 } from '../../src/run/events.ts';
 import { attachConsoleReporter, formatEvent } from '../../src/run/reporter.ts';
 import { programName, resumeCommand } from '../../src/run/resume-command.ts';
+import { runCli } from '../helpers/cli.ts';
+import { SIM_CONFIG as SIM } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 describe('event log', () => {
@@ -86,7 +89,7 @@ describe('console reporter', () => {
     });
     assert.equal(
       step,
-      '  [STEP 3 done] epoch=1 action=reject current=0.5000 best=0.5000 dt=2.0s\n    timing: rollout=1.2s reflect=0.4s',
+      '  [STEP 3 done] epoch=1 rejected; current=0.5000 best=0.5000 dt=2.0s\n    timing: rollout=1.2s reflect=0.4s',
     );
     assert.equal(
       formatEvent({ type: 'stage_started', time: '', step: 1, epoch: 1, stage: 'rollout', detail: 'train items=20' }),
@@ -200,12 +203,15 @@ describe('console reporter', () => {
     );
   });
 
-  it('says in words what each epoch-boundary action did, with its name', () => {
+  it('says in words what each epoch-boundary action did, with its name under --verbose', () => {
     const boundary = (
       kind: 'slow_update' | 'meta_skill',
       action: SlowUpdateAction | MetaSkillAction,
       detail?: string,
-    ) => formatEvent(EventSchema.parse({ type: 'epoch_boundary', time: '', epoch: 1, kind, action, detail }));
+    ) =>
+      formatEvent(EventSchema.parse({ type: 'epoch_boundary', time: '', epoch: 1, kind, action, detail }), {
+        verbose: true,
+      });
     assert.equal(
       boundary('slow_update', 'inject_placeholder'),
       '  [slow update, end of epoch 1] no earlier epoch to compare with yet; an empty guidance field is added to the skill for the next epochs (inject_placeholder)',
@@ -298,5 +304,95 @@ describe('the resume command', () => {
     );
     assert.equal(programName({ npm_command: 'exec' }), 'npx skillopt');
     assert.equal(programName({}), 'skillopt');
+  });
+});
+
+describe('the console in plain words', () => {
+  const stage = (type: 'stage_started' | 'stage_finished', name: string, detail: string) =>
+    EventSchema.parse(
+      type === 'stage_started'
+        ? { type, time: '', step: 1, epoch: 1, stage: name, detail }
+        : { type, time: '', step: 1, epoch: 1, stage: name, detail, seconds: 0.04 },
+    );
+
+  it("says the engine's codes in words; --verbose shows them", () => {
+    const cases: [RunEvent, string, string][] = [
+      [
+        stage('stage_started', 'rollout', 'train items=20 (batch_seed=1043)'),
+        '    [1/6 ROLLOUT] train items=20',
+        '    [1/6 ROLLOUT] train items=20 (batch_seed=1043)',
+      ],
+      [
+        stage('stage_finished', 'baseline', 'selection hard=0.1667 soft=0.6752 gate[hard]=0.1667'),
+        '  [baseline done] selection hard=0.1667 soft=0.6752, gate score (hard)=0.1667  (0.0s)',
+        '  [baseline done] selection hard=0.1667 soft=0.6752 gate[hard]=0.1667  (0.0s)',
+      ],
+      [
+        stage('stage_finished', 'reflect', 'failure_patches=4 success_patches=0'),
+        '    [2/6 done] 4 patches from failures, 0 from successes  (0.0s)',
+        '    [2/6 done] failure_patches=4 success_patches=0  (0.0s)',
+      ],
+      [
+        stage('stage_finished', 'select', '7 -> 4 edits (budget=4, lr_control=fixed)'),
+        '    [4/6 done] 7 -> 4 edits (at most 4 this step)  (0.0s)',
+        '    [4/6 done] 7 -> 4 edits (budget=4, lr_control=fixed)  (0.0s)',
+      ],
+      [
+        stage('stage_finished', 'update', 'skill_len 138 -> 344'),
+        '    [5/6 done] skill 138 -> 344 characters  (0.0s)',
+        '    [5/6 done] skill_len 138 -> 344  (0.0s)',
+      ],
+      [
+        stage('stage_finished', 'evaluate', 'accept_new_best: candidate 0.4667 vs current 0.1667'),
+        '    [6/6 done] accepted, the new best: candidate 0.4667 vs current 0.1667  (0.0s)',
+        '    [6/6 done] accept_new_best: candidate 0.4667 vs current 0.1667  (0.0s)',
+      ],
+      [
+        EventSchema.parse({
+          type: 'log',
+          time: '',
+          level: 'info',
+          message: `[STEP 1/9] epoch=1 step_in_epoch=0 ${'='.repeat(30)}`,
+        }),
+        `  [STEP 1/9] epoch=1 ${'='.repeat(30)}`,
+        `  [STEP 1/9] epoch=1 step_in_epoch=0 ${'='.repeat(30)}`,
+      ],
+      [
+        EventSchema.parse({
+          type: 'step_finished',
+          time: '',
+          step: 3,
+          epoch: 1,
+          action: 'accept_new_best',
+          current_score: 0.5,
+          best_score: 0.5,
+          seconds: 2.04,
+        }),
+        '  [STEP 3 done] epoch=1 accepted, the new best; current=0.5000 best=0.5000 dt=2.0s',
+        '  [STEP 3 done] epoch=1 action=accept_new_best current=0.5000 best=0.5000 dt=2.0s',
+      ],
+      [
+        EventSchema.parse({ type: 'epoch_boundary', time: '', epoch: 1, kind: 'slow_update', action: 'no_content' }),
+        '  [slow update, end of epoch 1] the skill is unchanged',
+        '  [slow update, end of epoch 1] the skill is unchanged (no_content)',
+      ],
+    ];
+    for (const [event, plain, verbose] of cases) {
+      assert.equal(formatEvent(event), plain);
+      assert.equal(formatEvent(event, { verbose: true }), verbose);
+    }
+  });
+
+  it('train prints no code unless --verbose', () => {
+    const args = ['train', '--config', SIM, '--set', 'train.num_epochs=2'];
+    const plain = runCli([...args, '--out', path.join(tmpDir(), 'a')]);
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.doesNotMatch(
+      plain.stdout,
+      /gate\[|batch_seed|lr_control=|step_in_epoch|inject_placeholder|no_content|skill_len|_patches=|action=/,
+    );
+    const verbose = runCli([...args, '--out', path.join(tmpDir(), 'b'), '--verbose']);
+    assert.equal(verbose.status, 0, verbose.stderr);
+    assert.match(verbose.stdout, /gate\[hard\]=.*\n(.*\n)*.*batch_seed=.*\n(.*\n)*.*\(inject_placeholder\)/);
   });
 });

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { parseResumeCommand, resumeArgs, resumeCommand, shellSplit } from '../../src/run/resume-command.ts';
+import {
+  parseResumeCommand,
+  programName,
+  resumeArgs,
+  resumeCommand,
+  shellSplit,
+} from '../../src/run/resume-command.ts';
 
 describe('the resume command read back', () => {
   const inv = {
@@ -56,5 +62,19 @@ describe('the resume command read back', () => {
       ['budget.max_calls=300'],
     );
     assert.deepEqual(shellSplit(resumeCommand(inv, '/p/out/run', ['budget.max_calls=300'], '/p')).slice(2), args);
+  });
+});
+
+describe('the program in the commands printed', () => {
+  it('is what the user typed: npx skillopt, node bin/skillopt.js in a checkout, else skillopt', () => {
+    assert.equal(programName({ npm_command: 'exec' }, '/p/bin/skillopt.js', '/p'), 'npx skillopt');
+    assert.equal(programName({}, '/p/bin/skillopt.js', '/p'), 'node bin/skillopt.js');
+    assert.equal(
+      programName({}, '/p/bin/skillopt.js', '/p/sub'),
+      'skillopt',
+      'run from elsewhere: an installed command',
+    );
+    assert.equal(programName({}, '/usr/local/bin/skillopt', '/p'), 'skillopt');
+    assert.equal(programName({}, '/my dir/bin/skillopt.js', '/my dir'), 'node bin/skillopt.js');
   });
 });

@@ -93,8 +93,12 @@ describe('the dashboard on real runs', () => {
       assert.equal(await status('0/terminal'), 'stopped');
       const info = (await call('GET', '/api/action/run?run=0/terminal')).body;
       assert.deepEqual([info.running, info.canResume, info.budgetStop], [false, true, undefined]);
-      // The command the run itself printed to resume it.
-      assert.equal(info.resumeCommand, /To resume: (.*)/.exec(output)?.[1]);
+      // The command the run itself printed to resume it, in the dashboard's name for the program
+      // (`skillopt` here; the run, started from the checkout, says `node bin/skillopt.js`).
+      assert.equal(
+        info.resumeCommand,
+        /To resume: (.*)/.exec(output)?.[1]?.replace(/^node bin\/skillopt\.js /, 'skillopt '),
+      );
       const again = await call('POST', '/api/action/stop', { run: '0/terminal' });
       assert.equal(again.status, 409);
       assert.match(again.body.error, /not running/);

@@ -136,7 +136,13 @@ export class AlfworldEnv implements Env {
   async load(): Promise<LoadedSplits> {
     this.python();
     return loadSplits(
-      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
+      {
+        env: this.name,
+        config: this.config,
+        resolve: this.ctx.resolvePath,
+        missing: this.ctx.missingPath,
+        outRoot: this.ctx.outRoot,
+      },
       {
         toItem: (rec) => this.toItem(rec),
         stored: (_item, rec) => rec.fields,

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode, visit } from 'jsonc-parser';
+import { checkRegularFile, FileRefused, readRegularFile } from '../../util/read-file.ts';
 import { DataError, type Location } from './errors.ts';
 
 export type Fields = Record<string, unknown>;
@@ -28,15 +29,19 @@ function lineAt(text: string, offset: number): number {
   return line;
 }
 
-function readText(file: string): string {
+/** The largest text data file read (a JavaScript string holds little more). */
+export const MAX_DATA_BYTES = 512 * 1024 * 1024;
+
+/** A data file's text: a regular file only (not a FIFO or a device), within the limit, read off the event loop. */
+async function readText(file: string): Promise<string> {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return (await readRegularFile(file, MAX_DATA_BYTES, 'a data file')).toString('utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new DataError(`data file not found: ${file}`);
-    if (code === 'EISDIR')
+    if (!(err instanceof FileRefused)) throw err;
+    if (err.reason === 'missing') throw new DataError(`data file not found: ${file}`);
+    if (err.reason === 'not_a_file' && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
       throw new DataError(`${file} is a directory, expected a data file (${DATA_EXTENSIONS.join(', ')})`);
-    throw new DataError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new DataError(err.message);
   }
 }
 
@@ -50,8 +55,8 @@ function asRecord(value: unknown, where: Location): RawRecord {
   return { fields: value as Fields, where };
 }
 
-function readJsonl(file: string): RawRecord[] {
-  const text = readText(file);
+async function readJsonl(file: string): Promise<RawRecord[]> {
+  const text = await readText(file);
   const out: RawRecord[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -72,8 +77,8 @@ function readJsonl(file: string): RawRecord[] {
   return out;
 }
 
-function readJson(file: string): RawRecord[] {
-  const text = readText(file);
+async function readJson(file: string): Promise<RawRecord[]> {
+  const text = await readText(file);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -112,7 +117,7 @@ function readJson(file: string): RawRecord[] {
 }
 
 async function readCsv(file: string, delimiter: string): Promise<RawRecord[]> {
-  const text = readText(file);
+  const text = await readText(file);
   const { parse: parseCsv } = await import('csv-parse/sync');
   let rows: { record: Fields; info: { lines: number } }[];
   try {
@@ -138,12 +143,14 @@ async function readParquet(file: string): Promise<RawRecord[]> {
   const { asyncBufferFromFile, parquetReadObjects } = await import('hyparquet');
   let rows: Fields[];
   try {
+    // Parquet is read by ranges: no size limit, but a FIFO or a device is not read at all.
+    checkRegularFile(file, Number.MAX_SAFE_INTEGER, 'a data file');
     const buffer = await asyncBufferFromFile(file);
     // utf8: false keeps binary columns (images) as bytes; annotated string columns stay strings.
     rows = (await parquetReadObjects({ file: buffer, utf8: false })) as Fields[];
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new DataError(`data file not found: ${file}`);
+    if (err instanceof FileRefused)
+      throw new DataError(err.reason === 'missing' ? `data file not found: ${file}` : err.message);
     throw new DataError(`not a readable Parquet file: ${(err as Error).message}`, { file });
   }
   return rows.map((fields, i) => ({

@@ -67,6 +67,8 @@ export interface SplitOptions {
   config: EnvConfig;
   /** A path-valued `env.<key>` made absolute (EnvContext.resolvePath). */
   resolve(key: string, value: string): string;
+  /** What is said of a path-valued `env.<key>` that does not exist (EnvContext.missingPath; default: the path). */
+  missing?(key: string, value: string): string;
   outRoot?: string;
   /** Explicit per-split files (all three, or none). */
   files?: Partial<Record<SplitName, string>>;
@@ -192,6 +194,11 @@ function resolveMode(config: EnvConfig): 'split_dir' | 'ratio' {
   );
 }
 
+/** What is said of a path-valued `env.<key>` that does not exist. */
+function notFound(opts: SplitOptions, key: string, value: string, resolved: string): string {
+  return opts.missing?.(key, value) ?? `env.${key} not found: ${resolved}`;
+}
+
 export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promise<LoadedSplits> {
   const { config, resolve } = opts;
   const files = opts.files && Object.values(opts.files).some(Boolean) ? opts.files : undefined;
@@ -206,6 +213,7 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
           `env.${split}_file is not set: give all three of train_file, val_file and test_file, or use data_path / split_dir`,
         );
       const resolved = resolve(`${split}_file`, file);
+      if (!fs.existsSync(resolved)) throw new DataError(notFound(opts, `${split}_file`, file, resolved));
       const loaded = await toItems(await readRecords(resolved), reader, split, leftOut);
       checkLoaded(split, loaded, leftOut, resolved, 'add items to it');
       groups[split] = loaded;
@@ -214,7 +222,7 @@ export async function loadSplits(opts: SplitOptions, reader: ItemReader): Promis
     result = { mode: 'files', source: resolve('train_file', files.train!), ...itemsOf(groups) };
   } else if (resolveMode(config) === 'split_dir') {
     const dir = resolve('split_dir', config.split_dir);
-    if (!fs.existsSync(dir)) throw new DataError(`env.split_dir not found: ${dir}`);
+    if (!fs.existsSync(dir)) throw new DataError(notFound(opts, 'split_dir', config.split_dir, dir));
     const groups: Partial<Record<SplitName, Loaded[]>> = {};
     for (const split of SPLIT_NAMES) {
       const sub = path.join(dir, split);
@@ -278,7 +286,7 @@ async function ratioSplit(
 ): Promise<Omit<LoadedSplits, 'leftOut' | 'warnings'>> {
   const { config, resolve } = opts;
   const dataPath = resolve('data_path', config.data_path);
-  if (!fs.existsSync(dataPath)) throw new DataError(`env.data_path not found: ${dataPath}`);
+  if (!fs.existsSync(dataPath)) throw new DataError(notFound(opts, 'data_path', config.data_path, dataPath));
   let records: RawRecord[];
   if (reader.readRaw) {
     records = await reader.readRaw(dataPath);

@@ -135,7 +135,13 @@ export class OfficeQaEnv implements Env {
 
   async load(): Promise<LoadedSplits> {
     const splits = await loadSplits(
-      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
+      {
+        env: this.name,
+        config: this.config,
+        resolve: this.ctx.resolvePath,
+        missing: this.ctx.missingPath,
+        outRoot: this.ctx.outRoot,
+      },
       {
         toItem: (rec) => this.toItem(rec),
         leftOutHint: () =>

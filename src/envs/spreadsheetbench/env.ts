@@ -157,7 +157,13 @@ export class SpreadsheetBenchEnv implements Env {
   async load(): Promise<LoadedSplits> {
     this.python();
     const splits = await loadSplits(
-      { env: this.name, config: this.config, resolve: this.ctx.resolvePath, outRoot: this.ctx.outRoot },
+      {
+        env: this.name,
+        config: this.config,
+        resolve: this.ctx.resolvePath,
+        missing: this.ctx.missingPath,
+        outRoot: this.ctx.outRoot,
+      },
       {
         toItem: (rec) => this.toItem(rec),
         stored: (_item, rec) => rec.fields,

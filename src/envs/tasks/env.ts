@@ -162,6 +162,7 @@ export class TasksEnv implements Env {
         env: this.name,
         config: this.config,
         resolve: this.ctx.resolvePath,
+        missing: this.ctx.missingPath,
         outRoot: this.ctx.outRoot,
         files: { train: this.o.train_file, val: this.o.val_file, test: this.o.test_file },
       },

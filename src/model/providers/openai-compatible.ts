@@ -104,7 +104,8 @@ registerBackend({
     const options = parseOptions(CompatibleOptionsSchema, rc, ctx, 'openai_compatible');
     return build(rc, ctx, {
       backend: 'openai_compatible',
-      baseUrl: baseUrl(rc, ctx, ['OPENAI_COMPATIBLE_BASE_URL'], 'https://api.openai.com/v1', 'OpenAI-compatible'),
+      // No default: a key goes only to a server the user named (openai_chat is the backend for OpenAI itself).
+      baseUrl: baseUrl(rc, ctx, ['OPENAI_COMPATIBLE_BASE_URL'], undefined, 'OpenAI-compatible'),
       key: apiKey(rc, ctx, ['OPENAI_COMPATIBLE_API_KEY'], false, 'OpenAI-compatible'),
       options,
       body: {},
@@ -126,7 +127,7 @@ registerBackend({
     }
     return build(rc, ctx, {
       backend: 'qwen_chat',
-      baseUrl: baseUrl(rc, ctx, ['QWEN_CHAT_BASE_URL'], 'http://localhost:8000/v1', 'Qwen'),
+      baseUrl: baseUrl(rc, ctx, ['QWEN_CHAT_BASE_URL'], undefined, 'Qwen'),
       key: apiKey(rc, ctx, ['QWEN_CHAT_API_KEY'], false, 'Qwen'),
       options,
       body: mode === 'server_default' ? {} : { chat_template_kwargs: { enable_thinking: mode === 'enabled' } },

@@ -48,7 +48,13 @@ function findKey(
   if (rc.api_key_env) {
     const value = ctx.environment[rc.api_key_env];
     if (value?.trim()) return value.trim();
-    if (!required) return undefined;
+    if (!required) {
+      // Named, so meant: a key left out in silence would surface only as the server's 401.
+      ctx.notice?.(
+        `model.${ctx.role}.api_key_env names ${rc.api_key_env}, which is not set: calls to the ${what} server go without a key (set ${rc.api_key_env} in the shell or in .env if the server wants one)`,
+      );
+      return undefined;
+    }
     throw new ModelConfigError(
       `model.${ctx.role}: the ${what} key is missing: set the environment variable ${rc.api_key_env} (named by model.${ctx.role}.api_key_env) in the shell or in .env`,
     );

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { defaultOutRoot } from '../../cli/train.ts';
+import { defaultOutRoot } from '../../run/runs-root.ts';
 import { loadConfig, type LoadedConfig } from '../../config/load.ts';
 import { redactText } from '../../config/redact.ts';
 import { BudgetSchema, RoleSchema } from '../../config/schema.ts';
@@ -83,7 +83,8 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
 
   const load = (file: string, overrides: string[]): { loaded?: LoadedConfig; error?: string } => {
     try {
-      return { loaded: loadConfig(file, { overrides }) };
+      // The form's overrides run as `--set` items: their errors say so, as the CLI's do.
+      return { loaded: loadConfig(file, { overrides: overrides.map((item) => ({ item, source: '--set' })) }) };
     } catch (err) {
       if (err instanceof UserError) return { error: err.message };
       throw err;
@@ -294,7 +295,7 @@ export function mountActions(app: Hono, ctx: ActionsContext): void {
     if (!isFileInside(run.root, run.bestSkill)) throw new HttpError(409, 'the run has no best_skill.md yet');
     const inv = runInvocation(reader, jobs.program, jobs.cwd);
     if (!inv.ok) throw new HttpError(409, `this run cannot be evaluated from the dashboard: ${inv.reason}`);
-    const { targetRole } = await import('../../eval/evaluate.ts');
+    const { targetRole } = await import('../../app/eval/evaluate.ts');
     const targets = req.targets.map((t) => t.trim()).filter(Boolean);
     for (const t of targets) {
       try {

@@ -7,31 +7,34 @@
  * original writes them) and `eval_summary.md`, plus every rollout's results and conversations.
  * Rerunning into the same directory reuses every finished rollout.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { LoadedConfig } from '../config/load.ts';
-import type { Config, RoleConfig, TransferTarget } from '../config/schema.ts';
-import { UserError } from '../errors.ts';
-import { canonicalSplit } from '../envs/data/splits.ts';
-import type { Item, Trajectory } from '../envs/types.ts';
+import type { LoadedConfig } from '../../config/load.ts';
+import type { RoleConfig, TransferTarget } from '../../config/schema.ts';
+import { Interrupted, UserError } from '../../errors.ts';
+import { FileRefused, readRegularFileSync } from '../../util/read-file.ts';
+import { canonicalSplit } from '../../envs/data/splits.ts';
+import type { Env, Item, SplitName, Trajectory } from '../../envs/types.ts';
 import { evalMarkdown } from './report.ts';
-import { meanInterval, pairedTest, type Interval, type PairedTest } from '../util/stats.ts';
+import { pairedTest } from '../../util/stats.ts';
 import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
-import { backendNames, canonicalBackend, getBackend } from '../model/registry.ts';
-import { ModelStack } from '../model/stack.ts';
-import type { ChatModel } from '../model/types.ts';
-import { markActivity } from '../run/activity.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
-import { EventLog } from '../run/events.ts';
-import { attachConsoleReporter } from '../run/reporter.ts';
-import { skillHash } from '../skill/document.ts';
-import { didYouMean } from '../util/suggest.ts';
-import { firstN } from '../engine/batches.ts';
-import { rollout } from '../engine/stages/rollout.ts';
-import { buildEnv } from '../envs/build.ts';
-import { remoteRollouts } from '../app/remote.ts';
-import { ScoreCache } from '../engine/scoring/score-cache.ts';
+import { perItem, round, roundTest, stats, type ItemScore } from './scores.ts';
+import { ModelStack } from '../../model/stack.ts';
+import { RunStop, type ChatModel } from '../../model/types.ts';
+import { markActivity } from '../../run/activity.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
+import { EventLog } from '../../run/events.ts';
+import { attachConsoleReporter, type ConsoleOutput } from '../../run/reporter.ts';
+import { skillHash } from '../../skill/document.ts';
+import { count } from '../../util/plural.ts';
+import { firstN } from '../../engine/batches.ts';
+import { rollout } from '../../engine/stages/rollout.ts';
+import { createEnv, loadSplits } from '../../envs/build.ts';
+import { buildTargets } from './targets.ts';
+import { remoteRollouts } from '../remote.ts';
+import { ScoreCache } from '../../engine/scoring/score-cache.ts';
+
+export { targetRole, transferRole } from './targets.ts';
 
 export interface EvalOptions {
   loaded: LoadedConfig;
@@ -47,120 +50,34 @@ export interface EvalOptions {
   /** Models to use instead of building them (tests); they still go through the pools, retries and ledger. */
   models?: { targets?: ChatModel[]; judge?: ChatModel };
   environment?: Record<string, string | undefined>;
-  /** Where progress lines go (default stdout; null = silent). */
-  out?: NodeJS.WritableStream | null;
+  /** Where progress lines go (default stdout; null = silent); on a terminal, progress bars too. */
+  out?: ConsoleOutput | null;
+  /** Aborted to stop at a safe point (Ctrl-C): the calls in flight finish and are kept, no new call starts. */
+  signal?: AbortSignal;
+  /** The command that continues the evaluation, said when it stops (the CLI's; a rerun into `outRoot` continues it). */
+  resumeCommand?: string;
 }
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
-const round = (x: number) => Math.round(x * 1e6) / 1e6;
-const pair = (i: Interval | undefined): [number, number] | undefined => (i ? [round(i.low), round(i.high)] : undefined);
+
+/** A split name of `eval`: train, val, test (with the original's aliases) or all. */
+function evalSplit(split: string): SplitName | 'all' {
+  if (split.trim().toLowerCase() === 'all') return 'all';
+  try {
+    return canonicalSplit(split);
+  } catch (err) {
+    throw new UserError(`--split ${split}: ${(err as Error).message.replace(' or test (', ', test or all (')}`);
+  }
+}
 
 /** The items of a split name ('all' = train, val and test in turn), capped by `evaluation.test_env_num`. */
 export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, split: string, cap: number): Item[] {
-  const items =
-    split.trim().toLowerCase() === 'all'
-      ? [...splits.train, ...splits.val, ...splits.test]
-      : splits[canonicalSplit(split)];
-  return firstN(items, cap);
+  const name = evalSplit(split);
+  return firstN(name === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[name], cap);
 }
 
-/** A role config for `BACKEND:MODEL`, keeping the config target's settings when the backend is the same. */
-export function targetRole(spec: string, base: RoleConfig): RoleConfig {
-  const colon = spec.indexOf(':');
-  if (colon <= 0 || colon === spec.length - 1)
-    throw new UserError(`--target ${spec}: expected BACKEND:MODEL, for example openai_compatible:qwen3-8b`);
-  return roleOn(spec.slice(0, colon).trim(), spec.slice(colon + 1).trim(), base, `--target ${spec}`);
-}
-
-function roleOn(backendName: string, model: string, base: RoleConfig, label: string): RoleConfig {
-  const backend = canonicalBackend(backendName);
-  if (!backend)
-    throw new UserError(
-      `${label}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`,
-    );
-  if (backend === base.backend) return { ...base, model };
-  // Another backend: endpoint, key variable, options and price of the config's target do not apply,
-  // nor its limits where the backend has its own (an agent CLI runs fewer calls at once, for longer).
-  return {
-    ...base,
-    ...getBackend(backend)?.roleDefaults,
-    backend,
-    model,
-    base_url: '',
-    api_key_env: '',
-    options: {},
-    price: undefined,
-  };
-}
-
-/** A transfer target's role: `BACKEND:MODEL`, or that role with the fields an object sets replaced. */
-export function transferRole(target: TransferTarget, base: RoleConfig): RoleConfig {
-  if (typeof target === 'string') return targetRole(target, base);
-  const { backend, model = '', ...fields } = target;
-  return { ...roleOn(backend, model, base, backend), ...fields };
-}
-
-function stats(items: { hard: number; soft: number }[]): CellStats {
-  const n = items.length;
-  if (n === 0) return { n, hard: 0, soft: 0 };
-  const hardValues = items.map((i) => i.hard);
-  const softValues = items.map((i) => i.soft);
-  const hi = meanInterval(hardValues);
-  const si = meanInterval(softValues);
-  return {
-    n,
-    hard: round(hardValues.reduce((a, b) => a + b, 0) / n),
-    soft: round(softValues.reduce((a, b) => a + b, 0) / n),
-    ...(hi ? { hard_ci95: pair(hi), ci_method: hi.method } : {}),
-    ...(si ? { soft_ci95: pair(si) } : {}),
-  };
-}
-
-interface ItemScore {
-  id: string;
-  type: string;
-  hard: number;
-  soft: number;
-}
-
-/** Per item, the mean over its scored repeats; items with none are errors. */
-function perItem(items: Item[], runs: (Trajectory | undefined)[][]): { scores: ItemScore[]; errors: number } {
-  const scores: ItemScore[] = [];
-  let errors = 0;
-  items.forEach((item, i) => {
-    const ok = runs.map((r) => r[i]).filter((t): t is Trajectory => Boolean(t && !t.error));
-    if (ok.length === 0) {
-      errors++;
-      return;
-    }
-    scores.push({
-      id: item.id,
-      type: ok[0]!.taskType ?? item.type ?? 'other',
-      hard: ok.reduce((a, t) => a + t.hard, 0) / ok.length,
-      soft: ok.reduce((a, t) => a + t.soft, 0) / ok.length,
-    });
-  });
-  return { scores, errors };
-}
-
-/** The target models, through the same stack as training's; each further target has a pool of its own. */
-async function buildTargets(config: Config, opts: EvalOptions, stack: ModelStack): Promise<ChatModel[]> {
-  const poolOf = (i: number, id: string) => (i === 0 ? undefined : `target:${id}`);
-  if (opts.models?.targets?.length)
-    return opts.models.targets.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
-  const roles = opts.targets?.length
-    ? opts.targets.map((t) => transferRole(t, config.model.target))
-    : [config.model.target];
-  const models: ChatModel[] = [];
-  for (const [i, rc] of roles.entries()) {
-    if (!rc.model) rc.model = getBackend(rc.backend)?.defaultModel ?? '';
-    models.push(await stack.model('target', rc, poolOf(i, `${rc.backend}:${rc.model}`)));
-  }
-  const ids = models.map((m) => m.id);
-  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-  if (dup) throw new UserError(`--target ${dup} is given twice`);
-  return models;
-}
+/** The largest skill file read: a skill is a prompt, thousands of tokens at most. */
+const MAX_SKILL_BYTES = 2 * 1024 * 1024;
 
 function readSkills(files: readonly string[]): { file: string; label: string; text: string }[] {
   if (files.length === 0) throw new UserError('name a skill to evaluate with --skill FILE');
@@ -169,9 +86,10 @@ function readSkills(files: readonly string[]): { file: string; label: string; te
     const file = path.resolve(f);
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      throw new UserError(`skill file not found: ${file}`);
+      text = readRegularFileSync(file, MAX_SKILL_BYTES, 'a skill file').toString('utf8');
+    } catch (err) {
+      if (!(err instanceof FileRefused)) throw err;
+      throw new UserError(err.reason === 'missing' ? `skill file not found: ${file}` : `--skill: ${err.message}`);
     }
     let label = slug(path.basename(file, path.extname(file)));
     for (let k = 2; labels.has(label); k++) label = `${slug(path.basename(file, path.extname(file)))}-${k}`;
@@ -191,86 +109,126 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     throw new UserError(
       "--target: with run.queue the workers run the config's model.target only; evaluate other targets without run.queue",
     );
+  evalSplit(opts.split);
   const skills = readSkills(opts.skillFiles);
   const out = path.resolve(opts.outRoot);
-  const { env, splits } = await buildEnv(opts.loaded, out);
-  for (const w of splits.warnings ?? []) say(`warning: ${w}`);
-  const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
-  if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
+  const env = createEnv(opts.loaded, out);
   // Model events (calls failing and retried, options a model does not take) go to the console as in training.
   const events = new EventLog();
-  const detach = opts.out === null ? () => {} : attachConsoleReporter(events, opts.out ?? process.stdout);
+  // Given a stream, everything goes there, warnings too; else lines to stdout and warnings to stderr.
+  const detach =
+    opts.out === null
+      ? () => {}
+      : attachConsoleReporter(events, opts.out ?? process.stdout, opts.out ?? process.stderr);
   const stack = new ModelStack(config, {
     ledgerFile: path.join(out, 'calls.jsonl'),
     ...(opts.environment ? { environment: opts.environment } : {}),
     configDir: opts.loaded.baseDirOf('cache.path'),
     onEvent: (e) => events.emit(e),
   });
-  const cache = new ScoreCache(path.join(out, 'scores.jsonl'));
-  // With `run.queue`, rollouts run on `skillopt worker` processes.
-  const remote = config.run.queue
-    ? await remoteRollouts({
-        url: config.run.queue,
-        runRoot: out,
-        loaded: opts.loaded,
-        ledger: stack.ledger,
-        admission: stack.admission,
-      })
-    : undefined;
-  // A Sleep night started while this evaluation runs waits for another night.
-  const activity = markActivity('eval', out, (m) => say(`warning: ${m}`));
+  let cache: ScoreCache | undefined;
+  let remote: Awaited<ReturnType<typeof remoteRollouts>> | undefined;
+  let activity: ReturnType<typeof markActivity> | undefined;
+  const kept = { rollouts: 0 };
+  const interrupt = () =>
+    stack.admission.halt(new RunStop('the evaluation is stopping: no new model call is made', 'interrupted'));
+  opts.signal?.addEventListener('abort', interrupt, { once: true });
   try {
+    // The models first (a missing key, an endpoint not set): a refused evaluation writes nothing,
+    // not even the split of its data.
+    const targets = await buildTargets(config, opts.targets, stack, opts.models?.targets);
+    const judge = !env.usesJudge
+      ? undefined
+      : opts.models?.judge
+        ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig)
+        : await stack.model('judge');
+    const splits = await loadSplits(env, opts.loaded);
+    for (const w of splits.warnings ?? []) say(`warning: ${w}`);
+    const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
+    if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
+    cache = new ScoreCache(path.join(out, 'scores.jsonl'));
+    // With `run.queue`, rollouts run on `skillopt worker` processes.
+    remote = config.run.queue
+      ? await remoteRollouts({
+          url: config.run.queue,
+          runRoot: out,
+          loaded: opts.loaded,
+          ledger: stack.ledger,
+          admission: stack.admission,
+        })
+      : undefined;
+    // A Sleep night started while this evaluation runs waits for another night.
+    activity = markActivity('eval', out, (m) => say(`warning: ${m}`));
     await remote?.connect();
+    if (opts.signal?.aborted) interrupt();
     return await evaluateAll({
       opts,
       env: remote ? remote.wrap(env) : env,
+      targets,
+      judge,
       items,
       skills,
       repeats,
       out,
       stack,
       cache,
+      events,
+      kept,
       say,
     });
+  } catch (err) {
+    const interrupted = (err instanceof RunStop && err.reason === 'interrupted') || opts.signal?.aborted;
+    if (!interrupted) throw err;
+    // The calls in flight finish (and are recorded) before anything is closed.
+    await stack.admission.idle();
+    say(
+      `  [stopped: interrupted] the calls in flight finished; ${count(kept.rollouts, 'rollout')} finished and are kept in ${out}, where a rerun takes them up`,
+    );
+    if (opts.resumeCommand) say(`  To continue: ${opts.resumeCommand}`);
+    throw new Interrupted('');
   } finally {
-    activity.release();
+    opts.signal?.removeEventListener('abort', interrupt);
+    activity?.release();
     await remote?.close();
     detach();
-    cache.close();
+    cache?.close();
     stack.close();
   }
 }
 
 interface EvalRun {
   opts: EvalOptions;
-  env: Awaited<ReturnType<typeof buildEnv>>['env'];
+  env: Env;
+  targets: ChatModel[];
+  judge: ChatModel | undefined;
   items: Item[];
   skills: ReturnType<typeof readSkills>;
   repeats: number;
   out: string;
   stack: ModelStack;
   cache: ScoreCache;
+  events: EventLog;
+  /** Rollouts finished so far (cached ones included), for the message of a stop. */
+  kept: { rollouts: number };
   say: (line: string) => void;
 }
 
 async function evaluateAll({
   opts,
   env,
+  targets,
+  judge,
   items,
   skills,
   repeats,
   out,
   stack,
   cache,
+  events,
+  kept,
   say,
 }: EvalRun): Promise<EvalSummary> {
   const { config } = opts.loaded;
-  const targets = await buildTargets(config, opts, stack);
-  const judge = !env.usesJudge
-    ? undefined
-    : opts.models?.judge
-      ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig)
-      : await stack.model('judge');
   const limit = pLimit(config.env.workers);
   say(
     `eval: env=${env.name} split=${opts.split} items=${items.length} skills=${skills.length} targets=${targets.map((t) => t.id).join(', ')} repeats=${repeats}`,
@@ -283,8 +241,13 @@ async function evaluateAll({
     for (const skill of skills) {
       const runs: (Trajectory | undefined)[][] = [];
       const dirs: string[] = [];
+      const cellNumber = cells.length + 1;
+      say(
+        `  ${skill.label} on ${target.id}: ${count(items.length, 'item')}${repeats > 1 ? ` x ${repeats} repeats` : ''}`,
+      );
       for (let r = 0; r < repeats; r++) {
         const dir = path.join(out, 'rollouts', slug(target.id), skill.label, `repeat_${String(r).padStart(2, '0')}`);
+        const label = `${skill.label} on ${target.id}${repeats > 1 ? ` (repeat ${r + 1} of ${repeats})` : ''}`;
         const result = await rollout({
           env,
           target,
@@ -296,6 +259,9 @@ async function evaluateAll({
           seed: config.train.seed + r,
           sample: r,
           dir,
+          onResult: () => kept.rollouts++,
+          onProgress: (done, total) =>
+            events.emit({ type: 'stage_progress', step: cellNumber, stage: 'evaluate', done, total, label }),
         });
         runs.push(result.trajectories);
         dirs.push(path.relative(out, dir));
@@ -382,13 +348,4 @@ async function evaluateAll({
   say(`\n${markdown}`);
   say(`eval summary written to ${path.join(out, 'eval_summary.json')}`);
   return summary;
-}
-
-function roundTest(t: PairedTest): PairedTest {
-  return {
-    ...t,
-    diff: round(t.diff),
-    ...(t.ci ? { ci: [round(t.ci[0]), round(t.ci[1])] } : {}),
-    p: t.p === null ? null : round(t.p),
-  };
 }

@@ -1,6 +1,6 @@
 /** The Markdown tables of `skillopt eval`: skills down, targets across, then types and comparisons. */
 import type { CellStats, EvalSummary } from './summary.ts';
-import type { PairedTest } from '../util/stats.ts';
+import type { PairedTest } from '../../util/stats.ts';
 
 const f3 = (x: number) => x.toFixed(3);
 

@@ -1,5 +1,5 @@
 /** What `skillopt eval` writes to `eval_summary.json`: per (skill, target) cell, and paired comparisons. */
-import type { Interval, PairedTest } from '../util/stats.ts';
+import type { Interval, PairedTest } from '../../util/stats.ts';
 
 export interface CellStats {
   n: number;

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, ROOT } from '../helpers/cli.ts';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
-import { tmpDir } from '../helpers/tmp.ts';
-import { runShell } from '../envs/shell.ts';
-import { ticketResponder } from '../envs/ticket-responder.ts';
+import { BIN, ROOT } from '../../helpers/cli.ts';
+import { startFakeProvider, type FakeProvider } from '../../helpers/fake-provider.ts';
+import { tmpDir } from '../../helpers/tmp.ts';
+import { runShell } from '../../envs/shell.ts';
+import { ticketResponder } from '../../envs/ticket-responder.ts';
 
 describe('skillopt eval --target (transfer)', () => {
   let fake: FakeProvider;

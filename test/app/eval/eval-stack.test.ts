@@ -9,16 +9,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { BIN, ROOT } from '../helpers/cli.ts';
+import { BIN, ROOT } from '../../helpers/cli.ts';
 import {
   startFakeProvider,
   textOfUser,
   type Fault,
   type FakeProvider,
   type Recorded,
-} from '../helpers/fake-provider.ts';
-import { tmpDir, writeFiles } from '../helpers/tmp.ts';
-import { runShell } from '../envs/shell.ts';
+} from '../../helpers/fake-provider.ts';
+import { tmpDir, writeFiles } from '../../helpers/tmp.ts';
+import { runShell } from '../../envs/shell.ts';
 
 const ITEMS = 10;
 const KEY = 'sk-test-0123456789abcdef';

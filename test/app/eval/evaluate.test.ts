@@ -1,15 +1,18 @@
-import '../../src/builtins.ts';
+import '../../../src/builtins.ts';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../src/config/load.ts';
-import { runEvaluation, targetRole } from '../../src/eval/evaluate.ts';
-import { InfraError, type ChatRequest } from '../../src/model/types.ts';
-import { RoleSchema } from '../../src/config/schema.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
-import { tmpDir, writeFiles } from '../helpers/tmp.ts';
-import { lastUserText, ScriptedModel } from '../envs/scripted.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import { runEvaluation, targetRole } from '../../../src/app/eval/evaluate.ts';
+import { InfraError, ModelConfigError, type ChatRequest } from '../../../src/model/types.ts';
+import { RoleSchema } from '../../../src/config/schema.ts';
+import { BIN, ROOT, runCli, runPrinted } from '../../helpers/cli.ts';
+import { startFakeProvider, textOfUser } from '../../helpers/fake-provider.ts';
+import { tmpDir, writeFiles } from '../../helpers/tmp.ts';
+import { lastUserText, ScriptedModel } from '../../envs/scripted.ts';
 
 /** Ten items "Echo wN" → "wN"; even N are type "even". */
 function project() {
@@ -169,7 +172,16 @@ describe('skillopt eval (library)', () => {
       out: null,
     } as const;
     const model = new ScriptedModel('m', () => 'x');
-    await assert.rejects(runEvaluation({ ...base, split: 'dev', models: { targets: [model] } }), /unknown split 'dev'/);
+    await assert.rejects(
+      runEvaluation({ ...base, split: 'dev', models: { targets: [model] } }),
+      /--split dev: unknown split 'dev': expected train, val, test or all \(aliases: valid_seen, selection, valid_unseen\)/,
+    );
+    // A skill that is not a file is refused at once, not read until it ends.
+    fs.symlinkSync('/dev/zero', path.join(dir, 'zero.md'));
+    await assert.rejects(
+      runEvaluation({ ...base, split: 'test', skillFiles: [path.join(dir, 'zero.md')], models: { targets: [model] } }),
+      /--skill: .*zero\.md is a character device, not a file/,
+    );
     await assert.rejects(
       runEvaluation({ ...base, split: 'test', repeats: 0, models: { targets: [model] } }),
       /--repeats/,
@@ -246,5 +258,172 @@ describe('skillopt eval (CLI)', () => {
       fs.readFileSync(path.join(out, 'eval_summary.md'), 'utf8'),
       /\| skill \| sim:target-a \| sim:target-b \|/,
     );
+  });
+});
+
+/** A stream that says it is a terminal, collecting what is drawn on it. */
+function terminal() {
+  const stream = {
+    text: '',
+    write(t: string) {
+      stream.text += t;
+      return true;
+    },
+    isTTY: true,
+    columns: 100,
+    cursorTo: () => true,
+    clearLine: () => true,
+    moveCursor: () => true,
+    on: () => stream,
+    removeListener: () => stream,
+  };
+  return stream;
+}
+
+describe('skillopt eval: progress and Ctrl-C', () => {
+  it('shows the progress of each skill and target on a terminal, as training does', async () => {
+    const { dir, loaded } = project();
+    const tty = terminal();
+    await runEvaluation({
+      loaded,
+      outRoot: path.join(dir, 'eval'),
+      configFile: path.join(dir, 'c.yaml'),
+      skillFiles: [path.join(dir, 'helpful.md')],
+      split: 'test',
+      models: { targets: [new ScriptedModel('fake:echo', (req) => `<answer>${word(req)}</answer>`)] },
+      out: tty as never,
+    });
+    assert.match(tty.text, /helpful on fake:echo \[.*\] \d+\/10/);
+  });
+
+  it('Ctrl-C stops at a safe point, says what is kept and prints the command that continues it', async () => {
+    const out = path.join(tmpDir(), 'e');
+    const args = [
+      'eval',
+      '--config',
+      'configs/sim/default.yaml',
+      '--skill',
+      'configs/sim/seed_skill.md',
+      '--out',
+      out,
+      '--set',
+      'model.target.options.latency_ms=400',
+      '--set',
+      'env.workers=2',
+    ];
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    // Some rollouts done (their results are in scores.jsonl), more in flight.
+    const scores = path.join(out, 'scores.jsonl');
+    while (!(fs.existsSync(scores) && fs.readFileSync(scores, 'utf8').split('\n').length > 3)) await sleep(20);
+    child.kill('SIGINT');
+    assert.equal(await exited, 130, stderr);
+    assert.match(stderr, /SIGINT: stopping at a safe point/);
+    assert.match(stdout + stderr, /\[stopped: interrupted\] .*rollouts? finished .* kept in /);
+    const command = (stdout + stderr)
+      .split('\n')
+      .find((l) => l.trimStart().startsWith('To continue:'))
+      ?.trimStart()
+      .slice('To continue:'.length)
+      .trim();
+    assert.ok(command, `no command to continue in:\n${stdout}\n${stderr}`);
+    assert.equal(
+      command,
+      `node bin/skillopt.js eval --config configs/sim/default.yaml --set model.target.options.latency_ms=400 --set env.workers=2 --skill configs/sim/seed_skill.md --split test --repeats 1 --out ${out}`,
+    );
+    const kept = fs.readFileSync(scores, 'utf8').trim().split('\n').length;
+    const continued = runPrinted(command.replace('latency_ms=400', 'latency_ms=0'));
+    assert.equal(continued.status, 0, continued.stderr);
+    const s = JSON.parse(fs.readFileSync(path.join(out, 'eval_summary.json'), 'utf8'));
+    assert.equal(s.n_items, 60);
+    assert.equal(fs.readFileSync(scores, 'utf8').trim().split('\n').length, 60, 'the kept rollouts are not run again');
+    assert.ok(kept < 60);
+  });
+});
+
+describe('skillopt eval: the key variable', () => {
+  it('a variable named by api_key_env that is not set is said before the first call, not passed over in silence', async () => {
+    const fake = await startFakeProvider({
+      respond: (r) => ({ text: `<answer>${/Echo (w\d+)/.exec(textOfUser(r))?.[1]}</answer>` }),
+    });
+    try {
+      const { dir } = project();
+      const loaded = loadConfig(path.join(dir, 'c.yaml'), {
+        environment: {},
+        overrides: [
+          'model.target.backend=openai_compatible',
+          'model.target.model=m',
+          `model.target.base_url=${fake.url}/v1`,
+          'model.target.api_key_env=MY_SERVER_KEY',
+          'cache.mode=off',
+        ],
+      });
+      let said = '';
+      const sink = {
+        write: (t: string) => {
+          said += t;
+          return true;
+        },
+      };
+      await runEvaluation({
+        loaded,
+        outRoot: path.join(dir, 'eval'),
+        configFile: path.join(dir, 'c.yaml'),
+        skillFiles: [path.join(dir, 'helpful.md')],
+        split: 'test',
+        environment: {},
+        out: sink,
+      });
+      assert.match(
+        said,
+        /model\.target\.api_key_env names MY_SERVER_KEY, which is not set: calls to .* go without a key/,
+      );
+      assert.ok(said.indexOf('api_key_env') < said.indexOf('Results:'), 'said before the results');
+      assert.equal(fake.requests.length, 10);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('skillopt eval: a broken response cache', () => {
+  it('is named, with what to do, before any call', async () => {
+    const fake = await startFakeProvider();
+    try {
+      const { dir } = project();
+      const cacheFile = path.join(dir, 'garbage.sqlite');
+      fs.writeFileSync(cacheFile, 'this is not a database, just text that got here '.repeat(200));
+      const loaded = loadConfig(path.join(dir, 'c.yaml'), {
+        environment: {},
+        overrides: [
+          'model.target.backend=openai_compatible',
+          'model.target.model=m',
+          `model.target.base_url=${fake.url}/v1`,
+          `cache.path=${cacheFile}`,
+        ],
+      });
+      await assert.rejects(
+        runEvaluation({
+          loaded,
+          outRoot: path.join(dir, 'eval'),
+          configFile: path.join(dir, 'c.yaml'),
+          skillFiles: [path.join(dir, 'helpful.md')],
+          split: 'test',
+          environment: {},
+          out: null,
+        }),
+        (err: Error) =>
+          err instanceof ModelConfigError &&
+          err.message.includes(cacheFile) &&
+          /cannot be opened .*file is not a database.*move it aside/.test(err.message),
+      );
+      assert.equal(fake.requests.length, 0);
+    } finally {
+      await fake.close();
+    }
   });
 });
