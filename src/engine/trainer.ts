@@ -67,7 +67,8 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     epoch: 0,
     stage: 'baseline',
     seconds: (performance.now() - started) / 1000,
-    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)} gate[${settings.gate.scoring.metric}]=${base.gate.toFixed(4)}`,
+    detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)}, gate score (${settings.gate.scoring.metric})=${base.gate.toFixed(4)}`,
+    stats: { hard: base.hard!, soft: base.soft!, gate_metric: settings.gate.scoring.metric, gate: base.gate },
   });
   const skill = settings.skillAware.on ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
   const current = { skill, score: base.gate, origin: INITIAL_ORIGIN };
@@ -154,7 +155,7 @@ async function trainLoop(ctx: RunContext): Promise<TrainOutcome> {
       if (step <= state.lastStep) continue;
       const stop = await stopHere(ctx, state, steps);
       if (stop) return stop;
-      ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} step_in_epoch=${s} ${'='.repeat(30)}`);
+      ctx.events.info(`[STEP ${step}/${plan.totalSteps}] epoch=${epoch} ${'='.repeat(30)}`);
       const pool = state.pool ? await madeFor('pool', () => poolParent(ctx, state, step)) : undefined;
       await steps.run({
         epoch,

@@ -74,6 +74,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     stage,
     total: num.optional(),
     detail: z.string().optional(),
+    /** The codes behind the detail, as the records hold them (`--verbose` prints them). */
+    stats: z.record(z.string(), z.union([num, z.string(), z.boolean(), z.null()])).optional(),
   }),
   z.object({
     ...base,

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type cliProgress from 'cli-progress';
 import { count } from '../util/plural.ts';
 import type { EventLog, RunEvent } from './events.ts';
-import { plainDetail, STEP_ACTION_WORDS } from './plain-words.ts';
+import { STEP_ACTION_WORDS } from './plain-words.ts';
 
 export const STAGE_LABELS: Record<string, string> = {
   rollout: '1/6 ROLLOUT',
@@ -94,13 +94,19 @@ export interface ReportOptions {
 
 export function formatEvent(event: RunEvent, options: ReportOptions = {}): string | undefined {
   const { verbose = false } = options;
-  const words = (text: string | undefined) => (text === undefined ? undefined : plainDetail(text, verbose));
+  // With --verbose, a stage's detail is followed by the codes behind it.
+  const codes = (stats: Record<string, unknown> | undefined) =>
+    verbose && stats
+      ? ` [${Object.entries(stats)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ')}]`
+      : '';
   switch (event.type) {
     case 'run_started':
       return formatRunStarted(event);
     case 'stage_started': {
       const label = STAGE_LABELS[event.stage];
-      const detail = words(event.detail);
+      const detail = event.detail && `${event.detail}${codes(event.stats)}`;
       if (!label) return `  [${event.stage.toUpperCase().replace(/_/g, ' ')}]${detail ? ` ${detail}` : ''}`;
       return `    [${label}]${detail ? ` ${detail}` : ''}`;
     }
@@ -108,7 +114,8 @@ export function formatEvent(event: RunEvent, options: ReportOptions = {}): strin
       const label = STAGE_LABELS[event.stage];
       const head = label ? `    [${label.split(' ')[0]} done]` : `  [${event.stage.replace(/_/g, ' ')} done]`;
       // A detail of several lines (a table) goes below the line with the timing.
-      const [first = '', ...rest] = (words(event.detail) ?? '').split('\n');
+      const [firstLine = '', ...rest] = (event.detail ?? '').split('\n');
+      const first = firstLine + codes(event.stats);
       return `${head}${first ? ` ${first}` : ''}  (${event.seconds.toFixed(1)}s)${rest.length ? `\n${rest.join('\n')}` : ''}`;
     }
     case 'gate_decision': {
@@ -161,7 +168,7 @@ export function formatEvent(event: RunEvent, options: ReportOptions = {}): strin
     case 'reflect_ahead':
       return `    [overlap] ${count(event.calls, 'analyst and merge call', 'analyst and merge calls')} of this step were made during the last gate: ${event.taken} taken, ${event.wasted} wasted`;
     case 'log':
-      return `  ${event.level === 'warn' ? 'warning: ' : ''}${event.level === 'info' ? words(event.message) : event.message}`;
+      return `  ${event.level === 'warn' ? 'warning: ' : ''}${event.message}`;
     case 'run_finished':
       return [
         '='.repeat(60),

@@ -308,54 +308,32 @@ describe('the resume command', () => {
 });
 
 describe('the console in plain words', () => {
-  const stage = (type: 'stage_started' | 'stage_finished', name: string, detail: string) =>
+  const stage = (type: 'stage_started' | 'stage_finished', name: string, detail: string, stats: object) =>
     EventSchema.parse(
       type === 'stage_started'
-        ? { type, time: '', step: 1, epoch: 1, stage: name, detail }
-        : { type, time: '', step: 1, epoch: 1, stage: name, detail, seconds: 0.04 },
+        ? { type, time: '', step: 1, epoch: 1, stage: name, detail, stats }
+        : { type, time: '', step: 1, epoch: 1, stage: name, detail, stats, seconds: 0.04 },
     );
 
   it("says the engine's codes in words; --verbose shows them", () => {
     const cases: [RunEvent, string, string][] = [
       [
-        stage('stage_started', 'rollout', 'train items=20 (batch_seed=1043)'),
+        stage('stage_started', 'rollout', 'train items=20', { batch_seed: '1043' }),
         '    [1/6 ROLLOUT] train items=20',
-        '    [1/6 ROLLOUT] train items=20 (batch_seed=1043)',
+        '    [1/6 ROLLOUT] train items=20 [batch_seed=1043]',
       ],
       [
-        stage('stage_finished', 'baseline', 'selection hard=0.1667 soft=0.6752 gate[hard]=0.1667'),
-        '  [baseline done] selection hard=0.1667 soft=0.6752, gate score (hard)=0.1667  (0.0s)',
-        '  [baseline done] selection hard=0.1667 soft=0.6752 gate[hard]=0.1667  (0.0s)',
-      ],
-      [
-        stage('stage_finished', 'reflect', 'failure_patches=4 success_patches=0'),
-        '    [2/6 done] 4 patches from failures, 0 from successes  (0.0s)',
-        '    [2/6 done] failure_patches=4 success_patches=0  (0.0s)',
-      ],
-      [
-        stage('stage_finished', 'select', '7 -> 4 edits (budget=4, lr_control=fixed)'),
-        '    [4/6 done] 7 -> 4 edits (at most 4 this step)  (0.0s)',
-        '    [4/6 done] 7 -> 4 edits (budget=4, lr_control=fixed)  (0.0s)',
-      ],
-      [
-        stage('stage_finished', 'update', 'skill_len 138 -> 344'),
-        '    [5/6 done] skill 138 -> 344 characters  (0.0s)',
-        '    [5/6 done] skill_len 138 -> 344  (0.0s)',
-      ],
-      [
-        stage('stage_finished', 'evaluate', 'accept_new_best: candidate 0.4667 vs current 0.1667'),
-        '    [6/6 done] accepted, the new best: candidate 0.4667 vs current 0.1667  (0.0s)',
-        '    [6/6 done] accept_new_best: candidate 0.4667 vs current 0.1667  (0.0s)',
-      ],
-      [
-        EventSchema.parse({
-          type: 'log',
-          time: '',
-          level: 'info',
-          message: `[STEP 1/9] epoch=1 step_in_epoch=0 ${'='.repeat(30)}`,
+        stage('stage_finished', 'baseline', 'selection hard=0.1667 soft=0.6752, gate score (hard)=0.1667', {
+          gate_metric: 'hard',
+          gate: 0.1667,
         }),
-        `  [STEP 1/9] epoch=1 ${'='.repeat(30)}`,
-        `  [STEP 1/9] epoch=1 step_in_epoch=0 ${'='.repeat(30)}`,
+        '  [baseline done] selection hard=0.1667 soft=0.6752, gate score (hard)=0.1667  (0.0s)',
+        '  [baseline done] selection hard=0.1667 soft=0.6752, gate score (hard)=0.1667 [gate_metric=hard gate=0.1667]  (0.0s)',
+      ],
+      [
+        stage('stage_finished', 'select', '7 -> 4 edits (at most 4 this step)', { budget: 4, lr_control: 'fixed' }),
+        '    [4/6 done] 7 -> 4 edits (at most 4 this step)  (0.0s)',
+        '    [4/6 done] 7 -> 4 edits (at most 4 this step) [budget=4 lr_control=fixed]  (0.0s)',
       ],
       [
         EventSchema.parse({
@@ -393,6 +371,6 @@ describe('the console in plain words', () => {
     );
     const verbose = runCli([...args, '--out', path.join(tmpDir(), 'b'), '--verbose']);
     assert.equal(verbose.status, 0, verbose.stderr);
-    assert.match(verbose.stdout, /gate\[hard\]=.*\n(.*\n)*.*batch_seed=.*\n(.*\n)*.*\(inject_placeholder\)/);
+    assert.match(verbose.stdout, /gate_metric=hard.*\n(.*\n)*.*batch_seed=.*\n(.*\n)*.*\(inject_placeholder\)/);
   });
 });

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { originId } from '../../run/origins.ts';
+import { STEP_ACTION_WORDS } from '../../run/plain-words.ts';
 import { round } from '../../util/round.ts';
 import { type PoolStep, poolMerge, recordStepCandidate } from '../candidate-pool/pool-steps.ts';
 import { applyDecision, type GateDecision, type SkillState } from '../stages/gate.ts';
@@ -138,7 +139,8 @@ function report(
     : '';
   s.stages.finish(
     'evaluate',
-    `${decision.action}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`,
+    `${STEP_ACTION_WORDS[decision.action]}: candidate ${scored} vs current ${before.current.toFixed(4)}${tested}`,
+    { action: decision.action },
   );
   s.record.gate({
     selection_hard: sel.hard,

@@ -57,7 +57,10 @@ export async function reflectStage(s: StepScope, rolled: Rolled): Promise<Reflec
   }
   const nFail = patchCount(analysts, 'failure');
   const nSucc = patchCount(analysts, 'success');
-  s.stages.finish('reflect', `failure_patches=${nFail} success_patches=${nSucc}`);
+  s.stages.finish('reflect', `${count(nFail, 'patch', 'patches')} from failures, ${nSucc} from successes`, {
+    failure_patches: nFail,
+    success_patches: nSucc,
+  });
   s.record.rollout({
     rollout_hard: round(rolled.score.hard, 6),
     rollout_soft: round(rolled.score.soft, 6),

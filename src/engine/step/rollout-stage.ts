@@ -29,7 +29,7 @@ export async function rolloutStage(s: StepScope): Promise<Rolled> {
     patchesDir: (a) => path.join(s.files.batch(a), 'patches'),
   });
   const nItems = batches.reduce((n, b) => n + b.items.length, 0);
-  s.stages.start('rollout', `train items=${nItems} (batch_seed=${batches.map((b) => b.seed).join(',')})`);
+  s.stages.start('rollout', `train items=${nItems}`, { batch_seed: batches.map((b) => b.seed).join(',') });
   const progress = s.stages.progress('rollout');
   let done = 0;
   const rolled = await Promise.all(

@@ -43,7 +43,8 @@ export async function selectStage(s: StepScope, merged: Merged, rolled: Rolled):
   });
   s.stages.finish(
     'select',
-    `${merged.items.length} -> ${ofChanges(settings.mode, selected.length)} (budget=${budget ?? 'none'}, lr_control=${settings.lr.control})`,
+    `${merged.items.length} -> ${ofChanges(settings.mode, selected.length)} (${budget === null ? 'no limit: a rewrite' : `at most ${budget} this step`})`,
+    { budget, lr_control: settings.lr.control },
   );
   s.record.select({
     n_edits_merged: merged.items.length,

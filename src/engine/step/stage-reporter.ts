@@ -2,6 +2,9 @@
 import type { EventLog, Stage } from '../../run/events.ts';
 import { round } from '../../util/round.ts';
 
+/** The codes behind a stage's words, as the records hold them. */
+export type Stats = Record<string, number | string | boolean | null>;
+
 export class StageReporter {
   private last = performance.now();
   private readonly started = performance.now();
@@ -16,18 +19,33 @@ export class StageReporter {
     private readonly epoch: number,
   ) {}
 
-  start(stage: Stage, detail: string): void {
+  start(stage: Stage, detail: string, stats?: Stats): void {
     this.admit();
-    this.events.emit({ type: 'stage_started', step: this.step, epoch: this.epoch, stage, detail });
+    this.events.emit({
+      type: 'stage_started',
+      step: this.step,
+      epoch: this.epoch,
+      stage,
+      detail,
+      ...(stats ? { stats } : {}),
+    });
   }
 
   /** Ends `stage`: its time runs from the end of the previous one. */
-  finish(stage: Stage, detail: string): void {
+  finish(stage: Stage, detail: string, stats?: Stats): void {
     const now = performance.now();
     const seconds = (now - this.last) / 1000;
     this.timing[`${stage}_s`] = round(seconds, 1);
     this.last = now;
-    this.events.emit({ type: 'stage_finished', step: this.step, epoch: this.epoch, stage, seconds, detail });
+    this.events.emit({
+      type: 'stage_finished',
+      step: this.step,
+      epoch: this.epoch,
+      stage,
+      seconds,
+      detail,
+      ...(stats ? { stats } : {}),
+    });
   }
 
   progress(stage: Stage): (done: number, total: number) => void {

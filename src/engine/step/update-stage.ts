@@ -83,6 +83,9 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     rewrite_change_summary: result.changeSummary,
     edit_apply_summary: summary,
   });
-  s.stages.finish('update', `skill_len ${s.skill.length} -> ${candidate.length}`);
+  s.stages.finish('update', `skill ${s.skill.length} -> ${candidate.length} characters`, {
+    skill_len: s.skill.length,
+    candidate_skill_len: candidate.length,
+  });
   return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
 }
