@@ -322,7 +322,7 @@ describe('skillopt eval: progress and Ctrl-C', () => {
     while (!(fs.existsSync(scores) && fs.readFileSync(scores, 'utf8').split('\n').length > 3)) await sleep(20);
     child.kill('SIGINT');
     assert.equal(await exited, 130, stderr);
-    assert.match(stderr, /SIGINT: stopping at a safe point/);
+    assert.match(stderr, /SIGINT: stopping: no new model call starts/);
     assert.match(stdout + stderr, /\[stopped: interrupted\] .*rollouts? finished .* kept in /);
     const command = (stdout + stderr)
       .split('\n')
