@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { runTraining } from '../src/app/train.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { gateCandidate } from '../src/engine/stages/gate-evaluation.ts';
-import { CONVENTIONS } from '../src/model/sim/world.ts';
+import { CONVENTIONS } from '../src/model/sim/rules.ts';
 import { gateContext, HARMFUL, NEUTRAL, STRONG } from '../test/helpers/gate.ts';
 
 const { values: args } = parseArgs({

@@ -8,8 +8,8 @@
  */
 import '../src/builtins.ts';
 import { startFakeServerProcess as server } from './fake-server.ts';
-import { Pool } from '../src/model/pool.ts';
-import { ScheduledModel } from '../src/model/scheduler.ts';
+import { CallPool } from '../src/model/call-pool.ts';
+import { ScheduledModel } from '../src/model/call-scheduler.ts';
 import { buildRoleModels } from '../src/model/stack.ts';
 import { ConfigSchema, type Config } from '../src/config/schema.ts';
 import type { ChatModel, ChatRequest } from '../src/model/types.ts';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     const n = 240;
     const model = new ScheduledModel(
       sleeper,
-      new Pool('p', { concurrency: 8, rpm: 0, tpm: 0 }),
+      new CallPool('p', { concurrency: 8, rpm: 0, tpm: 0 }),
       { maxRetries: 0, timeoutMs: 60_000, backoffMs: 1, backoffMaxMs: 1 },
       'model.target',
     );
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     };
     const model = new ScheduledModel(
       instant,
-      new Pool('p', { concurrency: 64, rpm: 0, tpm: 10_000_000 }),
+      new CallPool('p', { concurrency: 64, rpm: 0, tpm: 10_000_000 }),
       { maxRetries: 2, timeoutMs: 60_000, backoffMs: 1, backoffMaxMs: 1 },
       'model.target',
     );

@@ -17,7 +17,8 @@
  */
 import { SimModel } from '../src/model/sim/backend.ts';
 import { DEFAULT_TRAITS } from '../src/model/sim/optimizer.ts';
-import { CONVENTIONS, IRRELEVANT, conventionOf, diagnose, type Convention } from '../src/model/sim/world.ts';
+import { conventionOf, diagnose } from '../src/model/sim/world.ts';
+import { CONVENTIONS, IRRELEVANT, type Convention } from '../src/model/sim/rules.ts';
 import { SimEnv, SimEnvOptions } from '../src/envs/sim/env.ts';
 import type { Item } from '../src/envs/types.ts';
 import type { Recorded, Reply } from '../test/helpers/fake-provider.ts';

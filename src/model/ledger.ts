@@ -16,22 +16,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { redactText } from '../config/redact.ts';
 import { AppendFile, jsonLines } from '../run/atomic.ts';
 import { BlobMissingError, BlobStore, fromJournalLine, toJournalLine } from '../run/blobs.ts';
 import type { StageUsage } from '../run/records.ts';
 import type { AgentTrace } from './harness/trace.ts';
 import { currentWork, stepWork } from './attribution.ts';
-import { carryIdentity, requestKey } from './request-key.ts';
-import {
-  RunStop,
-  type ChatModel,
-  type ChatRequest,
-  type ChatResponse,
-  type Role,
-  type ToolCall,
-  type Usage,
-} from './types.ts';
+import type { Role, ToolCall, Usage } from './types.ts';
 
 export interface CallRecord {
   time: string;
@@ -318,87 +308,4 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
       total.cost_usd === null || s.cost_usd === null || s.cost_usd === undefined ? null : total.cost_usd! + s.cost_usd;
   }
   return total;
-}
-
-/** Records every call of `inner` in the ledger, and replays this run's recorded answers first. */
-export class LedgerModel implements ChatModel {
-  readonly id: string;
-  readonly agentic?: boolean;
-
-  constructor(
-    private readonly inner: ChatModel,
-    private readonly ledger: Ledger,
-    private readonly role: Role,
-  ) {
-    this.id = inner.id;
-    this.agentic = inner.agentic;
-  }
-
-  async complete(req: ChatRequest): Promise<ChatResponse> {
-    const key = requestKey(this.id, req);
-    const work = currentWork();
-    const base = {
-      time: '',
-      key,
-      role: this.role,
-      model: this.id,
-      purpose: req.purpose,
-      ...(work === undefined ? {} : { work }),
-    };
-    const replayed = this.ledger.takeReplay(key);
-    if (replayed?.response) {
-      const usage = replayed.usage;
-      this.ledger.record({
-        ...base,
-        time: new Date().toISOString(),
-        usage,
-        latency_ms: 0,
-        retries: 0,
-        from: 'journal',
-        cost_usd: 0,
-        ...(replayed.id ? { replay_of: replayed.id } : {}),
-      });
-      return { ...replayed.response, usage, latencyMs: 0, retries: 0, from: 'journal', costUsd: 0 };
-    }
-    const started = performance.now();
-    let id: string | undefined;
-    const sent = () => (id = this.ledger.sending(base));
-    try {
-      const res = await this.inner.complete(carryIdentity(req, { ...req, onSent: sent }));
-      const from = res.from ?? 'provider';
-      this.ledger.record({
-        ...base,
-        ...(id ? { id } : {}),
-        time: new Date().toISOString(),
-        usage: res.usage,
-        latency_ms: Math.round(res.latencyMs),
-        retries: res.retries ?? 0,
-        from,
-        cost_usd: from === 'provider' ? (res.costUsd === undefined ? null : res.costUsd) : 0,
-        response: {
-          text: res.text,
-          ...(res.parsed !== undefined ? { parsed: res.parsed } : {}),
-          ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}),
-          ...(res.trace ? { trace: res.trace } : {}),
-        },
-      });
-      return res;
-    } catch (err) {
-      // A stop refused the call before it was sent, or gave it up while it waited: remade on resume.
-      if (err instanceof RunStop) throw err;
-      this.ledger.record({
-        ...base,
-        ...(id ? { id } : {}),
-        time: new Date().toISOString(),
-        usage: { input: 0, output: 0, cached: 0, reasoning: 0 },
-        latency_ms: Math.round(performance.now() - started),
-        retries: (err as { retries?: number }).retries ?? 0,
-        from: 'provider',
-        cost_usd: 0,
-        // A provider may echo a key in its error.
-        error: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
-      });
-      throw err;
-    }
-  }
 }

@@ -15,12 +15,13 @@ import { registerSecretsOf, registerUrlSecrets } from '../config/redact.ts';
 import type { Config, RoleConfig } from '../config/schema.ts';
 import { Admission } from './admission.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
-import { Ledger, LedgerModel, type Totals } from './ledger.ts';
-import { Pool } from './pool.ts';
+import { Ledger, type Totals } from './ledger.ts';
+import { LedgerModel } from './ledger-model.ts';
+import { CallPool } from './call-pool.ts';
 import { getBackend, type BackendContext } from './registry.ts';
 import { EndpointReach } from './reach.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
-import { ScheduledModel, type PaceGate } from './scheduler.ts';
+import { ScheduledModel, type PaceGate } from './call-scheduler.ts';
 import { SlowCalls } from './slow-calls.ts';
 import { FatalModelError, type ChatModel, type Role, type RunStop } from './types.ts';
 
@@ -32,7 +33,7 @@ export interface RoleModels {
   judge: ChatModel;
   ledger: Ledger;
   /** The pools by name (target and optimizer apart unless a role names a shared `pool`). */
-  pools: Map<string, Pool>;
+  pools: Map<string, CallPool>;
   /** Whether calls may be sent: the run's limits, and its stop once one is reached. */
   admission: Admission;
   /** The roles whose model has no known price, with the model. */
@@ -102,7 +103,7 @@ function roleIdentity(rc: RoleConfig, config: Config, inner: ChatModel): Record<
 export class ModelStack {
   readonly ledger: Ledger;
   /** The pools by name. */
-  readonly pools = new Map<string, Pool>();
+  readonly pools = new Map<string, CallPool>();
   readonly admission: Admission;
   /** The roles whose model has no known price, with the model. */
   readonly unpriced = new Map<Role, string>();
@@ -159,7 +160,7 @@ export class ModelStack {
     const poolName = rc.pool || o.pool || role;
     let pool = this.pools.get(poolName);
     if (!pool) {
-      pool = new Pool(poolName, { concurrency: rc.concurrency, rpm: rc.rpm, tpm: rc.tpm });
+      pool = new CallPool(poolName, { concurrency: rc.concurrency, rpm: rc.rpm, tpm: rc.tpm });
       this.pools.set(poolName, pool);
     }
     const url = (inner as { url?: string }).url;

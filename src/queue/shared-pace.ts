@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { PaceGate } from '../model/scheduler.ts';
+import type { PaceGate } from '../model/call-scheduler.ts';
 import { KEY_PREFIX } from './jobs.ts';
 
 /** Reserves the next start: returns how long to wait (ms) before starting. KEYS: next, pause; ARGV: interval ms. */

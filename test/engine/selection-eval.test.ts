@@ -15,7 +15,7 @@ import {
   type EvaluationPolicy,
 } from '../../src/engine/stages/selection-eval.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
-import { CONVENTIONS } from '../../src/model/sim/world.ts';
+import { CONVENTIONS } from '../../src/model/sim/rules.ts';
 import { EventLog } from '../../src/run/events.ts';
 
 async function evaluator() {

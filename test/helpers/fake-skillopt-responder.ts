@@ -10,7 +10,7 @@
  */
 import { SimModel } from '../../src/model/sim/backend.ts';
 import { DEFAULT_TRAITS } from '../../src/model/sim/optimizer.ts';
-import { CONVENTIONS } from '../../src/model/sim/world.ts';
+import { CONVENTIONS } from '../../src/model/sim/rules.ts';
 import type { Item } from '../../src/envs/types.ts';
 import type { Recorded, Reply } from './fake-provider.ts';
 

@@ -7,7 +7,7 @@ import { trainSettings } from '../../src/engine/settings.ts';
 import { Rollouts } from '../../src/engine/stages/rollout.ts';
 import { SelectionEvaluator } from '../../src/engine/stages/selection-eval.ts';
 import { SimModel } from '../../src/model/sim/backend.ts';
-import { CONVENTIONS } from '../../src/model/sim/world.ts';
+import { CONVENTIONS } from '../../src/model/sim/rules.ts';
 import { EventLog } from '../../src/run/events.ts';
 
 /** A skill stating every convention: the simulated target gets every solvable item right. */

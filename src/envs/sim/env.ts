@@ -6,7 +6,8 @@
 import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 import type { SimTaskMeta } from '../../model/sim/world.ts';
-import { KINDS, expectedAnswer, makeTasks, type SimTask } from '../../model/sim/world.ts';
+import { expectedAnswer, makeTasks, type SimTask } from '../../model/sim/world.ts';
+import { KINDS } from '../../model/sim/rules.ts';
 import { registerEnv } from '../registry.ts';
 import type { Env, Item, RolloutContext, Trajectory } from '../types.ts';
 

@@ -18,16 +18,8 @@ import {
 import { applyEdits, type Edit } from '../../skill/edits.ts';
 import { stripProtectedRegions } from '../../skill/regions.ts';
 import type { Rng } from '../../util/random.ts';
-import {
-  CONFLICTS,
-  CONVENTIONS,
-  HARMFUL,
-  IRRELEVANT,
-  conventionOf,
-  diagnose,
-  directiveOf,
-  recognise,
-} from './world.ts';
+import { conventionOf, diagnose, directiveOf, recognise } from './world.ts';
+import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
 
 /** How fallible the simulated optimizer is. */
 export interface OptimizerTraits {

@@ -12,8 +12,8 @@ import { CallFailure } from '../../../src/model/failure.ts';
 import type { HarnessSettings } from '../../../src/model/harness/cli-harness.ts';
 import { CursorHarness } from '../../../src/model/harness/cursor.ts';
 import { HarnessChatModel, type HarnessModelOptions } from '../../../src/model/harness/harness-model.ts';
-import { Pool } from '../../../src/model/pool.ts';
-import { ScheduledModel } from '../../../src/model/scheduler.ts';
+import { CallPool } from '../../../src/model/call-pool.ts';
+import { ScheduledModel } from '../../../src/model/call-scheduler.ts';
 import { FatalModelError, type ChatRequest } from '../../../src/model/types.ts';
 import { harnessSettings, processesRunning, ROOT, tempDir, until } from '../../helpers/agent-cli.ts';
 
@@ -96,7 +96,7 @@ describe('cursor_exec harness (stand-in for the Cursor CLI)', () => {
     const { settings } = setup('crash-once');
     const model = new ScheduledModel(
       new HarnessChatModel(new CursorHarness(settings), MODEL),
-      new Pool('target', { concurrency: 1, rpm: 0, tpm: 0 }),
+      new CallPool('target', { concurrency: 1, rpm: 0, tpm: 0 }),
       { maxRetries: 2, timeoutMs: 30_000, backoffMs: 1, backoffMaxMs: 1 },
       'model.target',
     );

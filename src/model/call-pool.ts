@@ -1,5 +1,5 @@
 /**
- * A model pool: the calls that share one provider's limits. It admits a call when all of these
+ * A call pool: the model calls that share one provider's limits. It admits a call when all of these
  * allow it: the concurrency limit (adaptive: halved on a 429, grown back by one per window of
  * successes, AIMD), the requests-per-minute pace (starts spaced 60/rpm seconds apart, so no
  * window of any length sees more than its share), the tokens-per-minute bucket (refilled
@@ -7,7 +7,7 @@
  * the server asked for (`retry-after`, an exhausted rate-limit window). Waiting calls start in
  * arrival order.
  */
-export interface PoolLimits {
+export interface CallPoolLimits {
   /** Calls in flight at most. */
   concurrency: number;
   /** Requests per minute (0 = no limit). */
@@ -16,7 +16,7 @@ export interface PoolLimits {
   tpm: number;
 }
 
-export interface PoolStats {
+export interface CallPoolStats {
   started: number;
   /** Most calls in flight at once. */
   maxActive: number;
@@ -51,7 +51,7 @@ interface Waiter {
 
 const RECENT = 1000;
 
-export class Pool {
+export class CallPool {
   private limit: number;
   private active = 0;
   /** Waiting calls; `head` is the first one still waiting (an array with a moving head keeps takes O(1)). */
@@ -67,11 +67,11 @@ export class Pool {
   private timerDue = 0;
   private readonly interval: number;
   private readonly capacity: number;
-  readonly stats: PoolStats;
+  readonly stats: CallPoolStats;
 
   constructor(
     readonly name: string,
-    readonly limits: PoolLimits,
+    readonly limits: CallPoolLimits,
     private readonly clock: Clock = realClock,
   ) {
     this.tokensAt = clock.now();

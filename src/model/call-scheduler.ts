@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Admission } from './admission.ts';
 import { EndpointHealth } from './endpoint-health.ts';
 import { CallFailure, classifyFailure, type FailureKind } from './failure.ts';
-import type { Pool } from './pool.ts';
+import type { CallPool } from './call-pool.ts';
 import type { ProviderResponse } from './providers/ai-sdk-model.ts';
 import { cutOffError, moreRoom, withCost } from './cut-off.ts';
 import { isRefusal, type EndpointReach } from './reach.ts';
@@ -114,7 +114,7 @@ export class ScheduledModel implements ChatModel {
 
   constructor(
     private readonly inner: ChatModel,
-    private readonly pool: Pool,
+    private readonly pool: CallPool,
     private readonly policy: RetryPolicy,
     /** How errors name the role: 'model.target'. */
     private readonly label: string,

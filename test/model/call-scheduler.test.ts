@@ -1,8 +1,8 @@
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Pool, type Clock } from '../../src/model/pool.ts';
-import { ScheduledModel } from '../../src/model/scheduler.ts';
+import { CallPool, type Clock } from '../../src/model/call-pool.ts';
+import { ScheduledModel } from '../../src/model/call-scheduler.ts';
 import { buildRoleModels, type RoleModels } from '../../src/model/stack.ts';
 import {
   FatalModelError,
@@ -197,7 +197,7 @@ describe('backoff', () => {
       const inner = (m.target as unknown as { inner: { inner: ChatModel } }).inner.inner;
       const scheduled = new ScheduledModel(
         inner,
-        new Pool('t', { concurrency: 1, rpm: 0, tpm: 0 }),
+        new CallPool('t', { concurrency: 1, rpm: 0, tpm: 0 }),
         { maxRetries: 3, timeoutMs: 2000, backoffMs: 80, backoffMaxMs: 250, random: () => 1 },
         'model.target',
       );
@@ -217,7 +217,7 @@ describe('backoff', () => {
   });
 
   it('jitter spreads the waits between half and all of the ceiling', () => {
-    const pool = new Pool('t', { concurrency: 1, rpm: 0, tpm: 0 });
+    const pool = new CallPool('t', { concurrency: 1, rpm: 0, tpm: 0 });
     const lo = new ScheduledModel(
       { id: 'x', complete: async () => ({}) as ChatResponse },
       pool,
@@ -258,7 +258,7 @@ describe('the limiter', () => {
 
   it("RPM pacing on the pool's clock: one start per interval; a late timer catches up at twice the pace; a stalled loop never releases a burst", () => {
     const clock = new VirtualClock();
-    const pool = new Pool('t', { concurrency: 16, rpm: 1200, tpm: 0 }, clock);
+    const pool = new CallPool('t', { concurrency: 16, rpm: 1200, tpm: 0 }, clock);
     for (let i = 0; i < 12; i++) void pool.acquire(0);
     const started = () => pool.stats.started;
     assert.equal(started(), 1, 'the first starts at once');
