@@ -25,7 +25,7 @@ const run = (args) => {
 };
 
 if (!buildIsCurrent(root)) {
-  process.stdout.write('The sources changed since the last build: building dist/ first (npm run build)…\n');
+  process.stdout.write('dist/ is missing or older than the sources: building it first (npm run build)…\n');
   run(['scripts/build.js']);
 }
 run(['--import', 'tsx', 'scripts/test-preflight.ts']);
