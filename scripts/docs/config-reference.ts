@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { backendEntry, backendNames, envEntry, envNames } from '../../src/config/catalog.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { table } from './markdown.ts';
-import { commentsOf, commentsOfDeclaration, registrations } from './schema-comments.ts';
+import { commentsOf, commentsOfDeclaration, type Registration, registrations } from './schema-comments.ts';
 
 interface JsonSchema {
   type?: string;
@@ -103,10 +103,14 @@ export function configReference(root: string): string {
   const schemaFile = path.join(root, 'src/config/schema.ts');
   const comments = commentsOfDeclaration(schemaFile, 'ConfigSchema');
   const config = jsonSchema(ConfigSchema);
-  const found = registrations(sourceFiles(root, ['src/envs', 'src/model']));
-  const commentsOfRegistered = (name: string): Map<string, string> => {
+  // Envs and backends apart: a name may be both (`sim`).
+  const envsFound = registrations(sourceFiles(root, ['src/envs']));
+  const backendsFound = registrations(sourceFiles(root, ['src/model']));
+  const commentsOfRegistered = (found: Registration[], name: string): Map<string, string> => {
     const r = found.find((f) => f.name === name);
-    return r ? commentsOf(r.file, r.schema) : new Map();
+    // A registration this reader cannot find would lose its descriptions without a word.
+    if (!r) throw new Error(`no registration of ${name} found in the sources: update scripts/docs/schema-comments.ts`);
+    return commentsOf(r.file, r.schema);
   };
 
   const parts: string[] = [
@@ -145,7 +149,13 @@ export function configReference(root: string): string {
   for (const name of envNames()) {
     const entry = envEntry(name)!;
     const aliases = entry.aliases?.length ? ` (also \`${entry.aliases.join('`, `')}\`)` : '';
-    const own = rows(jsonSchema(entry.optionsSchema), commentsOfRegistered(name), '', 'env', () => undefined);
+    const own = rows(
+      jsonSchema(entry.optionsSchema),
+      commentsOfRegistered(envsFound, name),
+      '',
+      'env',
+      () => undefined,
+    );
     parts.push(`### env.name: ${name}${aliases}`, '');
     parts.push(own.length > 0 ? keyTable(own) : 'No keys of its own.', '');
     const unsupported = Object.entries(entry.unsupportedOptions ?? {});
@@ -173,7 +183,7 @@ export function configReference(root: string): string {
     ].filter(Boolean);
     parts.push(facts.join(' '), '');
     const own = entry.optionsSchema
-      ? rows(jsonSchema(entry.optionsSchema), commentsOfRegistered(name), '', 'options', () => undefined)
+      ? rows(jsonSchema(entry.optionsSchema), commentsOfRegistered(backendsFound, name), '', 'options', () => undefined)
       : [];
     parts.push(own.length > 0 ? keyTable(own) : 'No options.', '');
   }
