@@ -11,7 +11,13 @@ import { z } from 'zod';
 import { backendEntry, backendNames, envEntry, envNames } from '../../src/config/catalog.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { table } from './markdown.ts';
-import { commentsOf, commentsOfDeclaration, type Registration, registrations } from './schema-comments.ts';
+import {
+  commentsOf,
+  commentsOfDeclaration,
+  type Registration,
+  registrations,
+  sectionComments,
+} from './schema-comments.ts';
 
 interface JsonSchema {
   type?: string;
@@ -102,6 +108,7 @@ function sourceFiles(root: string, dirs: string[]): string[] {
 export function configReference(root: string): string {
   const schemaFile = path.join(root, 'src/config/schema.ts');
   const comments = commentsOfDeclaration(schemaFile, 'ConfigSchema');
+  const sections = sectionComments(schemaFile, 'ConfigSchema');
   const config = jsonSchema(ConfigSchema);
   // Envs and backends apart: a name may be both (`sim`).
   const envsFound = registrations(sourceFiles(root, ['src/envs']));
@@ -130,17 +137,19 @@ export function configReference(root: string): string {
   };
   for (const [section, s] of Object.entries(config.properties ?? {})) {
     parts.push('', `## ${section}`, '');
+    const intro = sections.get(section);
+    if (intro) parts.push(intro, '');
     if (section === 'model') {
       parts.push(
         '`model.<role>` is each of `model.target` and `model.optimizer` (the same keys and defaults), and',
-        `\`model.judge\` (the same keys, none with a default: ${comments.get('model.judge') ?? ''}). An agent`,
+        `\`model.judge\` (the same keys, none with a default: ${(comments.get('model.judge') ?? '').replace(/\.$/, '')}). An agent`,
         'backend changes the defaults of `concurrency`, `timeout_s` and `max_retries` when the config',
         "leaves them unset (below, under each backend's options).",
         '',
       );
     }
     if (section === 'env') {
-      parts.push('The keys every env understands; each env adds its own (below, by `env.name`).', '');
+      parts.push("Each env's own keys: [below](#env-keys-of-each-env), by `env.name`.", '');
     }
     parts.push(keyTable(rows(s, comments, section, section, roleNote)));
   }

@@ -31,13 +31,13 @@ function jsDocOf(node: ts.Node): string {
 }
 
 /** Where an identifier used in `file` is declared: a top-level `const` there, or the one an import names. */
-function resolveIdentifier(file: string, name: string): { file: string; init: ts.Expression } | undefined {
+function resolveIdentifier(file: string, name: string): { file: string; init: ts.Expression; doc: string } | undefined {
   const sf = sourceOf(file);
   for (const stmt of sf.statements) {
     if (ts.isVariableStatement(stmt)) {
       for (const decl of stmt.declarationList.declarations) {
         if (ts.isIdentifier(decl.name) && decl.name.text === name && decl.initializer)
-          return { file, init: decl.initializer };
+          return { file, init: decl.initializer, doc: jsDocOf(stmt) };
       }
     }
     if (ts.isImportDeclaration(stmt) && ts.isStringLiteral(stmt.moduleSpecifier)) {
@@ -97,6 +97,34 @@ export function commentsOf(file: string, expr: ts.Expression, prefix = ''): Map<
       const doc = jsDocOf(prop);
       if (doc) out.set(dotted, doc);
       for (const [k, v] of commentsOf(at, prop.initializer, dotted)) if (!out.has(k)) out.set(k, v);
+    }
+  }
+  return out;
+}
+
+/** The identifier a schema expression starts from (`RunSchema` of `RunSchema.default({})`), if any. */
+function headIdentifier(expr: ts.Expression): ts.Identifier | undefined {
+  if (ts.isIdentifier(expr)) return expr;
+  if (ts.isCallExpression(expr) && ts.isPropertyAccessExpression(expr.expression))
+    return headIdentifier(expr.expression.expression);
+  if (ts.isPropertyAccessExpression(expr)) return headIdentifier(expr.expression);
+  return undefined;
+}
+
+/**
+ * The comments on the declarations of the schemas a schema's keys are made of, by key: what
+ * `/** How the run is carried out… *\/ const RunSchema` says, for the key `run: RunSchema…`.
+ */
+export function sectionComments(file: string, name: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const found = resolveIdentifier(file, name);
+  if (!found) throw new Error(`${file}: no declaration of ${name}`);
+  for (const { file: at, literal } of objectLiterals(found.file, found.init)) {
+    for (const prop of literal.properties) {
+      if (!ts.isPropertyAssignment(prop) || !ts.isIdentifier(prop.name)) continue;
+      const head = headIdentifier(prop.initializer);
+      const doc = head && head.text !== 'z' ? resolveIdentifier(at, head.text)?.doc : undefined;
+      if (doc) out.set(prop.name.text, doc);
     }
   }
   return out;

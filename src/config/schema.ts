@@ -25,11 +25,11 @@ const DAY_S = 86_400;
 /** USD per one million tokens. */
 export const PriceSchema = z
   .object({
-    /** Input tokens. */
+    /** USD per 1M input tokens. */
     input: z.number().nonnegative(),
-    /** Output tokens (reasoning tokens included). */
+    /** USD per 1M output tokens. */
     output: z.number().nonnegative(),
-    /** Input tokens read from the provider's prompt cache; default: the input rate. */
+    /** USD per 1M input tokens read from the provider's prompt cache; default: the input rate. */
     cached_input: z.number().nonnegative().optional(),
     /** Input tokens written to the provider's prompt cache (Anthropic: 1.25× input); default: the input rate. */
     cache_write: z.number().nonnegative().optional(),
@@ -132,6 +132,7 @@ export const TransferTargetSchema = z.union(
   },
 );
 
+/** The models: one role each for the target, the optimizer and the judge, and settings shared by their calls. */
 export const ModelSchema = z
   .object({
     /** High-level backend label applied to roles that leave `backend` empty (reference §4.7). */
@@ -165,6 +166,7 @@ export const ModelSchema = z
   })
   .strict();
 
+/** The training loop: epochs, batches and the seed. */
 export const TrainSchema = z
   .object({
     /** Passes over the train split. */
@@ -182,6 +184,7 @@ export const TrainSchema = z
   })
   .strict();
 
+/** Reflection (the backward pass): minibatches of trajectories for the analysts, and how their patches merge. */
 export const GradientSchema = z
   .object({
     /** Trajectories per analyst call (one patch each). */
@@ -200,6 +203,7 @@ export const GradientSchema = z
   })
   .strict();
 
+/** How the skill is updated: the learning rate (edits per step) and its schedule, the update mode, the epoch boundary's slow update and meta skill, the candidate pool. */
 export const OptimizerSchema = z
   .object({
     /** Maximum edits applied per step (the scheduler's peak). */
@@ -271,6 +275,7 @@ export const OptimizerSchema = z
   })
   .strict();
 
+/** The validation gate on the selection split, and the final evaluation on the test split. */
 export const EvaluationSchema = z
   .object({
     /** Keep a candidate only if it beats the current skill on the selection split; false = accept every candidate. */
@@ -358,6 +363,7 @@ export const EnvCoreSchema = z.object({
 });
 export const ENV_CORE_KEYS = Object.keys(EnvCoreSchema.shape);
 
+/** Limits on what a run may spend; reaching one stops the run, resumably (0 = no limit). */
 export const BudgetSchema = z
   .object({
     /** Stop (resumably) before spending more US dollars than this (0 = no limit). */
@@ -373,6 +379,7 @@ export const BudgetSchema = z
   })
   .strict();
 
+/** The response cache shared by every run on the machine. */
 export const CacheSchema = z
   .object({
     /** `read_write`; `read_only`: use, never add; `off`; `replay`: a call missing from the cache is an error. */
