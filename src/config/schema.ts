@@ -2,135 +2,25 @@
  * The one schema of a skillopt configuration: every key, its type and its default.
  *
  * The structure follows the original SkillOpt's sections (`model`, `train`, `gradient`,
- * `optimizer`, `evaluation`, `env`) and key names, plus `budget` and `cache`. Per-role model
- * settings are objects (`model.target`, `model.optimizer`, `model.judge`); the original's
- * spelling (`model.target: gpt-5.5` with `model.target_backend: …`) is accepted and normalised
- * by the loader before validation.
+ * `optimizer`, `evaluation`, `env`) and key names, plus `budget`, `cache` and `run`. Per-role
+ * model settings are objects (`model.target`, `model.optimizer`, `model.judge`; their schema is
+ * `role-schema.ts`); the original's spelling (`model.target: gpt-5.5` with
+ * `model.target_backend: …`) is accepted and normalised by the loader before validation.
  */
 import { z } from 'zod';
+import { atMost, HUNDRED_MILLION, MILLION, THOUSAND, TEN_THOUSAND } from './bounds.ts';
+import { EffortSchema, RoleSchema, TransferTargetSchema } from './role-schema.ts';
 
-const effort = z.enum(['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
-
-/**
- * The bound of a count: far above what any run needs, low enough that a slip of the keyboard
- * (`num_epochs: 99999999999`) is refused instead of starting a run, or a plan, that never ends.
- */
-const atMost = (max: number) => ({ error: `expected at most ${max.toLocaleString('en-US')}` });
-const THOUSAND = 1_000;
-const TEN_THOUSAND = 10_000;
-const MILLION = 1_000_000;
-const HUNDRED_MILLION = 100_000_000;
-const DAY_S = 86_400;
-
-/** USD per one million tokens. */
-export const PriceSchema = z
-  .object({
-    /** USD per 1M input tokens. */
-    input: z.number().nonnegative(),
-    /** USD per 1M output tokens. */
-    output: z.number().nonnegative(),
-    /** USD per 1M input tokens read from the provider's prompt cache; default: the input rate. */
-    cached_input: z.number().nonnegative().optional(),
-    /** Input tokens written to the provider's prompt cache (Anthropic: 1.25× input); default: the input rate. */
-    cache_write: z.number().nonnegative().optional(),
-    /** One-hour cache writes (Anthropic: 2× input); default: `cache_write`. */
-    cache_write_1h: z.number().nonnegative().optional(),
-  })
-  .strict();
-
-/** What a role's model accepts, overriding the built-in table (unset = the table's answer). */
-export const CapabilitiesSchema = z
-  .object({
-    /** Send the reasoning effort (OpenAI's `reasoning_effort` / `reasoning.effort`). */
-    reasoning_effort: z.boolean().optional(),
-    /** Extended thinking (Anthropic's `thinking`, from `options.thinking_budget`). */
-    thinking: z.boolean().optional(),
-  })
-  .strict();
-
-export const RoleSchema = z
-  .object({
-    /** Backend name or alias (`openai_chat`, `anthropic`, `openai_compatible`, `sim`, …); '' = from `model.backend`. */
-    backend: z.string().default(''),
-    /** Model or deployment name; '' = the backend's default. */
-    model: z.string().default(''),
-    /** Endpoint for OpenAI-compatible servers, Azure resources and gateways. */
-    base_url: z.string().default(''),
-    /** Name of the environment variable holding the key; '' = the backend's default variable. */
-    api_key_env: z.string().default(''),
-    /** Concurrent calls allowed in this role's pool. */
-    concurrency: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(8),
-    /** Name of the pool whose limits this role shares ('' = a pool of its own). */
-    pool: z.string().default(''),
-    /** Requests per minute (0 = no limit). */
-    rpm: z.number().nonnegative().default(0),
-    /** Tokens per minute (0 = no limit). */
-    tpm: z.number().nonnegative().default(0),
-    /** Attempts after the first one, for retryable failures. */
-    max_retries: z.number().int().nonnegative().max(THOUSAND, atMost(THOUSAND)).default(5),
-    /** Per-call timeout in seconds. */
-    timeout_s: z.number().positive().max(DAY_S, atMost(DAY_S)).default(300),
-    /** Largest reply body accepted, in bytes; a longer reply fails that call (not retried). */
-    max_reply_bytes: z
-      .number()
-      .int()
-      .positive()
-      .default(8 * 1024 * 1024),
-    /** First wait before a retry, in seconds; doubles with each retry (with jitter). */
-    backoff_s: z.number().nonnegative().max(DAY_S, atMost(DAY_S)).default(1),
-    /** Longest wait between retries, in seconds. */
-    backoff_max_s: z.number().nonnegative().max(DAY_S, atMost(DAY_S)).default(30),
-    /** The most one call waits between its attempts, in all, in seconds; a provider asking for longer stops the run (resumably). */
-    max_wait_s: z.number().positive().default(300),
-    /** Sampling temperature; unset = the provider's default. */
-    temperature: z.number().min(0).max(2).optional(),
-    /** '' = use `model.reasoning_effort`. */
-    reasoning_effort: effort.default(''),
-    /** Output token cap of each call of this role; unset = the call's own cap, else the backend's. */
-    max_output_tokens: z.number().int().positive().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).optional(),
-    /** Ask the provider for JSON-schema constrained output where it supports it. */
-    json_schema: z.boolean().default(true),
-    /** Price override, USD per 1M tokens; otherwise the built-in table (unknown = reported unknown). */
-    price: PriceSchema.optional(),
-    /** Backend-specific settings, validated by the backend (API version, thinking switch, …). */
-    options: z.record(z.string(), z.unknown()).default({}),
-    /** Which request options the model takes; overrides the built-in table (src/model/capabilities.ts). */
-    capabilities: CapabilitiesSchema.default({}),
-  })
-  .strict();
-
-/**
- * A transfer target given as an object: the `BACKEND:MODEL` role with the fields it sets replaced
- * (an endpoint, a key variable, a CLI's options, a concurrency). Fields have no defaults here.
- */
-export const TransferTargetSchema = z.union(
-  [
-    z.string(),
-    z
-      .object(
-        Object.fromEntries(
-          Object.entries(RoleSchema.shape).map(([k, v]) => [
-            k,
-            (v instanceof z.ZodDefault ? v.unwrap() : v).optional(),
-          ]),
-        ),
-      )
-      .extend({ backend: z.string().min(1) })
-      .strict() as unknown as z.ZodType<{ backend: string } & Partial<Omit<z.infer<typeof RoleSchema>, 'backend'>>>,
-  ],
-  {
-    // A mapping's own problems (a key of the wrong type, no backend), else what is expected.
-    error: (issue) => {
-      const input = issue.input;
-      const errors =
-        issue.code === 'invalid_union' && input && typeof input === 'object' && !Array.isArray(input)
-          ? issue.errors[1]
-          : undefined;
-      const said = errors?.map((e) => `${e.path.join('.')}: ${e.message.replace(/^Invalid input: /, '')}`).join('; ');
-      return said || 'expected BACKEND:MODEL or a mapping of role settings with its backend';
-    },
-  },
-);
+export {
+  CapabilitiesSchema,
+  PriceSchema,
+  RoleSchema,
+  TransferTargetSchema,
+  type Capabilities,
+  type Price,
+  type RoleConfig,
+  type TransferTarget,
+} from './role-schema.ts';
 
 /** The models: one role each for the target, the optimizer and the judge, and settings shared by their calls. */
 export const ModelSchema = z
@@ -144,9 +34,9 @@ export const ModelSchema = z
     /** LLM judge of the `tasks` env; unset fields fall back to the optimizer's. */
     judge: RoleSchema.partial().default({}),
     /** Reasoning effort of every call that does not set its own ('' = off). */
-    reasoning_effort: effort.default('medium'),
+    reasoning_effort: EffortSchema.default('medium'),
     /** Reasoning effort of the whole-skill rewrite calls ('' = `model.reasoning_effort`). */
-    rewrite_reasoning_effort: effort.default(''),
+    rewrite_reasoning_effort: EffortSchema.default(''),
     /** Optimizer output cap for the whole-skill rewrite calls. */
     rewrite_max_completion_tokens: z
       .number()
@@ -425,9 +315,5 @@ export const ConfigSchema = z
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
-export type RoleConfig = z.infer<typeof RoleSchema>;
-export type TransferTarget = z.infer<typeof TransferTargetSchema>;
 export type EnvConfig = z.infer<typeof EnvCoreSchema> & Record<string, unknown>;
-export type Price = z.infer<typeof PriceSchema>;
-export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
