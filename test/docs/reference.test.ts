@@ -37,6 +37,9 @@ describe('the generated reference pages', () => {
       }
     }
     assert.deepEqual(missing, []);
+    // Every key says what it does: a key added without a JSDoc comment fails here.
+    const undescribed = page.split('\n').filter((l) => /^\| `[^`]+` \|.*\|\s*\|$/.test(l));
+    assert.deepEqual(undescribed, []);
     // A description read from a JSDoc comment of the schema source.
     assert.match(page, /\| `optimizer\.learning_rate` \| integer[^|]*\| `4` \| Maximum edits applied per step/);
     // A role's keys, and an env's and a backend's own.
