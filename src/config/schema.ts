@@ -25,7 +25,7 @@ export {
 /** The models: one role each for the target, the optimizer and the judge, and settings shared by their calls. */
 export const ModelSchema = z
   .object({
-    /** High-level backend label applied to roles that leave `backend` empty (reference §4.7). */
+    /** Backend label for the roles that leave `backend` unset (empty or `openai_chat`), as the original: `qwen_chat` and `minimax_chat` set the target only. */
     backend: z.string().default(''),
     /** The model that runs the tasks under the skill. */
     target: RoleSchema.default(RoleSchema.parse({})),
