@@ -1,7 +1,7 @@
 /**
- * The README's "Adding an environment or a backend", followed as written: its example env and
+ * docs/library.md's "Adding an environment or a backend", followed as written: its example env and
  * backend are written to a file of their own, registered by importing it, and a small run trains
- * on them with the config the README shows.
+ * on them with the config the page shows.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -16,13 +16,13 @@ function block(readme: string, name: string, lang: string): string {
   const found = new RegExp(`<!-- ${name}:start -->\\n\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\n<!-- ${name}:end -->`).exec(
     readme,
   );
-  if (!found?.[1]) throw new Error(`README.md has no ${name} block`);
+  if (!found?.[1]) throw new Error(`docs/library.md has no ${name} block`);
   return found[1];
 }
 
-describe("the README's example of an env and a backend of one's own", () => {
+describe("docs/library.md's example of an env and a backend of one's own", () => {
   it('registers by import and trains a run on them', async () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const readme = fs.readFileSync(path.join(ROOT, 'docs/library.md'), 'utf8');
     const dir = tmpDir('skillopt-extension-');
     // The package and zod, as an installed project would resolve them.
     const code = block(readme, 'extension-example', 'ts')

@@ -2,142 +2,42 @@
  * The one schema of a skillopt configuration: every key, its type and its default.
  *
  * The structure follows the original SkillOpt's sections (`model`, `train`, `gradient`,
- * `optimizer`, `evaluation`, `env`) and key names, plus `budget` and `cache`. Per-role model
- * settings are objects (`model.target`, `model.optimizer`, `model.judge`); the original's
- * spelling (`model.target: gpt-5.5` with `model.target_backend: …`) is accepted and normalised
- * by the loader before validation.
+ * `optimizer`, `evaluation`, `env`) and key names, plus `budget`, `cache` and `run`. Per-role
+ * model settings are objects (`model.target`, `model.optimizer`, `model.judge`; their schema is
+ * `role-schema.ts`); the original's spelling (`model.target: gpt-5.5` with
+ * `model.target_backend: …`) is accepted and normalised by the loader before validation.
  */
 import { z } from 'zod';
+import { atMost, HUNDRED_MILLION, MILLION, THOUSAND, TEN_THOUSAND } from './bounds.ts';
+import { EffortSchema, RoleSchema, TransferTargetSchema } from './role-schema.ts';
 
-const effort = z.enum(['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+export {
+  CapabilitiesSchema,
+  PriceSchema,
+  RoleSchema,
+  TransferTargetSchema,
+  type Capabilities,
+  type Price,
+  type RoleConfig,
+  type TransferTarget,
+} from './role-schema.ts';
 
-/**
- * The bound of a count: far above what any run needs, low enough that a slip of the keyboard
- * (`num_epochs: 99999999999`) is refused instead of starting a run, or a plan, that never ends.
- */
-const atMost = (max: number) => ({ error: `expected at most ${max.toLocaleString('en-US')}` });
-const THOUSAND = 1_000;
-const TEN_THOUSAND = 10_000;
-const MILLION = 1_000_000;
-const HUNDRED_MILLION = 100_000_000;
-const DAY_S = 86_400;
-
-/** USD per one million tokens. */
-export const PriceSchema = z
-  .object({
-    input: z.number().nonnegative(),
-    output: z.number().nonnegative(),
-    cached_input: z.number().nonnegative().optional(),
-    /** Input tokens written to the provider's prompt cache (Anthropic: 1.25× input); default: the input rate. */
-    cache_write: z.number().nonnegative().optional(),
-    /** One-hour cache writes (Anthropic: 2× input); default: `cache_write`. */
-    cache_write_1h: z.number().nonnegative().optional(),
-  })
-  .strict();
-
-/** What a role's model accepts, overriding the built-in table (unset = the table's answer). */
-export const CapabilitiesSchema = z
-  .object({
-    /** Send the reasoning effort (OpenAI's `reasoning_effort` / `reasoning.effort`). */
-    reasoning_effort: z.boolean().optional(),
-    /** Extended thinking (Anthropic's `thinking`, from `options.thinking_budget`). */
-    thinking: z.boolean().optional(),
-  })
-  .strict();
-
-export const RoleSchema = z
-  .object({
-    /** Backend name or alias (`openai_chat`, `anthropic`, `openai_compatible`, `sim`, …); '' = from `model.backend`. */
-    backend: z.string().default(''),
-    /** Model or deployment name; '' = the backend's default. */
-    model: z.string().default(''),
-    /** Endpoint for OpenAI-compatible servers, Azure resources and gateways. */
-    base_url: z.string().default(''),
-    /** Name of the environment variable holding the key; '' = the backend's default variable. */
-    api_key_env: z.string().default(''),
-    /** Concurrent calls allowed in this role's pool. */
-    concurrency: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(8),
-    /** Name of the pool whose limits this role shares ('' = a pool of its own). */
-    pool: z.string().default(''),
-    /** Requests per minute (0 = no limit). */
-    rpm: z.number().nonnegative().default(0),
-    /** Tokens per minute (0 = no limit). */
-    tpm: z.number().nonnegative().default(0),
-    /** Attempts after the first one, for retryable failures. */
-    max_retries: z.number().int().nonnegative().max(THOUSAND, atMost(THOUSAND)).default(5),
-    /** Per-call timeout in seconds. */
-    timeout_s: z.number().positive().max(DAY_S, atMost(DAY_S)).default(300),
-    /** Largest reply body accepted, in bytes; a longer reply fails that call (not retried). */
-    max_reply_bytes: z
-      .number()
-      .int()
-      .positive()
-      .default(8 * 1024 * 1024),
-    /** First wait before a retry, in seconds; doubles with each retry (with jitter). */
-    backoff_s: z.number().nonnegative().max(DAY_S, atMost(DAY_S)).default(1),
-    /** Longest wait between retries, in seconds. */
-    backoff_max_s: z.number().nonnegative().max(DAY_S, atMost(DAY_S)).default(30),
-    /** The most one call waits between its attempts, in all, in seconds; a provider asking for longer stops the run (resumably). */
-    max_wait_s: z.number().positive().default(300),
-    temperature: z.number().min(0).max(2).optional(),
-    /** '' = use `model.reasoning_effort`. */
-    reasoning_effort: effort.default(''),
-    max_output_tokens: z.number().int().positive().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).optional(),
-    /** Ask the provider for JSON-schema constrained output where it supports it. */
-    json_schema: z.boolean().default(true),
-    /** Price override, USD per 1M tokens; otherwise the built-in table (unknown = reported unknown). */
-    price: PriceSchema.optional(),
-    /** Backend-specific settings, validated by the backend (API version, thinking switch, …). */
-    options: z.record(z.string(), z.unknown()).default({}),
-    /** Which request options the model takes; overrides the built-in table (src/model/capabilities.ts). */
-    capabilities: CapabilitiesSchema.default({}),
-  })
-  .strict();
-
-/**
- * A transfer target given as an object: the `BACKEND:MODEL` role with the fields it sets replaced
- * (an endpoint, a key variable, a CLI's options, a concurrency). Fields have no defaults here.
- */
-export const TransferTargetSchema = z.union(
-  [
-    z.string(),
-    z
-      .object(
-        Object.fromEntries(
-          Object.entries(RoleSchema.shape).map(([k, v]) => [
-            k,
-            (v instanceof z.ZodDefault ? v.unwrap() : v).optional(),
-          ]),
-        ),
-      )
-      .extend({ backend: z.string().min(1) })
-      .strict() as unknown as z.ZodType<{ backend: string } & Partial<Omit<z.infer<typeof RoleSchema>, 'backend'>>>,
-  ],
-  {
-    // A mapping's own problems (a key of the wrong type, no backend), else what is expected.
-    error: (issue) => {
-      const input = issue.input;
-      const errors =
-        issue.code === 'invalid_union' && input && typeof input === 'object' && !Array.isArray(input)
-          ? issue.errors[1]
-          : undefined;
-      const said = errors?.map((e) => `${e.path.join('.')}: ${e.message.replace(/^Invalid input: /, '')}`).join('; ');
-      return said || 'expected BACKEND:MODEL or a mapping of role settings with its backend';
-    },
-  },
-);
-
+/** The models: one role each for the target, the optimizer and the judge, and settings shared by their calls. */
 export const ModelSchema = z
   .object({
-    /** High-level backend label applied to roles that leave `backend` empty (reference §4.7). */
+    /** Backend label for the roles that leave `backend` unset (empty or `openai_chat`), as the original: `qwen_chat` and `minimax_chat` set the target only. */
     backend: z.string().default(''),
+    /** The model that runs the tasks under the skill. */
     target: RoleSchema.default(RoleSchema.parse({})),
+    /** The model that reflects on trajectories and proposes, merges and ranks edits. */
     optimizer: RoleSchema.default(RoleSchema.parse({})),
     /** LLM judge of the `tasks` env; unset fields fall back to the optimizer's. */
     judge: RoleSchema.partial().default({}),
     /** Reasoning effort of every call that does not set its own ('' = off). */
-    reasoning_effort: effort.default('medium'),
-    rewrite_reasoning_effort: effort.default(''),
+    reasoning_effort: EffortSchema.default('medium'),
+    /** Reasoning effort of the whole-skill rewrite calls ('' = `model.reasoning_effort`). */
+    rewrite_reasoning_effort: EffortSchema.default(''),
+    /** Optimizer output cap for the whole-skill rewrite calls. */
     rewrite_max_completion_tokens: z
       .number()
       .int()
@@ -156,24 +56,34 @@ export const ModelSchema = z
   })
   .strict();
 
+/** The training loop: epochs, batches and the seed. */
 export const TrainSchema = z
   .object({
+    /** Passes over the train split. */
     num_epochs: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(4),
     /** 0 = the size of the train split. */
     train_size: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
     /** Derived from the data; accepted for compatibility and ignored. */
     steps_per_epoch: z.number().int().nonnegative().optional(),
+    /** Training items rolled out per step. */
     batch_size: z.number().int().positive().max(MILLION, atMost(MILLION)).default(40),
+    /** Batches of `batch_size` items per step, whose patches go into one update (gradient accumulation). */
     accumulation: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(1),
+    /** Seed of the batch order, the minibatches and every other random choice of the run. */
     seed: z.number().int().default(42),
   })
   .strict();
 
+/** Reflection (the backward pass): minibatches of trajectories for the analysts, and how their patches merge. */
 export const GradientSchema = z
   .object({
+    /** Trajectories per analyst call (one patch each). */
     minibatch_size: z.number().int().positive().max(MILLION, atMost(MILLION)).default(8),
+    /** Patches merged by one merge call. */
     merge_batch_size: z.number().int().min(2).max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(8),
+    /** Analyst (reflection) calls in flight at once. */
     analyst_workers: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(16),
+    /** Reflect on failed trajectories only (no success-driven patches). */
     failure_only: z.boolean().default(false),
     /**
      * `combined`: failure and success patches meet in one top merge that also ranks them within
@@ -183,15 +93,20 @@ export const GradientSchema = z
   })
   .strict();
 
+/** How the skill is updated: the learning rate (edits per step) and its schedule, the update mode, the epoch boundary's slow update and meta skill, the candidate pool. */
 export const OptimizerSchema = z
   .object({
     /** Maximum edits applied per step (the scheduler's peak). */
     learning_rate: z.number().int().nonnegative().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(4),
+    /** The scheduler's floor: the fewest edits a `linear` or `cosine` schedule allows per step. */
     min_learning_rate: z.number().int().nonnegative().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(2),
+    /** How the edit budget changes over the steps; `autonomous`: the optimizer decides it. */
     lr_scheduler: z.enum(['constant', 'linear', 'cosine', 'autonomous']).default('cosine'),
+    /** Who sets the edit budget: `fixed` (and its spellings) the scheduler, `autonomous` / `auto` / `optimizer` the optimizer, `none` / `off` / `no_lr` no budget (the original's values). */
     lr_control_mode: z
       .enum(['fixed', 'manual', 'scheduler', 'scheduled', 'autonomous', 'auto', 'optimizer', 'none', 'off', 'no_lr'])
       .default('fixed'),
+    /** How an update changes the skill: `patch` applies the selected edits; `rewrite_from_suggestions` and `full_rewrite_minibatch` (and their spellings) rewrite the whole skill. */
     skill_update_mode: z
       .enum([
         'patch',
@@ -206,9 +121,13 @@ export const OptimizerSchema = z
         'skill_rewrite_minibatch',
       ])
       .default('patch'),
+    /** At each epoch boundary, compare the previous and current epoch's skill and write guidance into its protected slow-update field (momentum). */
     use_slow_update: z.boolean().default(true),
+    /** Training items the slow update compares the two skills on. */
     slow_update_samples: z.number().int().positive().max(MILLION, atMost(MILLION)).default(20),
+    /** Keep the slow update's skill only if it beats the current one on the selection split (even with the step gate off); false = keep it and measure its score. */
     slow_update_gate_with_selection: z.boolean().default(false),
+    /** Which of the slow update's items are shown to the optimizer: `mixed`, those whose result `changed` between the two skills, or those `unchanged` (the original's spellings accepted). */
     longitudinal_pair_policy: z
       .enum([
         'mixed',
@@ -226,9 +145,13 @@ export const OptimizerSchema = z
         '00_11',
       ])
       .default('mixed'),
+    /** At each epoch boundary, write notes for the optimizer (its memory), used in its prompts from the next epoch on. */
     use_meta_skill: z.boolean().default(true),
+    /** Analysts also note execution lapses (rules the skill has but the target did not follow), kept in an appendix of the skill. */
     use_skill_aware_reflection: z.boolean().default(false),
+    /** Which analysts write skill-aware notes: `both` failure and success analysts, or `failure_only`. */
     skill_aware_appendix_source: z.enum(['both', 'failure_only']).default('both'),
+    /** Appendix notes above which an optimizer call compacts the appendix (0 = never). */
     skill_aware_consolidate_threshold: z.number().int().nonnegative().default(0),
     /** Largest skill, in tokens, that an update may produce (0 = no limit). */
     max_skill_tokens: z.number().int().nonnegative().default(0),
@@ -242,10 +165,14 @@ export const OptimizerSchema = z
   })
   .strict();
 
+/** The validation gate on the selection split, and the final evaluation on the test split. */
 export const EvaluationSchema = z
   .object({
+    /** Keep a candidate only if it beats the current skill on the selection split; false = accept every candidate. */
     use_gate: z.boolean().default(true),
+    /** The score the gate compares: `hard` (pass share), `soft` (partial credit) or `mixed`. */
     gate_metric: z.enum(['hard', 'soft', 'mixed']).default('hard'),
+    /** Weight of the hard score in `mixed` (the soft score gets the rest). */
     gate_mixed_weight: z.number().min(0).max(1).default(0.5),
     /** Stop a gate evaluation as soon as its decision is certain (the decision is identical). */
     gate_early_stop: z.boolean().default(true),
@@ -280,30 +207,44 @@ export const EvaluationSchema = z
      * guess shortens the step and changes no decision, a wrong one wastes those calls.
      */
     gate_overlap: z.boolean().default(false),
+    /** Add a bonus for the skill's semantic density (directive words per length) to its gate score. */
     use_semantic_density: z.boolean().default(false),
+    /** Weight of the semantic-density bonus. */
     semantic_density_weight: z.number().default(0.05),
+    /** The directive words the semantic density counts (a list, or comma-separated); unset = the built-in list. */
     leading_words: z.union([z.array(z.string()), z.string()]).optional(),
     /** Selection-set size; 0 = the whole val split. */
     sel_env_num: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
     /** Test-set size; 0 = the whole test split. */
     test_env_num: z.number().int().nonnegative().max(HUNDRED_MILLION, atMost(HUNDRED_MILLION)).default(0),
+    /** Score the initial, best and final skills on the test split at the end. */
     eval_test: z.boolean().default(true),
   })
   .strict();
 
 /** Keys every environment understands; an environment adds its own keys with its own schema. */
 export const EnvCoreSchema = z.object({
+  /** The env: a built-in one (below) or one registered with `registerEnv`. */
   name: z.string().default(''),
+  /** The initial skill file (the working directory first, then beside the config). */
   skill_init: z.string().default(''),
   /** Start from an empty skill when `skill_init` is empty or missing, instead of failing. */
   start_blank: z.boolean().default(false),
+  /** Run directory when the command names none ('' = `outputs/<env>/<timestamp>`). */
   out_root: z.string().default(''),
+  /** `ratio`: split `data_path` by `split_ratio`; `split_dir`: read the ready splits of `split_dir`. */
   split_mode: z.enum(['ratio', 'split_dir']).default('ratio'),
+  /** A directory of ready splits (`train/`, `val/`, `test/`, or the env's own layout). */
   split_dir: z.string().default(''),
+  /** The data file (or directory) that `split_ratio` splits. */
   data_path: z.string().default(''),
+  /** Where the generated split is written ('' = `<run>/_generated_splits/…`). */
   split_output_dir: z.string().default(''),
+  /** train:val:test proportions of a generated split. */
   split_ratio: z.string().default('2:1:7'),
+  /** Seed of a generated split's shuffle. */
   split_seed: z.number().int().default(42),
+  /** Seconds an item may take in the code-running envs; the original's per-call limit of an agent target, used as its `timeout_s` when set. */
   exec_timeout: z.number().positive().default(120),
   /** Concurrent rollouts. */
   workers: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(16),
@@ -312,19 +253,26 @@ export const EnvCoreSchema = z.object({
 });
 export const ENV_CORE_KEYS = Object.keys(EnvCoreSchema.shape);
 
+/** Limits on what a run may spend; reaching one stops the run, resumably (0 = no limit). */
 export const BudgetSchema = z
   .object({
+    /** Stop (resumably) before spending more US dollars than this (0 = no limit). */
     max_usd: z.number().nonnegative().default(0),
+    /** Stop before more tokens than this, all roles together (0 = no limit). */
     max_tokens: z.number().int().nonnegative().default(0),
+    /** Stop before more model calls than this (0 = no limit). */
     max_calls: z.number().int().nonnegative().default(0),
+    /** Stop after this many minutes of training (0 = no limit). */
     max_minutes: z.number().nonnegative().default(0),
     /** With max_usd set, start even when a role's price is unknown (its calls are not counted), with a warning. */
     allow_unpriced: z.boolean().default(false),
   })
   .strict();
 
+/** The response cache shared by every run on the machine. */
 export const CacheSchema = z
   .object({
+    /** `read_write`; `read_only`: use, never add; `off`; `replay`: a call missing from the cache is an error. */
     mode: z.enum(['read_write', 'read_only', 'off', 'replay']).default('read_write'),
     /** SQLite file; '' = skillopt/responses.sqlite under the user's cache directory. */
     path: z.string().default(''),
@@ -343,6 +291,7 @@ export const RunSchema = z
       }),
     /** A model call without a reply for this long (s) is reported on the console, then every `slow_call_every_s`. */
     slow_call_s: z.number().positive().default(15),
+    /** How often (s) a call still without a reply is reported again. */
     slow_call_every_s: z.number().positive().default(30),
     /** On Ctrl-C or SIGTERM, the calls in flight get this long (s) to finish and be saved; then they are abandoned and made again on resume. */
     stop_grace_s: z.number().nonnegative().default(3),
@@ -366,9 +315,5 @@ export const ConfigSchema = z
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
-export type RoleConfig = z.infer<typeof RoleSchema>;
-export type TransferTarget = z.infer<typeof TransferTargetSchema>;
 export type EnvConfig = z.infer<typeof EnvCoreSchema> & Record<string, unknown>;
-export type Price = z.infer<typeof PriceSchema>;
-export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 export const SECTIONS = Object.keys(ConfigSchema.shape) as (keyof Config)[];

@@ -1,8 +1,8 @@
 /**
  * Every example a user is shown is run: the `--cfg-options` examples of `--help` and of the
- * README are loaded and validated; every `node bin/skillopt.js …` line of the README is parsed by the
- * real command-line program, and for `train` and `eval` its config is loaded (commands that need
- * a server or data stop there).
+ * README and the guides in docs/ are loaded and validated; every `node bin/skillopt.js …` line of
+ * them is parsed by the real command-line program, and for `train` and `eval` its config is loaded
+ * (commands that need a server or data stop there).
  */
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
@@ -17,7 +17,15 @@ import { buildProgram } from '../../src/cli/main.ts';
 import { RUNS_ROOT } from '../../src/run/runs-root.ts';
 import { ROOT } from '../helpers/cli.ts';
 
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The pages a user reads: the README, bench/README.md and every page under docs/. */
+const PAGES = [
+  'README.md',
+  'bench/README.md',
+  ...(fs.readdirSync(path.join(ROOT, 'docs'), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => path.join('docs', f)),
+];
+const README = PAGES.map((f) => fs.readFileSync(path.join(ROOT, f), 'utf8')).join('\n');
 const SIM = path.join(ROOT, 'configs/sim/default.yaml');
 
 interface Captured {
@@ -68,10 +76,10 @@ function overrideTokens(text: string): string[] {
     .map((t) => t.replace(/[`),.;]+$/, ''));
 }
 
-/** How the README runs the program: node on its script, which starts at once (npx adds seconds). */
+/** How the docs run the program: node on its script, which starts at once (npx adds seconds). */
 const PROGRAM = 'node bin/skillopt.js';
 
-/** The `node bin/skillopt.js …` command lines of the README's shell blocks (continuations joined, comments dropped), with the variables its `export` lines set. */
+/** The `node bin/skillopt.js …` command lines of the docs' shell blocks (continuations joined, comments dropped), with the variables its `export` lines set. */
 function readmeCommands(): { argv: string[]; env: Record<string, string>; line: string }[] {
   const out: { argv: string[]; env: Record<string, string>; line: string }[] = [];
   for (const block of README.matchAll(/```sh\n([\s\S]*?)```/g)) {
@@ -83,7 +91,7 @@ function readmeCommands(): { argv: string[]; env: Record<string, string>; line: 
         for (const [, k, v] of line.slice(7).matchAll(/(\w+)=(\S+)/g)) env[k!] = v!;
       }
       if (!line.startsWith(`${PROGRAM} `)) continue;
-      assert.ok(!/["'$`]/.test(line), `a README command the test cannot split: ${line}`);
+      assert.ok(!/["'$`]/.test(line), `a documented command the test cannot split: ${line}`);
       out.push({ argv: line.split(/\s+/).slice(PROGRAM.split(' ').length), env, line });
     }
   }
@@ -169,36 +177,7 @@ describe("the original's flat flags on the command line", () => {
   });
 });
 
-describe('the CLI reference of the README', () => {
-  it('lists every option of every command', () => {
-    const reference = /## CLI reference\n\n```\n([\s\S]*?)```/.exec(README)?.[1];
-    assert.ok(reference, 'the README has a CLI reference block');
-    const missing: string[] = [];
-    const visit = (cmd: Command, name: string) => {
-      if (cmd.commands.length === 0) {
-        // The lines of this command (a line may name several commands: `dry-run|run|mine`).
-        const words = name.split(' ');
-        const all = reference.split('\n');
-        const own = all.filter(
-          (l) => l.startsWith(`skillopt ${words[0]}`) && (words.length === 1 || l.includes(words.at(-1)!)),
-        );
-        // `[harvest's options]` stands for the options of `sleep harvest`.
-        const lines = own.some((l) => l.includes("[harvest's options]"))
-          ? [...own, ...all.filter((l) => l.startsWith('skillopt sleep harvest'))]
-          : own;
-        for (const option of cmd.options) {
-          if ((option as { hidden?: boolean }).hidden || option.long === '--help') continue;
-          if (!lines.some((l) => l.includes(option.long!))) missing.push(`${name} ${option.long}`);
-        }
-      }
-      for (const sub of cmd.commands) visit(sub, `${name} ${sub.name()}`.trim());
-    };
-    visit(buildProgram(), '');
-    assert.deepEqual(missing, []);
-  });
-});
-
-describe('the examples in the README', () => {
+describe('the examples in the README and docs/', () => {
   it('the runs its train and eval commands write go under the runs root, which ui shows and --resume searches', () => {
     const outs = readmeCommands().flatMap(({ argv }) =>
       ['train', 'eval'].includes(argv[0]!) ? argv.filter((_, i) => argv[i - 1] === '--out') : [],

@@ -32,6 +32,7 @@ import { GameError, GameProcess, type GameCommand } from './game.ts';
 export const AlfworldOptions = z.object({
   /** Steps (actions) at most per game. */
   max_steps: z.number().int().min(1).default(50),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
   /** The folder ALFWorld's data was downloaded to (holding json_2.1.1/ and logic/); '' = $ALFWORLD_DATA. */
   data_root: z.string().default(''),
@@ -41,6 +42,7 @@ export const AlfworldOptions = z.object({
   python: z.string().default(''),
   /** Seconds a game may take to start and load its game file, and to answer one action. */
   start_timeout: z.number().positive().default(300),
+  /** Seconds a game may take to answer one action. */
   step_timeout: z.number().positive().default(60),
   /** Observation/action pairs each prompt after the first shows. */
   history_length: z.number().int().nonnegative().default(2),

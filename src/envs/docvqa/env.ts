@@ -19,7 +19,9 @@ import { anls } from '../scoring/metrics.ts';
 import type { Item } from '../types.ts';
 
 export const DocVqaOptions = z.object({
+  /** Turns at most; a later turn only asks again when the reply had no answer in the required form. */
   max_turns: z.number().int().positive().default(1),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
   /** ANLS threshold τ: a normalised edit distance at or above it scores 0. */
   anls_threshold: z.number().min(0).max(1).default(0.5),

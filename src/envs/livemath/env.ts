@@ -20,7 +20,9 @@ import { Rng, seedFrom } from '../../util/random.ts';
 import type { Item, RolloutContext } from '../types.ts';
 
 export const LiveMathOptions = z.object({
+  /** Turns at most; a later turn only asks again when the reply had no answer in the required form. */
   max_turns: z.number().int().positive().default(1),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
   /** Shuffle and relabel the options in every rollout (seeded by the rollout seed and the item id). */
   shuffle_choices: z.boolean().default(true),

@@ -43,6 +43,7 @@ export const OfficeQaOptions = z.object({
   oracle_pages: z.boolean().default(false),
   /** List the item's source document URLs (with their page numbers) in the prompt, as the original does. */
   source_hints: z.boolean().default(true),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
 });
 type Options = z.infer<typeof OfficeQaOptions>;

@@ -9,6 +9,7 @@ import { extractJson } from '../../model/json-extract.ts';
 
 export const ExtractSchema = z
   .object({
+    /** How the answer is taken from the reply: `tag` (`<answer>…</answer>`), `regex`, `last_line`, `json_field`, or `none` (the whole reply). */
     mode: z.enum(['tag', 'regex', 'last_line', 'json_field', 'none']).default('tag'),
     /** Tag name for `tag` mode. */
     tag: z
@@ -19,6 +20,7 @@ export const ExtractSchema = z
     which: z.enum(['last', 'first']).default('last'),
     /** Regular expression for `regex` mode; its first capture group is the answer (else the whole match). */
     pattern: z.string().default(''),
+    /** Flags of `pattern` (`i`: ignore case). */
     flags: z.string().default('i'),
     /** Dotted path of the answer in the JSON object, for `json_field` mode. */
     field: z.string().default('answer'),

@@ -18,7 +18,9 @@ import type { Score } from '../scoring/types.ts';
 import type { Item } from '../types.ts';
 
 export const SearchQaOptions = z.object({
+  /** Turns at most; a later turn only asks again when the reply had no answer in the required form. */
   max_turns: z.number().int().positive().default(1),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
   /** Longest context sent, in characters; cut at `[DOC]` boundaries. */
   max_context_chars: z.number().int().positive().default(6000),

@@ -12,8 +12,11 @@ import { registerEnv } from '../registry.ts';
 import type { Env, Item, RolloutContext, Trajectory } from '../types.ts';
 
 export const SimEnvOptions = z.object({
+  /** Items of the generated train split. */
   n_train: z.number().int().positive().default(60),
+  /** Items of the generated val (selection) split. */
   n_val: z.number().int().positive().default(30),
+  /** Items of the generated test split. */
   n_test: z.number().int().positive().default(60),
   /** Share of items whose recorded answer cannot be reached. */
   noise: z.number().min(0).max(1).default(0.06),

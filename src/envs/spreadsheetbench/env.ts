@@ -45,6 +45,7 @@ export const SpreadsheetBenchOptions = z.object({
   mode: z.enum(['single', 'multi', 'react']).default('single'),
   /** Model calls at most per item (multi and react). */
   max_turns: z.number().int().min(1).default(30),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
   /** The Python interpreter that runs the scripts ('' = the first python3 that has openpyxl and pandas). */
   python: z.string().default(''),

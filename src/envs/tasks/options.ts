@@ -32,14 +32,18 @@ export const PromptSchema = z
 export const TasksOptionsSchema = z.object({
   /** Separate files per split (all three), instead of data_path or split_dir. */
   train_file: z.string().default(''),
+  /** The val split's file (with `train_file` and `test_file`). */
   val_file: z.string().default(''),
+  /** The test split's file (with `train_file` and `val_file`). */
   test_file: z.string().default(''),
   fields: FieldsSchema.prefault({}),
   prompt: PromptSchema.prefault({}),
   extract: ExtractSchema.prefault({}),
+  /** How an answer is scored: `type` (`exact_match`, `token_f1`, `contains`, `regex`, `numeric`, `choice`, `anls`, `json_field`, `judge`, `custom`) and its options (own-tasks.md, Scorers). */
   scorer: ScorerSchema.prefault({ type: 'exact_match' }),
   /** Turns at most; a later turn only asks again when the reply had no answer in the required form. */
   max_turns: z.number().int().positive().default(1),
+  /** Output token cap of each target call; unset = the role's `max_output_tokens`, else the backend's. */
   max_completion_tokens: z.number().int().positive().optional(),
   /** What the optimizer should know about these tasks, added to the generic guidance. */
   analyst_guide: z.string().default(''),

@@ -46,20 +46,34 @@ const common = {
   extra_args: z.array(z.string()).default([]),
   /** 'skill': a skill folder, and the prompt says to read it; 'instructions': the agent's instructions file; 'both'. */
   skill_install: z.enum(['skill', 'instructions', 'both']).default('skill'),
+  /** The installed skill's name and folder (Agent Skills rules: lower-case letters, digits and single hyphens, at most 64). */
   skill_name: z.string().superRefine(agentSkillRule(skillNameProblem)).default('skillopt-target'),
+  /** The installed skill's description, which the agent chooses skills by (at most 1,024 characters, no `<` or `>`). */
   skill_description: z.string().superRefine(agentSkillRule(skillDescriptionProblem)).default(DEFAULT_SKILL_DESCRIPTION),
   /** Keep each rollout's workspace (under the temp directory) to inspect it. */
   keep_workspace: z.boolean().default(false),
 };
 
-const CodexOptions = z.object({ ...common, config: z.record(z.string(), z.unknown()).default({}) }).strict();
+const CodexOptions = z
+  .object({
+    ...common,
+    /** Codex settings passed as `-c key=value`, after skillopt's own. */
+    config: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
 const ClaudeOptions = z
-  .object({ ...common, tools: z.array(z.string()).default(['Bash', 'Read', 'Glob', 'Grep', 'Skill']) })
+  .object({
+    ...common,
+    /** The tools the agent may use (`--tools`). */
+    tools: z.array(z.string()).default(['Bash', 'Read', 'Glob', 'Grep', 'Skill']),
+  })
   .strict();
 const CopilotOptions = z
   .object({
     ...common,
+    /** With `base_url`: the custom provider's kind. */
     provider_type: z.enum(['openai', 'azure', 'anthropic']).default('openai'),
+    /** With `base_url`: the API the custom provider speaks. */
     wire_api: z.enum(['completions', 'responses']).default('responses'),
   })
   .strict();

@@ -34,6 +34,7 @@ export const MiniMaxOptionsSchema = z
     ...common,
     /** global_en: api.minimax.io; cn_zh: api.minimaxi.com. An explicit base_url or MINIMAX_BASE_URL wins. */
     region: z.string().default(''),
+    /** Ask for thinking (MiniMax-M2 models always think). */
     enable_thinking: z.boolean().default(false),
   })
   .strict();
