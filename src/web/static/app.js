@@ -1,6 +1,6 @@
 // The dashboard page: a hash router over the views, and the live-update stream that tells the
 // view on screen when its run's files changed.
-import { errorBox, h, put } from './util.js';
+import { append, errorBox, h, put } from './util.js';
 import { RunsView } from './runs-view.js';
 import { RunView } from './run-view.js';
 import { StepView } from './step-view.js';
@@ -44,7 +44,7 @@ async function render() {
   const box = h('div');
   put(viewEl, box);
   if (!current) {
-    box.append(errorBox({ status: 404, message: `no page at ${location.hash}` }));
+    append(box, errorBox({ status: 404, message: `no page at ${location.hash}` }));
     return;
   }
   try {

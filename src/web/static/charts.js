@@ -1,7 +1,7 @@
 // Charts on uPlot (served from the package, global `uPlot`): lines, point markers, bars and
 // stacked bars over the step axis, with epoch boundaries drawn as dashed lines. A chart keeps
 // its uPlot instance and takes new data in place, so live updates do not rebuild it.
-import { h, isNum } from './util.js';
+import { append, h, isNum } from './util.js';
 
 export const COLORS = {
   train: '#4c6ef5',
@@ -82,8 +82,8 @@ function epochPlugin(getLines) {
 export function createChart(parent, spec) {
   const box = h('div.chart', { dataset: { chart: spec.id ?? spec.title } }, h('div.title', spec.title));
   const holder = h('div');
-  box.append(holder);
-  parent.append(box);
+  append(box, holder);
+  append(parent, box);
   let u;
   let epochLines = [];
   let raw = [];

@@ -3,7 +3,7 @@
 // every evaluation in the run's evals/ when done.
 import { act, actGet, actionAccess } from './actions-client.js';
 import { jobPanel } from './job-views.js';
-import { api, h, errorBox, put, score, pct } from './util.js';
+import { api, append, errorBox, h, pct, put, score } from './util.js';
 
 export class EvalsPanel {
   constructor(runId) {
@@ -12,7 +12,7 @@ export class EvalsPanel {
   }
 
   async mount(parent) {
-    parent.append(this.el);
+    append(parent, this.el);
     this.access = await actionAccess();
     await this.load();
   }

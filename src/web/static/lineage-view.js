@@ -1,6 +1,6 @@
 // A pool run's candidates as a tree: each under its first parent, a merge naming its second,
 // with what the gate did, its selection score and whether it is still in the pool.
-import { api, h, score, actionBadge, badge, runLink } from './util.js';
+import { actionBadge, api, append, badge, h, runLink, score } from './util.js';
 
 const stepOf = (node) => (node.kind === 'step' || node.kind === 'merge' ? node.step : null);
 
@@ -12,10 +12,11 @@ export class LineagePanel {
   async mount(el) {
     const view = await api('lineage', { run: this.runId });
     const box = h('div.panel#lineage');
-    el.append(box);
-    for (const p of view.problems) box.append(h('div.callout', p));
+    append(el, box);
+    for (const p of view.problems) append(box, h('div.callout', p));
     if (!view.pool) {
-      box.append(
+      append(
+        box,
         h('div.sub.empty-state', 'This run keeps one current skill: no candidate pool (optimizer.pool_size).'),
       );
       return;
@@ -54,7 +55,8 @@ export class LineagePanel {
         children.has(n.id) ? h('ul', children.get(n.id).map(item)) : null,
       );
     };
-    box.append(
+    append(
+      box,
       h('h3', `Candidates (${view.nodes.length}); in the pool: ${view.members.join(', ')}`),
       h('ul.lineage', (children.get('') ?? []).map(item)),
     );

@@ -3,7 +3,7 @@
 // calls and cost, check the endpoints, launch. The run is an ordinary `skillopt train` process.
 import { act, actGet, actionAccess, useToken } from './actions-client.js';
 import { jobPanel, preflightTable } from './job-views.js';
-import { api, h, int, usd, debounce, errorBox, put, runLink } from './util.js';
+import { api, append, debounce, errorBox, h, int, put, runLink, usd } from './util.js';
 
 export class NewRunView {
   constructor(query) {
@@ -16,12 +16,13 @@ export class NewRunView {
   async mount(el) {
     this.el = el;
     const access = await actionAccess();
-    el.append(h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / new run'), h('h1', 'New run'));
+    append(el, h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / new run'), h('h1', 'New run'));
     if (!access.enabled) {
-      el.append(h('div.callout.warn', access.reason ?? 'actions are off on this dashboard'));
+      append(el, h('div.callout.warn', access.reason ?? 'actions are off on this dashboard'));
       if (access.needsToken) {
         const input = h('input', { type: 'password', placeholder: 'token printed by skillopt ui', size: 40 });
-        el.append(
+        append(
+          el,
           h(
             'div.row',
             input,
@@ -75,7 +76,8 @@ export class NewRunView {
     this.checksEl = h('div');
     this.launchBtn = h('button.primary#launch', { onclick: () => this.launch(), disabled: true }, 'Launch');
     this.checkBtn = h('button#check-endpoints', { onclick: () => this.preflight(), disabled: true }, 'Check endpoints');
-    el.append(
+    append(
+      el,
       ...meta.problems.map((p) => h('div.callout.warn', p)),
       h('div.row', h('label', 'Config ', this.configSel), h('span.sub', `from ${meta.roots.join(', ')}`)),
       h(

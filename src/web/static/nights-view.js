@@ -3,7 +3,7 @@
 // for in a dialog that names the files it will change.
 import { act, actionAccess } from './actions-client.js';
 import { renderDiff } from './skills-panel.js';
-import { api, badge, errorBox, h, put, score } from './util.js';
+import { api, append, badge, errorBox, h, put, score } from './util.js';
 
 const STATE_LABEL = {
   staged: 'staged',
@@ -118,7 +118,7 @@ function confirmDialog(id, title, lines, confirmLabel) {
       resolve(ok);
     };
     dialog.addEventListener('cancel', () => close(false));
-    document.body.append(dialog);
+    append(document.body, dialog);
     dialog.showModal();
   });
 }
@@ -134,7 +134,8 @@ export class NightView {
     this.head = h('div#night-head');
     this.actions = h('div.actions#night-actions');
     this.body = h('div');
-    el.append(
+    append(
+      el,
       h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', `Sleep night ${this.id}`),
       this.head,
       this.actions,

@@ -3,7 +3,7 @@
 // and the processes started for it from the page.
 import { act, actGet, actionAccess } from './actions-client.js';
 import { jobPanel } from './job-views.js';
-import { h, errorBox, put, debounce } from './util.js';
+import { append, debounce, errorBox, h, put } from './util.js';
 
 export class RunActions {
   constructor(runId) {
@@ -13,7 +13,7 @@ export class RunActions {
   }
 
   async mount(parent) {
-    parent.append(this.el);
+    append(parent, this.el);
     this.access = await actionAccess();
     if (this.access.enabled) await this.load();
   }

@@ -9,29 +9,30 @@ import { RunActions } from './run-actions.js';
 import { SkillsPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
-  api,
-  h,
-  isNum,
-  score,
-  int,
-  usd,
-  costOf,
-  secs,
-  ago,
-  pct,
   actionBadge,
+  ago,
+  api,
+  append,
   badge,
-  statusBadge,
-  progressBar,
-  stageLine,
-  stepTokens,
-  stepCost,
-  runLink,
-  debounce,
-  errorBox,
-  put,
   candidateScore,
+  costOf,
+  debounce,
   earlyStopText,
+  errorBox,
+  h,
+  int,
+  isNum,
+  pct,
+  progressBar,
+  put,
+  runLink,
+  score,
+  secs,
+  stageLine,
+  statusBadge,
+  stepCost,
+  stepTokens,
+  usd,
 } from './util.js';
 
 const PAGE = 50;
@@ -63,7 +64,8 @@ export class RunView {
     this.body = h('div');
     this.actions = new RunActions(this.id);
     const actionsBox = h('div');
-    el.append(
+    append(
+      el,
       h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', detail.name),
       this.head,
       actionsBox,
@@ -86,7 +88,8 @@ export class RunView {
     else if (this.tab === 'candidates') await new LineagePanel(this.id).mount(this.body);
     else if (this.tab === 'evals') await this.renderEvals();
     else if (this.tab === 'config')
-      this.body.append(
+      append(
+        this.body,
         h('div.panel', h('pre', JSON.stringify(detail.config ?? { note: 'this run has no config.json' }, null, 2))),
       );
   }
@@ -186,7 +189,7 @@ export class RunView {
     const charts = h('div.charts');
     this.tablesEl = h('div');
     this.stepsEl = h('div.panel');
-    this.body.append(this.cardsEl, charts, this.tablesEl, h('h2', 'Steps'), this.stepsEl);
+    append(this.body, this.cardsEl, charts, this.tablesEl, h('h2', 'Steps'), this.stepsEl);
     this.charts.scores = createChart(charts, {
       id: 'scores',
       title: 'Scores per step',
@@ -676,7 +679,7 @@ export class RunView {
     await new EvalsPanel(this.id).mount(this.body);
     const { dirs } = await api('rollouts', { run: this.id });
     if (!dirs.length) {
-      this.body.append(h('div.panel.empty-state', 'No baseline, test or epoch-boundary rollouts in this run yet.'));
+      append(this.body, h('div.panel.empty-state', 'No baseline, test or epoch-boundary rollouts in this run yet.'));
       return;
     }
     await new TrajectoryBrowser(this.id, dirs, this.query.get('dir')).mount(this.body);

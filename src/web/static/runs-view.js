@@ -2,19 +2,20 @@
 // them, the Sleep nights.
 import { nightsPanel } from './nights-view.js';
 import {
-  api,
-  h,
-  score,
-  int,
-  costOf,
   ago,
-  statusBadge,
-  progressBar,
-  stageLine,
-  runLink,
+  api,
+  append,
+  costOf,
   debounce,
   errorBox,
+  h,
+  int,
+  progressBar,
   put,
+  runLink,
+  score,
+  stageLine,
+  statusBadge,
 } from './util.js';
 
 export class RunsView {
@@ -34,7 +35,7 @@ export class RunsView {
       },
       'Compare selected',
     );
-    el.append(h('div.row', h('div.grow', h('h1', 'Runs'), (this.rootsEl = h('div.sub'))), this.compareBtn), this.body);
+    append(el, h('div.row', h('div.grow', h('h1', 'Runs'), (this.rootsEl = h('div.sub'))), this.compareBtn), this.body);
     await this.load();
   }
 

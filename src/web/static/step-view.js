@@ -4,22 +4,23 @@
 import { DiffPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
+  actionBadge,
   api,
+  append,
+  badge,
+  candidateScore,
+  debounce,
+  earlyStopText,
   h,
+  int,
   isNum,
+  put,
+  runLink,
   score,
   secs,
-  int,
-  usd,
-  actionBadge,
-  badge,
-  stepTokens,
   stepCost,
-  runLink,
-  debounce,
-  put,
-  candidateScore,
-  earlyStopText,
+  stepTokens,
+  usd,
 } from './util.js';
 
 export class StepView {
@@ -40,7 +41,8 @@ export class StepView {
     this.view = view;
     const s = this.step;
     const total = run.progress.completedSteps;
-    el.append(
+    append(
+      el,
       h(
         'div.crumbs',
         h('a', { href: '#/' }, 'Runs'),
@@ -75,10 +77,11 @@ export class StepView {
           : 'Candidate against the current skill',
       ),
     );
-    el.append(diffBox);
+    append(el, diffBox);
     if (view.diff) await new DiffPanel(this.runId, skills.versions, view.diff.a, view.diff.b).mount(diffBox);
     else
-      diffBox.append(
+      append(
+        diffBox,
         h(
           'div.sub',
           view.record?.action?.startsWith('skip')
@@ -87,7 +90,7 @@ export class StepView {
         ),
       );
     if (view.rollouts.length) {
-      el.append(h('h2', 'Rollouts'));
+      append(el, h('h2', 'Rollouts'));
       await new TrajectoryBrowser(this.runId, view.rollouts, this.query.get('dir')).mount(el);
     }
   }

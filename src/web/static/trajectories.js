@@ -1,7 +1,7 @@
 // Browsing rollouts: one directory at a time, filtered by outcome, task type and text, a page
 // at a time (the server holds the index; the page never loads a whole results.jsonl), and one
 // trajectory in full: expected and predicted answers, feedback, and the conversation.
-import { api, h, debounce, errorBox, score, put } from './util.js';
+import { api, append, debounce, errorBox, h, put, score } from './util.js';
 
 const LIMIT = 50;
 /** The type filter that selects results without a task type (the server's NO_TYPE), shown as —. */
@@ -43,7 +43,8 @@ export class TrajectoryBrowser {
     });
     this.listEl = h('div');
     this.detailEl = h('div.panel.trajectory', h('div.sub', 'Select a trajectory to see its conversation.'));
-    el.append(
+    append(
+      el,
       h(
         'div.trajectories',
         h('div.filters', this.dirSel, this.outcomeEl, this.typeSel, q),

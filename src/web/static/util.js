@@ -19,23 +19,28 @@ export function h(spec, attrs, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  append(el, children);
+  append(el, ...children);
   return el;
 }
 
 /** Replaces the children of `el`; null, undefined and false are left out (as in h). */
 export function put(el, ...children) {
   el.replaceChildren();
-  append(el, children);
-  return el;
+  return append(el, ...children);
 }
 
-function append(el, children) {
+/**
+ * Adds children at the end of `el`: nodes as they are, anything else as text; null, undefined
+ * and false are left out, arrays are flattened. Views use it instead of the DOM's own append,
+ * which would print "null".
+ */
+export function append(el, ...children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;
-    if (Array.isArray(c)) append(el, c);
+    if (Array.isArray(c)) append(el, ...c);
     else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
+  return el;
 }
 
 export class ApiError extends Error {
