@@ -15,6 +15,7 @@ import {
   type HistoryRecord,
   type Transfer,
 } from '../run/records.ts';
+import { decisionOf, type Decision } from './decision.ts';
 import { CachedJson, JsonlTail } from './file-cache.ts';
 import { isFileInside } from './safe-path.ts';
 import {
@@ -74,7 +75,7 @@ export interface RunOverview {
 }
 
 /** The fields of a step record the dashboard draws. */
-export type StepRow = { candidate_gate_upper_bound?: number } & Pick<
+export type StepRow = { candidate_gate_upper_bound?: number; decision: Decision } & Pick<
   HistoryRecord,
   | 'step'
   | 'epoch'
@@ -221,6 +222,7 @@ export class RunReader {
       .map((r) => {
         const row: Record<string, unknown> = {};
         for (const k of ROW_KEYS) if (r[k] !== undefined) row[k] = r[k];
+        row.decision = decisionOf(r.action);
         // Wall-clock times are in the event log (our history.json leaves them out to stay reproducible).
         const t = times.get(r.step);
         if (t) {

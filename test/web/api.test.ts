@@ -240,6 +240,39 @@ describe('dashboard API on the fixture runs', () => {
     assert.equal(badOutcome.status, 400);
   });
 
+  it('says what each step, slow update and step page decided, so the page reads no action spellings', async () => {
+    const { body: history } = await get(`/api/history?${q({ run: '0/finished-run' })}`);
+    assert.deepEqual(
+      history.rows.map((r: Json) => [r.action, r.decision.outcome, r.decision.kind, r.decision.newBest]),
+      history.rows.map((r: Json) => [
+        r.action,
+        r.action.startsWith('accept') || r.action === 'force_accept'
+          ? 'accepted'
+          : r.action === 'reject'
+            ? 'rejected'
+            : 'skipped',
+        r.action,
+        r.action === 'accept_new_best',
+      ]),
+    );
+    assert.deepEqual(
+      new Set(history.rows.map((r: Json) => r.decision.outcome)),
+      new Set(['accepted', 'rejected', 'skipped']),
+    );
+    const { body: run } = await get(`/api/run?${q({ run: '0/finished-run' })}`);
+    assert.deepEqual(
+      run.epochs.map((e: Json) => e.slowUpdate?.decision),
+      [
+        { outcome: 'other', kind: 'inject_placeholder', newBest: false, forced: false },
+        { outcome: 'accepted', kind: 'force_accept', newBest: false, forced: true },
+      ],
+    );
+    const { body: step } = await get(`/api/step?${q({ run: '0/finished-run', step: 5 })}`);
+    assert.deepEqual(step.gate.decision, { outcome: 'rejected', kind: 'reject', newBest: false, forced: false });
+    const { body: python } = await get(`/api/step?${q({ run: '0/python-searchqa', step: 2 })}`);
+    assert.equal(python.gate.decision.outcome, 'rejected');
+  });
+
   it('reads a run directory of the original Python SkillOpt', async () => {
     const { body } = await get(`/api/run?${q({ run: '0/python-searchqa' })}`);
     assert.equal(body.layout, 'python');

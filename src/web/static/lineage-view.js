@@ -1,6 +1,6 @@
 // A pool run's candidates as a tree: each under its first parent, a merge naming its second,
 // with what the gate did, its selection score and whether it is still in the pool.
-import { actionBadge, api, append, badge, h, runLink, score } from './util.js';
+import { decisionBadge, api, append, badge, h, runLink, score } from './util.js';
 
 const stepOf = (node) => (node.kind === 'step' || node.kind === 'merge' ? node.step : null);
 
@@ -37,7 +37,7 @@ export class LineagePanel {
           'div.node-line',
           label,
           ' ',
-          n.kind === 'initial' ? badge('selected', 'initial') : actionBadge(n.action),
+          n.kind === 'initial' ? badge('selected', 'initial') : decisionBadge(n.decision),
           h('span.sub', ` ${n.score === null ? 'stopped early' : score(n.score)} · ${n.tokens} tokens`),
           n.parents.length > 1 ? h('span.sub', ` · merged with ${n.parents.slice(1).join(', ')}`) : null,
           n.test

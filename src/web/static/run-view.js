@@ -9,7 +9,7 @@ import { RunActions } from './run-actions.js';
 import { SkillsPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
-  actionBadge,
+  decisionBadge,
   ago,
   api,
   append,
@@ -36,6 +36,9 @@ import {
 } from './util.js';
 
 const PAGE = 50;
+/** What a slow update or a meta skill did at an epoch boundary. */
+const epochBadge = (result) => (!result ? '—' : result.decision ? decisionBadge(result.decision) : badge('done'));
+
 const TABS = [
   ['overview', 'Overview'],
   ['skills', 'Skills'],
@@ -244,7 +247,6 @@ export class RunView {
     const xs = (base !== null ? [0] : []).concat(rows.map((r) => r.step));
     const pad = (arr) => (base !== null ? [null] : []).concat(arr);
     const val = (f) => rows.map((r) => (isNum(f(r)) ? f(r) : null));
-    const accepted = (a) => a === 'accept' || a === 'accept_new_best' || a === 'force_accept';
     const lines = this.epochLines();
     this.charts.scores.setData(
       xs,
@@ -253,12 +255,14 @@ export class RunView {
         pad(val((r) => r.candidate_gate_score)),
         (base !== null ? [base] : []).concat(val((r) => r.current_score)),
         (base !== null ? [base] : []).concat(val((r) => r.best_score)),
-        pad(val((r) => (accepted(r.action) ? (r.candidate_gate_score ?? r.current_score) : null))),
-        pad(val((r) => (r.action === 'reject' ? r.candidate_gate_score : null))),
+        pad(val((r) => (r.decision.outcome === 'accepted' ? (r.candidate_gate_score ?? r.current_score) : null))),
+        pad(val((r) => (r.decision.outcome === 'rejected' ? r.candidate_gate_score : null))),
         pad(
-          val((r) => (r.action === 'reject' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null)),
+          val((r) =>
+            r.decision.outcome === 'rejected' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null,
+          ),
         ),
-        pad(val((r) => (r.action.startsWith('skip') ? r.current_score : null))),
+        pad(val((r) => (r.decision.outcome === 'skipped' ? r.current_score : null))),
       ],
       lines,
     );
@@ -326,8 +330,7 @@ export class RunView {
     const lastStep = this.rows.at(-1)?.step;
     for (const e of this.detail.epochs ?? []) {
       if (!isNum(e.lastStep) || e.lastStep === lastStep) continue;
-      const slow = e.slowUpdate?.action;
-      const applied = slow === 'force_accept' || slow === 'accept' || slow === 'accept_new_best';
+      const applied = e.slowUpdate?.decision?.outcome === 'accepted';
       out.push({ x: e.lastStep + 0.5, label: `epoch ${e.epoch + 1}${applied ? ' · slow update' : ''}` });
     }
     return out;
@@ -336,7 +339,7 @@ export class RunView {
   renderCards() {
     const d = this.detail;
     const rows = this.rows;
-    const count = (f) => rows.filter((r) => f(r.action)).length;
+    const count = (outcome) => rows.filter((r) => r.decision.outcome === outcome).length;
     const wall = rows.reduce((a, r) => a + (r.wall_time_s ?? 0), 0);
     const card = (k, v, sub) => h('div.card', h('div.k', k), h('div.v', v), sub ? h('div.d', sub) : null);
     const u = d.usage;
@@ -354,7 +357,7 @@ export class RunView {
       card('Test: final skill', score(d.test.final)),
       card(
         'Steps',
-        `${count((a) => a.startsWith('accept') || a === 'force_accept')} / ${count((a) => a === 'reject')} / ${count((a) => a.startsWith('skip'))}`,
+        `${count('accepted')} / ${count('rejected')} / ${count('skipped')}`,
         'accepted / rejected / skipped',
       ),
       card(
@@ -489,7 +492,7 @@ export class RunView {
                   h('td', e.lastStep ?? '—'),
                   h(
                     'td',
-                    e.slowUpdate ? badge(e.slowUpdate.action ?? 'done', e.slowUpdate.action ?? 'done') : '—',
+                    epochBadge(e.slowUpdate),
                     isNum(e.slowUpdate?.prev_hard)
                       ? h(
                           'span.sub',
@@ -501,11 +504,7 @@ export class RunView {
                       : null,
                     excerpt(e.slowUpdate, 'slow_update_content'),
                   ),
-                  h(
-                    'td',
-                    e.metaSkill ? badge(e.metaSkill.action ?? 'done', e.metaSkill.action ?? 'done') : '—',
-                    excerpt(e.metaSkill, 'meta_skill_content'),
-                  ),
+                  h('td', epochBadge(e.metaSkill), excerpt(e.metaSkill, 'meta_skill_content')),
                 ),
               ),
             ),
@@ -626,7 +625,7 @@ export class RunView {
             { dataset: { step: r.step }, onclick: () => (location.hash = runLink(this.id, `/step/${r.step}`)) },
             h('td.num', h('a', { href: runLink(this.id, `/step/${r.step}`) }, r.step)),
             h('td.num', r.epoch),
-            h('td', actionBadge(r.action)),
+            h('td', decisionBadge(r.decision)),
             h('td.num', score(r.rollout_hard)),
             h('td.num', { title: earlyStopText(r) ?? '' }, candidateScore(r)),
             h('td.num', score(r.current_score)),

@@ -138,8 +138,9 @@ export function badge(kind, label = kind) {
   return h('span.badge', { class: `badge ${String(kind).replace(/[^\w-]/g, '_')}` }, label);
 }
 
-export function actionBadge(action) {
-  return badge(action, ACTION_LABEL[action] ?? action);
+/** A decision from the server ({outcome, kind}): coloured by its kind, labelled in words. */
+export function decisionBadge(decision) {
+  return badge(decision.kind, ACTION_LABEL[decision.kind] ?? decision.kind);
 }
 
 export function statusBadge(run) {
