@@ -170,6 +170,7 @@ export class NewRunView {
     return out;
   }
 
+  /** The run directory asked for in the form, if any. */
   out() {
     const p = this.outPath.value.trim();
     return p ? { root: Number(this.outRoot.value), path: p } : undefined;
@@ -183,6 +184,8 @@ export class NewRunView {
       if (seq === this.seq) this.render(res);
     } catch (err) {
       if (seq === this.seq) {
+        this.checkedOut = undefined;
+        put(this.checksEl);
         put(this.errorEl, errorBox(err));
         this.launchBtn.disabled = this.checkBtn.disabled = true;
       }
@@ -191,6 +194,10 @@ export class NewRunView {
 
   render(res) {
     this.commandEl.textContent = res.command;
+    // The directory the command shows: the launch is sent the same, so what runs is what is shown.
+    this.checkedOut = res.out;
+    // Checks of an earlier form no longer say anything about this one.
+    put(this.checksEl);
     put(
       this.errorEl,
       res.valid ? null : h('div.callout#config-error', h('strong', 'The config does not load. '), h('pre', res.error)),
@@ -254,7 +261,11 @@ export class NewRunView {
     put(this.checksEl, h('div.panel', 'Checking, then launching…'));
     let res;
     try {
-      res = await act('launch', { config: this.config, overrides: this.overrides(), out: this.out() });
+      res = await act('launch', {
+        config: this.config,
+        overrides: this.overrides(),
+        out: this.out() ?? this.checkedOut,
+      });
     } catch (err) {
       put(this.checksEl, errorBox(err));
       this.launchBtn.disabled = false;

@@ -50,19 +50,34 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(path, params = {}) {
+/**
+ * The one way the page calls the server: `GET /api/<path>?<params>`, or with `body` a POST of
+ * it as JSON; `headers` are added (the actions token). The answer's JSON, or an ApiError with
+ * the server's own words.
+ */
+export async function api(path, params = {}, { body = undefined, headers = {} } = {}) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const url = `/api/${path}${q.size ? `?${q}` : ''}`;
-  const res = await fetch(url, { cache: 'no-store' });
-  let body;
+  const res = await fetch(
+    url,
+    body === undefined
+      ? { cache: 'no-store', headers }
+      : {
+          method: 'POST',
+          cache: 'no-store',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        },
+  );
+  let answer;
   try {
-    body = await res.json();
+    answer = await res.json();
   } catch {
     throw new ApiError(res.status, `${url}: the server answered ${res.status} without JSON`);
   }
-  if (!res.ok) throw new ApiError(res.status, body?.error ?? `${url}: ${res.status}`);
-  return body;
+  if (!res.ok) throw new ApiError(res.status, answer?.error ?? `${url}: ${res.status}`);
+  return answer;
 }
 
 export const isNum = (x) => typeof x === 'number' && Number.isFinite(x);
