@@ -10,7 +10,7 @@ import { decisionOf, type Decision } from './decision.ts';
 import { parseJsonFile } from './file-cache.ts';
 import { emptyUsage, type EpochEvent, type UsageTotals } from './run-state.ts';
 import { listInside } from './safe-path.ts';
-import { resultRows } from './trajectories.ts';
+import { resultRows } from './results-index.ts';
 
 const AnyObject = z.record(z.string(), z.unknown());
 

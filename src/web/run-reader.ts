@@ -15,7 +15,6 @@ import {
   type HistoryRecord,
   type Transfer,
 } from '../run/records.ts';
-import { decisionOf, type Decision } from './decision.ts';
 import { CachedJson, JsonlTail } from './file-cache.ts';
 import { isFileInside } from './safe-path.ts';
 import {
@@ -29,19 +28,18 @@ import {
   type TestRow,
 } from './run-files.ts';
 import { WATCHED } from './live.ts';
+import { runStatus, type RunStatus } from './run-status.ts';
+import { stepRow, type StepRow } from './step-rows.ts';
 import type { RunLocation } from './roots.ts';
 import {
   CallFold,
   EventFold,
   emptyUsage,
-  lockHolderAlive,
   parseCall,
   parseEvent,
   type LiveStage,
   type UsageTotals,
 } from './run-state.ts';
-
-export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped' | 'interrupted' | 'incomplete';
 
 const AnyObject = z.record(z.string(), z.unknown());
 const AnyList = z.array(z.unknown());
@@ -73,60 +71,6 @@ export interface RunOverview {
   updatedAt: number;
   problems: string[];
 }
-
-/** The fields of a step record the dashboard draws. */
-export type StepRow = { candidate_gate_upper_bound?: number; decision: Decision } & Pick<
-  HistoryRecord,
-  | 'step'
-  | 'epoch'
-  | 'action'
-  | 'rollout_hard'
-  | 'rollout_soft'
-  | 'rollout_n'
-  | 'rollout_errors'
-  | 'selection_hard'
-  | 'selection_soft'
-  | 'candidate_gate_score'
-  | 'gate_metric'
-  | 'current_score'
-  | 'best_score'
-  | 'best_step'
-  | 'edit_budget'
-  | 'timing'
-  | 'tokens'
-  | 'gate'
-  | 'edit_apply_summary'
-  | 'n_edits_merged'
-  | 'n_edits_ranked'
-  | 'skill_len'
-  | 'wall_time_s'
->;
-const ROW_KEYS: (keyof StepRow & string)[] = [
-  'step',
-  'epoch',
-  'action',
-  'rollout_hard',
-  'rollout_soft',
-  'rollout_n',
-  'rollout_errors',
-  'selection_hard',
-  'selection_soft',
-  'candidate_gate_score',
-  'candidate_gate_upper_bound',
-  'gate_metric',
-  'current_score',
-  'best_score',
-  'best_step',
-  'edit_budget',
-  'timing',
-  'tokens',
-  'gate',
-  'edit_apply_summary',
-  'n_edits_merged',
-  'n_edits_ranked',
-  'skill_len',
-  'wall_time_s',
-];
 
 export interface RunDetail extends RunOverview {
   config?: Record<string, unknown>;
@@ -219,18 +163,7 @@ export class RunReader {
     const times = this.eventFold.stepTimes;
     return this.history()
       .records.filter((r) => r.step > since)
-      .map((r) => {
-        const row: Record<string, unknown> = {};
-        for (const k of ROW_KEYS) if (r[k] !== undefined) row[k] = r[k];
-        row.decision = decisionOf(r.action);
-        // Wall-clock times are in the event log (our history.json leaves them out to stay reproducible).
-        const t = times.get(r.step);
-        if (t) {
-          row.timing ??= t.timing;
-          row.wall_time_s ??= t.seconds;
-        }
-        return row as StepRow;
-      });
+      .map((r) => stepRow(r, times.get(r.step)));
   }
 
   /** The gate's decision at a step as the event log has it (scores before the decision). */
@@ -274,7 +207,7 @@ export class RunReader {
       fold.started?.total_steps ??
       desc.totalSteps ??
       (desc.epochs && desc.stepsPerEpoch ? desc.epochs * desc.stepsPerEpoch : undefined);
-    const { status, detail } = this.status(runtime, summary, layout);
+    const { status, detail } = runStatus(this.eventFold, runtime, summary, layout, this.lock.value());
     const finished = fold.ended?.type === 'run_finished' ? fold.ended : undefined;
 
     return {
@@ -307,48 +240,6 @@ export class RunReader {
       startedAt: fold.started?.time ?? fold.firstTime,
       updatedAt: Math.max(...WATCHED.map((f) => mtime(this.run.path(f)))),
       problems,
-    };
-  }
-
-  private status(
-    runtime: z.infer<typeof RuntimeStateSchema> | undefined,
-    summary: unknown,
-    layout: 'skillopt' | 'python',
-  ): { status: RunStatus; detail?: string } {
-    const ended = this.eventFold.ended;
-    const endedStatus =
-      ended?.type === 'run_finished'
-        ? 'finished'
-        : ended?.type === 'run_stopped'
-          ? 'stopped'
-          : ended?.type === 'run_failed'
-            ? 'failed'
-            : undefined;
-    const resumeWith =
-      ended && 'resume_command' in ended && ended.resume_command ? `; to resume: ${ended.resume_command}` : '';
-    const detail =
-      ended?.type === 'run_stopped'
-        ? `${ended.reason}: ${ended.message}${resumeWith}`
-        : ended?.type === 'run_failed'
-          ? `${ended.message}${resumeWith}`
-          : undefined;
-    const declared = runtime?.status ?? endedStatus;
-    if (declared && declared !== 'running') return { status: declared, detail };
-    if (declared === 'running' || (this.eventFold.started && !ended)) {
-      if (lockHolderAlive(this.lock.value())) return { status: 'running' };
-      const resume = this.eventFold.started?.resume_command;
-      return {
-        status: 'interrupted',
-        detail: `the training process is gone without finishing; resume it with: ${resume ?? 'the same command and --resume <this run directory>'}`,
-      };
-    }
-    if (summary) return { status: 'finished' };
-    return {
-      status: 'incomplete',
-      detail:
-        layout === 'python'
-          ? 'no summary.json: still running, or stopped before the end'
-          : 'no summary.json and no event log',
     };
   }
 

@@ -552,6 +552,21 @@ describe('dashboard API on broken and unfinished runs', () => {
     assert.equal(body.runs[0].statusDetail, 'budget: spent $5.01 of budget.max_usd 5');
   });
 
+  it('says the reason of an interrupted run once, with the command that resumes it', async () => {
+    const { root, dir } = copyFixture('finished-run', 'interrupted');
+    rewindToRunning(dir, 3);
+    fs.rmSync(path.join(dir, 'run.lock'));
+    const rs = JSON.parse(fs.readFileSync(path.join(dir, 'runtime_state.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'runtime_state.json'), JSON.stringify({ ...rs, status: 'stopped' }));
+    const message = 'interrupted: the calls that finished are saved; the run resumes after step 3';
+    fs.appendFileSync(
+      path.join(dir, 'events.jsonl'),
+      `${JSON.stringify({ time: new Date().toISOString(), type: 'run_stopped', reason: 'interrupted', message, resume_command: 'skillopt train --resume x' })}\n`,
+    );
+    const { body } = await client([root])(`/api/runs`);
+    assert.equal(body.runs[0].statusDetail, `${message}; to resume: skillopt train --resume x`);
+  });
+
   it('reports a run root that does not exist instead of failing', async () => {
     const { body } = await client([path.join(tmpDir(), 'nowhere'), FIXTURES])('/api/runs');
     assert.match(body.problems[0], /nowhere does not exist/);
