@@ -1,3 +1,4 @@
+// @ts-check
 // Actions (launch, stop, resume, evaluate): the token the server hands to its own page (or that
 // the user brings, when the dashboard listens beyond loopback), and the calls that carry it.
 import { api } from './util.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // The dashboard page: a hash router over the views, and the live-update stream that tells the
 // view on screen when its run's files changed.
 import { append, errorBox, h, put } from './util.js';
@@ -38,7 +39,8 @@ async function render() {
   current?.unmount?.();
   current = pick(route);
   const section = route.parts[0] === 'compare' || route.parts[0] === 'new' ? route.parts[0] : 'runs';
-  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === section);
+  for (const a of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-nav]')))
+    a.classList.toggle('active', a.dataset.nav === section);
   // Each page gets a box of its own: a page left before it finished loading fills its own
   // (detached) box, never the next page's.
   const box = h('div');
@@ -75,7 +77,9 @@ function connect() {
   for (const type of ['runs', 'run']) {
     es.addEventListener(type, (e) => {
       const msg = JSON.parse(e.data);
-      window.__liveMessages = (window.__liveMessages ?? 0) + 1;
+      // Counted for the browser tests, which wait for a message to have arrived.
+      const w = /** @type {any} */ (window);
+      w.__liveMessages = (w.__liveMessages ?? 0) + 1;
       current?.onLive?.(msg);
     });
   }
@@ -87,6 +91,6 @@ function connect() {
 connect();
 // The New run link shows where actions are allowed.
 actionAccess().then((a) => {
-  if (a.enabled || a.needsToken) document.querySelector('[data-nav="new"]').hidden = false;
+  if (a.enabled || a.needsToken) /** @type {HTMLElement} */ (document.querySelector('[data-nav="new"]')).hidden = false;
 });
 render();

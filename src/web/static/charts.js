@@ -1,7 +1,11 @@
+// @ts-check
 // Charts on uPlot (served from the package, global `uPlot`): lines, point markers, bars and
 // stacked bars over the step axis, with epoch boundaries drawn as dashed lines. A chart keeps
 // its uPlot instance and takes new data in place, so live updates do not rebuild it.
 import { append, h, isNum } from './util.js';
+
+/** uPlot, loaded by index.html (a classic script, run before this module) as a global. */
+const uPlot = /** @type {any} */ (globalThis).uPlot;
 
 export const COLORS = {
   train: '#4c6ef5',
@@ -131,6 +135,7 @@ export function createChart(parent, spec) {
   // Stacked bars: the tallest (the total) is drawn first, each smaller sum over it.
   const order = spec.stacked ? spec.series.map((_, i) => spec.series.length - i) : null;
 
+  /** @type {any[]} */
   const axes = [
     { label: 'step', size: 36, gap: 2, grid: { stroke: '#eef0f4' }, incrs: STEP_INCRS },
     {
@@ -175,7 +180,7 @@ export function createChart(parent, spec) {
       plugins: [epochPlugin(() => epochLines)],
     };
     u = new uPlot(opts, data, holder);
-    box._uplot = u;
+    /** @type {any} */ (box)._uplot = u;
   }
 
   /** xs: step numbers; ys: one array per series (null where there is no value). */

@@ -1,3 +1,4 @@
+// @ts-check
 // Two or more runs on one chart, by step: a selection score, the train batch score, or
 // cumulative tokens and cost.
 import { createChart, stageColor } from './charts.js';

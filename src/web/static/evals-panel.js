@@ -1,3 +1,4 @@
+// @ts-check
 // Evaluations of a run's skills: start `skillopt eval` of the best skill (on a split, with the
 // config's target or others, optionally against the initial skill), and the results tables of
 // every evaluation in the run's evals/ when done.

@@ -1,10 +1,15 @@
+// @ts-check
 // Pieces the action views share: a started process (its command and console), and the
 // checks before a launch (data, settings, each role's endpoint).
 import { h, badge } from './util.js';
 
 const KIND = { train: 'training', resume: 'resume', eval: 'evaluation' };
 
-/** A process started from the page: its command, state, and the end of its console when it failed. */
+/**
+ * A process started from the page: its command, state, and the end of its console when it failed.
+ * @param {any} job
+ * @param {{ showOutput?: boolean }} [options]
+ */
 export function jobPanel(job, { showOutput } = {}) {
   const failed = job.state === 'exited' && job.exitCode !== 0;
   const state =

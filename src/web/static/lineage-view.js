@@ -1,3 +1,4 @@
+// @ts-check
 // A pool run's candidates as a tree: each under its first parent, a merge naming its second,
 // with what the gate did, its selection score and whether it is still in the pool.
 import { decisionBadge, api, append, badge, h, runLink, score } from './util.js';

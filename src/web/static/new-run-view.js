@@ -1,3 +1,4 @@
+// @ts-check
 // A new run: pick a config, read it resolved (keys that differ from its base and those the form
 // changes are marked), change the common settings, see the exact command and the dry run's
 // calls and cost, check the endpoints, launch. The run is an ordinary `skillopt train` process.

@@ -1,3 +1,4 @@
+// @ts-check
 // Sleep nights: the table beside the training runs (date, state, the gate's scores, the edits),
 // and one night's page: each staged document with its diff, and Adopt / Roll back, each asked
 // for in a dialog that names the files it will change.

@@ -1,3 +1,4 @@
+// @ts-check
 // A run's actions on its page: stop it (at a safe point, as Ctrl-C; a second stop exits at
 // once), resume it when it stopped, failed or was interrupted, raise the budget it stopped at,
 // and the processes started for it from the page.

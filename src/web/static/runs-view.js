@@ -1,3 +1,4 @@
+// @ts-check
 // Every run under the run roots, newest first; running ones update as their files change. Below
 // them, the Sleep nights.
 import { nightsPanel } from './nights-view.js';

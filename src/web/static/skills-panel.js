@@ -1,3 +1,4 @@
+// @ts-check
 // Skill versions and their diffs: pick any two versions of a run's skill (initial, current after
 // each step, candidates, the slow update's, the best) and see what changed, or read one whole.
 import { api, append, errorBox, h, put } from './util.js';

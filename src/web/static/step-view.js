@@ -1,3 +1,4 @@
+// @ts-check
 // One step: the gate's decision, every ranked edit with its fate (applied, or skipped and
 // why), the merged edits the budget left out, the rejected edits with the scores that rejected
 // them, the diff of the candidate against the current skill, and the step's rollouts.

@@ -1,3 +1,4 @@
+// @ts-check
 // Browsing rollouts: one directory at a time, filtered by outcome, task type and text, a page
 // at a time (the server holds the index; the page never loads a whole results.jsonl), and one
 // trajectory in full: expected and predicted answers, feedback, and the conversation.

@@ -1,6 +1,32 @@
+// @ts-check
 // Small helpers shared by the views: building elements, calling the API, formatting numbers.
 
-/** h('div.cls#id', {attrs}, ...children): an element; strings become text (never HTML). */
+/**
+ * What a child of `h`, `put` and `append` may be: a node, text (a number or anything else is
+ * shown as text), a list of children, or nothing (null, undefined, false are left out).
+ * @typedef {Node | string | number | boolean | null | undefined | any[]} Child
+ */
+
+/**
+ * The tag of a spec: what comes before its first '.' or '#'.
+ * @template {string} S
+ * @typedef {S extends `${infer T}.${string}` ? TagOf<T> : S extends `${infer T}#${string}` ? TagOf<T> : S} TagOf
+ */
+
+/**
+ * The element type of a spec ('input#x' is an HTMLInputElement).
+ * @template {string} S
+ * @typedef {TagOf<S> extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[TagOf<S>] : HTMLElement} ElementOf
+ */
+
+/**
+ * h('div.cls#id', {attrs}, ...children): an element; strings become text (never HTML).
+ * @template {string} S
+ * @param {S} spec
+ * @param {Record<string, any> | Child} [attrs]
+ * @param {...Child} children
+ * @returns {ElementOf<S>}
+ */
 export function h(spec, attrs, ...children) {
   const [, tag = 'div', rest = ''] = /^([a-z0-9]*)(.*)$/i.exec(spec);
   const el = document.createElement(tag || 'div');
@@ -20,10 +46,16 @@ export function h(spec, attrs, ...children) {
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   append(el, ...children);
-  return el;
+  return /** @type {ElementOf<S>} */ (el);
 }
 
-/** Replaces the children of `el`; null, undefined and false are left out (as in h). */
+/**
+ * Replaces the children of `el`; null, undefined and false are left out (as in h).
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
+ */
 export function put(el, ...children) {
   el.replaceChildren();
   return append(el, ...children);
@@ -33,6 +65,10 @@ export function put(el, ...children) {
  * Adds children at the end of `el`: nodes as they are, anything else as text; null, undefined
  * and false are left out, arrays are flattened. Views use it instead of the DOM's own append,
  * which would print "null".
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
  */
 export function append(el, ...children) {
   for (const c of children) {
@@ -44,6 +80,10 @@ export function append(el, ...children) {
 }
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   */
   constructor(status, message) {
     super(message);
     this.status = status;
@@ -54,6 +94,12 @@ export class ApiError extends Error {
  * The one way the page calls the server: `GET /api/<path>?<params>`, or with `body` a POST of
  * it as JSON; `headers` are added (the actions token). The answer's JSON, or an ApiError with
  * the server's own words.
+ */
+/**
+ * @param {string} path
+ * @param {Record<string, unknown>} [params]
+ * @param {{ body?: unknown, headers?: Record<string, string> }} [init]
+ * @returns {Promise<any>}
  */
 export async function api(path, params = {}, { body = undefined, headers = {} } = {}) {
   const q = new URLSearchParams();
