@@ -81,6 +81,8 @@ export interface RunDetail extends RunOverview {
   logs: { time: string; level: string; message: string }[];
   /** `evaluation.transfer_targets`: the initial and best skills on each other target. */
   transfer?: Transfer;
+  /** The run keeps a pool of candidate skills (`optimizer.pool_size` above 1, or a lineage file). */
+  pool: boolean;
 }
 
 function mtime(file: string): number {
@@ -273,6 +275,7 @@ export class RunReader {
       usageByStage: this.hasLedger() ? this.callFold.byPurpose : stageUsageFromFiles(summary?.token_summary, records),
       logs: this.eventFold.logs.slice(-30),
       ...(summary?.transfer ? { transfer: summary.transfer } : {}),
+      pool: this.hasPool(),
     };
   }
 
@@ -297,6 +300,12 @@ export class RunReader {
   budget(): Record<string, number> | undefined {
     const budget = (this.config.value()?.config as { budget?: unknown } | undefined)?.budget;
     return budget && typeof budget === 'object' ? (budget as Record<string, number>) : undefined;
+  }
+
+  private hasPool(): boolean {
+    const size = (this.config.value()?.config as { optimizer?: { pool_size?: unknown } } | undefined)?.optimizer
+      ?.pool_size;
+    return (typeof size === 'number' && size > 1) || isFileInside(this.run.root, this.run.path('pool', 'lineage.json'));
   }
 
   /** Whether the run has a call ledger that reads (then its totals are exact). */

@@ -267,6 +267,7 @@ describe('dashboard API on the fixture runs', () => {
         { outcome: 'accepted', kind: 'force_accept', newBest: false, forced: true },
       ],
     );
+    assert.equal(run.pool, false, 'a run without a candidate pool');
     const { body: step } = await get(`/api/step?${q({ run: '0/finished-run', step: 5 })}`);
     assert.deepEqual(step.gate.decision, { outcome: 'rejected', kind: 'reject', newBest: false, forced: false });
     const { body: python } = await get(`/api/step?${q({ run: '0/python-searchqa', step: 2 })}`);

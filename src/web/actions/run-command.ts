@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs';
 import { REDACTED } from '../../config/redact.ts';
+import { errorMessage } from '../../errors.ts';
 import { parseResumeCommand, shownPath, type Invocation } from '../../run/resume-command.ts';
 import { resolveConfigPath } from '../../util/paths.ts';
 import type { RunReader } from '../run-reader.ts';
@@ -64,7 +65,14 @@ function codeOutsideRoots(configFile: string, overrides: string[], configs: Conf
   const terminal = 'the dashboard runs only configs and code from those; resume or evaluate it from a terminal';
   if (!configs.rootOf(configFile))
     return `its config file ${configFile} is not under ${roots}: a run directory is data, and ${terminal}`;
-  const { loaded, error } = loadWithOverrides(configFile, overrides);
+  let read: ReturnType<typeof loadWithOverrides>;
+  try {
+    read = loadWithOverrides(configFile, overrides);
+  } catch (err) {
+    // The page asks what it may do with every run it shows: a run whose config cannot be read is one it cannot run again.
+    return `its config does not load: ${errorMessage(err)}`;
+  }
+  const { loaded, error } = read;
   if (!loaded) return `its config does not load: ${error}`;
   const base = loaded.files.find((f) => !configs.rootOf(f));
   if (base) return `its config reads ${base}, which is not under ${roots}; ${terminal}`;

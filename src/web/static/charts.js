@@ -93,7 +93,9 @@ export function createChart(parent, spec) {
   let raw = [];
 
   const fmtY = spec.fmt ?? ((v) => (v == null ? '—' : Number.isInteger(v) ? String(v) : v.toFixed(3)));
-  const series = [{ label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) }];
+  // The legend names the step under the cursor, and nothing when there is none ("step: —" said
+  // nothing); the style sheet hides this entry's label.
+  const series = [{ label: 'step', value: (_u, v) => (v == null ? '' : `step ${v}`) }];
   spec.series.forEach((s, i) => {
     const base = { label: s.label, stroke: s.color, scale: s.scale ?? 'y', spanGaps: true };
     const value = spec.stacked

@@ -11,13 +11,17 @@ const KIND = { train: 'training', resume: 'resume', eval: 'evaluation' };
  * @param {{ showOutput?: boolean }} [options]
  */
 export function jobPanel(job, { showOutput } = {}) {
-  const failed = job.state === 'exited' && job.exitCode !== 0;
+  // A stop asked for from the page ends the process as Ctrl-C does (exit 130): stopped, not failed.
+  const stopped = job.state === 'exited' && job.interrupts > 0 && (job.exitCode === 130 || job.signal === 'SIGINT');
+  const failed = job.state === 'exited' && job.exitCode !== 0 && !stopped;
   const state =
     job.state === 'running'
       ? badge('running', job.interrupts ? 'stopping' : 'running')
-      : failed
-        ? badge('failed', `exited ${job.exitCode ?? job.signal}`)
-        : badge('finished', 'done');
+      : stopped
+        ? badge('stopped', job.kind === 'eval' ? 'stopped: run it again to continue' : 'stopped: resumable')
+        : failed
+          ? badge('failed', `exited ${job.exitCode ?? job.signal}`)
+          : badge('finished', 'done');
   return h(
     'div.panel.job',
     { dataset: { job: job.id, state: job.state, exit: job.exitCode ?? '' } },

@@ -54,7 +54,7 @@ export class NewRunView {
         ),
       ),
     );
-    this.formEl = h('div.form');
+    this.formEl = h('div.form', pickHint());
     this.extraEl = h('textarea#extra', {
       rows: 4,
       placeholder: 'more overrides, one key=value a line (as --set), e.g. env.limit=20',
@@ -72,8 +72,9 @@ export class NewRunView {
     });
     this.commandEl = h('pre.command#command');
     this.errorEl = h('div');
-    this.configEl = h('div.panel.config-view');
-    this.planEl = h('div.panel');
+    // Shown once a config is chosen: until then they would be empty boxes.
+    this.configEl = h('div.panel.config-view', { hidden: true });
+    this.planEl = h('div.panel#plan-panel', { hidden: true });
     this.checksEl = h('div');
     this.launchBtn = h('button.primary#launch', { onclick: () => this.launch(), disabled: true }, 'Launch');
     this.checkBtn = h('button#check-endpoints', { onclick: () => this.preflight(), disabled: true }, 'Check endpoints');
@@ -119,7 +120,11 @@ export class NewRunView {
     this.config = this.configSel.value;
     put(this.errorEl);
     put(this.checksEl);
-    if (!this.config) return;
+    if (!this.config) {
+      this.configEl.hidden = this.planEl.hidden = true;
+      put(this.formEl, pickHint());
+      return;
+    }
     const res = await act('check', { config: this.config, overrides: [] });
     this.defaults = res.form ?? {};
     this.renderForm();
@@ -199,6 +204,8 @@ export class NewRunView {
     this.checkedOut = res.out;
     // Checks of an earlier form no longer say anything about this one.
     put(this.checksEl);
+    this.configEl.hidden = false;
+    this.planEl.hidden = !res.valid;
     put(
       this.errorEl,
       res.valid ? null : h('div.callout#config-error', h('strong', 'The config does not load. '), h('pre', res.error)),
@@ -310,6 +317,8 @@ export class NewRunView {
     if (msg.type === 'runs' && this.runId && msg.ids.includes(this.runId)) location.hash = runLink(this.runId);
   }
 }
+
+const pickHint = () => h('div.sub#pick-config', 'Choose a config: its settings, resolved keys and dry run show here.');
 
 function planTable(plan) {
   const cost = (x) => (x === null ? 'unknown' : usd(x));

@@ -64,7 +64,8 @@ export class RunView {
       actionsBox,
       h(
         'div.tabs',
-        TABS.map(([t, label]) =>
+        // The Candidates tab shows a pool's lineage: a run without a pool has none.
+        TABS.filter(([t]) => t !== 'candidates' || detail.pool || this.tab === t).map(([t, label]) =>
           h(
             'a',
             { href: runLink(this.id, t === 'overview' ? '' : `/${t}`), class: t === this.tab ? 'active' : '' },
