@@ -162,6 +162,16 @@ export class ResultsIndex {
   get problem(): string | undefined {
     return this.tail.problem;
   }
+
+  /** While a large file is still being indexed: how far. */
+  get reading(): string | undefined {
+    return this.tail.reading;
+  }
+
+  /** Length in bytes of the `n`th result line. */
+  lineBytes(n: number): number | undefined {
+    return this.lines[n]?.length;
+  }
 }
 
 /** Indexes shared by every request, one per results.jsonl, the least recently used dropped first. */

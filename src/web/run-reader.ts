@@ -195,7 +195,10 @@ export class RunReader {
     if (sumProblem) problems.push(sumProblem);
     if (this.events.bad > 0)
       problems.push(`${this.run.events}: ${this.events.bad} line(s) are not events and were skipped`);
-    for (const tail of [this.events, this.calls]) if (tail.problem) problems.push(tail.problem);
+    for (const tail of [this.events, this.calls]) {
+      if (tail.problem) problems.push(tail.problem);
+      if (tail.reading) problems.push(tail.reading);
+    }
     const lockProblem = this.lock.problem();
     if (lockProblem) problems.push(lockProblem);
 

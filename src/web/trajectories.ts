@@ -23,6 +23,20 @@ import {
 import { HttpError, isFileInside, listInside, resolveInside } from './safe-path.ts';
 
 const MAX_CONVERSATION_BYTES = 8 << 20;
+/** A result line larger than this is shown with its texts cut, and says so. */
+const MAX_RESULT_BYTES = 2 << 20;
+const MAX_TEXT_CHARS = 64 << 10;
+
+/** A copy of `v` with every string longer than MAX_TEXT_CHARS cut, marked where it was cut. */
+function clipTexts(v: unknown): unknown {
+  if (typeof v === 'string')
+    return v.length > MAX_TEXT_CHARS
+      ? `${v.slice(0, MAX_TEXT_CHARS)}… [${v.length - MAX_TEXT_CHARS} more characters]`
+      : v;
+  if (Array.isArray(v)) return v.map(clipTexts);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clipTexts(x)]));
+  return v;
+}
 const MAX_PAGE = 200;
 
 export interface RolloutDirInfo {
@@ -127,6 +141,8 @@ export interface TrajectoryPage {
   /** Lines of results.jsonl that are not rollout results. */
   bad: number;
   rows: TrajectoryRow[];
+  /** While a large results.jsonl is still being indexed: how far (the rows are those read so far). */
+  reading?: string;
 }
 
 export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQuery): TrajectoryPage {
@@ -159,6 +175,7 @@ export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQu
     types,
     bad: index.bad,
     rows: matches.slice(offset, offset + limit),
+    ...(index.reading ? { reading: index.reading } : {}),
   };
 }
 
@@ -174,18 +191,29 @@ export interface TrajectoryDetail {
   /** The parsed conversation.json, or its text when it is not JSON. */
   conversation?: unknown;
   conversationNote?: string;
+  /** When the result line is too large to show whole: its size, and that its long texts are cut. */
+  resultNote?: string;
   /** Other files of the item's prediction directory (prompts, traces), by name. */
   files: string[];
 }
 
 /** One trajectory: its full result line (the `n`th of results.jsonl) and its conversation. */
 export function trajectoryDetail(runReal: string, rel: string, n: number): TrajectoryDetail {
-  const result = rolloutIndex(runReal, rel).result(n);
-  if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
+  const index = rolloutIndex(runReal, rel);
+  const full = index.result(n);
+  if (!full) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
+  const bytes = index.lineBytes(n) ?? 0;
+  const tooLarge = bytes > MAX_RESULT_BYTES;
+  const result = tooLarge ? (clipTexts(full) as typeof full) : full;
   const detail: TrajectoryDetail = {
     dir: rel,
     n,
     result: result as Record<string, unknown>,
+    ...(tooLarge
+      ? {
+          resultNote: `this result line is ${(bytes / (1 << 20)).toFixed(1)} MB, more than the ${MAX_RESULT_BYTES >> 20} MB shown whole: each text in it is cut to its first ${MAX_TEXT_CHARS >> 10}k characters (the whole line is line ${n + 1} of ${rel}/results.jsonl)`,
+        }
+      : {}),
     outcome: outcomeOf(result),
     expected: expectedOf(result),
     type: typeOf(result),

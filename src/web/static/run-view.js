@@ -126,6 +126,8 @@ export class RunView {
         api('history', { run: this.id, since: last }),
       ]);
       this.detail = detail;
+      // A large event log is read a step at a time: the run is read again until it is whole.
+      if (detail.problems.some((p) => p.startsWith('reading '))) setTimeout(() => this.head.isConnected && this.refresh(), 1000);
       if (detail.progress.completedSteps < last) {
         this.rows = (await api('history', { run: this.id })).rows; // the history was rewritten
       } else {

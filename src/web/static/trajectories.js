@@ -78,6 +78,8 @@ export class TrajectoryBrowser {
       return;
     }
     this.page = page;
+    // A large results.jsonl is indexed a step at a time: the rest is asked for again shortly.
+    if (page.reading) setTimeout(() => this.listEl.isConnected && this.load(), 1000);
     const seg = (value, label, n) =>
       h(
         'button',
@@ -120,6 +122,7 @@ export class TrajectoryBrowser {
     const last = Math.min(page.offset + page.limit, page.matched);
     put(
       this.listEl,
+      page.reading ? h('div.problems#reading', page.reading) : null,
       page.bad
         ? h('div.problems', `${page.bad} line(s) of results.jsonl are not rollout results and were skipped`)
         : null,
@@ -196,6 +199,7 @@ export class TrajectoryBrowser {
       ),
       renderTraces(r.traces),
       h('h3', 'Conversation'),
+      t.resultNote ? h('div.callout.warn#result-note', t.resultNote) : null,
       t.conversationNote ? h('div.sub', t.conversationNote) : null,
       renderConversation(t.conversation),
       t.files.length
