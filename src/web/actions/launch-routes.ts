@@ -16,7 +16,7 @@ import { configLines, FORM_FIELDS, formValues, resolvedBase } from './config-vie
 import { OutSchema, outDirFor } from './out-dir.ts';
 import { preflightRun } from './preflight.ts';
 import { body, loadWithOverrides } from './request.ts';
-import type { ActionsContext } from './routes.ts';
+import type { ActionsContext } from './context.ts';
 
 const ConfigBody = z
   .object({ config: z.string(), overrides: z.array(z.string()).default([]), out: OutSchema.optional() })

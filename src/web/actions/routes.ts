@@ -5,26 +5,10 @@
  * ordinary `skillopt` command (jobs.ts).
  */
 import { Hono } from 'hono';
-import type { SleepNights } from '../nights.ts';
-import type { Roots, RunLocation } from '../roots.ts';
-import type { RunReader } from '../run-reader.ts';
-import type { ActionAccess } from './access.ts';
-import type { ConfigRoots } from './config-roots.ts';
-import type { Jobs } from './jobs.ts';
+import type { ActionsContext } from './context.ts';
 import { launchRoutes } from './launch-routes.ts';
 import { nightRoutes } from './night-actions.ts';
-import type { PreflightOptions } from './preflight.ts';
 import { runRoutes } from './run-routes.ts';
-
-export interface ActionsContext {
-  access: ActionAccess;
-  configs: ConfigRoots;
-  jobs: Jobs;
-  roots: Roots;
-  readerFor(loc: RunLocation): RunReader;
-  preflight?: PreflightOptions;
-  nights?: SleepNights;
-}
 
 export function actionRoutes(ctx: ActionsContext): Hono {
   const api = new Hono();

@@ -18,7 +18,7 @@ import type { JobInfo } from './jobs.ts';
 import { stamp } from './out-dir.ts';
 import { isRunOf } from './process-check.ts';
 import { body } from './request.ts';
-import type { ActionsContext } from './routes.ts';
+import type { ActionsContext } from './context.ts';
 import { budgetStop, runInvocation } from './run-command.ts';
 
 /** The states a run is resumed from. */

@@ -127,7 +127,8 @@ export class RunView {
       ]);
       this.detail = detail;
       // A large event log is read a step at a time: the run is read again until it is whole.
-      if (detail.problems.some((p) => p.startsWith('reading '))) setTimeout(() => this.head.isConnected && this.refresh(), 1000);
+      if (detail.problems.some((p) => p.startsWith('reading ')))
+        setTimeout(() => this.head.isConnected && this.refresh(), 1000);
       if (detail.progress.completedSteps < last) {
         this.rows = (await api('history', { run: this.id })).rows; // the history was rewritten
       } else {
