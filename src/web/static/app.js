@@ -10,7 +10,8 @@ import { NewRunView } from './new-run-view.js';
 import { actionAccess } from './actions-client.js';
 import { NightView } from './nights-view.js';
 
-const viewEl = document.getElementById('view');
+// Both are in index.html.
+const viewEl = /** @type {HTMLElement} */ (document.getElementById('view'));
 let current = null;
 
 /** '#/run/<id>/step/3?x=1' → { parts: ['run', id, 'step', '3'], query } */
@@ -59,7 +60,7 @@ async function render() {
 window.addEventListener('hashchange', render);
 
 // Live updates: the server pushes 'runs' (the list changed) and 'run' (a run's files changed).
-const liveEl = document.getElementById('live');
+const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
 function connect() {
   const es = new EventSource('/api/live');
   let connected = false;

@@ -14,6 +14,9 @@ const METRICS = {
 };
 
 export class CompareView {
+  /** @type {HTMLDivElement} */
+  chartBox;
+
   constructor(query) {
     this.ids = (query.get('runs') ?? '').split(',').filter(Boolean);
     this.metric = METRICS[query.get('metric')] ? query.get('metric') : 'best_score';

@@ -7,6 +7,33 @@ import { jobPanel, preflightTable } from './job-views.js';
 import { api, append, debounce, errorBox, h, int, put, runLink, usd } from './util.js';
 
 export class NewRunView {
+  /** @type {HTMLSelectElement} */
+  configSel;
+  /** @type {HTMLDivElement} */
+  formEl;
+  /** @type {HTMLTextAreaElement} */
+  extraEl;
+  /** @type {HTMLSelectElement} */
+  outRoot;
+  /** @type {HTMLInputElement} */
+  outPath;
+  /** @type {HTMLPreElement} */
+  commandEl;
+  /** @type {HTMLDivElement} */
+  errorEl;
+  /** @type {HTMLDivElement} */
+  configEl;
+  /** @type {HTMLDivElement} */
+  planEl;
+  /** @type {HTMLDivElement} */
+  checksEl;
+  /** @type {HTMLButtonElement} */
+  launchBtn;
+  /** @type {HTMLButtonElement} */
+  checkBtn;
+  /** @type {HTMLDivElement} */
+  jobEl;
+
   constructor(query) {
     this.query = query;
     this.defaults = {};

@@ -125,6 +125,13 @@ function confirmDialog(id, title, lines, confirmLabel) {
 }
 
 export class NightView {
+  /** @type {HTMLDivElement} */
+  head;
+  /** @type {HTMLDivElement} */
+  actions;
+  /** @type {HTMLDivElement} */
+  body;
+
   constructor(id) {
     this.id = id;
   }

@@ -38,6 +38,17 @@ const TABS = [
 ];
 
 export class RunView {
+  /** @type {HTMLDivElement} */
+  head;
+  /** @type {HTMLDivElement} */
+  body;
+  /** @type {HTMLDivElement} */
+  cardsEl;
+  /** @type {HTMLDivElement} */
+  tablesEl;
+  /** @type {HTMLDivElement} */
+  stepsEl;
+
   constructor(id, tab, query) {
     this.id = id;
     this.tab = TABS.some(([t]) => t === tab) ? tab : 'overview';

@@ -20,6 +20,13 @@ import {
 } from './util.js';
 
 export class RunsView {
+  /** @type {HTMLDivElement} */
+  body;
+  /** @type {HTMLButtonElement} */
+  compareBtn;
+  /** @type {HTMLDivElement} */
+  rootsEl;
+
   constructor() {
     this.selected = new Set();
     this.refresh = debounce(() => this.load(), 250);

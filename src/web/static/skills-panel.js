@@ -17,6 +17,11 @@ export function renderDiff(diff) {
 
 /** Two version pickers and the diff between them. */
 export class DiffPanel {
+  /** @type {HTMLDivElement} */
+  out;
+  /** @type {HTMLSpanElement} */
+  stats;
+
   constructor(runId, versions, a, b) {
     this.runId = runId;
     this.versions = versions;

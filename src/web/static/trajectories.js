@@ -10,6 +10,17 @@ const NO_TYPE = '-';
 const typeLabel = (t) => t || '—';
 
 export class TrajectoryBrowser {
+  /** @type {HTMLSelectElement} */
+  dirSel;
+  /** @type {HTMLSpanElement} */
+  outcomeEl;
+  /** @type {HTMLSelectElement} */
+  typeSel;
+  /** @type {HTMLDivElement} */
+  listEl;
+  /** @type {HTMLDivElement} */
+  detailEl;
+
   constructor(runId, dirs, initialDir) {
     this.runId = runId;
     this.dirs = dirs;

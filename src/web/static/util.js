@@ -28,7 +28,8 @@
  * @returns {ElementOf<S>}
  */
 export function h(spec, attrs, ...children) {
-  const [, tag = 'div', rest = ''] = /^([a-z0-9]*)(.*)$/i.exec(spec);
+  // The pattern matches any string.
+  const [, tag = 'div', rest = ''] = /** @type {RegExpExecArray} */ (/^([a-z0-9]*)(.*)$/i.exec(spec));
   const el = document.createElement(tag || 'div');
   for (const m of rest.matchAll(/([.#])([\w-]+)/g)) {
     if (m[1] === '.') el.classList.add(m[2]);
