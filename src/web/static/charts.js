@@ -211,6 +211,9 @@ export function createChart(parent, spec) {
       if (series) series.points.size = Math.max(3, (s.size ?? 9) * scale);
     });
     u.setData(data);
+    // uPlot spreads a single point over 0–100: the x scale is set to it, and its range adds half a
+    // step either side.
+    if (xs.length === 1) u.setScale('x', { min: xs[0], max: xs[0] });
     u.redraw(false, true);
   }
 
