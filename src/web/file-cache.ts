@@ -106,13 +106,23 @@ export function parseJsonFile<T>(base: string, file: string, schema: ZodType<T>,
   return { ok: true, value: parsed.data };
 }
 
+/** How much of a JSONL file one `refresh()` reads: a large file is read in steps, off the request. */
+export const JSONL_STEP_BYTES = 2 << 20;
+
 /**
  * A JSONL file read incrementally: each `refresh()` parses only the bytes appended since the
- * last one. A file that shrank or was replaced is read again from the start. A line that is not
- * yet complete waits for its newline; a complete line that does not parse is counted and skipped.
+ * last one, and at most `stepBytes` of them: the rest is read in further steps, each after the
+ * server has had a turn to answer other requests, until the tail has caught up (`reading` says
+ * how far it is meanwhile). A file that shrank or was replaced is read again from the start. A
+ * line that is not yet complete waits for its newline; a complete line that does not parse is
+ * counted and skipped.
  */
 export class JsonlTail<T> {
   private offset = 0;
+  /** The file's size when last looked at, and whether bytes before it are still unread. */
+  private size = 0;
+  private behind = false;
+  private scheduled = false;
   private ino = -1;
   private items: T[] = [];
   bad = 0;
@@ -127,7 +137,25 @@ export class JsonlTail<T> {
     private readonly accept: (line: unknown, at: { offset: number; length: number }) => T | undefined,
     /** With `fold`, items are handed over and not kept; `reset` says to start over. */
     private readonly fold?: { item: (item: T) => void; reset: () => void },
+    private readonly stepBytes = JSONL_STEP_BYTES,
   ) {}
+
+  /** While a large file is still being read: how far, in words ("reading X: 40.0 MB of 183.0 MB so far"). */
+  get reading(): string | undefined {
+    return this.behind
+      ? `reading ${this.file}: ${mb(this.offset)} of ${mb(this.size)} so far; what is shown is complete once it is read`
+      : undefined;
+  }
+
+  /** The next step of a file not yet read to its end, after the requests waiting now. */
+  private continueLater(): void {
+    if (this.scheduled || !this.behind) return;
+    this.scheduled = true;
+    setTimeout(() => {
+      this.scheduled = false;
+      this.refresh();
+    }, 0).unref();
+  }
 
   refresh(): T[] {
     let open;
@@ -150,11 +178,14 @@ export class JsonlTail<T> {
         this.reset();
         this.ino = st.ino;
       }
+      this.size = st.size;
       if (st.size === this.offset) return this.items;
       const chunk = Buffer.allocUnsafe(1 << 20);
       let carry: Buffer = Buffer.alloc(0);
       let pos = this.offset;
-      while (pos < st.size) {
+      // A step ends at the first line end after its budget (a line longer than it is read whole).
+      const until = this.offset + this.stepBytes;
+      while (pos < st.size && (pos < until || carry.length === pos - this.offset)) {
         const n = fs.readSync(fd, chunk, 0, Math.min(chunk.length, st.size - pos), pos);
         if (n <= 0) break;
         const bufStart = pos - carry.length;
@@ -170,9 +201,11 @@ export class JsonlTail<T> {
       }
       // An unfinished last line is read again, whole, next time.
       this.offset = pos - carry.length;
+      this.behind = pos < st.size;
     } finally {
       fs.closeSync(fd);
     }
+    this.continueLater();
     return this.items;
   }
 
@@ -198,6 +231,8 @@ export class JsonlTail<T> {
 
   private reset(): void {
     this.offset = 0;
+    this.size = 0;
+    this.behind = false;
     this.ino = -1;
     this.items = [];
     this.bad = 0;

@@ -71,6 +71,23 @@ export class HostAllowList {
   }
 }
 
+/**
+ * The addresses a browser can open for a server bound to `bind`: the address itself, or, bound
+ * to every address (0.0.0.0, ::), loopback first and then this machine's other addresses
+ * (a browser cannot open 0.0.0.0, and the host check would refuse it).
+ */
+export function browserAddresses(bind: string): string[] {
+  const h = canonical(bind);
+  if (!WILDCARD.has(h)) return [h];
+  const v6 = h === '::';
+  const others: string[] = [];
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? [])
+      if (!a.internal && (a.family === 'IPv4' || (v6 && !a.address.startsWith('fe80'))))
+        others.push(canonical(a.address));
+  return ['127.0.0.1', ...new Set(others)];
+}
+
 function localAddresses(): Set<string> {
   const out = new Set<string>();
   for (const list of Object.values(os.networkInterfaces()))

@@ -3,6 +3,7 @@
  * parents, what the gate did with it and whether it is in the pool, for the dashboard's tree.
  */
 import { LineageFileSchema, type LineageFile } from '../run/records.ts';
+import { decisionOf, type Decision } from './decision.ts';
 import { parseJsonFile } from './file-cache.ts';
 import type { RunDir } from '../run/layout.ts';
 
@@ -11,7 +12,7 @@ export interface LineageView {
   pool: boolean;
   members: string[];
   /** Without the per-item scores and edits: the tree needs neither. */
-  nodes: Omit<LineageFile['nodes'][number], 'item_scores' | 'edits'>[];
+  nodes: (Omit<LineageFile['nodes'][number], 'item_scores' | 'edits'> & { decision: Decision })[];
   problems: string[];
 }
 
@@ -26,7 +27,7 @@ export function readLineage(run: RunDir): LineageView {
   return {
     pool: true,
     members: read.value.members,
-    nodes: read.value.nodes.map(({ item_scores: _s, edits: _e, ...n }) => n),
+    nodes: read.value.nodes.map(({ item_scores: _s, edits: _e, ...n }) => ({ ...n, decision: decisionOf(n.action) })),
     problems: [],
   };
 }

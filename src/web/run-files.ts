@@ -6,10 +6,11 @@
 import { z } from 'zod';
 import type { RunDir } from '../run/layout.ts';
 import type { HistoryRecord, StageUsage } from '../run/records.ts';
+import { decisionOf, type Decision } from './decision.ts';
 import { parseJsonFile } from './file-cache.ts';
 import { emptyUsage, type EpochEvent, type UsageTotals } from './run-state.ts';
 import { listInside } from './safe-path.ts';
-import { resultRows } from './trajectories.ts';
+import { resultRows } from './results-index.ts';
 
 const AnyObject = z.record(z.string(), z.unknown());
 
@@ -19,12 +20,15 @@ const TestBucketsSchema = z.record(
   z.object({ total: z.number().optional(), hard_acc: z.number().optional(), hard: z.number().optional() }).loose(),
 );
 
+/** A slow update's or meta skill's result file (or its event), with what it decided. */
+export type EpochResult = Record<string, unknown> & { action?: string; decision?: Decision };
+
 export interface EpochInfo {
   epoch: number;
   /** Last step of the epoch, from the step records. */
   lastStep?: number;
-  slowUpdate?: Record<string, unknown> & { action?: string };
-  metaSkill?: Record<string, unknown> & { action?: string };
+  slowUpdate?: EpochResult;
+  metaSkill?: EpochResult;
 }
 
 export interface TestRow {
@@ -116,6 +120,9 @@ export function readEpochs(run: RunDir, records: HistoryRecord[], events: EpochE
     const key = e.kind === 'slow_update' ? 'slowUpdate' : 'metaSkill';
     info[key] ??= { action: e.action, detail: e.detail };
   }
+  for (const info of byEpoch.values())
+    for (const result of [info.slowUpdate, info.metaSkill])
+      if (result && typeof result.action === 'string') result.decision = decisionOf(result.action);
   return [...byEpoch.values()].sort((a, b) => a.epoch - b.epoch);
 }
 

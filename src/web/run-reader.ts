@@ -28,19 +28,18 @@ import {
   type TestRow,
 } from './run-files.ts';
 import { WATCHED } from './live.ts';
+import { runStatus, type RunStatus } from './run-status.ts';
+import { stepRow, type StepRow } from './step-rows.ts';
 import type { RunLocation } from './roots.ts';
 import {
   CallFold,
   EventFold,
   emptyUsage,
-  lockHolderAlive,
   parseCall,
   parseEvent,
   type LiveStage,
   type UsageTotals,
 } from './run-state.ts';
-
-export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped' | 'interrupted' | 'incomplete';
 
 const AnyObject = z.record(z.string(), z.unknown());
 const AnyList = z.array(z.unknown());
@@ -73,60 +72,6 @@ export interface RunOverview {
   problems: string[];
 }
 
-/** The fields of a step record the dashboard draws. */
-export type StepRow = { candidate_gate_upper_bound?: number } & Pick<
-  HistoryRecord,
-  | 'step'
-  | 'epoch'
-  | 'action'
-  | 'rollout_hard'
-  | 'rollout_soft'
-  | 'rollout_n'
-  | 'rollout_errors'
-  | 'selection_hard'
-  | 'selection_soft'
-  | 'candidate_gate_score'
-  | 'gate_metric'
-  | 'current_score'
-  | 'best_score'
-  | 'best_step'
-  | 'edit_budget'
-  | 'timing'
-  | 'tokens'
-  | 'gate'
-  | 'edit_apply_summary'
-  | 'n_edits_merged'
-  | 'n_edits_ranked'
-  | 'skill_len'
-  | 'wall_time_s'
->;
-const ROW_KEYS: (keyof StepRow & string)[] = [
-  'step',
-  'epoch',
-  'action',
-  'rollout_hard',
-  'rollout_soft',
-  'rollout_n',
-  'rollout_errors',
-  'selection_hard',
-  'selection_soft',
-  'candidate_gate_score',
-  'candidate_gate_upper_bound',
-  'gate_metric',
-  'current_score',
-  'best_score',
-  'best_step',
-  'edit_budget',
-  'timing',
-  'tokens',
-  'gate',
-  'edit_apply_summary',
-  'n_edits_merged',
-  'n_edits_ranked',
-  'skill_len',
-  'wall_time_s',
-];
-
 export interface RunDetail extends RunOverview {
   config?: Record<string, unknown>;
   baselineSelection: number | null;
@@ -136,6 +81,8 @@ export interface RunDetail extends RunOverview {
   logs: { time: string; level: string; message: string }[];
   /** `evaluation.transfer_targets`: the initial and best skills on each other target. */
   transfer?: Transfer;
+  /** The run keeps a pool of candidate skills (`optimizer.pool_size` above 1, or a lineage file). */
+  pool: boolean;
 }
 
 function mtime(file: string): number {
@@ -218,17 +165,7 @@ export class RunReader {
     const times = this.eventFold.stepTimes;
     return this.history()
       .records.filter((r) => r.step > since)
-      .map((r) => {
-        const row: Record<string, unknown> = {};
-        for (const k of ROW_KEYS) if (r[k] !== undefined) row[k] = r[k];
-        // Wall-clock times are in the event log (our history.json leaves them out to stay reproducible).
-        const t = times.get(r.step);
-        if (t) {
-          row.timing ??= t.timing;
-          row.wall_time_s ??= t.seconds;
-        }
-        return row as StepRow;
-      });
+      .map((r) => stepRow(r, times.get(r.step)));
   }
 
   /** The gate's decision at a step as the event log has it (scores before the decision). */
@@ -258,7 +195,10 @@ export class RunReader {
     if (sumProblem) problems.push(sumProblem);
     if (this.events.bad > 0)
       problems.push(`${this.run.events}: ${this.events.bad} line(s) are not events and were skipped`);
-    for (const tail of [this.events, this.calls]) if (tail.problem) problems.push(tail.problem);
+    for (const tail of [this.events, this.calls]) {
+      if (tail.problem) problems.push(tail.problem);
+      if (tail.reading) problems.push(tail.reading);
+    }
     const lockProblem = this.lock.problem();
     if (lockProblem) problems.push(lockProblem);
 
@@ -272,7 +212,7 @@ export class RunReader {
       fold.started?.total_steps ??
       desc.totalSteps ??
       (desc.epochs && desc.stepsPerEpoch ? desc.epochs * desc.stepsPerEpoch : undefined);
-    const { status, detail } = this.status(runtime, summary, layout);
+    const { status, detail } = runStatus(this.eventFold, runtime, summary, layout, this.lock.value());
     const finished = fold.ended?.type === 'run_finished' ? fold.ended : undefined;
 
     return {
@@ -308,48 +248,6 @@ export class RunReader {
     };
   }
 
-  private status(
-    runtime: z.infer<typeof RuntimeStateSchema> | undefined,
-    summary: unknown,
-    layout: 'skillopt' | 'python',
-  ): { status: RunStatus; detail?: string } {
-    const ended = this.eventFold.ended;
-    const endedStatus =
-      ended?.type === 'run_finished'
-        ? 'finished'
-        : ended?.type === 'run_stopped'
-          ? 'stopped'
-          : ended?.type === 'run_failed'
-            ? 'failed'
-            : undefined;
-    const resumeWith =
-      ended && 'resume_command' in ended && ended.resume_command ? `; to resume: ${ended.resume_command}` : '';
-    const detail =
-      ended?.type === 'run_stopped'
-        ? `${ended.reason}: ${ended.message}${resumeWith}`
-        : ended?.type === 'run_failed'
-          ? `${ended.message}${resumeWith}`
-          : undefined;
-    const declared = runtime?.status ?? endedStatus;
-    if (declared && declared !== 'running') return { status: declared, detail };
-    if (declared === 'running' || (this.eventFold.started && !ended)) {
-      if (lockHolderAlive(this.lock.value())) return { status: 'running' };
-      const resume = this.eventFold.started?.resume_command;
-      return {
-        status: 'interrupted',
-        detail: `the training process is gone without finishing; resume it with: ${resume ?? 'the same command and --resume <this run directory>'}`,
-      };
-    }
-    if (summary) return { status: 'finished' };
-    return {
-      status: 'incomplete',
-      detail:
-        layout === 'python'
-          ? 'no summary.json: still running, or stopped before the end'
-          : 'no summary.json and no event log',
-    };
-  }
-
   private usage(summary: z.infer<typeof SummarySchema> | undefined, records: HistoryRecord[]): Usage {
     if (this.hasLedger()) return { ...this.callFold.total, source: 'calls' };
     const totals = emptyUsage();
@@ -380,6 +278,7 @@ export class RunReader {
       usageByStage: this.hasLedger() ? this.callFold.byPurpose : stageUsageFromFiles(summary?.token_summary, records),
       logs: this.eventFold.logs.slice(-30),
       ...(summary?.transfer ? { transfer: summary.transfer } : {}),
+      pool: this.hasPool(),
     };
   }
 
@@ -404,6 +303,12 @@ export class RunReader {
   budget(): Record<string, number> | undefined {
     const budget = (this.config.value()?.config as { budget?: unknown } | undefined)?.budget;
     return budget && typeof budget === 'object' ? (budget as Record<string, number>) : undefined;
+  }
+
+  private hasPool(): boolean {
+    const size = (this.config.value()?.config as { optimizer?: { pool_size?: unknown } } | undefined)?.optimizer
+      ?.pool_size;
+    return (typeof size === 'number' && size > 1) || isFileInside(this.run.root, this.run.path('pool', 'lineage.json'));
   }
 
   /** Whether the run has a call ledger that reads (then its totals are exact). */

@@ -29,7 +29,8 @@ export function realDir(dir: string): string {
   }
 }
 
-function within(base: string, p: string): boolean {
+/** `p` is `base` or lies below it (both real paths). */
+export function within(base: string, p: string): boolean {
   return p === base || p.startsWith(base.endsWith(path.sep) ? base : base + path.sep);
 }
 

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { UserError } from '../errors.ts';
 import { ActionAccess } from './actions/access.ts';
-import { defaultConfigRoots } from './actions/config-roots.ts';
+import { ConfigRoots, defaultConfigRoots } from './actions/config-roots.ts';
 import type { Jobs } from './actions/jobs.ts';
 import { createDashboardApp } from './app.ts';
 import type { DiffPool } from './diff-pool.ts';
-import { HostAllowList, isLoopback } from './hosts.ts';
+import { HostAllowList, browserAddresses, isLoopback } from './hosts.ts';
 
 export interface DashboardOptions {
   roots: string[];
@@ -30,7 +30,10 @@ export interface DashboardOptions {
 }
 
 export interface RunningDashboard {
+  /** An address a browser on this machine can open. */
   url: string;
+  /** Every address a browser can open: `url` first, then this machine's others when it listens on all of them. */
+  urls: string[];
   hosts: HostAllowList;
   diffs: DiffPool;
   access: ActionAccess;
@@ -52,7 +55,8 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
     allowActions: opts.allowActions,
     ...(opts.log ? { log: opts.log } : {}),
   });
-  const configRoots = opts.configRoots ?? defaultConfigRoots();
+  // Each directory once, however it was reached (configs/ here is the package's own in a checkout).
+  const configRoots = new ConfigRoots(opts.configRoots ?? defaultConfigRoots()).roots.map((r) => r.given);
   const program = opts.program ?? (await import('../run/resume-command.ts')).programName();
   const { app, watcher, diffs, jobs } = createDashboardApp({
     roots: opts.roots,
@@ -76,9 +80,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
   // sent on a connection the server is closing at that moment fails with a reset).
   (server as unknown as { keepAliveTimeout: number }).keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const urls = browserAddresses(opts.host).map((a) => `http://${a.includes(':') ? `[${a}]` : a}:${port}/`);
   return {
-    url: `http://${host}:${port}/`,
+    url: urls[0]!,
+    urls,
     hosts,
     diffs,
     access,
@@ -107,16 +112,20 @@ export async function serveDashboard(opts: DashboardOptions): Promise<void> {
     );
   }
   // One write: whoever waits for the address has the rest with it.
+  const others = dash.urls.slice(1);
   const lines = [
     `skillopt dashboard: ${dash.url}  (runs from ${opts.roots.join(', ')}${opts.sleepStateDir ? `, Sleep nights from ${opts.sleepStateDir}` : ''}; Ctrl-C to stop)`,
   ];
+  if (others.length) lines.push(`also at: ${others.join(', ')}`);
   if (!dash.access.enabled) lines.push(`actions are off: ${dash.access.disabledReason}`);
   else {
     lines.push(
       `actions: launch, stop, resume and evaluate runs from the page (configs from ${dash.configRoots.join(', ')}; new runs under ${opts.roots[0]})`,
     );
     if (dash.access.tokenFromUser)
-      lines.push(`actions token: ${dash.access.token}  (open ${dash.url}?token=${dash.access.token})`);
+      lines.push(
+        `actions token: ${dash.access.token}  (open ${dash.urls.map((u) => `${u}?token=${dash.access.token}`).join(' or ')})`,
+      );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   await new Promise<void>((resolve) => {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { HistoryRecord } from '../run/records.ts';
+import { decisionOf, type Decision } from './decision.ts';
 import { parseJsonFile } from './file-cache.ts';
 import type { RunReader } from './run-reader.ts';
 import { isFileInside, listInside } from './safe-path.ts';
@@ -55,6 +56,7 @@ export interface StepView {
    */
   gate?: {
     action: string;
+    decision: Decision;
     metric?: string;
     candidate?: number | null;
     /** When the gate stopped early (a reject was certain): the most the candidate could have scored. */
@@ -194,6 +196,7 @@ export function stepView(reader: RunReader, step: number): StepView {
     gate: record
       ? {
           action: record.action,
+          decision: decisionOf(record.action),
           metric: record.gate_metric,
           candidate: record.candidate_gate_score,
           // A gate that stopped early knows only the most the candidate could have scored.

@@ -2,49 +2,48 @@
  * Rollouts of a run: the directories that hold them (a step's training batch and selection
  * evaluation, the baseline and test evaluations, the epoch-boundary comparisons), a page of
  * results filtered by outcome and task type, and one trajectory in full (its result line and
- * its conversation). A `results.jsonl` is indexed once and then read only where it grew.
+ * its conversation), through the index of each `results.jsonl` (results-index.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { RolloutResultSchema, type RolloutResult } from '../run/records.ts';
 import type { RunDir } from '../run/layout.ts';
 import { EVALS_DIR } from './evals.ts';
-import { JsonlTail, readTextCapped } from './file-cache.ts';
-import { HttpError, isFileInside, listInside, openInside, readAt, resolveInside } from './safe-path.ts';
+import { readTextCapped } from './file-cache.ts';
+import {
+  expectedOf,
+  indexOf,
+  NO_TYPE,
+  outcomeOf,
+  resultRows,
+  type Outcome,
+  type ResultsIndex,
+  type TrajectoryRow,
+  typeOf,
+} from './results-index.ts';
+import { HttpError, isFileInside, listInside, resolveInside } from './safe-path.ts';
 
 const MAX_CONVERSATION_BYTES = 8 << 20;
-const MAX_PAGE = 200;
+/** A result line larger than this is shown with its texts cut, and says so. */
+const MAX_RESULT_BYTES = 2 << 20;
+const MAX_TEXT_CHARS = 64 << 10;
 
-export type Outcome = 'pass' | 'fail' | 'error';
+/** A copy of `v` with every string longer than MAX_TEXT_CHARS cut, marked where it was cut. */
+function clipTexts(v: unknown): unknown {
+  if (typeof v === 'string')
+    return v.length > MAX_TEXT_CHARS
+      ? `${v.slice(0, MAX_TEXT_CHARS)}… [${v.length - MAX_TEXT_CHARS} more characters]`
+      : v;
+  if (Array.isArray(v)) return v.map(clipTexts);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clipTexts(x)]));
+  return v;
+}
+const MAX_PAGE = 200;
 
 export interface RolloutDirInfo {
   /** Relative to the run directory. */
   dir: string;
   label: string;
   count: number;
-}
-
-/** Where a result line is in results.jsonl, to read it again alone. */
-interface LineAt {
-  offset: number;
-  length: number;
-}
-
-export interface TrajectoryRow {
-  /** Position in results.jsonl (several samples of one item share an id). */
-  n: number;
-  id: string;
-  outcome: Outcome;
-  hard: number;
-  soft: number;
-  /** '' when the result has no task type. */
-  type: string;
-  sample?: number;
-  task?: string;
-  predicted?: string;
-  expected?: string;
-  fail_reason?: string;
-  error?: string;
 }
 
 const LABELS: Record<string, string> = {
@@ -58,155 +57,6 @@ const LABELS: Record<string, string> = {
   rollout_prev: 'previous epoch skill',
   rollout_curr: 'current epoch skill',
 };
-
-function clip(text: string | undefined, max: number): string | undefined {
-  return text !== undefined && text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-/** Pass means a hard score above zero (as the original's comparisons count it); errors are not scored. */
-export function outcomeOf(r: Pick<RolloutResult, 'hard' | 'error'>): Outcome {
-  if (r.error) return 'error';
-  return r.hard > 0 ? 'pass' : 'fail';
-}
-
-/** A value shown as text: a list of answers one after the other, anything else not a string as JSON. */
-function asText(v: unknown): string | undefined {
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v === 'string') return v;
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(' | ');
-  return JSON.stringify(v);
-}
-
-/**
- * The expected answer, under the name each environment gives it: ours `expected`; of the
- * original's environments, SearchQA `gold_answers` (a list), DocVQA `gold_answer`, OfficeQA
- * `ground_truth`, LiveMathematicianBench `correct_label` and `correct_text`.
- */
-export function expectedOf(r: RolloutResult): string | undefined {
-  const x = r as Record<string, unknown>;
-  const mcq = asText(x.correct_label) && [asText(x.correct_label), asText(x.correct_text)].filter(Boolean).join('. ');
-  return (
-    asText(r.expected) ??
-    asText(x.gold_answers) ??
-    asText(x.gold_answer) ??
-    asText(x.ground_truth) ??
-    mcq ??
-    asText(x.reference_answer)
-  );
-}
-
-/** The task type; '' when the result has none (the original's SearchQA writes none). */
-function typeOf(r: RolloutResult): string {
-  const t = r.task_type ?? (r as Record<string, unknown>).instruction_type;
-  return typeof t === 'string' ? t : '';
-}
-
-/** The `type` filter value that selects the results without a task type. */
-export const NO_TYPE = '-';
-
-function toRow(r: RolloutResult, n: number): TrajectoryRow {
-  const x = r as Record<string, unknown>;
-  return {
-    n,
-    id: r.id,
-    outcome: outcomeOf(r),
-    hard: r.hard,
-    soft: r.soft,
-    type: typeOf(r),
-    sample: r.sample,
-    task: clip(asText(r.task ?? x.question ?? x.task_description), 240),
-    predicted: clip(asText(r.predicted_answer ?? x.answer), 160),
-    expected: clip(expectedOf(r), 160),
-    fail_reason: clip(asText(r.fail_reason), 240),
-    error: r.error ? `${r.error.kind}: ${r.error.message}` : undefined,
-  };
-}
-
-/** The index of one results.jsonl. */
-class ResultsIndex {
-  private readonly rows: TrajectoryRow[] = [];
-  /** Parallel to rows. */
-  readonly lines: LineAt[] = [];
-  private readonly tail: JsonlTail<{ r: RolloutResult; at: LineAt }>;
-
-  constructor(
-    readonly base: string,
-    readonly file: string,
-  ) {
-    this.tail = new JsonlTail(
-      base,
-      file,
-      (line, at) => {
-        const p = RolloutResultSchema.safeParse(line);
-        return p.success ? { r: p.data, at } : undefined;
-      },
-      {
-        item: ({ r, at }) => {
-          this.rows.push(toRow(r, this.rows.length));
-          this.lines.push(at);
-        },
-        reset: () => {
-          this.rows.length = 0;
-          this.lines.length = 0;
-        },
-      },
-    );
-  }
-
-  /** The full result of the `n`th row, read from its place in the file. */
-  result(n: number): RolloutResult | undefined {
-    this.all();
-    const at = this.lines[n];
-    if (!at) return undefined;
-    const open = openInside(this.base, this.file);
-    if (!open) return undefined;
-    let buf: Buffer;
-    try {
-      buf = readAt(open.fd, at.length, at.offset);
-    } finally {
-      fs.closeSync(open.fd);
-    }
-    try {
-      const parsed = RolloutResultSchema.safeParse(JSON.parse(buf.toString('utf8')));
-      return parsed.success ? parsed.data : undefined;
-    } catch {
-      return undefined; // the file changed under the index; the next listing re-reads it
-    }
-  }
-
-  all(): TrajectoryRow[] {
-    this.tail.refresh();
-    return this.rows;
-  }
-
-  get bad(): number {
-    return this.tail.bad;
-  }
-
-  /** Why the file is not read (outside the run directory, not a regular file), when it is not. */
-  get problem(): string | undefined {
-    return this.tail.problem;
-  }
-}
-
-/** Indexes shared by every request, one per results.jsonl, the least recently used dropped first. */
-const indexes = new Map<string, ResultsIndex>();
-const MAX_INDEXES = 64;
-
-function indexOf(base: string, file: string): ResultsIndex {
-  const key = `${base}\0${file}`;
-  let idx = indexes.get(key);
-  if (idx) indexes.delete(key);
-  else idx = new ResultsIndex(base, file);
-  indexes.set(key, idx);
-  if (indexes.size > MAX_INDEXES) indexes.delete(indexes.keys().next().value!);
-  return idx;
-}
-
-/** The rows of a results.jsonl of the run in `base` (none when it is missing or refused). */
-export function resultRows(base: string, file: string): TrajectoryRow[] {
-  return indexOf(base, file).all();
-}
 
 function subdirs(run: RunDir, dir: string): string[] {
   return listInside(run.root, dir)
@@ -291,6 +141,8 @@ export interface TrajectoryPage {
   /** Lines of results.jsonl that are not rollout results. */
   bad: number;
   rows: TrajectoryRow[];
+  /** While a large results.jsonl is still being indexed: how far (the rows are those read so far). */
+  reading?: string;
 }
 
 export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQuery): TrajectoryPage {
@@ -323,6 +175,7 @@ export function trajectoryPage(runReal: string, rel: string, query: TrajectoryQu
     types,
     bad: index.bad,
     rows: matches.slice(offset, offset + limit),
+    ...(index.reading ? { reading: index.reading } : {}),
   };
 }
 
@@ -338,18 +191,29 @@ export interface TrajectoryDetail {
   /** The parsed conversation.json, or its text when it is not JSON. */
   conversation?: unknown;
   conversationNote?: string;
+  /** When the result line is too large to show whole: its size, and that its long texts are cut. */
+  resultNote?: string;
   /** Other files of the item's prediction directory (prompts, traces), by name. */
   files: string[];
 }
 
 /** One trajectory: its full result line (the `n`th of results.jsonl) and its conversation. */
 export function trajectoryDetail(runReal: string, rel: string, n: number): TrajectoryDetail {
-  const result = rolloutIndex(runReal, rel).result(n);
-  if (!result) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
+  const index = rolloutIndex(runReal, rel);
+  const full = index.result(n);
+  if (!full) throw new HttpError(404, `no trajectory number ${n} in ${rel}/results.jsonl`);
+  const bytes = index.lineBytes(n) ?? 0;
+  const tooLarge = bytes > MAX_RESULT_BYTES;
+  const result = tooLarge ? (clipTexts(full) as typeof full) : full;
   const detail: TrajectoryDetail = {
     dir: rel,
     n,
     result: result as Record<string, unknown>,
+    ...(tooLarge
+      ? {
+          resultNote: `this result line is ${(bytes / (1 << 20)).toFixed(1)} MB, more than the ${MAX_RESULT_BYTES >> 20} MB shown whole: each text in it is cut to its first ${MAX_TEXT_CHARS >> 10}k characters (the whole line is line ${n + 1} of ${rel}/results.jsonl)`,
+        }
+      : {}),
     outcome: outcomeOf(result),
     expected: expectedOf(result),
     type: typeOf(result),

@@ -90,6 +90,9 @@ describe('actions in the browser', () => {
   async function chooseConfig(id: string) {
     await page.goto(`${dash.url}#/new`);
     await page.waitForSelector(`#config option[value="${id}"]`, { state: 'attached' });
+    // Before a config is chosen: a word of what to do, no empty panels.
+    assert.equal(await page.locator('#pick-config').count(), 1);
+    assert.deepEqual([await page.isVisible('.config-view'), await page.isVisible('#plan-panel')], [false, false]);
     await page.selectOption('#config', id);
     await page.waitForSelector('#resolved');
   }
@@ -124,16 +127,15 @@ describe('actions in the browser', () => {
     runId = decodeURIComponent(/#\/run\/([^/?]+)/.exec(page.url())![1]!);
     assert.match(runId, /^0\/sim\/\d{8}_\d{6}$/);
     const dir = path.join(runs, runId.slice(2));
-    // The exact command the page showed is the one that runs.
-    assert.equal(
-      (await page.textContent('#run-actions pre.command'))?.replace(/ --out \S+/, ''),
-      command.replace(/ --out \S+/, ''),
-    );
+    // The exact command the page showed is the one that runs, its run directory included.
+    assert.equal(await page.textContent('#run-actions pre.command'), command);
     await page.evaluate(() => ((globalThis as unknown as Win).__samePage = true));
     // Live: the stage being run shows in the header, pushed by the server.
     await page.waitForSelector('#run-head .stage', { timeout: 30_000 });
     await page.click('#stop');
     await waitForText(page, '#run-head .badge', 'stopped');
+    // The stop asked for reads as a stop that can be resumed, not as a failure (exit 130).
+    await waitForText(page, '#run-actions .job[data-state="exited"] .badge', 'stopped: resumable');
     const stoppedAt = JSON.parse(fs.readFileSync(path.join(dir, 'history.json'), 'utf8')).length;
     assert.ok(stoppedAt < 6, `stopped before the end (after ${stoppedAt} of 6 steps)`);
     assert.equal(
@@ -217,6 +219,10 @@ describe('actions in the browser', () => {
     assert.equal(dash.jobs!.list().length, jobs, 'no process started');
     assert.equal(fs.readdirSync(runs, { recursive: true }).length, before, 'nothing written');
     assert.match(page.url(), /#\/new$/);
+    // A new error in the form: the refused checks of the earlier form are gone.
+    await page.fill('#extra', 'train.no_such_key=1');
+    await page.waitForSelector('#config-error');
+    assert.equal(await page.locator('#launch-refused').count(), 0);
     assert.deepEqual(pageErrors, []);
   });
 

@@ -240,6 +240,40 @@ describe('dashboard API on the fixture runs', () => {
     assert.equal(badOutcome.status, 400);
   });
 
+  it('says what each step, slow update and step page decided, so the page reads no action spellings', async () => {
+    const { body: history } = await get(`/api/history?${q({ run: '0/finished-run' })}`);
+    assert.deepEqual(
+      history.rows.map((r: Json) => [r.action, r.decision.outcome, r.decision.kind, r.decision.newBest]),
+      history.rows.map((r: Json) => [
+        r.action,
+        r.action.startsWith('accept') || r.action === 'force_accept'
+          ? 'accepted'
+          : r.action === 'reject'
+            ? 'rejected'
+            : 'skipped',
+        r.action,
+        r.action === 'accept_new_best',
+      ]),
+    );
+    assert.deepEqual(
+      new Set(history.rows.map((r: Json) => r.decision.outcome)),
+      new Set(['accepted', 'rejected', 'skipped']),
+    );
+    const { body: run } = await get(`/api/run?${q({ run: '0/finished-run' })}`);
+    assert.deepEqual(
+      run.epochs.map((e: Json) => e.slowUpdate?.decision),
+      [
+        { outcome: 'other', kind: 'inject_placeholder', newBest: false, forced: false },
+        { outcome: 'accepted', kind: 'force_accept', newBest: false, forced: true },
+      ],
+    );
+    assert.equal(run.pool, false, 'a run without a candidate pool');
+    const { body: step } = await get(`/api/step?${q({ run: '0/finished-run', step: 5 })}`);
+    assert.deepEqual(step.gate.decision, { outcome: 'rejected', kind: 'reject', newBest: false, forced: false });
+    const { body: python } = await get(`/api/step?${q({ run: '0/python-searchqa', step: 2 })}`);
+    assert.equal(python.gate.decision.outcome, 'rejected');
+  });
+
   it('reads a run directory of the original Python SkillOpt', async () => {
     const { body } = await get(`/api/run?${q({ run: '0/python-searchqa' })}`);
     assert.equal(body.layout, 'python');
@@ -517,6 +551,21 @@ describe('dashboard API on broken and unfinished runs', () => {
     const { body } = await client([root])(`/api/runs`);
     assert.equal(body.runs[0].status, 'stopped');
     assert.equal(body.runs[0].statusDetail, 'budget: spent $5.01 of budget.max_usd 5');
+  });
+
+  it('says the reason of an interrupted run once, with the command that resumes it', async () => {
+    const { root, dir } = copyFixture('finished-run', 'interrupted');
+    rewindToRunning(dir, 3);
+    fs.rmSync(path.join(dir, 'run.lock'));
+    const rs = JSON.parse(fs.readFileSync(path.join(dir, 'runtime_state.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'runtime_state.json'), JSON.stringify({ ...rs, status: 'stopped' }));
+    const message = 'interrupted: the calls that finished are saved; the run resumes after step 3';
+    fs.appendFileSync(
+      path.join(dir, 'events.jsonl'),
+      `${JSON.stringify({ time: new Date().toISOString(), type: 'run_stopped', reason: 'interrupted', message, resume_command: 'skillopt train --resume x' })}\n`,
+    );
+    const { body } = await client([root])(`/api/runs`);
+    assert.equal(body.runs[0].statusDetail, `${message}; to resume: skillopt train --resume x`);
   });
 
   it('reports a run root that does not exist instead of failing', async () => {

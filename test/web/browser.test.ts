@@ -1,3 +1,4 @@
+import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -163,6 +164,19 @@ describe('the dashboard in a browser', () => {
     assert.equal(s.best, 7);
     assert.equal(await page.locator('#steps tbody tr').count(), 6);
     assert.equal(await page.locator('#steps tbody tr[data-step="2"] td:nth-child(5)').textContent(), '≤ 0.500');
+    // A run without a candidate pool has no Candidates tab; a legend says no step while the cursor is off the chart.
+    assert.deepEqual(await page.$$eval('.tabs a', (as) => as.map((a) => a.textContent)), [
+      'Overview',
+      'Skills',
+      'Evaluations',
+      'Config',
+    ]);
+    const legends = await page.$$eval('.u-legend', (ls) =>
+      // biome-ignore lint/performance/useDomNodeTextContent: what is shown is the point, hidden labels left out
+      ls.map((l) => (l as unknown as { innerText: string }).innerText),
+    );
+    assert.equal(legends.length, 6);
+    for (const l of legends) assert.doesNotMatch(l, /step/);
     assert.equal(await page.locator('#tests tbody tr').count(), 6);
     assert.equal(await page.locator('#epochs tbody tr').count(), 2);
     await page.screenshot({ path: screenshotPath('dashboard-run.png'), fullPage: true });

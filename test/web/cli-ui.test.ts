@@ -109,8 +109,19 @@ describe('skillopt ui', () => {
     const ui = await startUiProcess(['--runs', FIXTURES, '--host', '0.0.0.0', '--allow-actions']);
     const port = new URL(ui.url).port;
     try {
-      const token = /actions token: (\S+) {2}\(open http:\/\/0\.0\.0\.0:\d+\/\?token=\1\)/.exec(ui.output())?.[1];
+      const token = /actions token: (\S+) {2}\(open http:\/\/127\.0\.0\.1:\d+\/\?token=\1[ )]/.exec(ui.output())?.[1];
       assert.ok(token, ui.output());
+      // Every address printed is one a browser can open, and the dashboard answers it (0.0.0.0 is neither).
+      const printed = [...ui.output().matchAll(/http:\/\/[^\s/]+\//g)].map((m) => m[0]);
+      assert.ok(printed.length >= 2, ui.output());
+      for (const url of printed) {
+        assert.doesNotMatch(url, /0\.0\.0\.0|\[::\]/);
+        assert.equal((await fetch(`${url}api/ping`)).status, 200, url);
+      }
+      // The config roots are each named once (configs/ here is the package's own).
+      const roots = /configs from ([^;]+);/.exec(ui.output())?.[1]?.split(', ') ?? [];
+      assert.ok(roots.length > 0, ui.output());
+      assert.equal(new Set(roots).size, roots.length, ui.output());
       const ask = async (headers: Record<string, string>) =>
         (await (await fetch(`http://127.0.0.1:${port}/api/actions`, { headers })).json()) as {
           enabled: boolean;

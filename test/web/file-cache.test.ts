@@ -51,7 +51,24 @@ describe('JsonlTail', () => {
     const lines = Array.from({ length: 40000 }, (_, i) => JSON.stringify({ i, pad: 'ü'.repeat(i % 50) }));
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
     assert.ok(fs.statSync(file).size > 2 * (1 << 20), 'larger than two read buffers of 1 MiB');
-    const got = new JsonlTail(base, file, (l) => (l as { i: number }).i).refresh();
+    const got = new JsonlTail(base, file, (l) => (l as { i: number }).i, undefined, Infinity).refresh();
+    assert.equal(got.length, 40000);
+    assert.ok(got.every((v, i) => v === i));
+  });
+
+  it('reads a large file a step at a time, saying how far it is, and every line once in order', async () => {
+    const base = fs.realpathSync(tmpDir());
+    const file = path.join(base, 'big.jsonl');
+    const lines = Array.from({ length: 40000 }, (_, i) => JSON.stringify({ i, pad: 'ü'.repeat(i % 50) }));
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const tail = new JsonlTail(base, file, (l) => (l as { i: number }).i, undefined, 1 << 20);
+    const first = tail.refresh().length;
+    assert.ok(first > 0 && first < 40000, `the first step read ${first} lines`);
+    assert.match(tail.reading!, /reading .*big\.jsonl: 1\.0 MB of \d\.\d MB so far/);
+    // The rest is read after other work has had its turn, without another refresh asked for.
+    for (let i = 0; i < 100 && tail.reading; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(tail.reading, undefined);
+    const got = tail.refresh();
     assert.equal(got.length, 40000);
     assert.ok(got.every((v, i) => v === i));
   });

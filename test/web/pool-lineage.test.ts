@@ -119,6 +119,7 @@ describe('the dashboard on a pool run with the paired gate and transfer', () => 
       );
       await page.goto(`${dash.url}#/run/${encodeURIComponent(run)}`);
       await page.waitForSelector('#transfer tbody tr[data-target="sim:sim-2"]');
+      assert.equal(await page.locator('.tabs a', { hasText: 'Candidates' }).count(), 1);
       const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
       const cells = await page.$$eval('#transfer tbody tr td', (tds) =>
         tds.map((td) => (td as unknown as { firstChild: { textContent: string } }).firstChild.textContent),

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { HttpError, isFileInside, realDir, resolveInside } from '../safe-path.ts';
+import { HttpError, isFileInside, realDir, resolveInside, within } from '../safe-path.ts';
 
 /** The configs shipped with skillopt (the sim demo among them). */
 export const PACKAGE_CONFIGS = path.resolve(import.meta.dirname, '../../../configs');
@@ -78,6 +78,25 @@ export class ConfigRoots {
       else if (e.isFile() && YAML.test(e.name))
         out.push({ id: `${root.index}/${child}`, root: root.given, rel: child });
     }
+  }
+
+  /** The root whose tree holds `file` (its real path, symlinks resolved), if any. */
+  rootOf(file: string): ConfigRoot | undefined {
+    let real: string;
+    try {
+      real = fs.realpathSync(file);
+    } catch {
+      return undefined;
+    }
+    return this.roots.find((r) => {
+      r.real = realDir(r.given);
+      return within(r.real, real) && real !== r.real;
+    });
+  }
+
+  /** The roots, as given, for messages. */
+  describe(): string {
+    return this.roots.map((r) => r.given).join(', ');
   }
 
   /** The file of a config id; refused unless it is a YAML file inside its root. */

@@ -1,15 +1,15 @@
 /**
  * Adopting a Sleep night's proposals, and rolling an adoption back, from the dashboard: the same
  * functions `skillopt sleep adopt` and `rollback` call (under the adoption lock, journaled, all or
- * nothing), for the night named by its id. Mounted after the access guard of `/api/action/*`.
+ * nothing), for the night named by its id. Mounted at `/api/action/night/`, behind the guard.
  */
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
 import { adopt, rollback } from '../../sleep/adoption/adopt.ts';
 import type { SleepNights } from '../nights.ts';
 import { HttpError } from '../safe-path.ts';
-import { body } from './routes.ts';
+import { body } from './request.ts';
 
 const NightBody = z.object({ night: z.string() }).strict();
 
@@ -23,14 +23,16 @@ function refusedAs409<T>(f: () => T): T {
   }
 }
 
-export function mountNightActions(app: Hono, nights: SleepNights): void {
-  app.post('/api/action/night/adopt', async (c) => {
+export function nightRoutes(nights: SleepNights): Hono {
+  const routes = new Hono();
+  routes.post('/adopt', async (c) => {
     const dir = nights.dirOf((await body(c, NightBody)).night);
     return c.json(refusedAs409(() => adopt(nights.stateDir, dir, undefined)));
   });
 
-  app.post('/api/action/night/rollback', async (c) => {
+  routes.post('/rollback', async (c) => {
     const dir = nights.dirOf((await body(c, NightBody)).night);
     return c.json(refusedAs409(() => rollback(nights.stateDir, dir)));
   });
+  return routes;
 }

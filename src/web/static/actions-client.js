@@ -1,6 +1,7 @@
+// @ts-check
 // Actions (launch, stop, resume, evaluate): the token the server hands to its own page (or that
 // the user brings, when the dashboard listens beyond loopback), and the calls that carry it.
-import { ApiError } from './util.js';
+import { api } from './util.js';
 
 const TOKEN_HEADER = 'x-skillopt-token';
 const STORE = 'skillopt-action-token';
@@ -23,8 +24,7 @@ export async function actionAccess() {
   if (access) return access;
   const known = tokenFromAddress();
   try {
-    const res = await fetch('/api/actions', { cache: 'no-store', headers: known ? { [TOKEN_HEADER]: known } : {} });
-    access = await res.json();
+    access = await api('actions', {}, { headers: known ? { [TOKEN_HEADER]: known } : {} });
   } catch (err) {
     access = { enabled: false, reason: `the server did not say whether actions are allowed (${err.message})` };
   }
@@ -38,34 +38,14 @@ export async function useToken(token) {
   return (await actionAccess()).enabled;
 }
 
-async function call(path, init) {
-  const { token } = await actionAccess();
-  const res = await fetch(`/api/action/${path}`, {
-    cache: 'no-store',
-    ...init,
-    headers: { ...init.headers, [TOKEN_HEADER]: token ?? '' },
-  });
-  let body;
-  try {
-    body = await res.json();
-  } catch {
-    throw new ApiError(res.status, `/api/action/${path}: the server answered ${res.status} without JSON`);
-  }
-  if (!res.ok) throw new ApiError(res.status, body?.error ?? `/api/action/${path}: ${res.status}`);
-  return body;
-}
+const tokenHeader = async () => ({ [TOKEN_HEADER]: (await actionAccess()).token ?? '' });
 
 /** A POST of an action with a JSON body. */
-export function act(path, body) {
-  return call(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body ?? {}),
-  });
+export async function act(path, body) {
+  return api(`action/${path}`, {}, { body: body ?? {}, headers: await tokenHeader() });
 }
 
 /** A read of the action API (configs, jobs, a run's actions). */
-export function actGet(path, params = {}) {
-  const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
-  return call(`${path}${q.size ? `?${q}` : ''}`, { method: 'GET', headers: {} });
+export async function actGet(path, params = {}) {
+  return api(`action/${path}`, params, { headers: await tokenHeader() });
 }

@@ -1,6 +1,7 @@
+// @ts-check
 // The dashboard page: a hash router over the views, and the live-update stream that tells the
 // view on screen when its run's files changed.
-import { errorBox, h, put } from './util.js';
+import { append, errorBox, h, put } from './util.js';
 import { RunsView } from './runs-view.js';
 import { RunView } from './run-view.js';
 import { StepView } from './step-view.js';
@@ -9,7 +10,8 @@ import { NewRunView } from './new-run-view.js';
 import { actionAccess } from './actions-client.js';
 import { NightView } from './nights-view.js';
 
-const viewEl = document.getElementById('view');
+// Both are in index.html.
+const viewEl = /** @type {HTMLElement} */ (document.getElementById('view'));
 let current = null;
 
 /** '#/run/<id>/step/3?x=1' → { parts: ['run', id, 'step', '3'], query } */
@@ -38,13 +40,14 @@ async function render() {
   current?.unmount?.();
   current = pick(route);
   const section = route.parts[0] === 'compare' || route.parts[0] === 'new' ? route.parts[0] : 'runs';
-  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === section);
+  for (const a of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-nav]')))
+    a.classList.toggle('active', a.dataset.nav === section);
   // Each page gets a box of its own: a page left before it finished loading fills its own
   // (detached) box, never the next page's.
   const box = h('div');
   put(viewEl, box);
   if (!current) {
-    box.append(errorBox({ status: 404, message: `no page at ${location.hash}` }));
+    append(box, errorBox({ status: 404, message: `no page at ${location.hash}` }));
     return;
   }
   try {
@@ -57,7 +60,7 @@ async function render() {
 window.addEventListener('hashchange', render);
 
 // Live updates: the server pushes 'runs' (the list changed) and 'run' (a run's files changed).
-const liveEl = document.getElementById('live');
+const liveEl = /** @type {HTMLElement} */ (document.getElementById('live'));
 function connect() {
   const es = new EventSource('/api/live');
   let connected = false;
@@ -75,7 +78,9 @@ function connect() {
   for (const type of ['runs', 'run']) {
     es.addEventListener(type, (e) => {
       const msg = JSON.parse(e.data);
-      window.__liveMessages = (window.__liveMessages ?? 0) + 1;
+      // Counted for the browser tests, which wait for a message to have arrived.
+      const w = /** @type {any} */ (window);
+      w.__liveMessages = (w.__liveMessages ?? 0) + 1;
       current?.onLive?.(msg);
     });
   }
@@ -87,6 +92,6 @@ function connect() {
 connect();
 // The New run link shows where actions are allowed.
 actionAccess().then((a) => {
-  if (a.enabled || a.needsToken) document.querySelector('[data-nav="new"]').hidden = false;
+  if (a.enabled || a.needsToken) /** @type {HTMLElement} */ (document.querySelector('[data-nav="new"]')).hidden = false;
 });
 render();

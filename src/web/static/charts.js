@@ -1,7 +1,11 @@
+// @ts-check
 // Charts on uPlot (served from the package, global `uPlot`): lines, point markers, bars and
 // stacked bars over the step axis, with epoch boundaries drawn as dashed lines. A chart keeps
 // its uPlot instance and takes new data in place, so live updates do not rebuild it.
-import { h, isNum } from './util.js';
+import { append, h, isNum } from './util.js';
+
+/** uPlot, loaded by index.html (a classic script, run before this module) as a global. */
+const uPlot = /** @type {any} */ (globalThis).uPlot;
 
 export const COLORS = {
   train: '#4c6ef5',
@@ -82,14 +86,16 @@ function epochPlugin(getLines) {
 export function createChart(parent, spec) {
   const box = h('div.chart', { dataset: { chart: spec.id ?? spec.title } }, h('div.title', spec.title));
   const holder = h('div');
-  box.append(holder);
-  parent.append(box);
+  append(box, holder);
+  append(parent, box);
   let u;
   let epochLines = [];
   let raw = [];
 
   const fmtY = spec.fmt ?? ((v) => (v == null ? '—' : Number.isInteger(v) ? String(v) : v.toFixed(3)));
-  const series = [{ label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) }];
+  // The legend names the step under the cursor, and nothing when there is none ("step: —" said
+  // nothing); the style sheet hides this entry's label.
+  const series = [{ label: 'step', value: (_u, v) => (v == null ? '' : `step ${v}`) }];
   spec.series.forEach((s, i) => {
     const base = { label: s.label, stroke: s.color, scale: s.scale ?? 'y', spanGaps: true };
     const value = spec.stacked
@@ -131,6 +137,7 @@ export function createChart(parent, spec) {
   // Stacked bars: the tallest (the total) is drawn first, each smaller sum over it.
   const order = spec.stacked ? spec.series.map((_, i) => spec.series.length - i) : null;
 
+  /** @type {any[]} */
   const axes = [
     { label: 'step', size: 36, gap: 2, grid: { stroke: '#eef0f4' }, incrs: STEP_INCRS },
     {
@@ -175,7 +182,7 @@ export function createChart(parent, spec) {
       plugins: [epochPlugin(() => epochLines)],
     };
     u = new uPlot(opts, data, holder);
-    box._uplot = u;
+    /** @type {any} */ (box)._uplot = u;
   }
 
   /** xs: step numbers; ys: one array per series (null where there is no value). */
@@ -204,6 +211,9 @@ export function createChart(parent, spec) {
       if (series) series.points.size = Math.max(3, (s.size ?? 9) * scale);
     });
     u.setData(data);
+    // uPlot spreads a single point over 0–100: the x scale is set to it, and its range adds half a
+    // step either side.
+    if (xs.length === 1) u.setScale('x', { min: xs[0], max: xs[0] });
     u.redraw(false, true);
   }
 

@@ -1,7 +1,8 @@
+// @ts-check
 // Two or more runs on one chart, by step: a selection score, the train batch score, or
 // cumulative tokens and cost.
 import { createChart, stageColor } from './charts.js';
-import { api, h, isNum, int, usd, debounce, errorBox, stepTokens, stepCost, put } from './util.js';
+import { api, append, debounce, errorBox, h, int, isNum, put, stepCost, stepTokens, usd } from './util.js';
 
 const METRICS = {
   best_score: { label: 'best selection score', y: (r) => r.best_score, range: [0, 1.02] },
@@ -13,6 +14,9 @@ const METRICS = {
 };
 
 export class CompareView {
+  /** @type {HTMLDivElement} */
+  chartBox;
+
   constructor(query) {
     this.ids = (query.get('runs') ?? '').split(',').filter(Boolean);
     this.metric = METRICS[query.get('metric')] ? query.get('metric') : 'best_score';
@@ -50,7 +54,8 @@ export class CompareView {
       Object.entries(METRICS).map(([k, m]) => h('option', { value: k, selected: k === this.metric }, m.label)),
     );
     this.chartBox = h('div');
-    el.append(
+    append(
+      el,
       h('h1', 'Compare runs'),
       h('div.panel', h('h3', 'Runs'), picks, h('div.filters', h('span.sub', 'metric'), metric)),
       this.chartBox,
@@ -81,7 +86,7 @@ export class CompareView {
     this.chart = undefined;
     put(this.chartBox);
     if (this.ids.length === 0) {
-      this.chartBox.append(h('div.panel.empty-state', 'Pick two or more runs above.'));
+      append(this.chartBox, h('div.panel.empty-state', 'Pick two or more runs above.'));
       return;
     }
     const m = METRICS[this.metric];

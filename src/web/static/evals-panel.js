@@ -1,9 +1,10 @@
+// @ts-check
 // Evaluations of a run's skills: start `skillopt eval` of the best skill (on a split, with the
 // config's target or others, optionally against the initial skill), and the results tables of
 // every evaluation in the run's evals/ when done.
 import { act, actGet, actionAccess } from './actions-client.js';
 import { jobPanel } from './job-views.js';
-import { api, h, errorBox, put, score, pct } from './util.js';
+import { api, append, errorBox, h, pct, put, score } from './util.js';
 
 export class EvalsPanel {
   constructor(runId) {
@@ -12,7 +13,7 @@ export class EvalsPanel {
   }
 
   async mount(parent) {
-    parent.append(this.el);
+    append(parent, this.el);
     this.access = await actionAccess();
     await this.load();
   }

@@ -1,18 +1,27 @@
+// @ts-check
 // Pieces the action views share: a started process (its command and console), and the
 // checks before a launch (data, settings, each role's endpoint).
 import { h, badge } from './util.js';
 
 const KIND = { train: 'training', resume: 'resume', eval: 'evaluation' };
 
-/** A process started from the page: its command, state, and the end of its console when it failed. */
+/**
+ * A process started from the page: its command, state, and the end of its console when it failed.
+ * @param {any} job
+ * @param {{ showOutput?: boolean }} [options]
+ */
 export function jobPanel(job, { showOutput } = {}) {
-  const failed = job.state === 'exited' && job.exitCode !== 0;
+  // A stop asked for from the page ends the process as Ctrl-C does (exit 130): stopped, not failed.
+  const stopped = job.state === 'exited' && job.interrupts > 0 && (job.exitCode === 130 || job.signal === 'SIGINT');
+  const failed = job.state === 'exited' && job.exitCode !== 0 && !stopped;
   const state =
     job.state === 'running'
       ? badge('running', job.interrupts ? 'stopping' : 'running')
-      : failed
-        ? badge('failed', `exited ${job.exitCode ?? job.signal}`)
-        : badge('finished', 'done');
+      : stopped
+        ? badge('stopped', job.kind === 'eval' ? 'stopped: run it again to continue' : 'stopped: resumable')
+        : failed
+          ? badge('failed', `exited ${job.exitCode ?? job.signal}`)
+          : badge('finished', 'done');
   return h(
     'div.panel.job',
     { dataset: { job: job.id, state: job.state, exit: job.exitCode ?? '' } },

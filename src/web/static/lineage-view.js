@@ -1,6 +1,7 @@
+// @ts-check
 // A pool run's candidates as a tree: each under its first parent, a merge naming its second,
 // with what the gate did, its selection score and whether it is still in the pool.
-import { api, h, score, actionBadge, badge, runLink } from './util.js';
+import { decisionBadge, api, append, badge, h, runLink, score } from './util.js';
 
 const stepOf = (node) => (node.kind === 'step' || node.kind === 'merge' ? node.step : null);
 
@@ -12,10 +13,11 @@ export class LineagePanel {
   async mount(el) {
     const view = await api('lineage', { run: this.runId });
     const box = h('div.panel#lineage');
-    el.append(box);
-    for (const p of view.problems) box.append(h('div.callout', p));
+    append(el, box);
+    for (const p of view.problems) append(box, h('div.callout', p));
     if (!view.pool) {
-      box.append(
+      append(
+        box,
         h('div.sub.empty-state', 'This run keeps one current skill: no candidate pool (optimizer.pool_size).'),
       );
       return;
@@ -36,7 +38,7 @@ export class LineagePanel {
           'div.node-line',
           label,
           ' ',
-          n.kind === 'initial' ? badge('selected', 'initial') : actionBadge(n.action),
+          n.kind === 'initial' ? badge('selected', 'initial') : decisionBadge(n.decision),
           h('span.sub', ` ${n.score === null ? 'stopped early' : score(n.score)} · ${n.tokens} tokens`),
           n.parents.length > 1 ? h('span.sub', ` · merged with ${n.parents.slice(1).join(', ')}`) : null,
           n.test
@@ -54,7 +56,8 @@ export class LineagePanel {
         children.has(n.id) ? h('ul', children.get(n.id).map(item)) : null,
       );
     };
-    box.append(
+    append(
+      box,
       h('h3', `Candidates (${view.nodes.length}); in the pool: ${view.members.join(', ')}`),
       h('ul.lineage', (children.get('') ?? []).map(item)),
     );

@@ -1,11 +1,39 @@
+// @ts-check
 // A new run: pick a config, read it resolved (keys that differ from its base and those the form
 // changes are marked), change the common settings, see the exact command and the dry run's
 // calls and cost, check the endpoints, launch. The run is an ordinary `skillopt train` process.
 import { act, actGet, actionAccess, useToken } from './actions-client.js';
 import { jobPanel, preflightTable } from './job-views.js';
-import { api, h, int, usd, debounce, errorBox, put, runLink } from './util.js';
+import { api, append, debounce, errorBox, h, int, put, runLink, usd } from './util.js';
 
 export class NewRunView {
+  /** @type {HTMLSelectElement} */
+  configSel;
+  /** @type {HTMLDivElement} */
+  formEl;
+  /** @type {HTMLTextAreaElement} */
+  extraEl;
+  /** @type {HTMLSelectElement} */
+  outRoot;
+  /** @type {HTMLInputElement} */
+  outPath;
+  /** @type {HTMLPreElement} */
+  commandEl;
+  /** @type {HTMLDivElement} */
+  errorEl;
+  /** @type {HTMLDivElement} */
+  configEl;
+  /** @type {HTMLDivElement} */
+  planEl;
+  /** @type {HTMLDivElement} */
+  checksEl;
+  /** @type {HTMLButtonElement} */
+  launchBtn;
+  /** @type {HTMLButtonElement} */
+  checkBtn;
+  /** @type {HTMLDivElement} */
+  jobEl;
+
   constructor(query) {
     this.query = query;
     this.defaults = {};
@@ -16,12 +44,13 @@ export class NewRunView {
   async mount(el) {
     this.el = el;
     const access = await actionAccess();
-    el.append(h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / new run'), h('h1', 'New run'));
+    append(el, h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / new run'), h('h1', 'New run'));
     if (!access.enabled) {
-      el.append(h('div.callout.warn', access.reason ?? 'actions are off on this dashboard'));
+      append(el, h('div.callout.warn', access.reason ?? 'actions are off on this dashboard'));
       if (access.needsToken) {
         const input = h('input', { type: 'password', placeholder: 'token printed by skillopt ui', size: 40 });
-        el.append(
+        append(
+          el,
           h(
             'div.row',
             input,
@@ -52,7 +81,7 @@ export class NewRunView {
         ),
       ),
     );
-    this.formEl = h('div.form');
+    this.formEl = h('div.form', pickHint());
     this.extraEl = h('textarea#extra', {
       rows: 4,
       placeholder: 'more overrides, one key=value a line (as --set), e.g. env.limit=20',
@@ -70,12 +99,14 @@ export class NewRunView {
     });
     this.commandEl = h('pre.command#command');
     this.errorEl = h('div');
-    this.configEl = h('div.panel.config-view');
-    this.planEl = h('div.panel');
+    // Shown once a config is chosen: until then they would be empty boxes.
+    this.configEl = h('div.panel.config-view', { hidden: true });
+    this.planEl = h('div.panel#plan-panel', { hidden: true });
     this.checksEl = h('div');
     this.launchBtn = h('button.primary#launch', { onclick: () => this.launch(), disabled: true }, 'Launch');
     this.checkBtn = h('button#check-endpoints', { onclick: () => this.preflight(), disabled: true }, 'Check endpoints');
-    el.append(
+    append(
+      el,
       ...meta.problems.map((p) => h('div.callout.warn', p)),
       h('div.row', h('label', 'Config ', this.configSel), h('span.sub', `from ${meta.roots.join(', ')}`)),
       h(
@@ -116,7 +147,11 @@ export class NewRunView {
     this.config = this.configSel.value;
     put(this.errorEl);
     put(this.checksEl);
-    if (!this.config) return;
+    if (!this.config) {
+      this.configEl.hidden = this.planEl.hidden = true;
+      put(this.formEl, pickHint());
+      return;
+    }
     const res = await act('check', { config: this.config, overrides: [] });
     this.defaults = res.form ?? {};
     this.renderForm();
@@ -168,6 +203,7 @@ export class NewRunView {
     return out;
   }
 
+  /** The run directory asked for in the form, if any. */
   out() {
     const p = this.outPath.value.trim();
     return p ? { root: Number(this.outRoot.value), path: p } : undefined;
@@ -181,6 +217,8 @@ export class NewRunView {
       if (seq === this.seq) this.render(res);
     } catch (err) {
       if (seq === this.seq) {
+        this.checkedOut = undefined;
+        put(this.checksEl);
         put(this.errorEl, errorBox(err));
         this.launchBtn.disabled = this.checkBtn.disabled = true;
       }
@@ -189,6 +227,12 @@ export class NewRunView {
 
   render(res) {
     this.commandEl.textContent = res.command;
+    // The directory the command shows: the launch is sent the same, so what runs is what is shown.
+    this.checkedOut = res.out;
+    // Checks of an earlier form no longer say anything about this one.
+    put(this.checksEl);
+    this.configEl.hidden = false;
+    this.planEl.hidden = !res.valid;
     put(
       this.errorEl,
       res.valid ? null : h('div.callout#config-error', h('strong', 'The config does not load. '), h('pre', res.error)),
@@ -252,7 +296,11 @@ export class NewRunView {
     put(this.checksEl, h('div.panel', 'Checking, then launching…'));
     let res;
     try {
-      res = await act('launch', { config: this.config, overrides: this.overrides(), out: this.out() });
+      res = await act('launch', {
+        config: this.config,
+        overrides: this.overrides(),
+        out: this.out() ?? this.checkedOut,
+      });
     } catch (err) {
       put(this.checksEl, errorBox(err));
       this.launchBtn.disabled = false;
@@ -296,6 +344,8 @@ export class NewRunView {
     if (msg.type === 'runs' && this.runId && msg.ids.includes(this.runId)) location.hash = runLink(this.runId);
   }
 }
+
+const pickHint = () => h('div.sub#pick-config', 'Choose a config: its settings, resolved keys and dry run show here.');
 
 function planTable(plan) {
   const cost = (x) => (x === null ? 'unknown' : usd(x));

@@ -1,9 +1,10 @@
+// @ts-check
 // Sleep nights: the table beside the training runs (date, state, the gate's scores, the edits),
 // and one night's page: each staged document with its diff, and Adopt / Roll back, each asked
 // for in a dialog that names the files it will change.
 import { act, actionAccess } from './actions-client.js';
 import { renderDiff } from './skills-panel.js';
-import { api, badge, errorBox, h, put, score } from './util.js';
+import { api, append, badge, errorBox, h, put, score } from './util.js';
 
 const STATE_LABEL = {
   staged: 'staged',
@@ -118,12 +119,19 @@ function confirmDialog(id, title, lines, confirmLabel) {
       resolve(ok);
     };
     dialog.addEventListener('cancel', () => close(false));
-    document.body.append(dialog);
+    append(document.body, dialog);
     dialog.showModal();
   });
 }
 
 export class NightView {
+  /** @type {HTMLDivElement} */
+  head;
+  /** @type {HTMLDivElement} */
+  actions;
+  /** @type {HTMLDivElement} */
+  body;
+
   constructor(id) {
     this.id = id;
   }
@@ -134,7 +142,8 @@ export class NightView {
     this.head = h('div#night-head');
     this.actions = h('div.actions#night-actions');
     this.body = h('div');
-    el.append(
+    append(
+      el,
       h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', `Sleep night ${this.id}`),
       this.head,
       this.actions,

@@ -1,9 +1,10 @@
+// @ts-check
 // A run's actions on its page: stop it (at a safe point, as Ctrl-C; a second stop exits at
 // once), resume it when it stopped, failed or was interrupted, raise the budget it stopped at,
 // and the processes started for it from the page.
 import { act, actGet, actionAccess } from './actions-client.js';
 import { jobPanel } from './job-views.js';
-import { h, errorBox, put, debounce } from './util.js';
+import { append, debounce, errorBox, h, put } from './util.js';
 
 export class RunActions {
   constructor(runId) {
@@ -13,7 +14,7 @@ export class RunActions {
   }
 
   async mount(parent) {
-    parent.append(this.el);
+    append(parent, this.el);
     this.access = await actionAccess();
     if (this.access.enabled) await this.load();
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // One run: its header, score / learning-rate / token / cost / timing / gate charts per step with
 // epoch boundaries, the epochs, the final test table and the step table (overview tab); the
 // skill versions and their diffs (skills tab); the baseline and test rollouts (evaluations
@@ -7,34 +8,27 @@ import { EvalsPanel } from './evals-panel.js';
 import { LineagePanel } from './lineage-view.js';
 import { RunActions } from './run-actions.js';
 import { SkillsPanel } from './skills-panel.js';
+import { renderCards, renderSteps, renderTables } from './run-tables.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
-  api,
-  h,
-  isNum,
-  score,
-  int,
-  usd,
-  costOf,
-  secs,
   ago,
-  pct,
-  actionBadge,
+  api,
+  append,
   badge,
-  statusBadge,
-  progressBar,
-  stageLine,
-  stepTokens,
-  stepCost,
-  runLink,
   debounce,
   errorBox,
+  h,
+  int,
+  isNum,
+  progressBar,
   put,
-  candidateScore,
-  earlyStopText,
+  runLink,
+  stageLine,
+  statusBadge,
+  stepCost,
+  usd,
 } from './util.js';
 
-const PAGE = 50;
 const TABS = [
   ['overview', 'Overview'],
   ['skills', 'Skills'],
@@ -44,6 +38,17 @@ const TABS = [
 ];
 
 export class RunView {
+  /** @type {HTMLDivElement} */
+  head;
+  /** @type {HTMLDivElement} */
+  body;
+  /** @type {HTMLDivElement} */
+  cardsEl;
+  /** @type {HTMLDivElement} */
+  tablesEl;
+  /** @type {HTMLDivElement} */
+  stepsEl;
+
   constructor(id, tab, query) {
     this.id = id;
     this.tab = TABS.some(([t]) => t === tab) ? tab : 'overview';
@@ -63,13 +68,15 @@ export class RunView {
     this.body = h('div');
     this.actions = new RunActions(this.id);
     const actionsBox = h('div');
-    el.append(
+    append(
+      el,
       h('div.crumbs', h('a', { href: '#/' }, 'Runs'), ' / ', detail.name),
       this.head,
       actionsBox,
       h(
         'div.tabs',
-        TABS.map(([t, label]) =>
+        // The Candidates tab shows a pool's lineage: a run without a pool has none.
+        TABS.filter(([t]) => t !== 'candidates' || detail.pool || this.tab === t).map(([t, label]) =>
           h(
             'a',
             { href: runLink(this.id, t === 'overview' ? '' : `/${t}`), class: t === this.tab ? 'active' : '' },
@@ -86,7 +93,8 @@ export class RunView {
     else if (this.tab === 'candidates') await new LineagePanel(this.id).mount(this.body);
     else if (this.tab === 'evals') await this.renderEvals();
     else if (this.tab === 'config')
-      this.body.append(
+      append(
+        this.body,
         h('div.panel', h('pre', JSON.stringify(detail.config ?? { note: 'this run has no config.json' }, null, 2))),
       );
   }
@@ -129,6 +137,9 @@ export class RunView {
         api('history', { run: this.id, since: last }),
       ]);
       this.detail = detail;
+      // A large event log is read a step at a time: the run is read again until it is whole.
+      if (detail.problems.some((p) => p.startsWith('reading ')))
+        setTimeout(() => this.head.isConnected && this.refresh(), 1000);
       if (detail.progress.completedSteps < last) {
         this.rows = (await api('history', { run: this.id })).rows; // the history was rewritten
       } else {
@@ -186,7 +197,7 @@ export class RunView {
     const charts = h('div.charts');
     this.tablesEl = h('div');
     this.stepsEl = h('div.panel');
-    this.body.append(this.cardsEl, charts, this.tablesEl, h('h2', 'Steps'), this.stepsEl);
+    append(this.body, this.cardsEl, charts, this.tablesEl, h('h2', 'Steps'), this.stepsEl);
     this.charts.scores = createChart(charts, {
       id: 'scores',
       title: 'Scores per step',
@@ -236,12 +247,11 @@ export class RunView {
   updateOverview() {
     const d = this.detail;
     const rows = this.rows;
-    this.renderCards();
+    renderCards(this);
     const base = isNum(d.baselineSelection) ? d.baselineSelection : null;
     const xs = (base !== null ? [0] : []).concat(rows.map((r) => r.step));
     const pad = (arr) => (base !== null ? [null] : []).concat(arr);
     const val = (f) => rows.map((r) => (isNum(f(r)) ? f(r) : null));
-    const accepted = (a) => a === 'accept' || a === 'accept_new_best' || a === 'force_accept';
     const lines = this.epochLines();
     this.charts.scores.setData(
       xs,
@@ -250,12 +260,14 @@ export class RunView {
         pad(val((r) => r.candidate_gate_score)),
         (base !== null ? [base] : []).concat(val((r) => r.current_score)),
         (base !== null ? [base] : []).concat(val((r) => r.best_score)),
-        pad(val((r) => (accepted(r.action) ? (r.candidate_gate_score ?? r.current_score) : null))),
-        pad(val((r) => (r.action === 'reject' ? r.candidate_gate_score : null))),
+        pad(val((r) => (r.decision.outcome === 'accepted' ? (r.candidate_gate_score ?? r.current_score) : null))),
+        pad(val((r) => (r.decision.outcome === 'rejected' ? r.candidate_gate_score : null))),
         pad(
-          val((r) => (r.action === 'reject' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null)),
+          val((r) =>
+            r.decision.outcome === 'rejected' && !isNum(r.candidate_gate_score) ? r.candidate_gate_upper_bound : null,
+          ),
         ),
-        pad(val((r) => (r.action.startsWith('skip') ? r.current_score : null))),
+        pad(val((r) => (r.decision.outcome === 'skipped' ? r.current_score : null))),
       ],
       lines,
     );
@@ -313,8 +325,8 @@ export class RunView {
         'saved',
       ]).setData(sx, [val((r) => r.gate?.rollouts_used), val((r) => r.gate?.rollouts_saved)], lines);
     }
-    this.renderTables();
-    this.renderSteps();
+    renderTables(this);
+    renderSteps(this);
   }
 
   /** A dashed line where each epoch ends (its slow update and meta skill ran there). */
@@ -323,351 +335,10 @@ export class RunView {
     const lastStep = this.rows.at(-1)?.step;
     for (const e of this.detail.epochs ?? []) {
       if (!isNum(e.lastStep) || e.lastStep === lastStep) continue;
-      const slow = e.slowUpdate?.action;
-      const applied = slow === 'force_accept' || slow === 'accept' || slow === 'accept_new_best';
+      const applied = e.slowUpdate?.decision?.outcome === 'accepted';
       out.push({ x: e.lastStep + 0.5, label: `epoch ${e.epoch + 1}${applied ? ' · slow update' : ''}` });
     }
     return out;
-  }
-
-  renderCards() {
-    const d = this.detail;
-    const rows = this.rows;
-    const count = (f) => rows.filter((r) => f(r.action)).length;
-    const wall = rows.reduce((a, r) => a + (r.wall_time_s ?? 0), 0);
-    const card = (k, v, sub) => h('div.card', h('div.k', k), h('div.v', v), sub ? h('div.d', sub) : null);
-    const u = d.usage;
-    put(
-      this.cardsEl,
-      card('Best selection score', score(d.bestScore), d.bestStep !== undefined ? `step ${d.bestStep}` : null),
-      card('Initial selection score', score(d.baselineSelection)),
-      card(
-        'Test: initial → best',
-        `${score(d.test.baseline)} → ${score(d.test.best)}`,
-        isNum(d.test.baseline) && isNum(d.test.best)
-          ? `${d.test.best >= d.test.baseline ? '+' : ''}${((d.test.best - d.test.baseline) * 100).toFixed(1)} points`
-          : null,
-      ),
-      card('Test: final skill', score(d.test.final)),
-      card(
-        'Steps',
-        `${count((a) => a.startsWith('accept') || a === 'force_accept')} / ${count((a) => a === 'reject')} / ${count((a) => a.startsWith('skip'))}`,
-        'accepted / rejected / skipped',
-      ),
-      card(
-        'Tokens',
-        int(u.promptTokens + u.completionTokens),
-        `${int(u.promptTokens)} in · ${int(u.completionTokens)} out${u.source !== 'calls' ? ` · from ${u.source}` : ''}`,
-      ),
-      card(
-        'Cost',
-        costOf(u),
-        u.unpricedCalls > 0 && u.unpricedCalls < u.calls
-          ? `${u.unpricedCalls} call(s) without a price`
-          : u.reusedCalls
-            ? `${u.reusedCalls} call(s) reused from cache`
-            : null,
-      ),
-      card('Step time', secs(wall), rows.length ? `${secs(wall / rows.length)} per step` : null),
-    );
-  }
-
-  /** The initial and best skills on other targets (evaluation.transfer_targets), as skillopt eval reports them. */
-  transferTable(t) {
-    const ci = (c) => (c.hard_ci95 ? h('div.sub', `${pct(c.hard_ci95[0])}–${pct(c.hard_ci95[1])}`) : null);
-    const diff = (d) => `${d.diff >= 0 ? '+' : ''}${(d.diff * 100).toFixed(1)}`;
-    return h(
-      'div.panel',
-      h('h3', `Transfer (${t.split} split, ${t.n_items} items)`),
-      h(
-        'table#transfer',
-        h(
-          'thead',
-          h(
-            'tr',
-            h('th', 'Target'),
-            h('th.num', 'Initial skill'),
-            h('th.num', 'Best skill'),
-            h('th.num', 'Best − initial'),
-            h('th.num', 'p'),
-          ),
-        ),
-        h(
-          'tbody',
-          t.rows.map((r) =>
-            h(
-              'tr',
-              { dataset: { target: r.target } },
-              h('td', r.target),
-              h('td.num', pct(r.initial.hard), ci(r.initial)),
-              h('td.num', pct(r.best.hard), ci(r.best)),
-              h(
-                'td.num',
-                diff(r.hard),
-                r.hard.ci ? h('div.sub', `${diff({ diff: r.hard.ci[0] })}…${diff({ diff: r.hard.ci[1] })}`) : null,
-              ),
-              h(
-                'td.num',
-                r.hard.p === null ? '—' : r.hard.p < 0.001 ? r.hard.p.toExponential(1) : r.hard.p.toFixed(3),
-                h('div.sub', r.hard.method.replace('_', ' ')),
-              ),
-            ),
-          ),
-        ),
-      ),
-    );
-  }
-
-  renderTables() {
-    const d = this.detail;
-    const parts = [];
-    if (d.tests.length) {
-      const cell = (b) => (b && isNum(b.hard_acc) ? pct(b.hard_acc) : '—');
-      parts.push(
-        h(
-          'div.panel',
-          h('h3', 'Test (held-out split)'),
-          h(
-            'table#tests',
-            h(
-              'thead',
-              h(
-                'tr',
-                h('th', 'Task type'),
-                h('th.num', 'Items'),
-                h('th.num', 'Initial skill'),
-                h('th.num', 'Best skill'),
-                h('th.num', 'Final skill'),
-                h('th.num', 'Best − initial'),
-              ),
-            ),
-            h(
-              'tbody',
-              d.tests.map((t) =>
-                h(
-                  'tr',
-                  h('td', t.type === 'overall' ? h('strong', 'overall') : t.type),
-                  h('td.num', t.best?.total ?? t.baseline?.total ?? '—'),
-                  h('td.num', cell(t.baseline)),
-                  h('td.num', cell(t.best)),
-                  h('td.num', cell(t.final)),
-                  h(
-                    'td.num',
-                    isNum(t.best?.hard_acc) && isNum(t.baseline?.hard_acc)
-                      ? `${t.best.hard_acc >= t.baseline.hard_acc ? '+' : ''}${((t.best.hard_acc - t.baseline.hard_acc) * 100).toFixed(1)}`
-                      : '—',
-                  ),
-                ),
-              ),
-            ),
-          ),
-        ),
-      );
-    }
-    if (d.transfer) parts.push(this.transferTable(d.transfer));
-    if (d.epochs.length) {
-      const excerpt = (o, key) =>
-        typeof o?.[key] === 'string'
-          ? h('div.sub', { title: o[key] }, o[key].length > 160 ? `${o[key].slice(0, 160)}…` : o[key])
-          : null;
-      parts.push(
-        h(
-          'div.panel',
-          h('h3', 'Epoch boundaries'),
-          h(
-            'table#epochs',
-            h('thead', h('tr', h('th', 'Epoch'), h('th', 'Last step'), h('th', 'Slow update'), h('th', 'Meta skill'))),
-            h(
-              'tbody',
-              d.epochs.map((e) =>
-                h(
-                  'tr',
-                  h('td', e.epoch),
-                  h('td', e.lastStep ?? '—'),
-                  h(
-                    'td',
-                    e.slowUpdate ? badge(e.slowUpdate.action ?? 'done', e.slowUpdate.action ?? 'done') : '—',
-                    isNum(e.slowUpdate?.prev_hard)
-                      ? h(
-                          'span.sub',
-                          ` previous ${score(e.slowUpdate.prev_hard)} → current ${score(e.slowUpdate.curr_hard)}`,
-                        )
-                      : null,
-                    isNum(e.slowUpdate?.selection_hard)
-                      ? h('span.sub', ` · selection ${score(e.slowUpdate.selection_hard)}`)
-                      : null,
-                    excerpt(e.slowUpdate, 'slow_update_content'),
-                  ),
-                  h(
-                    'td',
-                    e.metaSkill ? badge(e.metaSkill.action ?? 'done', e.metaSkill.action ?? 'done') : '—',
-                    excerpt(e.metaSkill, 'meta_skill_content'),
-                  ),
-                ),
-              ),
-            ),
-          ),
-        ),
-      );
-    }
-    const stages = Object.entries(d.usageByStage ?? {});
-    const times = {};
-    for (const r of this.rows)
-      for (const [k, v] of Object.entries(r.timing ?? {})) times[k] = (times[k] ?? 0) + (v ?? 0);
-    parts.push(
-      h(
-        'div.split',
-        h(
-          'div.panel',
-          h('h3', `Usage by purpose${d.usage.source === 'calls' ? '' : ` (from ${d.usage.source})`}`),
-          stages.length
-            ? h(
-                'table#usage',
-                h(
-                  'thead',
-                  h(
-                    'tr',
-                    h('th', 'Purpose'),
-                    h('th.num', 'Calls'),
-                    h('th.num', 'Prompt'),
-                    h('th.num', 'Completion'),
-                    h('th.num', 'Cached'),
-                    h('th.num', 'Reasoning'),
-                    h('th.num', 'Cost'),
-                  ),
-                ),
-                h(
-                  'tbody',
-                  stages
-                    .sort(
-                      (a, b) => b[1].promptTokens + b[1].completionTokens - (a[1].promptTokens + a[1].completionTokens),
-                    )
-                    .map(([k, s]) =>
-                      h(
-                        'tr',
-                        h('td', k),
-                        h('td.num', int(s.calls)),
-                        h('td.num', int(s.promptTokens)),
-                        h('td.num', int(s.completionTokens)),
-                        h('td.num', int(s.cachedTokens)),
-                        h('td.num', int(s.reasoningTokens)),
-                        h('td.num', costOf(s)),
-                      ),
-                    ),
-                ),
-              )
-            : h('div.sub', 'no usage recorded yet'),
-        ),
-        h(
-          'div.panel',
-          h('h3', 'Time by stage (all steps)'),
-          Object.keys(times).length
-            ? h(
-                'table',
-                h(
-                  'tbody',
-                  Object.entries(times).map(([k, v]) => h('tr', h('td', k.replace(/_s$/, '')), h('td.num', secs(v)))),
-                ),
-              )
-            : h('div.sub', 'no timings yet'),
-        ),
-      ),
-    );
-    // Step banners are for the console; the rest (warnings, skips, notes) is worth a look.
-    const logs = (d.logs ?? []).filter((l) => !/={6,}/.test(l.message)).slice(-12);
-    if (logs.length) {
-      parts.push(
-        h(
-          'div.panel',
-          h('h3', 'Recent messages'),
-          logs.map((l) =>
-            h('div', { class: l.level === 'warn' ? 'problems' : 'sub' }, `${l.time.slice(11, 19)} ${l.message}`),
-          ),
-        ),
-      );
-    }
-    put(this.tablesEl, ...parts);
-  }
-
-  renderSteps() {
-    const rows = [...this.rows].reverse();
-    const pages = Math.max(1, Math.ceil(rows.length / PAGE));
-    this.page = Math.min(this.page, pages - 1);
-    const shown = rows.slice(this.page * PAGE, (this.page + 1) * PAGE);
-    const table = h(
-      'table#steps',
-      h(
-        'thead',
-        h(
-          'tr',
-          h('th.num', 'Step'),
-          h('th.num', 'Epoch'),
-          h('th', 'Action'),
-          h('th.num', 'Train'),
-          h('th.num', 'Candidate'),
-          h('th.num', 'Current'),
-          h('th.num', 'Best'),
-          h('th.num', 'LR'),
-          h('th.num', 'Edits applied'),
-          h('th.num', 'Gate used / saved'),
-          h('th.num', 'Tokens'),
-          h('th.num', 'Cost'),
-          h('th.num', 'Time'),
-        ),
-      ),
-      h(
-        'tbody',
-        shown.map((r) =>
-          h(
-            'tr.click',
-            { dataset: { step: r.step }, onclick: () => (location.hash = runLink(this.id, `/step/${r.step}`)) },
-            h('td.num', h('a', { href: runLink(this.id, `/step/${r.step}`) }, r.step)),
-            h('td.num', r.epoch),
-            h('td', actionBadge(r.action)),
-            h('td.num', score(r.rollout_hard)),
-            h('td.num', { title: earlyStopText(r) ?? '' }, candidateScore(r)),
-            h('td.num', score(r.current_score)),
-            h('td.num', score(r.best_score)),
-            h('td.num', r.edit_budget ?? '—'),
-            h('td.num', r.edit_apply_summary ? `${r.edit_apply_summary.applied}/${r.edit_apply_summary.total}` : '—'),
-            h('td.num', r.gate ? `${r.gate.rollouts_used} / ${r.gate.rollouts_saved}` : '—'),
-            h('td.num', int(stepTokens(r.tokens))),
-            h('td.num', stepCost(r.tokens) === null ? '—' : usd(stepCost(r.tokens))),
-            h('td.num', secs(r.wall_time_s)),
-          ),
-        ),
-      ),
-    );
-    const pager =
-      pages > 1
-        ? h(
-            'div.pager',
-            h(
-              'button',
-              {
-                disabled: this.page === 0,
-                onclick: () => {
-                  this.page -= 1;
-                  this.renderSteps();
-                },
-              },
-              '‹ newer',
-            ),
-            `page ${this.page + 1} of ${pages}`,
-            h(
-              'button',
-              {
-                disabled: this.page >= pages - 1,
-                onclick: () => {
-                  this.page += 1;
-                  this.renderSteps();
-                },
-              },
-              'older ›',
-            ),
-          )
-        : null;
-    put(this.stepsEl, rows.length ? table : h('div.sub', 'no finished step yet'), pager);
   }
 
   // ---- evaluations ---------------------------------------------------------------------------
@@ -676,7 +347,7 @@ export class RunView {
     await new EvalsPanel(this.id).mount(this.body);
     const { dirs } = await api('rollouts', { run: this.id });
     if (!dirs.length) {
-      this.body.append(h('div.panel.empty-state', 'No baseline, test or epoch-boundary rollouts in this run yet.'));
+      append(this.body, h('div.panel.empty-state', 'No baseline, test or epoch-boundary rollouts in this run yet.'));
       return;
     }
     await new TrajectoryBrowser(this.id, dirs, this.query.get('dir')).mount(this.body);

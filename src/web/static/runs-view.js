@@ -1,23 +1,32 @@
+// @ts-check
 // Every run under the run roots, newest first; running ones update as their files change. Below
 // them, the Sleep nights.
 import { nightsPanel } from './nights-view.js';
 import {
-  api,
-  h,
-  score,
-  int,
-  costOf,
   ago,
-  statusBadge,
-  progressBar,
-  stageLine,
-  runLink,
+  api,
+  append,
+  costOf,
   debounce,
   errorBox,
+  h,
+  int,
+  progressBar,
   put,
+  runLink,
+  score,
+  stageLine,
+  statusBadge,
 } from './util.js';
 
 export class RunsView {
+  /** @type {HTMLDivElement} */
+  body;
+  /** @type {HTMLButtonElement} */
+  compareBtn;
+  /** @type {HTMLDivElement} */
+  rootsEl;
+
   constructor() {
     this.selected = new Set();
     this.refresh = debounce(() => this.load(), 250);
@@ -34,7 +43,7 @@ export class RunsView {
       },
       'Compare selected',
     );
-    el.append(h('div.row', h('div.grow', h('h1', 'Runs'), (this.rootsEl = h('div.sub'))), this.compareBtn), this.body);
+    append(el, h('div.row', h('div.grow', h('h1', 'Runs'), (this.rootsEl = h('div.sub'))), this.compareBtn), this.body);
     await this.load();
   }
 

@@ -1,6 +1,7 @@
+// @ts-check
 // Skill versions and their diffs: pick any two versions of a run's skill (initial, current after
 // each step, candidates, the slow update's, the best) and see what changed, or read one whole.
-import { api, h, errorBox, put } from './util.js';
+import { api, append, errorBox, h, put } from './util.js';
 
 export function renderDiff(diff) {
   if (!diff.lines.length)
@@ -16,6 +17,11 @@ export function renderDiff(diff) {
 
 /** Two version pickers and the diff between them. */
 export class DiffPanel {
+  /** @type {HTMLDivElement} */
+  out;
+  /** @type {HTMLSpanElement} */
+  stats;
+
   constructor(runId, versions, a, b) {
     this.runId = runId;
     this.versions = versions;
@@ -33,7 +39,8 @@ export class DiffPanel {
       );
     this.out = h('div');
     this.stats = h('span.sub');
-    el.append(
+    append(
+      el,
       h(
         'div.filters',
         h('span.sub', 'from'),
@@ -89,14 +96,14 @@ export class SkillsPanel {
   async mount(el) {
     const { versions } = await api('skills', { run: this.runId });
     if (!versions.length) {
-      el.append(h('div.panel.empty-state', 'No skill versions saved in this run yet.'));
+      append(el, h('div.panel.empty-state', 'No skill versions saved in this run yet.'));
       return;
     }
     const refs = versions.map((v) => v.ref);
     const a = refs.includes(this.query.get('a')) ? this.query.get('a') : refs[0];
     const b = refs.includes(this.query.get('b')) ? this.query.get('b') : refs.includes('best') ? 'best' : refs.at(-1);
     const diffBox = h('div.panel', h('h3', 'Diff'));
-    el.append(diffBox);
+    append(el, diffBox);
     await new DiffPanel(this.runId, versions, a, b).mount(diffBox);
 
     const viewOut = h('div');
@@ -112,7 +119,8 @@ export class SkillsPanel {
         put(viewOut, errorBox(err));
       }
     };
-    el.append(
+    append(
+      el,
       h(
         'div.panel',
         h('h3', 'One version'),

@@ -1,25 +1,27 @@
+// @ts-check
 // One step: the gate's decision, every ranked edit with its fate (applied, or skipped and
 // why), the merged edits the budget left out, the rejected edits with the scores that rejected
 // them, the diff of the candidate against the current skill, and the step's rollouts.
 import { DiffPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
+  decisionBadge,
   api,
+  append,
+  badge,
+  candidateScore,
+  debounce,
+  earlyStopText,
   h,
+  int,
   isNum,
+  put,
+  runLink,
   score,
   secs,
-  int,
-  usd,
-  actionBadge,
-  badge,
-  stepTokens,
   stepCost,
-  runLink,
-  debounce,
-  put,
-  candidateScore,
-  earlyStopText,
+  stepTokens,
+  usd,
 } from './util.js';
 
 export class StepView {
@@ -40,7 +42,8 @@ export class StepView {
     this.view = view;
     const s = this.step;
     const total = run.progress.completedSteps;
-    el.append(
+    append(
+      el,
       h(
         'div.crumbs',
         h('a', { href: '#/' }, 'Runs'),
@@ -51,7 +54,7 @@ export class StepView {
       h(
         'div.row',
         h('h1', `Step ${s}`),
-        view.record ? actionBadge(view.record.action) : badge('incomplete', 'in progress or not run'),
+        view.gate ? decisionBadge(view.gate.decision) : badge('incomplete', 'in progress or not run'),
         view.record ? h('span.sub', `epoch ${view.record.epoch}`) : null,
         h('div.grow'),
         s > 1 ? h('a', { href: runLink(this.runId, `/step/${s - 1}`) }, `‹ step ${s - 1}`) : null,
@@ -75,19 +78,20 @@ export class StepView {
           : 'Candidate against the current skill',
       ),
     );
-    el.append(diffBox);
+    append(el, diffBox);
     if (view.diff) await new DiffPanel(this.runId, skills.versions, view.diff.a, view.diff.b).mount(diffBox);
     else
-      diffBox.append(
+      append(
+        diffBox,
         h(
           'div.sub',
-          view.record?.action?.startsWith('skip')
+          view.gate?.decision.outcome === 'skipped'
             ? 'this step was skipped: no candidate skill'
             : 'no candidate skill saved for this step',
         ),
       );
     if (view.rollouts.length) {
-      el.append(h('h2', 'Rollouts'));
+      append(el, h('h2', 'Rollouts'));
       await new TrajectoryBrowser(this.runId, view.rollouts, this.query.get('dir')).mount(el);
     }
   }
@@ -156,7 +160,8 @@ export class StepView {
     if (!g) return null;
     const rejected = view.rejected;
     const metric = g.metric ? ` (${g.metric})` : '';
-    if (g.action === 'reject') {
+    const d = g.decision;
+    if (d.outcome === 'rejected') {
       const before = rejected?.scoreBefore ?? g.before;
       const atMost = g.atMost ?? rejected?.scoreAfterAtMost;
       const after = rejected?.scoreAfter ?? g.candidate;
@@ -187,29 +192,28 @@ export class StepView {
           : null,
       );
     }
-    if (g.action === 'force_accept')
+    if (d.forced)
       return h(
         'div.callout.ok',
         h('strong', 'Accepted without the gate: '),
         `selection score ${score(g.candidate)}${metric}.`,
       );
-    if (g.action.startsWith('accept')) {
-      const against =
-        g.action === 'accept_new_best'
-          ? `the best so far, ${score(g.bestBefore)}`
-          : `the current skill's ${score(g.before)} (best ${score(g.bestBefore)})`;
+    if (d.outcome === 'accepted') {
+      const against = d.newBest
+        ? `the best so far, ${score(g.bestBefore)}`
+        : `the current skill's ${score(g.before)} (best ${score(g.bestBefore)})`;
       return h(
         'div.callout.ok',
-        h('strong', g.action === 'accept_new_best' ? 'Accepted, new best: ' : 'Accepted: '),
+        h('strong', d.newBest ? 'Accepted, new best: ' : 'Accepted: '),
         `the candidate scored ${score(g.candidate)}${metric} on the selection split, above ${against}.`,
       );
     }
     return h(
       'div.callout.warn',
       h('strong', 'Skipped: '),
-      g.action === 'skip_no_patches'
+      d.kind === 'skip_no_patches'
         ? 'reflection proposed no patches; the skill is unchanged.'
-        : g.action === 'skip_no_change'
+        : d.kind === 'skip_no_change'
           ? 'the selected changes left the skill as it was; it is unchanged and was not evaluated.'
           : 'no rewrite was produced; the skill is unchanged.',
     );

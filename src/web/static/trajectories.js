@@ -1,7 +1,8 @@
+// @ts-check
 // Browsing rollouts: one directory at a time, filtered by outcome, task type and text, a page
 // at a time (the server holds the index; the page never loads a whole results.jsonl), and one
 // trajectory in full: expected and predicted answers, feedback, and the conversation.
-import { api, h, debounce, errorBox, score, put } from './util.js';
+import { api, append, debounce, errorBox, h, put, score } from './util.js';
 
 const LIMIT = 50;
 /** The type filter that selects results without a task type (the server's NO_TYPE), shown as —. */
@@ -9,6 +10,17 @@ const NO_TYPE = '-';
 const typeLabel = (t) => t || '—';
 
 export class TrajectoryBrowser {
+  /** @type {HTMLSelectElement} */
+  dirSel;
+  /** @type {HTMLSpanElement} */
+  outcomeEl;
+  /** @type {HTMLSelectElement} */
+  typeSel;
+  /** @type {HTMLDivElement} */
+  listEl;
+  /** @type {HTMLDivElement} */
+  detailEl;
+
   constructor(runId, dirs, initialDir) {
     this.runId = runId;
     this.dirs = dirs;
@@ -43,7 +55,8 @@ export class TrajectoryBrowser {
     });
     this.listEl = h('div');
     this.detailEl = h('div.panel.trajectory', h('div.sub', 'Select a trajectory to see its conversation.'));
-    el.append(
+    append(
+      el,
       h(
         'div.trajectories',
         h('div.filters', this.dirSel, this.outcomeEl, this.typeSel, q),
@@ -76,6 +89,8 @@ export class TrajectoryBrowser {
       return;
     }
     this.page = page;
+    // A large results.jsonl is indexed a step at a time: the rest is asked for again shortly.
+    if (page.reading) setTimeout(() => this.listEl.isConnected && this.load(), 1000);
     const seg = (value, label, n) =>
       h(
         'button',
@@ -118,6 +133,7 @@ export class TrajectoryBrowser {
     const last = Math.min(page.offset + page.limit, page.matched);
     put(
       this.listEl,
+      page.reading ? h('div.problems#reading', page.reading) : null,
       page.bad
         ? h('div.problems', `${page.bad} line(s) of results.jsonl are not rollout results and were skipped`)
         : null,
@@ -194,6 +210,7 @@ export class TrajectoryBrowser {
       ),
       renderTraces(r.traces),
       h('h3', 'Conversation'),
+      t.resultNote ? h('div.callout.warn#result-note', t.resultNote) : null,
       t.conversationNote ? h('div.sub', t.conversationNote) : null,
       renderConversation(t.conversation),
       t.files.length

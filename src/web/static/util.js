@@ -1,8 +1,35 @@
+// @ts-check
 // Small helpers shared by the views: building elements, calling the API, formatting numbers.
 
-/** h('div.cls#id', {attrs}, ...children): an element; strings become text (never HTML). */
+/**
+ * What a child of `h`, `put` and `append` may be: a node, text (a number or anything else is
+ * shown as text), a list of children, or nothing (null, undefined, false are left out).
+ * @typedef {Node | string | number | boolean | null | undefined | any[]} Child
+ */
+
+/**
+ * The tag of a spec: what comes before its first '.' or '#'.
+ * @template {string} S
+ * @typedef {S extends `${infer T}.${string}` ? TagOf<T> : S extends `${infer T}#${string}` ? TagOf<T> : S} TagOf
+ */
+
+/**
+ * The element type of a spec ('input#x' is an HTMLInputElement).
+ * @template {string} S
+ * @typedef {TagOf<S> extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[TagOf<S>] : HTMLElement} ElementOf
+ */
+
+/**
+ * h('div.cls#id', {attrs}, ...children): an element; strings become text (never HTML).
+ * @template {string} S
+ * @param {S} spec
+ * @param {Record<string, any> | Child} [attrs]
+ * @param {...Child} children
+ * @returns {ElementOf<S>}
+ */
 export function h(spec, attrs, ...children) {
-  const [, tag = 'div', rest = ''] = /^([a-z0-9]*)(.*)$/i.exec(spec);
+  // The pattern matches any string.
+  const [, tag = 'div', rest = ''] = /** @type {RegExpExecArray} */ (/^([a-z0-9]*)(.*)$/i.exec(spec));
   const el = document.createElement(tag || 'div');
   for (const m of rest.matchAll(/([.#])([\w-]+)/g)) {
     if (m[1] === '.') el.classList.add(m[2]);
@@ -19,45 +46,85 @@ export function h(spec, attrs, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  append(el, children);
-  return el;
+  append(el, ...children);
+  return /** @type {ElementOf<S>} */ (el);
 }
 
-/** Replaces the children of `el`; null, undefined and false are left out (as in h). */
+/**
+ * Replaces the children of `el`; null, undefined and false are left out (as in h).
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
+ */
 export function put(el, ...children) {
   el.replaceChildren();
-  append(el, children);
-  return el;
+  return append(el, ...children);
 }
 
-function append(el, children) {
+/**
+ * Adds children at the end of `el`: nodes as they are, anything else as text; null, undefined
+ * and false are left out, arrays are flattened. Views use it instead of the DOM's own append,
+ * which would print "null".
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
+ */
+export function append(el, ...children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;
-    if (Array.isArray(c)) append(el, c);
+    if (Array.isArray(c)) append(el, ...c);
     else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
+  return el;
 }
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   */
   constructor(status, message) {
     super(message);
     this.status = status;
   }
 }
 
-export async function api(path, params = {}) {
+/**
+ * The one way the page calls the server: `GET /api/<path>?<params>`, or with `body` a POST of
+ * it as JSON; `headers` are added (the actions token). The answer's JSON, or an ApiError with
+ * the server's own words.
+ */
+/**
+ * @param {string} path
+ * @param {Record<string, unknown>} [params]
+ * @param {{ body?: unknown, headers?: Record<string, string> }} [init]
+ * @returns {Promise<any>}
+ */
+export async function api(path, params = {}, { body = undefined, headers = {} } = {}) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const url = `/api/${path}${q.size ? `?${q}` : ''}`;
-  const res = await fetch(url, { cache: 'no-store' });
-  let body;
+  const res = await fetch(
+    url,
+    body === undefined
+      ? { cache: 'no-store', headers }
+      : {
+          method: 'POST',
+          cache: 'no-store',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        },
+  );
+  let answer;
   try {
-    body = await res.json();
+    answer = await res.json();
   } catch {
     throw new ApiError(res.status, `${url}: the server answered ${res.status} without JSON`);
   }
-  if (!res.ok) throw new ApiError(res.status, body?.error ?? `${url}: ${res.status}`);
-  return body;
+  if (!res.ok) throw new ApiError(res.status, answer?.error ?? `${url}: ${res.status}`);
+  return answer;
 }
 
 export const isNum = (x) => typeof x === 'number' && Number.isFinite(x);
@@ -133,8 +200,9 @@ export function badge(kind, label = kind) {
   return h('span.badge', { class: `badge ${String(kind).replace(/[^\w-]/g, '_')}` }, label);
 }
 
-export function actionBadge(action) {
-  return badge(action, ACTION_LABEL[action] ?? action);
+/** A decision from the server ({outcome, kind}): coloured by its kind, labelled in words. */
+export function decisionBadge(decision) {
+  return badge(decision.kind, ACTION_LABEL[decision.kind] ?? decision.kind);
 }
 
 export function statusBadge(run) {
