@@ -12,6 +12,7 @@ interface EvalFlags extends ConfigOptions {
   repeats: string;
   out?: string;
   out_root?: string;
+  forceUnlock?: boolean;
 }
 
 export function registerEval(program: Command): void {
@@ -33,7 +34,11 @@ export function registerEval(program: Command): void {
         collect,
       )
       .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
-      .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`),
+      .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`)
+      .option(
+        '--force-unlock',
+        "take over the output directory's lock from a process that cannot be checked from here (another host or container) when you know it is gone",
+      ),
   ).action(async (opts: EvalFlags) => {
     const { loadFromOptions } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
@@ -74,6 +79,7 @@ export function registerEval(program: Command): void {
           repeats,
           signal,
           resumeCommand,
+          forceUnlock: opts.forceUnlock,
         }),
       `the rollouts finished so far are kept in ${outRoot}`,
     );

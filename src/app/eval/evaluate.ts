@@ -11,6 +11,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { RoleConfig, TransferTarget } from '../../config/schema.ts';
+import { acquireRunLock, type RunLock } from '../../run/lock.ts';
 import { Interrupted, UserError } from '../../errors.ts';
 import { FileRefused, readRegularFileSync } from '../../util/read-file.ts';
 import { canonicalSplit } from '../../envs/data/splits.ts';
@@ -56,6 +57,8 @@ export interface EvalOptions {
   signal?: AbortSignal;
   /** The command that continues the evaluation, said when it stops (the CLI's; a rerun into `outRoot` continues it). */
   resumeCommand?: string;
+  /** Take over the directory's lock from a process that cannot be checked from here (the user knows it is gone). */
+  forceUnlock?: boolean;
 }
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
@@ -129,6 +132,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   let cache: ScoreCache | undefined;
   let remote: Awaited<ReturnType<typeof remoteRollouts>> | undefined;
   let activity: ReturnType<typeof markActivity> | undefined;
+  let lock: RunLock | undefined;
   const kept = { rollouts: 0 };
   const interrupt = () =>
     stack.admission.halt(new RunStop('the evaluation is stopping: no new model call is made', 'interrupted'));
@@ -146,6 +150,12 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     for (const w of splits.warnings ?? []) say(`warning: ${w}`);
     const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
     if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
+    // One evaluation a directory: a second one there would score every item again into the same files.
+    lock = acquireRunLock(out, {
+      what: `evaluation directory ${out}`,
+      otherwise: 'give this one another --out',
+      forceUnlock: opts.forceUnlock,
+    });
     cache = new ScoreCache(path.join(out, 'scores.jsonl'));
     // With `run.queue`, rollouts run on `skillopt worker` processes.
     remote = config.run.queue
@@ -193,6 +203,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     detach();
     cache?.close();
     stack.close();
+    lock?.release();
   }
 }
 

@@ -1,7 +1,7 @@
 // @ts-check
 // Pieces the action views share: a started process (its command and console), and the
-// checks before a launch (data, settings, each role's endpoint).
-import { h, badge } from './util.js';
+// checks before a launch (data, settings, each role's endpoint), and the dry run's planned calls.
+import { h, badge, int, usd } from './util.js';
 
 const KIND = { train: 'training', resume: 'resume', eval: 'evaluation' };
 
@@ -73,6 +73,64 @@ export function preflightTable(report) {
           `${r.backend}:${r.model || '(default)'}${r.endpoint ? ` at ${r.endpoint}` : ''}: ${r.message}`,
           r.fix,
         ),
+      ),
+    ),
+  );
+}
+
+/** The dry run's plan: calls, tokens and cost per stage, and what it assumed. @param {any} plan */
+export function planTable(plan) {
+  const cost = (x) => (x === null ? 'unknown' : usd(x));
+  return h(
+    'div',
+    h(
+      'div.sub',
+      `${plan.epochs} epoch(s) × ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
+    ),
+    h(
+      'table#plan',
+      h(
+        'thead',
+        h(
+          'tr',
+          h('th', 'Stage'),
+          h('th', 'Role'),
+          h('th.num', 'Calls'),
+          h('th.num', 'Input tokens'),
+          h('th.num', 'Output tokens'),
+          h('th.num', 'Cost'),
+        ),
+      ),
+      h(
+        'tbody',
+        plan.stages.map((s) =>
+          h(
+            'tr',
+            h('td', s.stage, s.upperBound ? h('span.sub', ' (at most)') : null),
+            h('td', s.role),
+            h('td.num', int(s.calls)),
+            h('td.num', int(s.inputTokens)),
+            h('td.num', int(s.outputTokens)),
+            h('td.num', cost(s.costUsd)),
+          ),
+        ),
+        h(
+          'tr.total',
+          h('td', h('strong', 'total')),
+          h('td'),
+          h('td.num', int(plan.total.calls)),
+          h('td.num', int(plan.total.inputTokens)),
+          h('td.num', int(plan.total.outputTokens)),
+          h('td.num', `${usd(plan.total.costUsd)}${plan.total.unpricedStages.length ? ' + unknown' : ''}`),
+        ),
+      ),
+    ),
+    h(
+      'details',
+      h('summary', 'Assumed'),
+      h(
+        'ul',
+        plan.assumptions.map((a) => h('li', a)),
       ),
     ),
   );

@@ -3,8 +3,8 @@
 // changes are marked), change the common settings, see the exact command and the dry run's
 // calls and cost, check the endpoints, launch. The run is an ordinary `skillopt train` process.
 import { act, actGet, actionAccess, useToken } from './actions-client.js';
-import { jobPanel, preflightTable } from './job-views.js';
-import { api, append, debounce, errorBox, h, int, put, runLink, usd } from './util.js';
+import { jobPanel, planTable, preflightTable } from './job-views.js';
+import { api, append, debounce, errorBox, h, put, runLink } from './util.js';
 
 export class NewRunView {
   /** @type {HTMLSelectElement} */
@@ -346,60 +346,3 @@ export class NewRunView {
 }
 
 const pickHint = () => h('div.sub#pick-config', 'Choose a config: its settings, resolved keys and dry run show here.');
-
-function planTable(plan) {
-  const cost = (x) => (x === null ? 'unknown' : usd(x));
-  return h(
-    'div',
-    h(
-      'div.sub',
-      `${plan.epochs} epoch(s) × ${plan.stepsPerEpoch} step(s) = ${plan.totalSteps} steps; selection ${plan.selection} items, test ${plan.test} items`,
-    ),
-    h(
-      'table#plan',
-      h(
-        'thead',
-        h(
-          'tr',
-          h('th', 'Stage'),
-          h('th', 'Role'),
-          h('th.num', 'Calls'),
-          h('th.num', 'Input tokens'),
-          h('th.num', 'Output tokens'),
-          h('th.num', 'Cost'),
-        ),
-      ),
-      h(
-        'tbody',
-        plan.stages.map((s) =>
-          h(
-            'tr',
-            h('td', s.stage, s.upperBound ? h('span.sub', ' (at most)') : null),
-            h('td', s.role),
-            h('td.num', int(s.calls)),
-            h('td.num', int(s.inputTokens)),
-            h('td.num', int(s.outputTokens)),
-            h('td.num', cost(s.costUsd)),
-          ),
-        ),
-        h(
-          'tr.total',
-          h('td', h('strong', 'total')),
-          h('td'),
-          h('td.num', int(plan.total.calls)),
-          h('td.num', int(plan.total.inputTokens)),
-          h('td.num', int(plan.total.outputTokens)),
-          h('td.num', `${usd(plan.total.costUsd)}${plan.total.unpricedStages.length ? ' + unknown' : ''}`),
-        ),
-      ),
-    ),
-    h(
-      'details',
-      h('summary', 'Assumed'),
-      h(
-        'ul',
-        plan.assumptions.map((a) => h('li', a)),
-      ),
-    ),
-  );
-}

@@ -345,6 +345,46 @@ describe('skillopt eval: progress and Ctrl-C', () => {
   });
 });
 
+describe('skillopt eval: one evaluation a directory', () => {
+  it('a second evaluation into a directory another one is using is refused, writing nothing; once the first is done it runs', async () => {
+    const { dir, loaded } = project();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const slow = new ScriptedModel('fake:slow', async (req) => {
+      started();
+      await held;
+      return `<answer>${word(req)}</answer>`;
+    });
+    const out = path.join(dir, 'eval');
+    const evaluate = (target: ScriptedModel) =>
+      runEvaluation({
+        loaded,
+        outRoot: out,
+        configFile: path.join(dir, 'c.yaml'),
+        skillFiles: [path.join(dir, 'helpful.md')],
+        split: 'test',
+        models: { targets: [target] },
+        out: null,
+      });
+    const first = evaluate(slow);
+    await running;
+    const second = new ScriptedModel('fake:slow', (req) => `<answer>${word(req)}</answer>`);
+    await assert.rejects(evaluate(second), (err: Error) => {
+      assert.match(err.message, new RegExp(`evaluation directory ${out} is in use by .*give this one another --out`));
+      return true;
+    });
+    assert.equal(second.requests.length, 0, 'the refused evaluation called no model');
+    release();
+    assert.equal((await first).n_items, 10);
+    assert.equal(fs.readFileSync(path.join(out, 'scores.jsonl'), 'utf8').trim().split('\n').length, 10);
+    assert.ok(!fs.existsSync(path.join(out, 'run.lock')), 'the lock is released');
+    await evaluate(second);
+    assert.equal(second.requests.length, 0, 'a rerun takes up the kept rollouts');
+  });
+});
+
 describe('skillopt eval: the key variable', () => {
   it('a variable named by api_key_env that is not set is said before the first call, not passed over in silence', async () => {
     const fake = await startFakeProvider({
