@@ -91,7 +91,7 @@ describe('the packed package', () => {
     const assets = filesUnder(path.join(ROOT, 'src')).filter((f) => !f.endsWith('.ts'));
     assert.ok(
       assets.some((f) => f.endsWith('.py')) &&
-        assets.includes('web/diff-worker.js') &&
+        assets.includes('web/files/diff-worker.js') &&
         assets.includes('web/static/index.html'),
     );
     for (const f of assets) assert.ok(packed.includes(`dist/${f}`), `dist/${f}`);

@@ -68,7 +68,7 @@ export function registerUi(program: Command): void {
           if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
             throw new UserError(`--configs ${dir}: no such directory`);
         const [{ serveDashboard }, { defaultConfigRoots }] = await Promise.all([
-          import('../web/server.ts'),
+          import('../web/server/server.ts'),
           import('../web/actions/config-roots.ts'),
         ]);
         await serveDashboard({

@@ -1,7 +1,7 @@
 /** A training run's state, as the MCP tools report it: read from its run directory like the dashboard does. */
 import path from 'node:path';
-import { isRunDir } from '../web/roots.ts';
-import { RunReader, type RunOverview } from '../web/run-reader.ts';
+import { isRunDir } from '../web/files/roots.ts';
+import { RunReader, type RunOverview } from '../web/runs/run-reader.ts';
 
 export function runReader(dir: string): RunReader {
   return new RunReader({ id: path.basename(dir), root: { index: 0, given: dir, real: dir }, rel: '', dir });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { isSecretParamName, redact, redactText, redactUrls } from '../../src/config/redact.ts';
-import { startDashboard } from '../../src/web/server.ts';
+import { startDashboard } from '../../src/web/server/server.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { trainSim } from '../helpers/train.ts';
 

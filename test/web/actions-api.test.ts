@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';

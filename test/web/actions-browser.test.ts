@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';

@@ -4,8 +4,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createDashboardApp } from '../../src/web/app.ts';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { createDashboardApp } from '../../src/web/server/app.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { FIXTURES, copyFixture, finishStep, rewindToRunning } from './helpers.ts';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { BROWSER_SKIP, launchBrowser, watchedPage } from './browser.ts';
 import { copyFixture, rewindToRunning } from './helpers.ts';

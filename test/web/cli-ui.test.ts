@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { startDashboard } from '../../src/web/server.ts';
+import { startDashboard } from '../../src/web/server/server.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { FIXTURES, startUiProcess } from './helpers.ts';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { CachedJson, JsonlTail } from '../../src/web/file-cache.ts';
+import { CachedJson, JsonlTail } from '../../src/web/files/file-cache.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 describe('JsonlTail', () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { copyFixture } from './helpers.ts';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parsePatch } from 'diff';
 import { acquireRunLock } from '../../src/run/lock.ts';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { DEPOT_SKILL, PROJECT, simNightHome, type SimNightHome } from '../sleep/sim-night.ts';
 import { copyFixture } from './helpers.ts';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { PROJECT, simNightHome, type SimNightHome } from '../sleep/sim-night.ts';
 import { BROWSER_SKIP, launchBrowser, screenshotPath, watchedPage } from './browser.ts';
 import { copyFixture } from './helpers.ts';

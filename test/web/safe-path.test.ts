@@ -3,7 +3,14 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { HttpError, isFileInside, listInside, openInside, openedPath, readInside } from '../../src/web/safe-path.ts';
+import {
+  HttpError,
+  isFileInside,
+  listInside,
+  openInside,
+  openedPath,
+  readInside,
+} from '../../src/web/files/safe-path.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 describe('opening a file of a run', () => {

@@ -11,8 +11,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isLoopback } from '../../src/web/hosts.ts';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { isLoopback } from '../../src/web/server/hosts.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { copyFixture, startUiProcess, type UiProcess } from './helpers.ts';
 

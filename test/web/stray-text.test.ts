@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { startDashboard, type RunningDashboard } from '../../src/web/server.ts';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { trainSim } from '../helpers/train.ts';

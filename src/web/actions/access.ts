@@ -9,7 +9,7 @@
  */
 import crypto from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
-import { isLoopback } from '../hosts.ts';
+import { isLoopback } from '../server/hosts.ts';
 
 export const TOKEN_HEADER = 'x-skillopt-token';
 

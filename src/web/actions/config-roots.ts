@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { HttpError, isFileInside, realDir, resolveInside, within } from '../safe-path.ts';
+import { HttpError, isFileInside, realDir, resolveInside, within } from '../files/safe-path.ts';
 
 /** The configs shipped with skillopt (the sim demo among them). */
 export const PACKAGE_CONFIGS = path.resolve(import.meta.dirname, '../../../configs');

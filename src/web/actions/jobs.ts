@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { shellWord } from '../../run/resume-command.ts';
-import { openInside, readAt } from '../safe-path.ts';
+import { openInside, readAt } from '../files/safe-path.ts';
 
 /** The CLI's entry point, run with this Node. */
 export const SKILLOPT_BIN = path.resolve(import.meta.dirname, '../../../bin/skillopt.js');

@@ -7,8 +7,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
 import { adopt, rollback } from '../../sleep/adoption/adopt.ts';
-import type { SleepNights } from '../nights.ts';
-import { HttpError } from '../safe-path.ts';
+import type { SleepNights } from '../runs/nights.ts';
+import { HttpError } from '../files/safe-path.ts';
 import { body } from './request.ts';
 
 const NightBody = z.object({ night: z.string() }).strict();

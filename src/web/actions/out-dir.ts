@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defaultOutRoot } from '../../run/runs-root.ts';
-import { isRunDir, type Roots } from '../roots.ts';
-import { HttpError, resolveInside, within } from '../safe-path.ts';
+import { isRunDir, type Roots } from '../files/roots.ts';
+import { HttpError, resolveInside, within } from '../files/safe-path.ts';
 
 /** How deep under a run root a run is still found (roots.ts looks three levels down). */
 const MAX_RUN_DEPTH = 3;

@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { loadConfig, type LoadedConfig } from '../../config/load.ts';
 import { UserError } from '../../errors.ts';
-import { HttpError } from '../safe-path.ts';
+import { HttpError } from '../files/safe-path.ts';
 
 export async function body<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;

@@ -15,7 +15,7 @@ import { REDACTED } from '../../config/redact.ts';
 import { errorMessage } from '../../errors.ts';
 import { parseResumeCommand, shownPath, type Invocation } from '../../run/resume-command.ts';
 import { resolveConfigPath } from '../../util/paths.ts';
-import type { RunReader } from '../run-reader.ts';
+import type { RunReader } from '../runs/run-reader.ts';
 import type { ConfigRoots } from './config-roots.ts';
 import { loadWithOverrides } from './request.ts';
 

@@ -9,12 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parsePatch } from 'diff';
 import { z } from 'zod';
-import { ReceiptSchema, type Receipt } from '../sleep/adoption/adopt.ts';
-import { SkipsSchema, skipsFile } from '../sleep/state/skips.ts';
-import { ManifestSchema, NIGHT_NAME, nightsDir, type Manifest } from '../sleep/staging/staging.ts';
-import { StateSchema, stateFile, type NightRecord } from '../sleep/state/state.ts';
-import { parseJsonFile, readTextCapped } from './file-cache.ts';
-import { HttpError, listInside, realDir, resolveInside } from './safe-path.ts';
+import { ReceiptSchema, type Receipt } from '../../sleep/adoption/adopt.ts';
+import { SkipsSchema, skipsFile } from '../../sleep/state/skips.ts';
+import { ManifestSchema, NIGHT_NAME, nightsDir, type Manifest } from '../../sleep/staging/staging.ts';
+import { StateSchema, stateFile, type NightRecord } from '../../sleep/state/state.ts';
+import { parseJsonFile, readTextCapped } from '../files/file-cache.ts';
+import { HttpError, listInside, realDir, resolveInside } from '../files/safe-path.ts';
 import { MAX_DIFF_BYTES, patchLines, type SkillDiff } from './skills.ts';
 
 /** What report.json says of each document: the part the dashboard shows. */

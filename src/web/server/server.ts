@@ -1,12 +1,12 @@
 /** `skillopt ui`: serves the dashboard until interrupted. */
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { UserError } from '../errors.ts';
-import { ActionAccess } from './actions/access.ts';
-import { ConfigRoots, defaultConfigRoots } from './actions/config-roots.ts';
-import type { Jobs } from './actions/jobs.ts';
+import { UserError } from '../../errors.ts';
+import { ActionAccess } from '../actions/access.ts';
+import { ConfigRoots, defaultConfigRoots } from '../actions/config-roots.ts';
+import type { Jobs } from '../actions/jobs.ts';
 import { createDashboardApp } from './app.ts';
-import type { DiffPool } from './diff-pool.ts';
+import type { DiffPool } from '../files/diff-pool.ts';
 import { HostAllowList, browserAddresses, isLoopback } from './hosts.ts';
 
 export interface DashboardOptions {
@@ -57,7 +57,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<RunningDas
   });
   // Each directory once, however it was reached (configs/ here is the package's own in a checkout).
   const configRoots = new ConfigRoots(opts.configRoots ?? defaultConfigRoots()).roots.map((r) => r.given);
-  const program = opts.program ?? (await import('../run/resume-command.ts')).programName();
+  const program = opts.program ?? (await import('../../run/resume-command.ts')).programName();
   const { app, watcher, diffs, jobs } = createDashboardApp({
     roots: opts.roots,
     pollMs: opts.pollMs,

@@ -7,10 +7,10 @@
  *   `slow:E`  the slow update's candidate at the end of epoch E
  */
 import { parsePatch, type StructuredPatch } from 'diff';
-import type { RunDir } from '../run/layout.ts';
-import type { DiffPool } from './diff-pool.ts';
-import { readTextCapped } from './file-cache.ts';
-import { HttpError, isFileInside, listInside } from './safe-path.ts';
+import type { RunDir } from '../../run/layout.ts';
+import type { DiffPool } from '../files/diff-pool.ts';
+import { readTextCapped } from '../files/file-cache.ts';
+import { HttpError, isFileInside, listInside } from '../files/safe-path.ts';
 
 const MAX_SKILL_BYTES = 4 << 20;
 /** Each of two skills being compared may be this large; the diff's time also has a limit (DiffPool). */

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Roots } from './roots.ts';
+import type { Roots } from '../files/roots.ts';
 
 export type LiveMessage = { type: 'runs'; ids: string[] } | { type: 'run'; run: string; files: string[] };
 type Listener = (msg: LiveMessage) => void;

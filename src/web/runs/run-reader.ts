@@ -7,16 +7,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { RunDir } from '../run/layout.ts';
+import { RunDir } from '../../run/layout.ts';
 import {
   HistoryRecordSchema,
   RuntimeStateSchema,
   SummarySchema,
   type HistoryRecord,
   type Transfer,
-} from '../run/records.ts';
-import { CachedJson, JsonlTail } from './file-cache.ts';
-import { isFileInside } from './safe-path.ts';
+} from '../../run/records.ts';
+import { CachedJson, JsonlTail } from '../files/file-cache.ts';
+import { isFileInside } from '../files/safe-path.ts';
 import {
   baselineFromRollouts,
   describeConfig,
@@ -26,11 +26,11 @@ import {
   sumStages,
   type EpochInfo,
   type TestRow,
-} from './run-files.ts';
-import { WATCHED } from './live.ts';
+} from '../files/run-files.ts';
+import { WATCHED } from '../server/live.ts';
 import { runStatus, type RunStatus } from './run-status.ts';
 import { stepRow, type StepRow } from './step-rows.ts';
-import type { RunLocation } from './roots.ts';
+import type { RunLocation } from '../files/roots.ts';
 import {
   CallFold,
   EventFold,

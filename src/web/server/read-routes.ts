@@ -6,19 +6,19 @@
 import fs from 'node:fs';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { redactRecord } from '../config/redact.ts';
-import type { DiffPool } from './diff-pool.ts';
-import { listEvals } from './evals.ts';
-import { readTextCapped } from './file-cache.ts';
-import { readLineage } from './lineage.ts';
+import { redactRecord } from '../../config/redact.ts';
+import type { DiffPool } from '../files/diff-pool.ts';
+import { listEvals } from '../runs/evals.ts';
+import { readTextCapped } from '../files/file-cache.ts';
+import { readLineage } from '../runs/lineage.ts';
 import type { LiveMessage, LiveWatcher } from './live.ts';
-import type { SleepNights } from './nights.ts';
-import type { Roots, RunLocation } from './roots.ts';
-import type { RunReader } from './run-reader.ts';
-import { HttpError, resolveInside } from './safe-path.ts';
-import { diffSkills, listSkillVersions, readSkill } from './skills.ts';
-import { stepView } from './step-view.ts';
-import { listRolloutDirs, trajectoryDetail, trajectoryPage } from './trajectories.ts';
+import type { SleepNights } from '../runs/nights.ts';
+import type { Roots, RunLocation } from '../files/roots.ts';
+import type { RunReader } from '../runs/run-reader.ts';
+import { HttpError, resolveInside } from '../files/safe-path.ts';
+import { diffSkills, listSkillVersions, readSkill } from '../runs/skills.ts';
+import { stepView } from '../runs/step-view.ts';
+import { listRolloutDirs, trajectoryDetail, trajectoryPage } from '../runs/trajectories.ts';
 
 export interface ReadContext {
   roots: Roots;

@@ -5,11 +5,11 @@
  * rejected it.
  */
 import { z } from 'zod';
-import type { HistoryRecord } from '../run/records.ts';
+import type { HistoryRecord } from '../../run/records.ts';
 import { decisionOf, type Decision } from './decision.ts';
-import { parseJsonFile } from './file-cache.ts';
+import { parseJsonFile } from '../files/file-cache.ts';
 import type { RunReader } from './run-reader.ts';
-import { isFileInside, listInside } from './safe-path.ts';
+import { isFileInside, listInside } from '../files/safe-path.ts';
 import { currentBefore } from './skills.ts';
 import { listRolloutDirs, type RolloutDirInfo } from './trajectories.ts';
 

@@ -6,9 +6,9 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
-import type { RunDir } from '../run/layout.ts';
-import { parseJsonFile } from './file-cache.ts';
-import { listInside } from './safe-path.ts';
+import type { RunDir } from '../../run/layout.ts';
+import { parseJsonFile } from '../files/file-cache.ts';
+import { listInside } from '../files/safe-path.ts';
 
 /** The directory of a run that holds its evaluations. */
 export const EVALS_DIR = 'evals';

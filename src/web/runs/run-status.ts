@@ -4,7 +4,7 @@
  * the process holding its lock still runs.
  */
 import type { z } from 'zod';
-import type { RuntimeStateSchema } from '../run/records.ts';
+import type { RuntimeStateSchema } from '../../run/records.ts';
 import { type EventFold, lockHolderAlive } from './run-state.ts';
 
 export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped' | 'interrupted' | 'incomplete';

@@ -3,7 +3,7 @@
  * decided, and the wall-clock times from the event log (our history.json leaves them out to stay
  * reproducible).
  */
-import type { HistoryRecord } from '../run/records.ts';
+import type { HistoryRecord } from '../../run/records.ts';
 import { decisionOf, type Decision } from './decision.ts';
 
 /** The fields of a step record the dashboard draws. */

@@ -3,7 +3,7 @@
  * the candidate was accepted, rejected or the step skipped, and the recorded action as its kind.
  * The page reads `outcome` and never matches action spellings itself.
  */
-import { isAccepted, isSkipped } from '../run/records.ts';
+import { isAccepted, isSkipped } from '../../run/records.ts';
 
 export type Outcome = 'accepted' | 'rejected' | 'skipped' | 'other';
 

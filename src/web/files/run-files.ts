@@ -4,13 +4,13 @@
  * skill's selection score, and token usage per stage when there is no call ledger.
  */
 import { z } from 'zod';
-import type { RunDir } from '../run/layout.ts';
-import type { HistoryRecord, StageUsage } from '../run/records.ts';
-import { decisionOf, type Decision } from './decision.ts';
+import type { RunDir } from '../../run/layout.ts';
+import type { HistoryRecord, StageUsage } from '../../run/records.ts';
+import { decisionOf, type Decision } from '../runs/decision.ts';
 import { parseJsonFile } from './file-cache.ts';
-import { emptyUsage, type EpochEvent, type UsageTotals } from './run-state.ts';
+import { emptyUsage, type EpochEvent, type UsageTotals } from '../runs/run-state.ts';
 import { listInside } from './safe-path.ts';
-import { resultRows } from './results-index.ts';
+import { resultRows } from '../runs/results-index.ts';
 
 const AnyObject = z.record(z.string(), z.unknown());
 

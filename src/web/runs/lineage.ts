@@ -2,10 +2,10 @@
  * The lineage of a pool run's candidates (`pool/lineage.json`): every candidate with its
  * parents, what the gate did with it and whether it is in the pool, for the dashboard's tree.
  */
-import { LineageFileSchema, type LineageFile } from '../run/records.ts';
+import { LineageFileSchema, type LineageFile } from '../../run/records.ts';
 import { decisionOf, type Decision } from './decision.ts';
-import { parseJsonFile } from './file-cache.ts';
-import type { RunDir } from '../run/layout.ts';
+import { parseJsonFile } from '../files/file-cache.ts';
+import type { RunDir } from '../../run/layout.ts';
 
 export interface LineageView {
   /** False: the run keeps one current skill (no `optimizer.pool_size`). */

@@ -7,19 +7,19 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono } from 'hono';
-import type { ActionAccess } from './actions/access.ts';
-import { ConfigRoots } from './actions/config-roots.ts';
-import type { PreflightOptions } from './actions/preflight.ts';
-import { actionRoutes } from './actions/routes.ts';
-import { Jobs } from './actions/jobs.ts';
-import { DiffPool } from './diff-pool.ts';
+import type { ActionAccess } from '../actions/access.ts';
+import { ConfigRoots } from '../actions/config-roots.ts';
+import type { PreflightOptions } from '../actions/preflight.ts';
+import { actionRoutes } from '../actions/routes.ts';
+import { Jobs } from '../actions/jobs.ts';
+import { DiffPool } from '../files/diff-pool.ts';
 import type { HostAllowList } from './hosts.ts';
 import { LiveWatcher } from './live.ts';
-import { SleepNights } from './nights.ts';
+import { SleepNights } from '../runs/nights.ts';
 import { readRoutes } from './read-routes.ts';
-import { Roots, type RunLocation } from './roots.ts';
-import { RunReader } from './run-reader.ts';
-import { HttpError } from './safe-path.ts';
+import { Roots, type RunLocation } from '../files/roots.ts';
+import { RunReader } from '../runs/run-reader.ts';
+import { HttpError } from '../files/safe-path.ts';
 
 export interface DashboardAppOptions {
   roots: string[];
@@ -44,7 +44,7 @@ export interface DashboardAppOptions {
   };
 }
 
-const STATIC_DIR = path.join(import.meta.dirname, 'static');
+const STATIC_DIR = path.join(import.meta.dirname, '..', 'static');
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot'));
 
 const TYPES: Record<string, string> = {

@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { z } from 'zod';
-import { EventSchema, type RunEvent } from '../run/events.ts';
+import { EventSchema, type RunEvent } from '../../run/events.ts';
 
 export interface LiveStage {
   step: number;

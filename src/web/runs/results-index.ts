@@ -5,9 +5,9 @@
  * shared by every request, the least recently used dropped first.
  */
 import fs from 'node:fs';
-import { RolloutResultSchema, type RolloutResult } from '../run/records.ts';
-import { JsonlTail } from './file-cache.ts';
-import { openInside, readAt } from './safe-path.ts';
+import { RolloutResultSchema, type RolloutResult } from '../../run/records.ts';
+import { JsonlTail } from '../files/file-cache.ts';
+import { openInside, readAt } from '../files/safe-path.ts';
 
 export type Outcome = 'pass' | 'fail' | 'error';
 

@@ -6,9 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunDir } from '../run/layout.ts';
+import type { RunDir } from '../../run/layout.ts';
 import { EVALS_DIR } from './evals.ts';
-import { readTextCapped } from './file-cache.ts';
+import { readTextCapped } from '../files/file-cache.ts';
 import {
   expectedOf,
   indexOf,
@@ -20,7 +20,7 @@ import {
   type TrajectoryRow,
   typeOf,
 } from './results-index.ts';
-import { HttpError, isFileInside, listInside, resolveInside } from './safe-path.ts';
+import { HttpError, isFileInside, listInside, resolveInside } from '../files/safe-path.ts';
 
 const MAX_CONVERSATION_BYTES = 8 << 20;
 /** A result line larger than this is shown with its texts cut, and says so. */
