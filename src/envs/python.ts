@@ -89,7 +89,7 @@ const PASS = [
 ];
 
 /** What Python needs from the parent environment to start as it does there, and nothing else. */
-export function pythonEnvironment(parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function pythonEnvironment(parent: Record<string, string | undefined> = process.env): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
     if (value !== undefined && (PASS.includes(name) || name.startsWith('LC_'))) env[name] = value;

@@ -39,7 +39,7 @@ const LOG_CHARS = 8000;
 export function scrubbedEnvironment(
   dir: string,
   maxFileBytes: number,
-  parent: NodeJS.ProcessEnv = process.env,
+  parent: Record<string, string | undefined> = process.env,
 ): Record<string, string> {
   const tmp = path.join(dir, '.tmp');
   fs.mkdirSync(tmp, { recursive: true });
