@@ -1,3 +1,4 @@
+import { createDashboardApp } from '../../src/web/server/app.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -132,3 +133,16 @@ export async function startUiProcess(
     },
   };
 }
+
+/** A client of the dashboard's read API, in this process (no socket), over these run roots. */
+export function apiClient(roots: string[]) {
+  const { app } = createDashboardApp({ roots });
+  return async (url: string): Promise<{ status: number; body: any }> => {
+    const res = await app.request(url);
+    return { status: res.status, body: await res.json() };
+  };
+}
+
+/** URL query parameters from an object. */
+export const queryString = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
