@@ -1,6 +1,8 @@
 /** `skillopt sleep harvest`, `dry-run` and `mine`: what Sleep reads and would learn from, before a night. */
 import path from 'node:path';
 import { CommandExit } from '../errors.ts';
+import type { HarvestResult } from '../sleep/harvest/harvest.ts';
+import type { resolveHarvest } from '../sleep/harvest/options.ts';
 import { budgetOf, context, print, type HarvestCliOptions, type ModelCliOptions } from './sleep-options.ts';
 
 export async function runHarvest(opts: HarvestCliOptions): Promise<void> {
@@ -17,13 +19,7 @@ export async function runHarvest(opts: HarvestCliOptions): Promise<void> {
     print(
       JSON.stringify(
         {
-          window: {
-            since: resolved.since === undefined ? null : new Date(resolved.since).toISOString(),
-            text: resolved.windowText,
-          },
-          scope: describeScope(resolved.scope),
-          sessions: result.digests.length,
-          sources: result.sources,
+          ...(await harvestFacts(resolved, result)),
           output,
         },
         null,
@@ -75,13 +71,7 @@ export async function runDryRun(opts: ModelCliOptions): Promise<void> {
     print(
       JSON.stringify(
         {
-          window: {
-            since: resolved.since === undefined ? null : new Date(resolved.since).toISOString(),
-            text: resolved.windowText,
-          },
-          scope: describeScope(resolved.scope),
-          sessions: result.digests.length,
-          sources: result.sources,
+          ...(await harvestFacts(resolved, result)),
           models: choice.describe,
           documents: documents.map((d) => ({ name: d.name, kind: d.kind, path: d.path, exists: d.exists })),
           tasks: tasks.map((t) => ({
@@ -181,4 +171,18 @@ export async function runMine(opts: ModelCliOptions): Promise<void> {
   } finally {
     models?.close();
   }
+}
+
+/** What a harvest covered, as `--json` prints it: the window, the projects, the sessions and each source. */
+async function harvestFacts(resolved: ReturnType<typeof resolveHarvest>, result: HarvestResult) {
+  const { describeScope } = await import('../sleep/harvest/scope.ts');
+  return {
+    window: {
+      since: resolved.since === undefined ? null : new Date(resolved.since).toISOString(),
+      text: resolved.windowText,
+    },
+    scope: describeScope(resolved.scope),
+    sessions: result.digests.length,
+    sources: result.sources,
+  };
 }

@@ -16,9 +16,7 @@ import { me } from '../../src/run/lock.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { trainSim } from '../helpers/train.ts';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import { actionCaller } from './helpers.ts';
 
 const PROJECT_CONFIGS = path.join(ROOT, 'configs');
 /** A config of the tasks env whose scorer is the module at `module`. */
@@ -31,14 +29,7 @@ describe('the dashboard refuses hostile actions', () => {
   const outside = fs.realpathSync(tmpDir('skillopt-hostile-outside-'));
   const configs = fs.realpathSync(tmpDir('skillopt-hostile-configs-'));
   let dash: RunningDashboard;
-  const call = async (method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${dash.url}${url.slice(1)}`, {
-      method,
-      headers: { 'x-skillopt-token': dash.access.token, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const call = actionCaller(() => dash);
 
   before(async () => {
     await trainSim(SMALL, path.join(runs, 'sim', 'done'));

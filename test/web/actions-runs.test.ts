@@ -15,9 +15,7 @@ import { startDashboard, type RunningDashboard } from '../../src/web/server/serv
 import { BIN, ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { SIM_CONFIG } from '../helpers/train.ts';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import { actionCaller } from './helpers.ts';
 
 const SMALL = ['env.n_train=8', 'env.n_val=6', 'env.n_test=6', 'train.batch_size=4', 'train.num_epochs=2'];
 
@@ -35,14 +33,7 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
 describe('the dashboard on real runs', () => {
   const runs = fs.realpathSync(tmpDir('skillopt-actions-runs-'));
   let dash: RunningDashboard;
-  const call = async (method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${dash.url}${url.slice(1)}`, {
-      method,
-      headers: { 'x-skillopt-token': dash.access.token, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const call = actionCaller(() => dash);
   const status = async (id: string) =>
     (await call('GET', `/api/run?run=${encodeURIComponent(id)}`)).body.status as string;
 

@@ -1,3 +1,4 @@
+import type { RunningDashboard } from '../../src/web/server/server.ts';
 import { createDashboardApp } from '../../src/web/server/app.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -146,3 +147,16 @@ export function apiClient(roots: string[]) {
 /** URL query parameters from an object. */
 export const queryString = (params: Record<string, string | number>) =>
   new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+
+/** Calls the actions API of a running dashboard (the getter: it starts in a `before`) with its token. */
+export function actionCaller(dashboard: () => RunningDashboard) {
+  return async (method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const dash = dashboard();
+    const res = await fetch(`${dash.url}${url.slice(1)}`, {
+      method,
+      headers: { 'x-skillopt-token': dash.access.token, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+}
