@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { filesHash } from '../skill/package/package.ts';
 import type { ChatRequest } from './types.ts';
 
 const schemaCache = new WeakMap<object, unknown>();
@@ -38,6 +39,7 @@ function identityJson(modelId: string, req: ChatRequest): string {
     meta: modelId.startsWith('sim:') ? (req.meta ?? null) : null,
     // Only agent targets read these; present only when set, so other requests keep their keys.
     ...(req.skill !== undefined ? { skill: req.skill } : {}),
+    ...(req.skillFiles?.size ? { skillFiles: filesHash(req.skillFiles) } : {}),
     ...(req.workspaceFiles?.length ? { workspaceFiles: req.workspaceFiles } : {}),
     ...(req.returnFiles?.length ? { returnFiles: req.returnFiles } : {}),
   };

@@ -5,6 +5,7 @@
  */
 import type { ZodType } from 'zod';
 import type { AgentTrace } from './harness/trace.ts';
+import type { PackageFiles } from '../skill/package/package.ts';
 
 export type Role = 'target' | 'optimizer' | 'judge';
 
@@ -74,6 +75,11 @@ export interface ChatRequest {
    * agent target installs it where the agent reads skills and takes it out of the prompt.
    */
   skill?: string;
+  /**
+   * The skill package's files besides `SKILL.md` (references, scripts, assets), when the skill is
+   * a package: an agent target installs them beside its `SKILL.md`; chat models ignore them.
+   */
+  skillFiles?: PackageFiles;
   /** Files an agent target puts in its workspace (documents, data); chat models ignore them. */
   workspaceFiles?: WorkspaceFile[];
   /**
