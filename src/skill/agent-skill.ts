@@ -6,6 +6,8 @@
  * whose description is longer, Codex cuts it short. Deploy and the agent harnesses check with
  * these, so that what is trained is what an agent will load.
  */
+import { parse as parseYaml } from 'yaml';
+
 export const SKILL_NAME_MAX = 64;
 export const SKILL_DESCRIPTION_MAX = 1024;
 
@@ -36,4 +38,58 @@ export function skillDescriptionProblem(description: string): string | undefined
     return `the skill description has ${length.toLocaleString('en')} characters, more than the ${SKILL_DESCRIPTION_MAX.toLocaleString('en')} the Agent Skills rules allow (Copilot drops such a skill without a word, Codex cuts the description short)`;
   if (/[<>]/.test(description)) return "the skill description holds '<' or '>', which the Agent Skills rules forbid";
   return undefined;
+}
+
+/** The front-matter keys the Agent Skills rules allow in a `SKILL.md`. */
+export const FRONT_MATTER_KEYS = [
+  'name',
+  'description',
+  'license',
+  'allowed-tools',
+  'metadata',
+  'compatibility',
+] as const;
+export const SKILL_COMPATIBILITY_MAX = 500;
+
+/**
+ * What breaks the Agent Skills rules in a `SKILL.md`'s front matter, one sentence each (empty
+ * when nothing does): a block that is missing or not YAML, a key the rules do not allow, a
+ * missing or bad `name` or `description`, a `compatibility` over 500 characters.
+ */
+export function frontMatterProblems(skillMd: string): string[] {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(skillMd);
+  if (!m) return ['SKILL.md has no front matter: it must start with a --- block holding name and description'];
+  let data: unknown;
+  try {
+    data = parseYaml(m[1]!);
+  } catch (err) {
+    return [`the front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`];
+  }
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    return ['the front matter is not a mapping of keys to values'];
+  const fields = data as Record<string, unknown>;
+  const problems: string[] = [];
+  const unknown = Object.keys(fields).filter((k) => !(FRONT_MATTER_KEYS as readonly string[]).includes(k));
+  if (unknown.length)
+    problems.push(
+      `the front matter has ${unknown.map((k) => `'${k}'`).join(', ')}; the Agent Skills rules allow only ${FRONT_MATTER_KEYS.join(', ')}`,
+    );
+  const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : undefined);
+  if (text('name') === undefined) problems.push("the front matter has no 'name' (a string)");
+  else {
+    const p = skillNameProblem(text('name')!);
+    if (p) problems.push(p);
+  }
+  if (text('description') === undefined) problems.push("the front matter has no 'description' (a string)");
+  else {
+    const p = skillDescriptionProblem(text('description')!);
+    if (p) problems.push(p);
+  }
+  const compatibility = fields.compatibility;
+  if (
+    compatibility !== undefined &&
+    (typeof compatibility !== 'string' || compatibility.length > SKILL_COMPATIBILITY_MAX)
+  )
+    problems.push(`'compatibility' must be a string of at most ${SKILL_COMPATIBILITY_MAX} characters`);
+  return problems;
 }

@@ -61,3 +61,17 @@ test('package paths stay inside the package', () => {
   for (const good of ['references/forms.md', 'scripts/fill.py', 'LICENSE.txt', 'a/b/c.ttf'])
     assert.equal(packagePathProblem(good), undefined, good);
 });
+
+test('front matter is held to the Agent Skills rules', async () => {
+  const { frontMatterProblems } = await import('../../../src/skill/agent-skill.ts');
+  const ok =
+    '---\nname: pdf\ndescription: Fill PDF forms.\nlicense: Proprietary. LICENSE.txt has complete terms\nallowed-tools: Bash, Read\nmetadata:\n  version: "1.0"\n---\n\n# PDF\n';
+  assert.deepEqual(frontMatterProblems(ok), []);
+  assert.match(frontMatterProblems('# no block\n')[0]!, /no front matter/);
+  assert.match(frontMatterProblems('---\nname: pdf\ndescription: x\nversion: 2\n---\n')[0]!, /'version'.*allow only/);
+  assert.match(frontMatterProblems('---\nname: PDF_tools\ndescription: x\n---\n')[0]!, /lower-case/);
+  assert.match(frontMatterProblems('---\nname: pdf\ndescription: use <b>\n---\n')[0]!, /'<' or '>'/);
+  assert.match(frontMatterProblems(`---\nname: pdf\ndescription: ${'x'.repeat(1025)}\n---\n`)[0]!, /1,025 characters/);
+  assert.match(frontMatterProblems('---\nname: pdf\n---\n')[0]!, /no 'description'/);
+  assert.match(frontMatterProblems('---\nname: pdf\ndescription: a: b: c\n---\n')[0]!, /not valid YAML/);
+});
