@@ -27,6 +27,8 @@ import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { historyRepair, type HistoryRepair } from '../run/state-rebuild.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
+import { readPackageDir } from '../skill/package/folder.ts';
+import type { SkillPackage } from '../skill/package/package.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
 import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
@@ -121,9 +123,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const runtime = dir.readRuntimeState();
     if (runtime) history = historyRepair(dir, runtime.last_completed_step);
   }
-  const skillInit = loadSkill(resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')), {
-    startBlank: config.env.start_blank,
-  });
+  const skillInit = loadSkillPackage(
+    resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')),
+    {
+      startBlank: config.env.start_blank,
+    },
+  );
 
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
@@ -164,9 +169,9 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ...preflight(config, { train: splits.train.length, val: splits.val.length, test: splits.test.length }),
     );
     const maxTokens = config.optimizer.max_skill_tokens;
-    if (maxTokens > 0 && countTokens(skillInit) > maxTokens) {
+    if (maxTokens > 0 && countTokens(skillInit.skill) > maxTokens) {
       warnings.push(
-        `the initial skill has ${countTokens(skillInit)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`,
+        `the initial skill has ${countTokens(skillInit.skill)} tokens, over optimizer.max_skill_tokens=${maxTokens}: only edits that shorten it can apply`,
       );
     }
     const plan = schedule(
@@ -363,4 +368,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     lock.release();
     if (discard && createdFrom) removeCreated(dir.root, createdFrom);
   }
+}
+
+/** The initial skill: a skill folder read as a package, else a Markdown file (or a blank start). */
+function loadSkillPackage(file: string, options: { startBlank?: boolean }): SkillPackage {
+  if (file && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) return readPackageDir(file);
+  return { skill: loadSkill(file, options) };
 }

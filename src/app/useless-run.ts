@@ -11,7 +11,7 @@ import { itemMetric } from '../engine/scoring/means.ts';
 import type { TrainSettings } from '../engine/settings.ts';
 import type { Rollouts } from '../engine/stages/rollout.ts';
 import type { Role } from '../model/types.ts';
-import { skillHash } from '../skill/document.ts';
+import { packageHash, type SkillPackage } from '../skill/package/package.ts';
 import { count } from '../util/plural.ts';
 import type { Plan } from './plan.ts';
 
@@ -25,11 +25,11 @@ export function baselineAtCeiling(
   settings: TrainSettings,
   rollouts: Rollouts,
   items: readonly Item[],
-  skill: string,
+  skill: SkillPackage,
 ): string | undefined {
   const { gate } = settings;
   if (!gate.on || gate.scoring.density || gate.shorterWithin !== undefined || items.length === 0) return undefined;
-  const hash = skillHash(skill);
+  const hash = packageHash(skill);
   for (const item of items) {
     for (let sample = 0; sample < gate.repeats; sample++) {
       const t = rollouts.cached(hash, item, sample);

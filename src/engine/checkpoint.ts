@@ -3,7 +3,8 @@
  * boundary (written last, atomically), so a run killed at any moment resumes from the last
  * complete step. How a resume reads it back is `resume.ts`.
  */
-import { skillHash } from '../skill/document.ts';
+import { packageHash } from '../skill/package/package.ts';
+import { writeBestFolder, writeSkillFile } from '../run/skill-files.ts';
 import type { RuntimeState } from '../run/records.ts';
 import type { RunContext, TrainState } from './context.ts';
 import { round } from '../util/round.ts';
@@ -19,8 +20,9 @@ export function persistState(
   // runtime_state.json, written last, is the commit point a resume starts from; the files it
   // points to are flushed to disk before it.
   const currentPath = dir.skill(state.lastStep);
-  dir.writeText(currentPath, state.current.skill);
-  dir.writeText(dir.bestSkill, state.best.skill);
+  writeSkillFile(dir, currentPath, state.current);
+  writeSkillFile(dir, dir.bestSkill, state.best);
+  writeBestFolder(dir, state.best);
   dir.writeJson(dir.history, state.history);
   state.pool?.save(dir);
   const runtime: RuntimeState & Record<string, unknown> = {
@@ -30,7 +32,7 @@ export function persistState(
     current_score: state.current.score,
     current_origin: state.current.origin,
     best_skill_path: dir.bestSkill,
-    best_skill_hash: skillHash(state.best.skill),
+    best_skill_hash: packageHash(state.best),
     best_score: state.best.score,
     best_step: state.best.step,
     best_origin: state.best.origin,

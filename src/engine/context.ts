@@ -18,6 +18,7 @@ import type { TrainSettings } from './settings.ts';
 import type { Transfer } from '../run/records.ts';
 import type { CandidatePool } from './candidate-pool/candidate-pool.ts';
 import type { SkillStates } from './stages/gate.ts';
+import type { SkillPackage } from '../skill/package/package.ts';
 import type { Rollouts } from './stages/rollout.ts';
 import type { SelectionEvaluator } from './stages/selection-eval.ts';
 
@@ -39,7 +40,8 @@ export interface RunContext {
   opt: OptimizerContext;
   analystLimit: LimitFunction;
   plan: Schedule;
-  skillInit: string;
+  /** The skill training starts from: a single document, or a package. */
+  skillInit: SkillPackage;
   clock: RunClock;
   /** Aborted when the run is asked to stop (Ctrl-C): it stops at the next safe point. */
   stop?: AbortSignal;

@@ -8,7 +8,7 @@ import { VERSION } from '../version.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
 import { sumUsage } from '../model/ledger.ts';
 import type { Summary, Transfer } from '../run/records.ts';
-import { skillHash } from '../skill/document.ts';
+import { packageHash, type SkillPackage } from '../skill/package/package.ts';
 import { isAccepted, isSkipped } from '../run/records.ts';
 import { persistState } from './checkpoint.ts';
 import type { RunContext, TrainState } from './context.ts';
@@ -74,7 +74,7 @@ type FinalContext = Pick<
   | 'transfer'
 >;
 
-async function testSkill(ctx: FinalContext, skill: string, dirName: string): Promise<Record<string, Bucket>> {
+async function testSkill(ctx: FinalContext, skill: SkillPackage, dirName: string): Promise<Record<string, Bucket>> {
   const dir = ctx.dir.path(dirName);
   const r = await ctx.rollouts.run(skill, ctx.test, { dir });
   const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
@@ -109,11 +109,11 @@ export async function finalEvaluation(
       detail: `test items=${ctx.test.length}`,
     });
     // The final skill on selection (free when it is the best: its results are cached).
-    const sel = await ctx.selection.score(state.current.skill, { dir: ctx.dir.path('final_selection_eval') });
+    const sel = await ctx.selection.score(state.current, { dir: ctx.dir.path('final_selection_eval') });
     finalSelection = sel.hard;
     finalSelectionSoft = sel.soft;
-    if (skillHash(state.current.skill) !== skillHash(state.best.skill)) {
-      const length = lengthRule(ctx, state.current.skill, { current: state.current.skill, best: state.best.skill });
+    if (packageHash(state.current) !== packageHash(state.best)) {
+      const length = lengthRule(ctx, state.current, { current: state.current, best: state.best });
       const decision = decide(sel.gate, { current: state.current.score, best: state.best.score }, 'promote', {
         length,
       });
@@ -125,11 +125,11 @@ export async function finalEvaluation(
         persistState(ctx, state);
       }
     }
-    const same = skillHash(state.current.skill) === skillHash(state.best.skill);
+    const same = packageHash(state.current) === packageHash(state.best);
     const [baseline, best, final] = await Promise.all([
       testSkill(ctx, ctx.skillInit, 'test_eval_baseline'),
-      testSkill(ctx, state.best.skill, 'test_eval'),
-      same ? Promise.resolve(undefined) : testSkill(ctx, state.current.skill, 'test_eval_final'),
+      testSkill(ctx, state.best, 'test_eval'),
+      same ? Promise.resolve(undefined) : testSkill(ctx, state.current, 'test_eval_final'),
     ]);
     if (same) ctx.dir.writeJson(ctx.dir.path('test_eval_final', 'summary.json'), best);
     tests = { baseline, best, final: final ?? best };

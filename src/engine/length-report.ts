@@ -29,7 +29,7 @@ export function scoreVsLength(ctx: ReportContext, state: TrainState): LengthPoin
   const points: Omit<LengthPoint, 'best'>[] = [];
   const add = (origin: string, step: number, score: number, skill: string) =>
     points.push({ origin, step, score, tokens: countTokens(skill), chars: skill.length });
-  add(INITIAL_ORIGIN, 0, state.baselineScore, ctx.skillInit);
+  add(INITIAL_ORIGIN, 0, state.baselineScore, ctx.skillInit.skill);
   let epochSeen = 0;
   for (const r of state.history) {
     // A slow update at the boundary before this record's epoch.

@@ -12,7 +12,9 @@ import type { StepBufferEntry } from '../protocol/optimizer.ts';
 import { readJson } from '../run/atomic.ts';
 import { INITIAL_ORIGIN, originId } from '../run/origins.ts';
 import { type HistoryRecord, isSkipped } from '../run/records.ts';
-import { skillHash } from '../skill/document.ts';
+import { packageHash, type SkillPackage } from '../skill/package/package.ts';
+import { readSkillFile } from '../run/skill-files.ts';
+import { scoredSkill } from './stages/gate.ts';
 import type { RunContext, TrainState } from './context.ts';
 import { CandidatePool } from './candidate-pool/candidate-pool.ts';
 
@@ -46,7 +48,7 @@ export async function readResumeState(
       `${dir.runtimeState} ${problem}: rebuilt from ${dir.history} and the skill files; resuming after step ${last}`,
     );
   const currentFile = dir.skill(last);
-  const current = dir.readText(currentFile);
+  const current = readSkillFile(dir, currentFile);
   if (current === undefined) throw new Error(`cannot resume: ${currentFile} is missing`);
   const best = committedBest(ctx, dir.bestSkill, runtime.best_skill_hash) ?? current;
   // Records of a step that was written but not committed are dropped: that step is redone.
@@ -56,16 +58,18 @@ export async function readResumeState(
   return {
     lastStep: last,
     baselineScore: baseline,
-    current: {
-      skill: current,
-      score: runtime.current_score ?? baseline,
-      origin: runtime.current_origin ?? originId({ kind: 'step', step: last }),
-    },
+    current: scoredSkill(
+      current,
+      runtime.current_score ?? baseline,
+      runtime.current_origin ?? originId({ kind: 'step', step: last }),
+    ),
     best: {
-      skill: best,
-      score: runtime.best_score ?? runtime.current_score ?? baseline,
+      ...scoredSkill(
+        best,
+        runtime.best_score ?? runtime.current_score ?? baseline,
+        runtime.best_origin ?? INITIAL_ORIGIN,
+      ),
       step: runtime.best_step ?? last,
-      origin: runtime.best_origin ?? INITIAL_ORIGIN,
     },
     scheduler: runtime.scheduler ?? { current_step: last },
     boundariesDone: runtime.epoch_boundaries_done ?? 0,
@@ -95,17 +99,17 @@ export function restoreStepBuffer(
  * a crash between the two it may hold the next step's uncommitted best, so the committed one is
  * found by its hash among the run's skill files.
  */
-function committedBest(ctx: Pick<RunContext, 'dir'>, file: string, hash: string | undefined): string | undefined {
-  const text = ctx.dir.readText(file);
-  if (hash === undefined || (text !== undefined && skillHash(text) === hash)) return text;
+function committedBest(ctx: Pick<RunContext, 'dir'>, file: string, hash: string | undefined): SkillPackage | undefined {
+  const best = readSkillFile(ctx.dir, file);
+  if (hash === undefined || (best !== undefined && packageHash(best) === hash)) return best;
   const candidates = [
     ...listFiles(ctx.dir.path('skills')),
     ...listFiles(ctx.dir.path('steps')).map((d) => path.join(d, 'candidate_skill.md')),
     ...listFiles(ctx.dir.path('slow_update')).map((d) => path.join(d, 'candidate_skill.md')),
   ];
-  for (const f of candidates) {
-    const t = ctx.dir.readText(f);
-    if (t !== undefined && skillHash(t) === hash) return t;
+  for (const f of candidates.filter((c) => c.endsWith('.md'))) {
+    const t = readSkillFile(ctx.dir, f);
+    if (t !== undefined && packageHash(t) === hash) return t;
   }
   throw new Error(`cannot resume: the best skill of the last completed step (hash ${hash}) is not in ${ctx.dir.root}`);
 }

@@ -7,6 +7,9 @@
 import { madeFor } from '../model/attribution.ts';
 import { RunStop } from '../model/types.ts';
 import { injectEmptyAppendix } from '../skill/regions.ts';
+import { withSkill } from '../skill/package/package.ts';
+import { writeSkillFile } from '../run/skill-files.ts';
+import { scoredSkill } from './stages/gate.ts';
 import { epochSteps } from './batches.ts';
 import { persistState } from './checkpoint.ts';
 import { readResumeState, restoreStepBuffer } from './resume.ts';
@@ -51,7 +54,7 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     );
     return { ...resumed, scheduler, stepBuffer: [] };
   }
-  ctx.dir.writeText(ctx.dir.skill(0), ctx.skillInit);
+  writeSkillFile(ctx.dir, ctx.dir.skill(0), ctx.skillInit);
   ctx.events.emit({
     type: 'stage_started',
     step: 0,
@@ -70,8 +73,10 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     detail: `selection hard=${base.hard!.toFixed(4)} soft=${base.soft!.toFixed(4)}, gate score (${settings.gate.scoring.metric})=${base.gate.toFixed(4)}`,
     stats: { hard: base.hard!, soft: base.soft!, gate_metric: settings.gate.scoring.metric, gate: base.gate },
   });
-  const skill = settings.skillAware.on ? injectEmptyAppendix(ctx.skillInit) : ctx.skillInit;
-  const current = { skill, score: base.gate, origin: INITIAL_ORIGIN };
+  const skill = settings.skillAware.on
+    ? withSkill(ctx.skillInit, injectEmptyAppendix(ctx.skillInit.skill))
+    : ctx.skillInit;
+  const current = scoredSkill(skill, base.gate, INITIAL_ORIGIN);
   const state: TrainState = {
     lastStep: 0,
     baselineScore: base.gate,

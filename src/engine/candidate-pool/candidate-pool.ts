@@ -9,10 +9,11 @@ import type { z } from 'zod';
 import { readJson } from '../../run/atomic.ts';
 import type { LineageNodeSchema } from '../../run/records.ts';
 import type { RunDir } from '../../run/layout.ts';
-import { skillHash } from '../../skill/document.ts';
+import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
+import { readSkillFile, writeSkillFile } from '../../run/skill-files.ts';
 import type { Edit } from '../../skill/edits.ts';
 import { seedFrom, unitHash } from '../../util/random.ts';
-import type { SkillState } from '../stages/gate.ts';
+import { scoredSkill, type SkillState } from '../stages/gate.ts';
 import { pickFromFront, toDrop } from './front.ts';
 
 export type NodeKind = LineageNode['kind'];
@@ -58,9 +59,9 @@ export class CandidatePool {
   }
 
   /** The member whose skill this is, by content. */
-  memberWith(skill: string): PoolMember | undefined {
-    const hash = skillHash(skill);
-    return this.members.find((m) => skillHash(m.skill) === hash);
+  memberWith(skill: SkillPackage): PoolMember | undefined {
+    const hash = packageHash(skill);
+    return this.members.find((m) => packageHash(m) === hash);
   }
 
   /** The parent of `step`: drawn from the front, the same for the same seed and step. */
@@ -103,7 +104,8 @@ export class CandidatePool {
   save(dir: RunDir): void {
     for (const m of this.members) {
       const file = dir.path(memberFile(m.origin));
-      if (dir.readText(file) !== m.skill) dir.writeText(file, m.skill);
+      const saved = readSkillFile(dir, file);
+      if (!saved || packageHash(saved) !== packageHash(m)) writeSkillFile(dir, file, m);
     }
     const ids = this.members.map((m) => m.origin);
     const file: LineageFile = { members: ids, nodes: this.nodes.map((n) => ({ ...n, in_pool: ids.includes(n.id) })) };
@@ -124,12 +126,12 @@ export class CandidatePool {
     const ids = memberIds ?? file.members.filter((id) => nodes.some((n) => n.id === id));
     const members = ids.map((id) => {
       const node = nodes.find((n) => n.id === id);
-      const skill = dir.readText(dir.path(memberFile(id)));
+      const skill = readSkillFile(dir, dir.path(memberFile(id)));
       if (!node?.item_scores || skill === undefined || node.score === null)
         throw new Error(
           `cannot resume: pool member ${id} is not in ${dir.path(LINEAGE_FILE)} with its skill in ${memberFile(id)}`,
         );
-      return { skill, score: node.score, origin: id, values: node.item_scores.map((v) => v ?? undefined) };
+      return { ...scoredSkill(skill, node.score, id), values: node.item_scores.map((v) => v ?? undefined) };
     });
     return new CandidatePool(size, members, nodes);
   }

@@ -7,13 +7,15 @@
  * (`PoolStep`), which its commit takes in.
  */
 import path from 'node:path';
-import { countTokens, skillHash } from '../../skill/document.ts';
+import { countTokens } from '../../skill/document.ts';
+import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
+import { writeSkillFile } from '../../run/skill-files.ts';
 import { appliedEdits, type Edit } from '../../skill/edits.ts';
 import { originId } from '../../run/origins.ts';
 import type { PoolMerge } from '../step/step-record.ts';
 import type { RunContext, TrainState } from '../context.ts';
 import { round } from '../../util/round.ts';
-import { applyDecision, type GateDecision, type SkillState, type SkillStates } from '../stages/gate.ts';
+import { applyDecision, scoredSkill, type GateDecision, type SkillState, type SkillStates } from '../stages/gate.ts';
 import { gateCandidate } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
 import type { SelectionScore } from '../stages/selection-eval.ts';
@@ -30,7 +32,7 @@ function nodeOf(args: {
   parents: string[];
   kind: NodeKind;
   step: number;
-  skill: string;
+  skill: SkillPackage;
   action: string;
   sel?: SelectionScore;
   score?: number;
@@ -47,8 +49,8 @@ function nodeOf(args: {
     step: args.step,
     action: args.action,
     score: complete ? (args.sel?.gate ?? args.score ?? null) : null,
-    tokens: countTokens(args.skill),
-    skill_hash: skillHash(args.skill),
+    tokens: countTokens(args.skill.skill),
+    skill_hash: packageHash(args.skill),
     skill_file: args.member ? memberFile(args.id) : args.file,
     ...(args.member && args.sel ? { item_scores: itemScores(args.sel.itemValues) } : {}),
     ...(args.edits ? { edits: args.edits } : {}),
@@ -68,7 +70,7 @@ export function startPool(size: number, initial: PoolMember, sel: SelectionScore
       parents: [],
       kind: 'initial',
       step: 0,
-      skill: initial.skill,
+      skill: initial,
       action: 'initial',
       sel,
       member: true,
@@ -92,8 +94,8 @@ export async function poolParent(
 ): Promise<{ parent: PoolMember; dropped: string[] }> {
   const pool = state.pool!;
   let dropped: string[] = [];
-  if (!pool.memberWith(state.current.skill)) {
-    const sel = await ctx.selection.score(state.current.skill);
+  if (!pool.memberWith(state.current)) {
+    const sel = await ctx.selection.score(state.current);
     const parent = pool.members.at(-1)?.origin;
     const member: PoolMember = { ...state.current, values: sel.itemValues };
     dropped = pool.add(
@@ -102,7 +104,7 @@ export async function poolParent(
         parents: parent ? [parent] : [],
         kind: 'slow_update',
         step: state.lastStep,
-        skill: state.current.skill,
+        skill: state.current,
         action: 'force_accept',
         score: state.current.score,
         sel,
@@ -137,20 +139,20 @@ export function recordStepCandidate(
   s: StepScope,
   pool: CandidatePool,
   after: SkillStates,
-  candidate: { skill: string; applied?: Edit[] },
+  candidate: { candidate: SkillPackage; applied?: Edit[] },
   gate: { sel: SelectionScore; decision: GateDecision; test?: GateTest },
 ): string[] {
   const id = originId({ kind: 'step', step: s.step });
   const member =
     gate.decision.replacesCurrent && gate.sel.complete
-      ? { skill: candidate.skill, score: gate.sel.gate, origin: id, values: gate.sel.itemValues }
+      ? { ...scoredSkill(candidate.candidate, gate.sel.gate, id), values: gate.sel.itemValues }
       : undefined;
   const node = nodeOf({
     id,
     parents: [s.reference.origin],
     kind: 'step',
     step: s.step,
-    skill: candidate.skill,
+    skill: candidate.candidate,
     action: gate.decision.action,
     sel: gate.sel,
     test: gate.test,
@@ -209,16 +211,16 @@ export async function poolMerge(s: StepScope, step: PoolStep, after: SkillStates
     'pool_merge',
     `${base.origin} with the ${plan.edits.length} edit(s) of ${plan.partner.origin} since ${plan.ancestor}`,
   );
-  const { candidate, reports } = applyPatch(base.skill, plan.edits, settings.maxSkillTokens);
-  const applied = appliedEdits(plan.edits, reports ?? []);
-  if (candidate === undefined || applied.length === 0 || candidate === base.skill) {
+  const { candidate, reports } = applyPatch(base, plan.edits, settings.maxSkillTokens);
+  const applied = appliedEdits(plan.edits, reports);
+  if (applied.length === 0 || packageHash(candidate) === packageHash(base)) {
     s.stages.finish('pool_merge', `nothing to merge: none of ${plan.partner.origin}'s edits applies to ${base.origin}`);
     const node = nodeOf({
       id,
       parents,
       kind: 'merge',
       step: s.step,
-      skill: base.skill,
+      skill: base,
       action: 'skip_no_patches',
       member: false,
       file: '',
@@ -227,14 +229,14 @@ export async function poolMerge(s: StepScope, step: PoolStep, after: SkillStates
     step.merge = { parents, action: 'skip_no_patches' };
     return;
   }
-  dir.writeText(path.join(root, 'candidate_skill.md'), candidate);
+  writeSkillFile(dir, path.join(root, 'candidate_skill.md'), candidate);
   dir.writeArtifact(path.join(root, 'edit_apply_report.json'), reports);
   const gate = await gateCandidate(s.ctx, candidate, base, after.best, {
     rule: 'gate',
     dir: path.join(root, 'selection_eval'),
     step: s.step,
   });
-  const merged = { skill: candidate, score: gate.sel.gate, origin: id };
+  const merged = scoredSkill(candidate, gate.sel.gate, id);
   applyDecision(after, merged, gate.decision, s.step);
   step.taken.push({ candidate: merged, decision: gate.decision });
   const member =

@@ -9,6 +9,8 @@ import { slowUpdate } from './slow-update.ts';
 import { persistState } from '../checkpoint.ts';
 import { injectEmptySlowUpdateField } from '../../skill/regions.ts';
 import type { TrainSettings } from '../settings.ts';
+import { withSkill, type SkillPackage } from '../../skill/package/package.ts';
+import { readSkillFile, writeSkillFile } from '../../run/skill-files.ts';
 
 /**
  * The skill the boundary after `epoch` leaves, from the one it finds, when that is known without
@@ -18,9 +20,9 @@ import type { TrainSettings } from '../settings.ts';
 export function skillAfterBoundary(
   settings: Pick<TrainSettings, 'epoch'>,
   epoch: number,
-): ((skill: string) => string) | undefined {
+): ((skill: SkillPackage) => SkillPackage) | undefined {
   if (!settings.epoch.slowUpdate) return (skill) => skill;
-  return epoch === 1 ? injectEmptySlowUpdateField : undefined;
+  return epoch === 1 ? (kept) => withSkill(kept, injectEmptySlowUpdateField(kept.skill)) : undefined;
 }
 
 export async function epochBoundary(ctx: RunContext, state: TrainState, epoch: number): Promise<void> {
@@ -28,9 +30,9 @@ export async function epochBoundary(ctx: RunContext, state: TrainState, epoch: n
   const { slowUpdate: withSlowUpdate, metaSkill: withMetaSkill } = ctx.settings.epoch;
   // The epoch's last-step skill, before this boundary changes it.
   const epochFile = ctx.dir.path('skills', `epoch_${pad2(epoch)}_last_step.md`);
-  const saved = ctx.dir.readText(epochFile);
-  const epochSkill = saved ?? state.current.skill;
-  if (saved === undefined) ctx.dir.writeText(epochFile, epochSkill);
+  const saved = readSkillFile(ctx.dir, epochFile);
+  const epochSkill = saved ?? state.current;
+  if (saved === undefined) writeSkillFile(ctx.dir, epochFile, epochSkill);
   const pairs = withSlowUpdate ? await slowUpdate(ctx, state, epoch, epochSkill) : undefined;
   if (withMetaSkill) await metaSkill(ctx, epoch, epochSkill, pairs);
   state.boundariesDone = epoch;

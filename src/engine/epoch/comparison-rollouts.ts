@@ -10,21 +10,23 @@ import { sampleTrain } from '../batches.ts';
 import { buildPairs, keepByPolicy, slimPairs } from './comparison-pairs.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
 import { computeScore } from '../scoring/means.ts';
+import type { SkillPackage } from '../../skill/package/package.ts';
+import { readSkillFile } from '../../run/skill-files.ts';
 
 const present = (ts: (Trajectory | undefined)[]) => ts.filter((t): t is Trajectory => t !== undefined);
 
 /** The same training items under two skills, paired; `changed` tops up until it has enough pairs. */
 export async function comparePairs(
   ctx: Pick<RunContext, 'settings' | 'rollouts' | 'train'>,
-  prevSkill: string,
-  currSkill: string,
+  prevSkill: SkillPackage,
+  currSkill: SkillPackage,
   epoch: number,
   base: string,
 ) {
   const { samples: n, pairPolicy, topUpChunk } = ctx.settings.epoch;
   const seed = ctx.settings.seed + epoch * 2000;
   const items = sampleTrain(ctx.train, n, seed);
-  const run = (skill: string, list: Item[], sub: string) =>
+  const run = (skill: SkillPackage, list: Item[], sub: string) =>
     ctx.rollouts.run(skill, list, { seed, dir: path.join(base, sub) });
   const [prev, curr] = await Promise.all([
     run(prevSkill, items, 'rollout_prev'),
@@ -68,6 +70,6 @@ export function savePairs(
 }
 
 /** The skill at the end of an epoch's boundary, as saved (the next epoch's starting skill). */
-export function epochEndSkill(ctx: Pick<RunContext, 'dir' | 'plan' | 'skillInit'>, epoch: number): string {
-  return ctx.dir.readText(ctx.dir.skill(epoch * ctx.plan.stepsPerEpoch)) ?? ctx.skillInit;
+export function epochEndSkill(ctx: Pick<RunContext, 'dir' | 'plan' | 'skillInit'>, epoch: number): SkillPackage {
+  return readSkillFile(ctx.dir, ctx.dir.skill(epoch * ctx.plan.stepsPerEpoch)) ?? ctx.skillInit;
 }

@@ -10,6 +10,7 @@ import { round } from '../../util/round.ts';
 import type { MetaSkillAction } from '../../run/events.ts';
 import { writeEpochNote } from './note-writer.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
+import type { SkillPackage } from '../../skill/package/package.ts';
 
 /** The optimizer notes in force for `epoch`: the latest ones written at an earlier boundary. */
 export function activeMetaSkill(ctx: Pick<RunContext, 'dir' | 'settings'>, epoch: number): string {
@@ -24,7 +25,7 @@ export function activeMetaSkill(ctx: Pick<RunContext, 'dir' | 'settings'>, epoch
 export async function metaSkill(
   ctx: Pick<RunContext, 'dir' | 'events' | 'settings' | 'rollouts' | 'train' | 'plan' | 'skillInit' | 'opt'>,
   epoch: number,
-  epochSkill: string,
+  epochSkill: SkillPackage,
   slowPairs: ComparisonPair[] | undefined,
 ): Promise<void> {
   const file = ctx.dir.metaSkill(epoch, 'meta_skill_result.json');
@@ -48,8 +49,8 @@ export async function metaSkill(
     pairs = cmp.pairs;
   }
   const res = await writeEpochNote(ctx.opt, 'meta_skill', {
-    prevSkill,
-    currSkill: epochSkill,
+    prevSkill: prevSkill.skill,
+    currSkill: epochSkill.skill,
     previous: activeMetaSkill(ctx, epoch),
     pairs,
   });

@@ -7,12 +7,14 @@
 import path from 'node:path';
 import { readJson } from '../../run/atomic.ts';
 import type { SlowUpdateAction } from '../../run/events.ts';
-import { countTokens, skillHash } from '../../skill/document.ts';
+import { countTokens } from '../../skill/document.ts';
+import { packageHash, withSkill, type SkillPackage } from '../../skill/package/package.ts';
+import { writeSkillFile } from '../../run/skill-files.ts';
 import { extractSlowUpdateField, injectEmptySlowUpdateField, replaceSlowUpdateField } from '../../skill/regions.ts';
 import type { ComparisonPair } from '../../protocol/optimizer.ts';
 import type { RunContext, TrainState } from '../context.ts';
 import { round } from '../../util/round.ts';
-import { applyDecision, type SkillStates } from '../stages/gate.ts';
+import { applyDecision, scoredSkill, type SkillStates } from '../stages/gate.ts';
 import { gateCandidate } from '../stages/gate-evaluation.ts';
 import { countCategories } from './comparison-pairs.ts';
 import { comparePairs, epochEndSkill, savePairs } from './comparison-rollouts.ts';
@@ -43,7 +45,7 @@ export async function slowUpdate(
   ctx: SlowUpdateContext,
   state: TrainState,
   epoch: number,
-  epochSkill: string,
+  epochSkill: SkillPackage,
 ): Promise<ComparisonPair[] | undefined> {
   const base = ctx.dir.slowUpdate(epoch);
   const markerFile = path.join(base, 'slow_result.json');
@@ -88,8 +90,8 @@ export async function slowUpdate(
   const counts = countCategories(cmp.pairs);
   const summary = { prev_hard: cmp.prevHard, curr_hard: cmp.currHard, categories: counts };
   const res = await writeEpochNote(ctx.opt, 'slow_update', {
-    prevSkill,
-    currSkill: epochSkill,
+    prevSkill: prevSkill.skill,
+    currSkill: epochSkill.skill,
     previous: extractSlowUpdateField(state.current.skill),
     pairs: cmp.pairs,
   });
@@ -97,9 +99,9 @@ export async function slowUpdate(
     write({ action: 'no_content', epoch, ...summary, detail: 'no guidance written' });
     return cmp.pairs;
   }
-  const candidate = replaceSlowUpdateField(state.current.skill, res.content);
-  ctx.dir.writeText(path.join(base, 'candidate_skill.md'), candidate);
-  const tokens = countTokens(candidate);
+  const candidate = withSkill(state.current, replaceSlowUpdateField(state.current.skill, res.content));
+  writeSkillFile(ctx.dir, path.join(base, 'candidate_skill.md'), candidate);
+  const tokens = countTokens(candidate.skill);
   const { maxSkillTokens } = ctx.settings;
   if (maxSkillTokens > 0 && tokens > maxSkillTokens) {
     write({
@@ -119,14 +121,14 @@ export async function slowUpdate(
     rule: gated ? 'gate' : 'force',
     dir: path.join(base, 'selection_eval'),
   });
-  applyDecision(state, { skill: candidate, score: sel.gate, origin }, decision, state.lastStep);
+  applyDecision(state, scoredSkill(candidate, sel.gate, origin), decision, state.lastStep);
   write({
     action: decision.action,
     epoch,
     reasoning: res.reasoning,
     slow_update_content: res.content,
     ...summary,
-    candidate_hash: skillHash(candidate),
+    candidate_hash: packageHash(candidate),
     selection_hard: sel.hard,
     selection_soft: sel.soft,
     selection_gate_score: sel.gate,

@@ -24,7 +24,7 @@ import { madeFor, stepWork } from '../../model/attribution.ts';
 import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
 import { isAccepted, isSkipped, type GateAction, type HistoryRecord } from '../../run/records.ts';
 import { reflectionOrder } from '../batches.ts';
-import { skillHash } from '../../skill/document.ts';
+import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
 import type { TrainState } from '../context.ts';
 import { optimizerMemory, optimizerView, stepEntry } from '../optimizer-model/step-buffer.ts';
 import { editBudget } from '../stages/edit-budget.ts';
@@ -40,7 +40,7 @@ export interface NextStep {
   /** In this epoch (its reflection can start ahead: same memory and meta skill). */
   sameEpoch: boolean;
   /** The skill it starts from, given the skill this step keeps (an epoch boundary may change it). */
-  skill: (kept: string) => string;
+  skill: (kept: SkillPackage) => SkillPackage;
 }
 
 export type Guess = 'candidate' | 'current';
@@ -58,7 +58,7 @@ export function guessKept(history: Pick<HistoryRecord, 'action'>[], gateOn: bool
 
 /** What the step knows once its candidate is made: its memory entry but for the decision. */
 export interface StepSoFar {
-  candidate: string;
+  candidate: SkillPackage;
   trajectories: Trajectory[];
   findings: string[];
   selected: UpdateItem[];
@@ -73,7 +73,7 @@ function guessedAction(guess: Guess, state: Pick<TrainState, 'current' | 'best'>
 
 export class GateOverlap {
   readonly guess: Guess;
-  private started?: { skill: string; done: Promise<number> };
+  private started?: { skill: SkillPackage; done: Promise<number> };
   private wrong = false;
   /** The next step's rollout results as they come, per batch, and the reflection ahead once it started. */
   private readonly results: (Trajectory | undefined)[][];
@@ -97,7 +97,7 @@ export class GateOverlap {
 
   /** This step's rollouts are done: a guess of the current skill runs ahead now. */
   rolloutsDone(): void {
-    if (this.guess === 'current') this.start(this.s.skill);
+    if (this.guess === 'current') this.start(this.s.package);
   }
 
   /**
@@ -114,7 +114,7 @@ export class GateOverlap {
    * The gate's rollouts are queued: a guess of the candidate for the next epoch's first step runs
    * behind them. Its rollouts alone would gain little ahead of the gate, and delay the decision.
    */
-  gateQueued(candidate: string): void {
+  gateQueued(candidate: SkillPackage): void {
     if (this.guess === 'candidate') this.start(candidate);
   }
 
@@ -122,7 +122,7 @@ export class GateOverlap {
   settle(): void {
     const started = this.started;
     if (!started) return;
-    const right = skillHash(this.next.skill(this.state.current.skill)) === skillHash(started.skill);
+    const right = packageHash(this.next.skill(this.state.current)) === packageHash(started.skill);
     this.wrong = !right;
     const view = (e: StepBufferEntry | undefined) => JSON.stringify(e && optimizerView([e]));
     if (this.guessedEntry && (!right || view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry)))
@@ -142,12 +142,12 @@ export class GateOverlap {
   }
 
   /** Runs the next step's rollouts under the skill it starts from if this step keeps `kept`; their calls are the next step's. */
-  private start(kept: string): void {
+  private start(kept: SkillPackage): void {
     if (this.started) return;
     madeFor(stepWork(this.next.step), () => this.startRollouts(kept));
   }
 
-  private startRollouts(kept: string): void {
+  private startRollouts(kept: SkillPackage): void {
     const skill = this.next.skill(kept);
     const runs = this.next.batches.map((b, a) =>
       this.s.ctx.rollouts.run(skill, b.items, {
@@ -200,7 +200,7 @@ export class GateOverlap {
     calls.begin();
     const inputs = {
       opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} },
-      skill: started.skill,
+      skill: started.skill.skill,
       metaSkill: plan.metaSkill,
     };
     this.reflection = reflectors(ctx, {

@@ -5,6 +5,7 @@
  * step candidate, pool merge and gated slow update goes through here.
  */
 import { countTokens } from '../../skill/document.ts';
+import { skillText, type Skill } from '../../skill/package/package.ts';
 import type { RunContext } from '../context.ts';
 import { decide, gateBar, type DecideOptions, type GateDecision, type GateRule, type SkillState } from './gate.ts';
 import { pairedAccepts, PairedGate, pairedGateTest, type GateTest, type PairedRule } from './paired-gate.ts';
@@ -30,16 +31,16 @@ type GateContext = Pick<RunContext, 'settings' | 'selection'>;
 /** The length preference's token counts, when `evaluation.prefer_shorter_within` is set. */
 export function lengthRule(
   ctx: GateContext,
-  candidate: string,
-  against: { current: string; best: string },
+  candidate: Skill,
+  against: { current: Skill; best: Skill },
 ): DecideOptions['length'] {
   const within = ctx.settings.gate.shorterWithin;
   if (within === undefined) return undefined;
   return {
     within,
-    candidate: countTokens(candidate),
-    current: countTokens(against.current),
-    best: countTokens(against.best),
+    candidate: countTokens(skillText(candidate)),
+    current: countTokens(skillText(against.current)),
+    best: countTokens(skillText(against.best)),
   };
 }
 
@@ -84,7 +85,7 @@ export type EarlyDecision = (decision: GateDecision, items: number) => Promise<v
  */
 export async function gateCandidate(
   ctx: GateContext,
-  candidate: string,
+  candidate: Skill,
   reference: SkillState,
   best: SkillState,
   options: {
@@ -96,7 +97,7 @@ export async function gateCandidate(
   },
 ): Promise<GateOutcome> {
   const { gate } = ctx.settings;
-  const length = lengthRule(ctx, candidate, { current: reference.skill, best: best.skill });
+  const length = lengthRule(ctx, candidate, { current: reference, best });
   const against = { current: reference.score, best: best.score };
   const vsReference = length && { within: length.within, candidate: length.candidate, other: length.current };
   // `onQueued`: called once the candidate's rollouts are queued (what may overlap with them starts then).
@@ -110,7 +111,7 @@ export async function gateCandidate(
     let policy: EvaluationPolicy = FULL_EVALUATION;
     if (options.rule === 'gate' && gate.earlyStop) {
       const { bar, tieLoses } = gateBar(reference.score, vsReference);
-      policy = new EarlyStop(bar, reference.skill, tieLoses);
+      policy = new EarlyStop(bar, reference, tieLoses);
     }
     let told: GateDecision | undefined;
     const tell: EarlyDecision = (decision, items) => {
@@ -129,7 +130,7 @@ export async function gateCandidate(
   }
 
   const rule = pairedRule(ctx);
-  const ref = await ctx.selection.score(reference.skill);
+  const ref = await ctx.selection.score(reference);
   const sel = await score(gate.earlyStop ? new PairedGate(ref.itemValues, rule, vsReference) : FULL_EVALUATION);
   const test = pairedGateTest(ref.itemValues, sel.itemValues, rule, !sel.complete);
   const passed = sel.complete && pairedAccepts(test, vsReference);

@@ -7,12 +7,17 @@
  * with `decide` and applies the decision with `applyDecision`; they differ only in their rule.
  */
 import type { GateAction } from '../../run/records.ts';
+import type { SkillPackage } from '../../skill/package/package.ts';
 
-/** A skill in the trainer's state, with its selection score and where it came from. */
-export interface SkillState {
-  skill: string;
+/** A skill in the trainer's state (its text, and a package's files), with its selection score and where it came from. */
+export interface SkillState extends SkillPackage {
   score: number;
   origin: string;
+}
+
+/** The package as a skill of the trainer's state. */
+export function scoredSkill(pkg: SkillPackage, score: number, origin: string): SkillState {
+  return pkg.files?.size ? { skill: pkg.skill, files: pkg.files, score, origin } : { skill: pkg.skill, score, origin };
 }
 
 export interface SkillStates {

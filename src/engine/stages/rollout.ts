@@ -16,14 +16,15 @@ import { StructuredOutputError } from '../../model/structured.ts';
 import { carried } from '../../model/attribution.ts';
 import { InfraError, type ChatModel } from '../../model/types.ts';
 import { writeFileAtomic } from '../../run/atomic.ts';
-import { skillHash } from '../../skill/document.ts';
+import { asPackage, skillId, type Skill } from '../../skill/package/package.ts';
+import { packageTarget } from '../../model/package-target.ts';
 import type { ScoreCache } from '../scoring/score-cache.ts';
 
 export interface RolloutJob {
   env: Env;
   target: ChatModel;
   judge?: ChatModel;
-  skill: string;
+  skill: Skill;
   items: Item[];
   /** Shared concurrency limit of the run's rollouts. */
   limit: LimitFunction;
@@ -69,7 +70,7 @@ export class Rollouts {
   }
 
   run(
-    skill: string,
+    skill: Skill,
     items: Item[],
     options: Omit<RolloutJob, keyof RolloutServices | 'skill' | 'items' | 'seed'> & { seed?: number } = {},
   ): Promise<RolloutResult> {
@@ -93,7 +94,10 @@ export function itemError(item: Item, err: unknown): Trajectory | undefined {
 }
 
 export async function rollout(job: RolloutJob): Promise<RolloutResult> {
-  const hash = skillHash(job.skill);
+  const hash = skillId(job.skill);
+  const pkg = asPackage(job.skill);
+  // A package's other files travel with the target's requests; a single document's requests are as before.
+  const target = packageTarget(job.target, pkg);
   const sampleOf = (index: number) => job.samples?.[index] ?? job.sample ?? 0;
   const order = job.order ?? job.items.map((_, i) => i);
   const trajectories: (Trajectory | undefined)[] = new Array(job.items.length).fill(undefined);
@@ -143,8 +147,8 @@ export async function rollout(job: RolloutJob): Promise<RolloutResult> {
           }
           try {
             const shared = job.cache.once(hash, item.id, job.target.id, sample, job.seed, () =>
-              job.env.rollout(item, job.skill, {
-                target: job.target,
+              job.env.rollout(item, pkg.skill, {
+                target,
                 judge: job.judge,
                 seed: job.seed,
                 sample,

@@ -13,7 +13,7 @@
  */
 import type { Item, Trajectory } from '../../envs/types.ts';
 import type { EventLog } from '../../run/events.ts';
-import { skillHash } from '../../skill/document.ts';
+import { skillId, skillText, type Skill } from '../../skill/package/package.ts';
 import { computeScore, gateBonus, gateScore, itemMetric, type GateScoring } from '../scoring/means.ts';
 import { rejectIsCertain } from './gate.ts';
 import { writeRolloutDir, type Rollouts } from './rollout.ts';
@@ -24,7 +24,7 @@ export interface EvaluationPolicy {
    * The order the items are run in (indices). `cachedMetric(skill, i)` is a skill's score on
    * item i on the gate's metric, when the score cache knows it.
    */
-  order(count: number, cachedMetric: (skill: string, i: number) => number | undefined): number[];
+  order(count: number, cachedMetric: (skill: Skill, i: number) => number | undefined): number[];
   /**
    * Whether the decision is already certain: `sum` of the metrics of the `scored` items taken in
    * order, `remaining` items not yet known, `bonus` added to the mean; `known` is the metric of
@@ -55,12 +55,12 @@ export class EarlyStop implements EvaluationPolicy {
   constructor(
     private readonly bar: number,
     /** The current skill, whose cached results set the order. */
-    private readonly currentSkill: string,
+    private readonly currentSkill: Skill,
     /** Whether a candidate that can at most reach the bar is rejected (ties lose); false: only below it. */
     private readonly tieLoses = true,
   ) {}
 
-  order(count: number, cachedMetric: (skill: string, i: number) => number | undefined): number[] {
+  order(count: number, cachedMetric: (skill: Skill, i: number) => number | undefined): number[] {
     return hardestFirst(count, (i) => cachedMetric(this.currentSkill, i));
   }
 
@@ -153,7 +153,7 @@ export class SelectionEvaluator {
 
   /** Runs the entries that ended in infrastructure errors once more (errors are never cached). */
   private async retryErrors(
-    skill: string,
+    skill: Skill,
     trajectories: (Trajectory | undefined)[],
     entries: { items: Item[]; samples?: number[] },
   ): Promise<void> {
@@ -176,15 +176,15 @@ export class SelectionEvaluator {
     return combineSamples(Array.from({ length: this.repeats }, (_, r) => perSample[this.entry(i, r)]));
   }
 
-  async score(skill: string, options: ScoreOptions = {}): Promise<SelectionScore> {
+  async score(skill: Skill, options: ScoreOptions = {}): Promise<SelectionScore> {
     const { items, scoring: s, repeats } = this;
     const policy = options.policy ?? FULL_EVALUATION;
-    const bonus = gateBonus(skill, s);
-    const hashes = new Map<string, string>();
+    const bonus = gateBonus(skillText(skill), s);
+    const hashes = new Map<Skill, string>();
     const metricOf = (t: Trajectory | undefined) =>
       t && !t.error ? itemMetric(t.hard, t.soft, s.metric, s.mixedWeight) : undefined;
     const sequence = policy.order(items.length, (other, i) => {
-      const hash = hashes.get(other) ?? skillHash(other);
+      const hash = hashes.get(other) ?? skillId(other);
       hashes.set(other, hash);
       const item = items[i];
       return (
@@ -253,7 +253,7 @@ export class SelectionEvaluator {
     const complete = prefix === items.length;
     if (complete) await this.retryErrors(skill, result.trajectories, entries);
     if (options.dir)
-      writeRolloutDir(options.dir, result.trajectories, skillHash(skill), this.rollouts.targetId, entries.samples ?? 0);
+      writeRolloutDir(options.dir, result.trajectories, skillId(skill), this.rollouts.targetId, entries.samples ?? 0);
     const finished = result.trajectories.filter((t): t is Trajectory => t !== undefined);
     const sampleScore = computeScore(finished);
     if (sampleScore.errors > MAX_ERROR_SHARE * entries.items.length) {
@@ -267,7 +267,9 @@ export class SelectionEvaluator {
     const itemsDone = perItem.filter((t): t is Trajectory => t !== undefined);
     const score = repeats === 1 ? sampleScore : computeScore(itemsDone);
     const remaining = items.length - prefix;
-    const gate = complete ? gateScore(itemsDone, skill, s) : (sum + remaining) / (scored + remaining) + bonus;
+    const gate = complete
+      ? gateScore(itemsDone, skillText(skill), s)
+      : (sum + remaining) / (scored + remaining) + bonus;
     return {
       trajectories: result.trajectories,
       hard: complete ? score.hard : null,

@@ -2,12 +2,14 @@
  * optimizer.step(): turn the selected changes into a candidate skill. In `patch` mode the edits
  * are applied in order, with a report per edit; `rewrite_from_suggestions` asks the optimizer
  * to rewrite the whole skill from the selected suggestions; `full_rewrite_minibatch` takes the
- * merged complete candidate. Rewrites keep the current protected regions whatever the model
+ * merged complete candidate. A patch applies to the whole package; a rewrite is of `SKILL.md`,
+ * the package's other files kept. Rewrites keep the current protected regions whatever the model
  * wrote, and a candidate over the token limit is not used.
  */
 import { countTokens } from '../../skill/document.ts';
 import { applyEdits, type Edit, type EditReport } from '../../skill/edits.ts';
 import { keepProtectedRegions } from '../../skill/regions.ts';
+import { withSkill, type SkillPackage } from '../../skill/package/package.ts';
 import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { loadPrompt } from '../../prompt-files.ts';
 import { RewriteReplySchema, type SkillCandidate, type Suggestion } from '../../protocol/optimizer.ts';
@@ -24,9 +26,15 @@ function withinLimit(candidate: string, maxTokens: number): boolean {
   return maxTokens <= 0 || countTokens(candidate) <= maxTokens;
 }
 
-export function applyPatch(skill: string, edits: Edit[], maxTokens: number): UpdateResult {
-  const { skill: candidate, reports } = applyEdits(skill, edits, { maxTokens });
-  return { candidate, reports };
+export interface PatchResult {
+  candidate: SkillPackage;
+  reports: EditReport[];
+}
+
+/** The edits applied in order to the package (`SKILL.md` bounded by `maxTokens`). */
+export function applyPatch(pkg: SkillPackage, edits: Edit[], maxTokens: number): PatchResult {
+  const { skill: candidate, reports } = applyEdits(pkg.skill, edits, { maxTokens });
+  return { candidate: withSkill(pkg, candidate), reports };
 }
 
 export async function rewriteFromSuggestions(

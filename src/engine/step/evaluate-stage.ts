@@ -9,7 +9,8 @@ import { originId } from '../../run/origins.ts';
 import { STEP_ACTION_WORDS } from '../../run/plain-words.ts';
 import { round } from '../../util/round.ts';
 import { type PoolStep, poolMerge, recordStepCandidate } from '../candidate-pool/pool-steps.ts';
-import { applyDecision, type GateDecision, type SkillState } from '../stages/gate.ts';
+import { applyDecision, scoredSkill, type GateDecision, type SkillState } from '../stages/gate.ts';
+import type { SkillPackage } from '../../skill/package/package.ts';
 import { type GateOutcome, gateCandidate } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
 import type { StepScope } from './step-scope.ts';
@@ -38,7 +39,7 @@ export interface GateResult {
 }
 
 export interface Gated {
-  candidate: string;
+  candidate: SkillPackage;
   decision: GateDecision;
   /** After an early accept: the selection items scored when it was certain. */
   acceptedAfter?: number;
@@ -46,7 +47,7 @@ export interface Gated {
   result: Promise<GateResult>;
 }
 
-type Candidate = Extract<Updated, { candidate: string }>;
+type Candidate = Extract<Updated, { candidate: SkillPackage }>;
 
 export async function evaluateStage(s: StepScope, candidate: Candidate, hooks: GateHooks = {}): Promise<Gated> {
   const { selection } = s.ctx;
@@ -83,14 +84,14 @@ export async function evaluateStage(s: StepScope, candidate: Candidate, hooks: G
 /** What the commit takes in: the candidate's decision, and with a pool, what the step did with it. */
 async function taking(s: StepScope, candidate: Candidate, outcome: GateOutcome): Promise<GateResult> {
   const { sel, decision } = outcome;
-  const scored = { skill: candidate.candidate, score: sel.gate, origin: originId({ kind: 'step', step: s.step }) };
+  const scored = scoredSkill(candidate.candidate, sel.gate, originId({ kind: 'step', step: s.step }));
   const taken = [{ candidate: scored, decision }];
   if (!s.state.pool) return { outcome, score: sel.gate, taken };
   // The pool keeps the current and the best skill as they are once the decisions are taken.
   const after = { current: s.state.current, best: s.state.best };
   applyDecision(after, scored, decision, s.step);
   const pool: PoolStep = { pool: s.state.pool.copy(), taken, dropped: [] };
-  pool.dropped.push(...recordStepCandidate(s, pool.pool, after, { skill: candidate.candidate, ...candidate }, outcome));
+  pool.dropped.push(...recordStepCandidate(s, pool.pool, after, candidate, outcome));
   if (s.ctx.settings.pool.merge && decision.replacesCurrent) await poolMerge(s, pool, after);
   return { outcome, score: sel.gate, taken, pool };
 }

@@ -5,6 +5,7 @@ import type { RunContext, TrainState } from '../context.ts';
 import { optimizerMemory } from '../optimizer-model/step-buffer.ts';
 import { type EditBudget, editBudget } from '../stages/edit-budget.ts';
 import type { SkillState } from '../stages/gate.ts';
+import type { SkillPackage } from '../../skill/package/package.ts';
 import { StageReporter } from './stage-reporter.ts';
 import { StepFiles } from './step-files.ts';
 import { StepRecordBuilder } from './step-record.ts';
@@ -27,7 +28,7 @@ export interface StepPlan {
  * Without it, a step starts from the trainer's state as the last commit left it.
  */
 export interface StepStart {
-  skill: string;
+  skill: SkillPackage;
   entry: StepBufferEntry;
 }
 
@@ -51,6 +52,8 @@ export class StepScope {
   readonly step: number;
   readonly epoch: number;
   /** The skill the step starts from: its rollouts run under it and its edits apply to it. */
+  readonly package: SkillPackage;
+  /** Its `SKILL.md` text, as the optimizer reads it. */
   readonly skill: string;
   /** This epoch's earlier steps, as the analysts, the autonomous learning rate and the rewrite read them. */
   readonly memory: { entries: StepBufferEntry[]; text: string };
@@ -69,7 +72,8 @@ export class StepScope {
   ) {
     this.step = plan.step;
     this.epoch = plan.epoch;
-    this.skill = plan.parent?.skill ?? start?.skill ?? state.current.skill;
+    this.package = plan.parent ?? start?.skill ?? state.current;
+    this.skill = this.package.skill;
     this.memory = optimizerMemory(start ? [...state.stepBuffer, start.entry] : state.stepBuffer);
     this.budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);

@@ -5,35 +5,41 @@
  */
 import { changesOf, type UpdateItem } from '../../protocol/optimizer.ts';
 import type { StepAction } from '../../run/records.ts';
-import { countTokens, skillHash } from '../../skill/document.ts';
+import { countTokens } from '../../skill/document.ts';
+import { packageHash, withSkill, type SkillPackage } from '../../skill/package/package.ts';
 import { appliedEdits, type Edit, skipReasons, summariseReports } from '../../skill/edits.ts';
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
 import type { StepScope } from './step-scope.ts';
 
 export type Updated =
   | {
-      candidate: string;
+      candidate: SkillPackage;
       /** The edits that applied, in order (patch mode): what a pool merge can carry over. */
       applied?: Edit[];
     }
   | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change'> };
 
-async function update(s: StepScope, selected: UpdateItem[]): Promise<UpdateResult & { applied?: Edit[] }> {
+type Update = Omit<UpdateResult, 'candidate'> & { candidate?: SkillPackage; applied?: Edit[] };
+
+async function update(s: StepScope, selected: UpdateItem[]): Promise<Update> {
   const { settings, opt } = s.ctx;
   const changes = changesOf(settings.mode, selected);
   if (changes.mode === 'patch') {
-    const result = applyPatch(s.skill, changes.items, settings.maxSkillTokens);
-    return { ...result, applied: appliedEdits(changes.items, result.reports ?? []) };
+    const result = applyPatch(s.package, changes.items, settings.maxSkillTokens);
+    return { ...result, applied: appliedEdits(changes.items, result.reports) };
   }
-  if (changes.mode === 'rewrite_from_suggestions')
-    return rewriteFromSuggestions(opt, {
-      skill: s.skill,
-      suggestions: changes.items,
-      stepBufferText: s.memory.text,
-      maxTokens: settings.maxSkillTokens,
-      ...settings.rewrite,
-    });
-  return takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
+  const rewritten =
+    changes.mode === 'rewrite_from_suggestions'
+      ? await rewriteFromSuggestions(opt, {
+          skill: s.skill,
+          suggestions: changes.items,
+          stepBufferText: s.memory.text,
+          maxTokens: settings.maxSkillTokens,
+          ...settings.rewrite,
+        })
+      : takeFullRewrite(s.skill, changes.items, settings.maxSkillTokens);
+  const { candidate, ...rest } = rewritten;
+  return candidate === undefined ? rest : { ...rest, candidate: withSkill(s.package, candidate) };
 }
 
 export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise<Updated> {
@@ -60,7 +66,7 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     s.record.skipped(result.reason ?? '');
     return { skip: 'skip_no_rewrite' };
   }
-  if (candidate === s.skill) {
+  if (packageHash(candidate) === packageHash(s.package)) {
     const reason = !summary
       ? selected.length === 0
         ? 'no change was selected'
@@ -74,18 +80,18 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     if (summary) s.record.update({ edit_apply_summary: summary });
     return { skip: 'skip_no_change' };
   }
-  s.files.write('candidate_skill.md', candidate);
+  s.files.write('candidate_skill.md', candidate.skill);
   if (result.changeSummary) s.files.write('rewrite_result.json', { change_summary: result.changeSummary });
   s.record.update({
-    candidate_hash: skillHash(candidate),
-    candidate_skill_len: candidate.length,
-    candidate_skill_tokens: countTokens(candidate),
+    candidate_hash: packageHash(candidate),
+    candidate_skill_len: candidate.skill.length,
+    candidate_skill_tokens: countTokens(candidate.skill),
     rewrite_change_summary: result.changeSummary,
     edit_apply_summary: summary,
   });
-  s.stages.finish('update', `skill ${s.skill.length} -> ${candidate.length} characters`, {
+  s.stages.finish('update', `skill ${s.skill.length} -> ${candidate.skill.length} characters`, {
     skill_len: s.skill.length,
-    candidate_skill_len: candidate.length,
+    candidate_skill_len: candidate.skill.length,
   });
   return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
 }

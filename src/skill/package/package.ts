@@ -116,3 +116,20 @@ export function packagePathProblem(path: string): string | undefined {
 export function filesHash(files: PackageFiles): string {
   return packageHash({ skill: '', files });
 }
+
+/** A skill as the trainer takes it: a single document's text, or a package. */
+export type Skill = string | SkillPackage;
+
+export function asPackage(skill: Skill): SkillPackage {
+  return typeof skill === 'string' ? { skill } : skill;
+}
+
+/** `SKILL.md`'s text of a skill. */
+export function skillText(skill: Skill): string {
+  return typeof skill === 'string' ? skill : skill.skill;
+}
+
+/** A skill's identity (`packageHash`): what the score cache and the run files key on. */
+export function skillId(skill: Skill): string {
+  return typeof skill === 'string' ? skillHash(skill) : packageHash(skill);
+}
