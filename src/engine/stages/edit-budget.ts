@@ -1,8 +1,9 @@
 /**
- * How many changes a step may apply: its edit budget, the learning rate. A policy gives each
- * step's budget: the scheduler's (`lr_control_mode: fixed`, and `none` outside the full-rewrite
- * mode, as the original), or the optimizer's own choice from the step's evidence
- * (`lr_control_mode: autonomous`). The full-rewrite mode has no budget.
+ * How many changes a step may apply: its edit budget, the learning rate. Every change counts
+ * as one, whatever it does: a text edit of any file of the package, a file created or deleted.
+ * A policy gives each step's budget: the scheduler's (`lr_control_mode: fixed`, and `none`
+ * outside the full-rewrite mode, as the original), or the optimizer's own choice from the step's
+ * evidence (`lr_control_mode: autonomous`). The full-rewrite mode has no budget.
  */
 import type { LrDecision } from '../../run/records.ts';
 import type { UpdateItem } from '../../protocol/optimizer.ts';
