@@ -34,7 +34,8 @@ export function hasFiles(pkg: SkillPackage): pkg is SkillPackage & { files: Pack
   return (pkg.files?.size ?? 0) > 0;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading byte-order mark in the text, so the file's bytes come back as they were.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The file read from `bytes`: text when it is UTF-8 without NUL bytes, else binary. */
 export function fileFromBytes(bytes: Uint8Array, mode = DEFAULT_MODE): PackageFile {
@@ -97,10 +98,10 @@ export function withSkill(pkg: SkillPackage, skill: string): SkillPackage {
 }
 
 /**
- * What is wrong with `path` as a file's place in a package, or undefined: a relative POSIX path
- * of plain segments (no `..`, `.`, empty segment, backslash or NUL), not `SKILL.md` itself.
+ * What is wrong with `path` as a place inside a package, or undefined: a relative POSIX path of
+ * plain segments (no `..`, `.`, empty segment, backslash or NUL).
  */
-export function packagePathProblem(path: string): string | undefined {
+export function relativePathProblem(path: string): string | undefined {
   if (!path) return 'the path is empty';
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path))
     return `'${path}' is absolute; a package path is relative to the package`;
@@ -108,8 +109,13 @@ export function packagePathProblem(path: string): string | undefined {
   const segments = path.split('/');
   if (segments.some((s) => s === '..')) return `'${path}' leaves the package ('..')`;
   if (segments.some((s) => s === '' || s === '.')) return `'${path}' has an empty or '.' segment`;
-  if (path === SKILL_FILE) return `'${SKILL_FILE}' is the package's document, not one of its other files`;
   return undefined;
+}
+
+/** What is wrong with `path` as the place of one of a package's files besides `SKILL.md`, or undefined. */
+export function packagePathProblem(path: string): string | undefined {
+  if (path === SKILL_FILE) return `'${SKILL_FILE}' is the package's document, not one of its other files`;
+  return relativePathProblem(path);
 }
 
 /** The identity of a package's files besides `SKILL.md` (paths, modes, bytes). */
