@@ -27,8 +27,7 @@ import { attachConsoleReporter, formatFinishedRun } from '../run/reporter.ts';
 import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { historyRepair, type HistoryRepair } from '../run/state-rebuild.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
-import { readPackageDir } from '../skill/package/folder.ts';
-import type { SkillPackage } from '../skill/package/package.ts';
+import { loadSkillPackage } from '../skill/package/source.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
 import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
@@ -123,12 +122,12 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const runtime = dir.readRuntimeState();
     if (runtime) history = historyRepair(dir, runtime.last_completed_step);
   }
-  const skillInit = loadSkillPackage(
-    resolveConfigPath(config.env.skill_init, opts.loaded.baseDirOf('env.skill_init')),
-    {
-      startBlank: config.env.start_blank,
-    },
-  );
+  const initial = loadSkillPackage(config.env.skill_init, {
+    startBlank: config.env.start_blank,
+    key: 'env.skill_init',
+    baseDir: opts.loaded.baseDirOf('env.skill_init'),
+  });
+  const skillInit = initial.pkg;
 
   const createdFrom = firstMissing(dir.root);
   const lock = acquireRunLock(dir.root, { forceUnlock: opts.forceUnlock });
@@ -180,7 +179,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       config.train.accumulation,
       config.train.num_epochs,
     );
-    const settings = trainSettings(config);
+    const settings = trainSettings(config, { packageSkill: initial.source.kind !== 'document' });
     const clock = new RunClock();
     models = await buildRoleModels(config, {
       ledgerFile: dir.calls,
@@ -368,10 +367,4 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     lock.release();
     if (discard && createdFrom) removeCreated(dir.root, createdFrom);
   }
-}
-
-/** The initial skill: a skill folder read as a package, else a Markdown file (or a blank start). */
-function loadSkillPackage(file: string, options: { startBlank?: boolean }): SkillPackage {
-  if (file && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) return readPackageDir(file);
-  return { skill: loadSkill(file, options) };
 }

@@ -153,8 +153,10 @@ export const OptimizerSchema = z
     skill_aware_appendix_source: z.enum(['both', 'failure_only']).default('both'),
     /** Appendix notes above which an optimizer call compacts the appendix (0 = never). */
     skill_aware_consolidate_threshold: z.number().int().nonnegative().default(0),
-    /** Largest skill, in tokens, that an update may produce (0 = no limit). */
+    /** Largest skill, in tokens, that an update may produce (0 = no limit); in a package, its `SKILL.md`: what an agent loads whenever the skill fires. */
     max_skill_tokens: z.number().int().nonnegative().default(0),
+    /** Largest text of a whole skill package (`SKILL.md` and every other text file), in tokens, that an update may produce (0 = no limit). */
+    max_package_tokens: z.number().int().nonnegative().default(0),
     /**
      * Candidates kept in a pool (the Pareto front over selection items), each step's parent
      * picked from its front; 0 or 1 = one current skill, as the original.

@@ -56,6 +56,10 @@ export interface TrainSettings {
   skillAware: { on: boolean; appendixSource: 'both' | 'failure_only'; consolidateThreshold: number };
   /** Largest skill allowed, in tokens (0 = none). */
   maxSkillTokens: number;
+  /** Largest text of a whole package, in tokens (0 = none). */
+  maxPackageTokens: number;
+  /** The skill is a package (a folder, an archive, an installed skill): edits may create and delete its files. A single document stays one. */
+  packageSkill: boolean;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
   gate: {
     on: boolean;
@@ -90,7 +94,7 @@ export interface TrainSettings {
   budget: Config['budget'];
 }
 
-export function trainSettings(config: Config): TrainSettings {
+export function trainSettings(config: Config, options: { packageSkill?: boolean } = {}): TrainSettings {
   const mode = updateMode(config.optimizer.skill_update_mode);
   const { optimizer: o, evaluation: e } = config;
   return {
@@ -119,6 +123,8 @@ export function trainSettings(config: Config): TrainSettings {
       consolidateThreshold: o.skill_aware_consolidate_threshold,
     },
     maxSkillTokens: o.max_skill_tokens,
+    maxPackageTokens: o.max_package_tokens,
+    packageSkill: options.packageSkill ?? false,
     rewrite: {
       reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined,
       outputTokens: config.model.rewrite_max_completion_tokens,

@@ -211,7 +211,11 @@ export async function poolMerge(s: StepScope, step: PoolStep, after: SkillStates
     'pool_merge',
     `${base.origin} with the ${plan.edits.length} edit(s) of ${plan.partner.origin} since ${plan.ancestor}`,
   );
-  const { candidate, reports } = applyPatch(base, plan.edits, settings.maxSkillTokens);
+  const { candidate, reports } = applyPatch(base, plan.edits, {
+    maxTokens: settings.maxSkillTokens,
+    maxPackageTokens: settings.maxPackageTokens,
+    singleDocument: !settings.packageSkill,
+  });
   const applied = appliedEdits(plan.edits, reports);
   if (applied.length === 0 || packageHash(candidate) === packageHash(base)) {
     s.stages.finish('pool_merge', `nothing to merge: none of ${plan.partner.origin}'s edits applies to ${base.origin}`);

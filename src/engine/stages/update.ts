@@ -7,9 +7,10 @@
  * wrote, and a candidate over the token limit is not used.
  */
 import { countTokens } from '../../skill/document.ts';
-import { applyEdits, type Edit, type EditReport } from '../../skill/edits.ts';
+import type { Edit, EditReport } from '../../skill/edits.ts';
+import { applyPackageEdits } from '../../skill/package/edits.ts';
 import { keepProtectedRegions } from '../../skill/regions.ts';
-import { withSkill, type SkillPackage } from '../../skill/package/package.ts';
+import type { SkillPackage } from '../../skill/package/package.ts';
 import { ask, type OptimizerContext } from '../optimizer-model/ask.ts';
 import { loadPrompt } from '../../prompt-files.ts';
 import { RewriteReplySchema, type SkillCandidate, type Suggestion } from '../../protocol/optimizer.ts';
@@ -31,10 +32,14 @@ export interface PatchResult {
   reports: EditReport[];
 }
 
-/** The edits applied in order to the package (`SKILL.md` bounded by `maxTokens`). */
-export function applyPatch(pkg: SkillPackage, edits: Edit[], maxTokens: number): PatchResult {
-  const { skill: candidate, reports } = applyEdits(pkg.skill, edits, { maxTokens });
-  return { candidate: withSkill(pkg, candidate), reports };
+/** The edits applied in order to the package: `SKILL.md` within `maxTokens`, all its text within `maxPackageTokens`. */
+export function applyPatch(
+  pkg: SkillPackage,
+  edits: Edit[],
+  limits: { maxTokens: number; maxPackageTokens: number; singleDocument?: boolean },
+): PatchResult {
+  const { package: candidate, reports } = applyPackageEdits(pkg, edits, limits);
+  return { candidate, reports };
 }
 
 export async function rewriteFromSuggestions(

@@ -25,7 +25,11 @@ async function update(s: StepScope, selected: UpdateItem[]): Promise<Update> {
   const { settings, opt } = s.ctx;
   const changes = changesOf(settings.mode, selected);
   if (changes.mode === 'patch') {
-    const result = applyPatch(s.package, changes.items, settings.maxSkillTokens);
+    const result = applyPatch(s.package, changes.items, {
+      maxTokens: settings.maxSkillTokens,
+      maxPackageTokens: settings.maxPackageTokens,
+      singleDocument: !settings.packageSkill,
+    });
     return { ...result, applied: appliedEdits(changes.items, result.reports) };
   }
   const rewritten =
