@@ -98,7 +98,7 @@ async function scriptChecks(
       dir,
       bytecode: path.join(work, 'bytecode.pyc'),
       tools: { ...DEFAULT_TOOLS, ...options.tools },
-      limit: pLimit(Math.max(1, os.availableParallelism())),
+      limit: pLimit(Math.max(2, os.availableParallelism())),
       signal: options.signal,
     };
     const python = scripts.filter(([, , language]) => language === 'python').map(([path]) => path);

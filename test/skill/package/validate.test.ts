@@ -437,3 +437,28 @@ test('a file at a path outside the package fails the path check and is written n
   for (const dir of [os.tmpdir(), agentTempRoot(), path.dirname(os.tmpdir())])
     assert.equal(fs.existsSync(path.join(dir, name)), false, dir);
 });
+
+test("a package's checks run at the same time", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slow-bash-'));
+  try {
+    // A `bash -n` that takes 3 s: one after the other, two scripts and a 3 s self-test take 9 s,
+    // the scripts side by side and then the self-test 6 s; all at once, 3 s.
+    const slow = path.join(dir, 'bash');
+    fs.writeFileSync(slow, '#!/bin/sh\nsleep 3\n', { mode: 0o755 });
+    const base = scriptless(SKILL);
+    const files = new Map(base.files);
+    files.set('scripts/a.sh', text('echo a\n'));
+    files.set('scripts/b.sh', text('echo b\n'));
+    const started = Date.now();
+    const v = await validatePackage(withSelftest('sleep 3', { skill: base.skill, files }), {
+      tools: { bash: slow },
+      sandbox: 'none',
+    });
+    const took = Date.now() - started;
+    assert.equal(v.ok, true, validationFailure(v));
+    assert.equal(v.checks.filter((c) => c.check === 'shell').length, 2);
+    assert.ok(took < 5500, `took ${took} ms`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -20,7 +20,7 @@ const NAMESPACES = ['--die-with-parent', '--new-session', '--unshare-all'];
 
 let probe: Promise<Bubblewrap> | undefined;
 
-/** Whether `bwrap` is on PATH and can make a sandbox here (user namespaces may be off); asked once. */
+/** Whether `bwrap` is on PATH and can make a sandbox here (user namespaces may be off); asked once per process. */
 export function bubblewrap(): Promise<Bubblewrap> {
   probe ??= runProcess({
     command: BWRAP,
@@ -32,6 +32,10 @@ export function bubblewrap(): Promise<Bubblewrap> {
     if (res.spawnError?.code === 'ENOENT') return { ok: false, why: 'bwrap is not installed' };
     if (res.spawnError) return { ok: false, why: `bwrap could not be started (${res.spawnError.message})` };
     if (res.exitCode === 0) return { ok: true };
+    if (res.timedOut) {
+      probe = undefined; // a busy machine, not an answer: asked again next time
+      return { ok: false, why: 'bwrap did not answer within 10 s' };
+    }
     const said = res.stderr.trim().split('\n').at(-1);
     return { ok: false, why: `bwrap cannot make a sandbox here${said ? ` (${said})` : ''}` };
   });
