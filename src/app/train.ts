@@ -28,6 +28,8 @@ import { resumeCommand, type Invocation } from '../run/resume-command.ts';
 import { historyRepair, type HistoryRepair } from '../run/state-rebuild.ts';
 import { countTokens, loadSkill } from '../skill/document.ts';
 import { loadSkillPackage } from '../skill/package/source.ts';
+import type { SkillPackage } from '../skill/package/package.ts';
+import { PackageChecker } from '../engine/stages/package-check.ts';
 import { firstMissing, resolveConfigPath } from '../util/paths.ts';
 import { RunClock, type RunContext } from '../engine/context.ts';
 import type { OptimizerContext } from '../engine/optimizer-model/ask.ts';
@@ -218,6 +220,10 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
     // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
+    if (config.run.queue && settings.packageSkill)
+      throw new UserError(
+        `run.queue: rollouts on workers take a single-document skill; ${config.env.skill_init} is a package (its files do not travel to workers yet). Run it without run.queue`,
+      );
     const remote = config.run.queue
       ? await remoteRollouts({
           url: config.run.queue,
@@ -247,6 +253,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       const ceiling = baselineAtCeiling(settings, rollouts, selectionItems, skillInit);
       if (ceiling) events.warn(ceiling);
     });
+    const packageChecks = settings.packageSkill ? new PackageChecker() : undefined;
+    if (packageChecks) warnBrokenAlready(packageChecks, skillInit, events);
     const opt: OptimizerContext = {
       optimizer: models.optimizer,
       mode: settings.mode,
@@ -272,6 +280,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,
       skillInit,
+      ...(packageChecks ? { packageChecks } : {}),
       clock,
       stop: opts.signal,
       recordedConfig: redact(config, secretPaths),
@@ -367,4 +376,18 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     lock.release();
     if (discard && createdFrom) removeCreated(dir.root, createdFrom);
   }
+}
+
+/** What is broken in the initial package already: said once; candidates are held only to what their edits break. */
+function warnBrokenAlready(checker: PackageChecker, pkg: SkillPackage, events: EventLog): void {
+  void checker.validate(pkg).then(
+    (v) => {
+      const failed = v.checks.filter((c) => !c.ok);
+      if (failed.length)
+        events.warn(
+          `the initial package fails ${failed.length} check(s) already (${failed.map((c) => c.message).join('; ')}); candidates are rejected only for what their edits break`,
+        );
+    },
+    () => {},
+  );
 }

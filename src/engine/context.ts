@@ -19,6 +19,7 @@ import type { Transfer } from '../run/records.ts';
 import type { CandidatePool } from './candidate-pool/candidate-pool.ts';
 import type { SkillStates } from './stages/gate.ts';
 import type { SkillPackage } from '../skill/package/package.ts';
+import type { PackageChecker } from './stages/package-check.ts';
 import type { Rollouts } from './stages/rollout.ts';
 import type { SelectionEvaluator } from './stages/selection-eval.ts';
 
@@ -43,6 +44,8 @@ export interface RunContext {
   /** The skill training starts from: a single document, or a package. */
   skillInit: SkillPackage;
   clock: RunClock;
+  /** Checks package candidates before the gate; absent for a single document. */
+  packageChecks?: PackageChecker;
   /** Aborted when the run is asked to stop (Ctrl-C): it stops at the next safe point. */
   stop?: AbortSignal;
   /** The config as `summary.json` records it (secrets redacted). */

@@ -52,10 +52,17 @@ export const GateStatsSchema = z
 export const GATE_ACTIONS = ['accept_new_best', 'accept', 'reject', 'force_accept'] as const;
 export type GateAction = (typeof GATE_ACTIONS)[number];
 /**
- * What a step did: a gate action, or a skip when it had no patch, no usable candidate, or a
- * candidate that is the skill it started from (every edit was skipped).
+ * What a step did: a gate action, or a skip when it had no patch, no usable candidate, a
+ * candidate that is the skill it started from (every edit was skipped), or a candidate package
+ * that its edits broke (a script that no longer compiles, a link to nothing: never scored).
  */
-export const STEP_ACTIONS = [...GATE_ACTIONS, 'skip_no_patches', 'skip_no_rewrite', 'skip_no_change'] as const;
+export const STEP_ACTIONS = [
+  ...GATE_ACTIONS,
+  'skip_no_patches',
+  'skip_no_rewrite',
+  'skip_no_change',
+  'skip_invalid_package',
+] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
 /** The candidate replaced the current skill (any spelling of the original's too). */
@@ -65,7 +72,12 @@ export function isAccepted(action: string): boolean {
 
 /** The step left the skill as it was, before any evaluation. */
 export function isSkipped(action: string): boolean {
-  return action === 'skip_no_patches' || action === 'skip_no_rewrite' || action === 'skip_no_change';
+  return (
+    action === 'skip_no_patches' ||
+    action === 'skip_no_rewrite' ||
+    action === 'skip_no_change' ||
+    action === 'skip_invalid_package'
+  );
 }
 
 const BatchScoreSchema = z.object({
@@ -126,6 +138,13 @@ export const StepRecordSchema = z
     rewrite_change_summary: z.array(z.string()).optional(),
     edit_apply_summary: z
       .object({ total: z.number(), applied: z.number(), skipped: z.number(), errors: z.number() })
+      .optional(),
+    /** A package's checks before the gate: how many ran, and those the candidate broke (`package_checks.json` has them all). */
+    package_checks: z
+      .object({
+        checks: z.number(),
+        broken: z.array(z.object({ check: z.string(), file: z.string().optional(), message: z.string() })),
+      })
       .optional(),
     selection_hard: z.number().nullable().optional(),
     selection_soft: z.number().nullable().optional(),

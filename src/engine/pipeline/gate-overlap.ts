@@ -201,6 +201,7 @@ export class GateOverlap {
     const inputs = {
       opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} },
       skill: started.skill.skill,
+      ...(started.skill.files?.size ? { files: started.skill.files } : {}),
       metaSkill: plan.metaSkill,
     };
     this.reflection = reflectors(ctx, {

@@ -17,6 +17,8 @@ import { metaSkillBlock, outputFormat } from '../optimizer-model/prompts.ts';
 import { analystReplySchema, itemsOf, type Patch, type StepBufferEntry } from '../../protocol/optimizer.ts';
 import { isFailure } from '../optimizer-model/step-buffer.ts';
 import { renderTrajectory, trajectoryView } from '../optimizer-model/trajectory-text.ts';
+import { fileList, packageView } from '../optimizer-model/package-view.ts';
+import type { PackageFiles } from '../../skill/package/package.ts';
 
 export interface AnalystResult {
   source: 'failure' | 'success';
@@ -34,6 +36,8 @@ export interface AnalystResult {
 export interface ReflectSettings {
   ctx: OptimizerContext;
   skill: string;
+  /** A package's other files: the analysts see them and may edit them. */
+  files?: PackageFiles;
   /** Most changes one analyst may propose (the configured learning rate; not the schedule). */
   budget: number;
   minibatchSize: number;
@@ -73,6 +77,7 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
     outputFormat(s.ctx.mode),
   ).trimEnd();
   const parts = [base];
+  if (s.files?.size && s.ctx.mode === 'patch') parts.push(loadPrompt('formats/patch_package').trim());
   if (s.analystGuide.trim()) parts.push(`## About these tasks\n${s.analystGuide.trim()}`);
   if (s.skillAware && s.ctx.mode !== 'full_rewrite_minibatch') {
     if (source === 'failure') parts.push(loadPrompt('skill_aware_failure').trim());
@@ -83,6 +88,7 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
 
 function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: Trajectory[]): string {
   const sections = [`## Current Skill\n${s.skill}`];
+  if (s.files?.size) sections.push(packageView(s.files));
   if (s.ctx.mode === 'full_rewrite_minibatch')
     sections.push('## Update Format\nPropose one complete replacement skill; no edits or suggestions.');
   else {
@@ -119,6 +125,7 @@ export async function analyse(
       source,
       mode,
       skill: s.skill,
+      ...(s.files?.size ? { files: fileList(s.files) } : {}),
       budget: s.budget,
       trajectories: batch.map(trajectoryView),
       stepBuffer: s.stepBuffer,

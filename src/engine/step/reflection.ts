@@ -9,6 +9,7 @@ import type { RunContext } from '../context.ts';
 import type { OptimizerContext } from '../optimizer-model/ask.ts';
 import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
 import { type AnalystCalls, type AnalystResult, Reflector } from '../stages/reflect.ts';
+import type { PackageFiles } from '../../skill/package/package.ts';
 
 /** A batch's reflector, and the order in which it forms minibatches (which is also the order its rollouts start in). */
 export interface Reflection {
@@ -21,6 +22,8 @@ export interface Reflection {
 export interface ReflectionInputs {
   opt: OptimizerContext;
   skill: string;
+  /** A package's other files (none for a single document). */
+  files?: PackageFiles;
   memory: { entries: StepBufferEntry[]; text: string };
   batches: Batch[];
   metaSkill: string;
@@ -37,6 +40,7 @@ export function reflectors(ctx: ReflectionContext, inputs: ReflectionInputs): Re
     const reflect = {
       ctx: inputs.opt,
       skill: inputs.skill,
+      ...(inputs.files?.size ? { files: inputs.files } : {}),
       budget: settings.reflect.perPatch,
       minibatchSize: settings.reflect.minibatchSize,
       failureOnly: settings.reflect.failureOnly,

@@ -23,6 +23,7 @@ export async function rolloutStage(s: StepScope): Promise<Rolled> {
   const reflection = reflectors(s.ctx, {
     opt: s.ctx.opt,
     skill: s.skill,
+    ...(s.package.files?.size ? { files: s.package.files } : {}),
     memory: s.memory,
     batches,
     metaSkill,

@@ -31,7 +31,7 @@ export interface SelectPart {
 }
 
 export type UpdatePart = Part<
-  'candidate_hash' | 'candidate_skill_len' | 'candidate_skill_tokens' | 'rewrite_change_summary' | 'edit_apply_summary'
+  'candidate_hash' | 'candidate_skill_len' | 'candidate_skill_tokens' | 'rewrite_change_summary' | 'edit_apply_summary' | 'package_checks'
 >;
 
 export interface GatePart {
@@ -122,6 +122,7 @@ export class StepRecordBuilder {
       candidate_skill_tokens: u?.candidate_skill_tokens,
       rewrite_change_summary: u?.rewrite_change_summary,
       edit_apply_summary: u?.edit_apply_summary,
+      package_checks: u?.package_checks,
       selection_hard: g?.selection_hard,
       selection_soft: g?.selection_soft,
       gate_metric: g?.gate_metric,

@@ -46,6 +46,8 @@ export type StepContext = Pick<
   | 'analystLimit'
   | 'env'
   | 'clock'
+  | 'packageChecks'
+  | 'stop'
 >;
 
 export class StepScope {

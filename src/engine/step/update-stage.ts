@@ -3,8 +3,11 @@
  * out, or when the candidate is the skill it started from (every edit was skipped): nothing is
  * then spent gating it.
  */
+import path from 'node:path';
 import { changesOf, type UpdateItem } from '../../protocol/optimizer.ts';
-import type { StepAction } from '../../run/records.ts';
+import type { StepAction, StepRecord } from '../../run/records.ts';
+import { writeSkillFile } from '../../run/skill-files.ts';
+import { brokenByEdits } from '../stages/package-check.ts';
 import { countTokens } from '../../skill/document.ts';
 import { packageHash, withSkill, type SkillPackage } from '../../skill/package/package.ts';
 import { appliedEdits, type Edit, skipReasons, summariseReports } from '../../skill/edits.ts';
@@ -17,7 +20,7 @@ export type Updated =
       /** The edits that applied, in order (patch mode): what a pool merge can carry over. */
       applied?: Edit[];
     }
-  | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change'> };
+  | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change' | 'skip_invalid_package'> };
 
 type Update = Omit<UpdateResult, 'candidate'> & { candidate?: SkillPackage; applied?: Edit[] };
 
@@ -84,7 +87,8 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     if (summary) s.record.update({ edit_apply_summary: summary });
     return { skip: 'skip_no_change' };
   }
-  s.files.write('candidate_skill.md', candidate.skill);
+  const broken = await checkPackage(s, candidate);
+  writeSkillFile(s.ctx.dir, path.join(s.files.root, 'candidate_skill.md'), candidate);
   if (result.changeSummary) s.files.write('rewrite_result.json', { change_summary: result.changeSummary });
   s.record.update({
     candidate_hash: packageHash(candidate),
@@ -92,10 +96,38 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     candidate_skill_tokens: countTokens(candidate.skill),
     rewrite_change_summary: result.changeSummary,
     edit_apply_summary: summary,
+    ...(broken ? { package_checks: broken.record } : {}),
   });
+  if (broken?.record.broken.length) {
+    const reason = `the edits broke the package: ${broken.record.broken.map((c) => c.message).join('; ')}`;
+    s.stages.finish('update', 'broken package: not scored');
+    events.info(`[skip] ${reason}`);
+    s.record.skipped(reason);
+    return { skip: 'skip_invalid_package' };
+  }
   s.stages.finish('update', `skill ${s.skill.length} -> ${candidate.skill.length} characters`, {
     skill_len: s.skill.length,
     candidate_skill_len: candidate.skill.length,
   });
   return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
+}
+
+/** A package candidate's checks (written to `package_checks.json`), and those its edits broke; none for a single document. */
+async function checkPackage(
+  s: StepScope,
+  candidate: SkillPackage,
+): Promise<{ record: NonNullable<StepRecord['package_checks']> } | undefined> {
+  const checker = s.ctx.packageChecks;
+  if (!checker) return undefined;
+  const [parent, checked] = await Promise.all([
+    checker.validate(s.package, s.ctx.stop),
+    checker.validate(candidate, s.ctx.stop),
+  ]);
+  s.files.write('package_checks.json', checked);
+  const broken = brokenByEdits(parent, checked).map(({ check, file, message }) => ({
+    check,
+    ...(file ? { file } : {}),
+    message,
+  }));
+  return { record: { checks: checked.checks.length, broken } };
 }

@@ -35,6 +35,7 @@ export interface HarnessModelOptions {
 export class HarnessChatModel implements ChatModel {
   readonly id: string;
   readonly agentic = true;
+  readonly readsSkillFiles = true;
   readonly priced: boolean;
   /** What shapes the answers beyond the request, for the response-cache key. */
   readonly settings: Record<string, unknown>;
@@ -61,6 +62,7 @@ export class HarnessChatModel implements ChatModel {
       this.o.skillInstall,
       this.o.skillName,
       this.o.skillDescription,
+      req.skillFiles,
     );
     const prompt = agentPrompt(
       req,

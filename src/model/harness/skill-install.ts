@@ -8,6 +8,7 @@
  * only; `both` does both.
  */
 import { fill, loadPrompt } from '../../prompt-files.ts';
+import { fileBytes, type PackageFiles } from '../../skill/package/package.ts';
 
 export type SkillInstall = 'skill' | 'instructions' | 'both';
 
@@ -19,8 +20,8 @@ export interface SkillLayout {
 }
 
 export interface InstalledSkill {
-  /** Workspace-relative files to write. */
-  files: { path: string; content: string }[];
+  /** Workspace-relative files to write (a script with its mode). */
+  files: { path: string; content: string | Uint8Array; mode?: number }[];
   /** What replaces the skill's text in the prompt. */
   promptText: string;
 }
@@ -45,17 +46,29 @@ export function skillMarkdown(skill: string, name: string, description: string):
   return `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n\n${body}\n`;
 }
 
+/**
+ * The files that install `skill`; a package's other files (`packageFiles`) go beside its
+ * `SKILL.md`, byte for byte with their modes, so the agent can read its references and run its
+ * scripts as it would at home. The instructions file has no folder beside it: with `instructions`
+ * alone a package's files are not installed.
+ */
 export function installSkill(
   skill: string,
   layout: SkillLayout,
   mode: SkillInstall,
   name: string,
   description: string,
+  packageFiles?: PackageFiles,
 ): InstalledSkill {
   if (!skill.trim()) return { files: [], promptText: '' };
-  const skillPath = `${layout.skillsDir}/${name}/SKILL.md`;
+  const folder = `${layout.skillsDir}/${name}`;
+  const skillPath = `${folder}/SKILL.md`;
   const files: InstalledSkill['files'] = [];
-  if (mode !== 'instructions') files.push({ path: skillPath, content: skillMarkdown(skill, name, description) });
+  if (mode !== 'instructions') {
+    files.push({ path: skillPath, content: skillMarkdown(skill, name, description) });
+    for (const [rel, file] of packageFiles ?? [])
+      files.push({ path: `${folder}/${rel}`, content: fileBytes(file), mode: file.mode });
+  }
   if (mode !== 'skill') files.push({ path: layout.instructionsFile, content: `${skill.trim()}\n` });
   // With the instructions file the agent already has the text; otherwise it must open the file.
   const promptText =

@@ -24,10 +24,11 @@ function inside(dir: string, rel: string): string {
   return target;
 }
 
-export function writeInto(dir: string, rel: string, content: string | Uint8Array): void {
+export function writeInto(dir: string, rel: string, content: string | Uint8Array, mode?: number): void {
   const target = inside(dir, rel);
   fs.mkdirSync(path.dirname(target), { recursive: true });
   fs.writeFileSync(target, content);
+  if (mode !== undefined) fs.chmodSync(target, mode);
 }
 
 /** Files handed back after a run, at most this long each: a script, not a data file. */
@@ -63,7 +64,7 @@ function copyInto(dir: string, file: WorkspaceFile): void {
 
 export function createWorkspace(
   prefix: string,
-  files: { path: string; content: string | Uint8Array }[],
+  files: { path: string; content: string | Uint8Array; mode?: number }[],
   copies: WorkspaceFile[] = [],
   options: { keep?: boolean } = {},
 ): Workspace {
@@ -71,7 +72,7 @@ export function createWorkspace(
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(parent, `skillopt-${prefix}-`)));
   const remove = () => fs.rmSync(dir, { recursive: true, force: true });
   try {
-    for (const f of files) writeInto(dir, f.path, f.content);
+    for (const f of files) writeInto(dir, f.path, f.content, f.mode);
     for (const f of copies) {
       if (f.source !== undefined) copyInto(dir, f);
       else writeInto(dir, f.path, f.content ?? '');

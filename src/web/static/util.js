@@ -194,6 +194,7 @@ export const ACTION_LABEL = {
   skip_no_patches: 'skip (no patches)',
   skip_no_rewrite: 'skip (no rewrite)',
   skip_no_change: 'skip (no change)',
+  skip_invalid_package: 'skip (broken package)',
 };
 
 export function badge(kind, label = kind) {
