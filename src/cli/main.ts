@@ -12,6 +12,7 @@ import { registerSleep } from './sleep.ts';
 import { registerMcp } from './mcp.ts';
 import { registerDeploy } from './deploy.ts';
 import { registerWorker } from './worker.ts';
+import { registerExport } from './export.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerDeploy(program);
   registerWorker(program);
+  registerExport(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

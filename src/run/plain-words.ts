@@ -11,5 +11,6 @@ export const STEP_ACTION_WORDS: Record<string, string> = {
   skip_no_patches: 'skipped: no analyst proposed an edit',
   skip_no_rewrite: 'skipped: the rewrite gave no usable skill',
   skip_no_change: 'skipped: the selected changes left the skill as it was',
-  skip_invalid_package: 'skipped: the edits broke the package (a script, a data file or a link), so it was never scored',
+  skip_invalid_package:
+    'skipped: the edits broke the package (a script, a data file or a link), so it was never scored',
 };

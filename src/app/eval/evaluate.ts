@@ -7,6 +7,7 @@
  * original writes them) and `eval_summary.md`, plus every rollout's results and conversations.
  * Rerunning into the same directory reuses every finished rollout.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../../config/load.ts';
@@ -26,7 +27,9 @@ import { markActivity } from '../../run/activity.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
 import { EventLog } from '../../run/events.ts';
 import { attachConsoleReporter, type ConsoleOutput } from '../../run/reporter.ts';
-import { skillHash } from '../../skill/document.ts';
+import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
+import { isArchivePath } from '../../skill/package/archive.ts';
+import { loadSkillPackage, parseInstalledSpec } from '../../skill/package/source.ts';
 import { count } from '../../util/plural.ts';
 import { firstN } from '../../engine/batches.ts';
 import { rollout } from '../../engine/stages/rollout.ts';
@@ -82,22 +85,32 @@ export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, 
 /** The largest skill file read: a skill is a prompt, thousands of tokens at most. */
 const MAX_SKILL_BYTES = 2 * 1024 * 1024;
 
-function readSkills(files: readonly string[]): { file: string; label: string; text: string }[] {
-  if (files.length === 0) throw new UserError('name a skill to evaluate with --skill FILE');
+/** A skill file as it is (up to `MAX_SKILL_BYTES`); a folder, a `.skill` archive or an installed skill (`claude:pdf`) as a package. */
+function readSkill(spec: string): { file: string; pkg: SkillPackage } {
+  const file = path.resolve(spec);
+  const isFolder = fs.statSync(file, { throwIfNoEntry: false })?.isDirectory();
+  if (isFolder || isArchivePath(spec) || (parseInstalledSpec(spec) && !fs.existsSync(file))) {
+    const loaded = loadSkillPackage(spec, { key: '--skill' });
+    return { file: loaded.source.path, pkg: loaded.pkg };
+  }
+  try {
+    return { file, pkg: { skill: readRegularFileSync(file, MAX_SKILL_BYTES, 'a skill file').toString('utf8') } };
+  } catch (err) {
+    if (!(err instanceof FileRefused)) throw err;
+    throw new UserError(err.reason === 'missing' ? `skill file not found: ${file}` : `--skill: ${err.message}`);
+  }
+}
+
+function readSkills(specs: readonly string[]): { file: string; label: string; pkg: SkillPackage }[] {
+  if (specs.length === 0) throw new UserError('name a skill to evaluate with --skill FILE');
   const labels = new Set<string>();
-  return files.map((f) => {
-    const file = path.resolve(f);
-    let text: string;
-    try {
-      text = readRegularFileSync(file, MAX_SKILL_BYTES, 'a skill file').toString('utf8');
-    } catch (err) {
-      if (!(err instanceof FileRefused)) throw err;
-      throw new UserError(err.reason === 'missing' ? `skill file not found: ${file}` : `--skill: ${err.message}`);
-    }
-    let label = slug(path.basename(file, path.extname(file)));
-    for (let k = 2; labels.has(label); k++) label = `${slug(path.basename(file, path.extname(file)))}-${k}`;
+  return specs.map((spec) => {
+    const { file, pkg } = readSkill(spec);
+    const base = slug(path.basename(file, path.extname(file)));
+    let label = base;
+    for (let k = 2; labels.has(label); k++) label = `${base}-${k}`;
     labels.add(label);
-    return { file, label, text };
+    return { file, label, pkg };
   });
 }
 
@@ -263,7 +276,7 @@ async function evaluateAll({
           env,
           target,
           judge,
-          skill: skill.text,
+          skill: skill.pkg,
           items,
           limit,
           cache,
@@ -297,7 +310,7 @@ async function evaluateAll({
       const cell: Cell = {
         skill: skill.file,
         skill_label: skill.label,
-        skill_hash: skillHash(skill.text),
+        skill_hash: packageHash(skill.pkg),
         target: target.id,
         n_items: scores.length,
         errors,

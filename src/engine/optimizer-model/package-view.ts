@@ -24,7 +24,9 @@ export function packageView(files: PackageFiles, budget = PACKAGE_VIEW_TOKENS): 
   const tree = list.map((f) => `- ${f.path} (${f.kind}, ${size(f.size)})`).join('\n');
   const shown: string[] = [];
   let left = budget;
-  for (const f of [...list].filter((f) => f.kind === 'text').sort((a, b) => a.size - b.size || (a.path < b.path ? -1 : 1))) {
+  for (const f of [...list]
+    .filter((f) => f.kind === 'text')
+    .sort((a, b) => a.size - b.size || (a.path < b.path ? -1 : 1))) {
     const file = files.get(f.path)!;
     if (file.kind !== 'text') continue;
     const tokens = countTokens(file.text);
@@ -33,6 +35,9 @@ export function packageView(files: PackageFiles, budget = PACKAGE_VIEW_TOKENS): 
     shown.push(`### ${f.path}\n\`\`\`\`\n${file.text.replace(/\n$/, '')}\n\`\`\`\``);
   }
   const omitted = list.filter((f) => f.kind === 'text').length - shown.length;
-  const note = omitted > 0 ? `\n\n(${omitted} more text file(s) not shown: over the ${budget.toLocaleString('en')}-token view)` : '';
+  const note =
+    omitted > 0
+      ? `\n\n(${omitted} more text file(s) not shown: over the ${budget.toLocaleString('en')}-token view)`
+      : '';
   return `## Skill Package Files\n${tree}${shown.length ? `\n\n${shown.join('\n\n')}` : ''}${note}`;
 }

@@ -31,7 +31,12 @@ export interface SelectPart {
 }
 
 export type UpdatePart = Part<
-  'candidate_hash' | 'candidate_skill_len' | 'candidate_skill_tokens' | 'rewrite_change_summary' | 'edit_apply_summary' | 'package_checks'
+  | 'candidate_hash'
+  | 'candidate_skill_len'
+  | 'candidate_skill_tokens'
+  | 'rewrite_change_summary'
+  | 'edit_apply_summary'
+  | 'package_checks'
 >;
 
 export interface GatePart {
