@@ -149,6 +149,11 @@ export interface ChatModel {
    * documents as `workspaceFiles` instead of running a tool loop of their own.
    */
   readonly agentic?: boolean;
+  /**
+   * Reads a package's files from `ChatRequest.skillFiles` itself (an agent installs them, the
+   * simulator opens them); other models get the package's text files in the system prompt.
+   */
+  readonly readsSkillFiles?: boolean;
   /** The cost of its calls is known (a price, or free); unset: unknown, so a USD budget cannot count them. */
   readonly priced?: boolean;
   complete(req: ChatRequest): Promise<ChatResponse>;
