@@ -148,8 +148,12 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
   // A package (the request lists its files) is edited file by file; other update modes rewrite SKILL.md alone.
   const files = meta.mode === 'patch' ? listedFiles(meta) : undefined;
   let touched: string[] = [];
-  const placed = (content: string, harmful: boolean): Edit =>
-    files ? misstep(content, harmful, { skill: meta.skill, files, touched }, rng) : { op: 'append', content };
+  // In a package a misstep lands anywhere within the budget, among the good edits.
+  const addMisstep = (content: string, harmful: boolean) => {
+    if (!files) return void edits.push({ op: 'append', content });
+    const at = rng.int(0, Math.max(0, Math.min(edits.length, meta.budget - 1)));
+    edits.splice(at, 0, misstep(content, harmful, { skill: meta.skill, files, touched }, rng));
+  };
 
   if (meta.source === 'failure') {
     const { missing, lapses, remove, byKind } = analyseFailures(meta.trajectories, meta.skill, rng, traits.blame);
@@ -187,13 +191,13 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
     const harmChance = careful ? traits.harmful / 4 : traits.harmful;
     if (meta.trajectories.length > 0 && rng.chance(harmChance)) {
       const options = fresh(HARMFUL.map((h) => h.text));
-      if (options.length) edits.push(placed(`- ${rng.pick(options)}`, true));
+      if (options.length) addMisstep(`- ${rng.pick(options)}`, true);
     }
   }
   const irrelevantChance = meta.source === 'failure' ? traits.irrelevant : traits.irrelevant / 2;
   if (rng.chance(careful ? irrelevantChance / 2 : irrelevantChance)) {
     const options = fresh(IRRELEVANT);
-    if (options.length) edits.push(placed(`- ${rng.pick(options)}`, false));
+    if (options.length) addMisstep(`- ${rng.pick(options)}`, false);
   }
 
   const chosen = edits.slice(0, Math.max(0, meta.budget));

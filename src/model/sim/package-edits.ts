@@ -143,8 +143,29 @@ export function packageEdits(opts: {
   const proposal: PackageProposal = { edits: [], summary: [], touched: [] };
   const total = (k: Kind) => [...opts.misses.get(k)!.values()].reduce((n, m) => n + m.count, 0);
   const kinds = [...opts.misses.keys()].sort((a, b) => total(b) - total(a) || KINDS.indexOf(a) - KINDS.indexOf(b));
+  /** A line in SKILL.md saying when to open `file`: for `kind`, unless it comes out too vague. */
+  const point = (kind: Kind, file: string) => {
+    const options = POINTERS.map((p) => fill(p, kind, file));
+    const choices = fresh(options);
+    const wording = rng.chance(opts.vague)
+      ? fill(rng.pick(VAGUE_POINTERS), kind, file)
+      : rng.pick(choices.length ? choices : options);
+    proposal.edits.push({ op: 'append', content: wording });
+    pointed.set(kind, file);
+  };
   for (const kind of kinds) {
     const file = pointed.get(kind) ?? TOPICS[kind].file;
+    if (!pointed.has(kind) && exists.has(file)) {
+      // The kind's reference exists but SKILL.md never says when to open it: that first.
+      point(kind, file);
+      proposal.touched.push(file);
+      proposal.summary.push({
+        failure_type: 'reference_unread',
+        count: total(kind),
+        description: `answers about ${TOPICS[kind].plural} miss rules, and SKILL.md never says when to open ${file}`,
+      });
+      continue;
+    }
     const content: string[] = [];
     const deletes: Edit[] = [];
     const misses = [...opts.misses.get(kind)!].sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]));
@@ -183,14 +204,7 @@ export function packageEdits(opts: {
       exists.add(file);
     }
     proposal.touched.push(file);
-    if (!pointed.has(kind)) {
-      const choices = fresh(POINTERS.map((p) => fill(p, kind, file)));
-      const wording = rng.chance(opts.vague)
-        ? fill(rng.pick(VAGUE_POINTERS), kind, file)
-        : rng.pick(choices.length ? choices : POINTERS.map((p) => fill(p, kind, file)));
-      proposal.edits.push({ op: 'append', content: wording });
-      pointed.set(kind, file);
-    }
+    if (!pointed.has(kind)) point(kind, file);
     proposal.edits.push(...deletes);
   }
   if (repeated && !deleted.has(repeated)) {
