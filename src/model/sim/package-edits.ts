@@ -219,8 +219,9 @@ export function packageEdits(opts: {
 }
 
 /**
- * Where a misstep of the analyst goes in a package: into a reference it writes to, or (for a
- * harmful one) the deletion of a reference `SKILL.md` points to, or else `SKILL.md`.
+ * Where a misstep of the analyst goes in a package: into a reference the package has (one it
+ * writes to first), or (for a harmful one) the deletion of a reference `SKILL.md` points to, or
+ * else `SKILL.md`.
  */
 export function misstep(
   content: string,
@@ -229,7 +230,9 @@ export function misstep(
   rng: Rng,
 ): Edit {
   const draw = rng.float();
-  const into = ctx.touched[0] ?? [...ctx.files].find(([, kind]) => kind === 'text')?.[0];
+  // A file the package has already, so that the append finds it wherever it lands in the patch.
+  const existing = (path: string) => ctx.files.get(path) === 'text';
+  const into = ctx.touched.find(existing) ?? [...ctx.files.keys()].find(existing);
   if (draw < 1 / 3 && into) return { op: 'append', file: into, content };
   const pointed = [...pointedFiles(ctx.skill, ctx.files).values()].find((f) => ctx.files.has(f));
   if (harmful && draw < 2 / 3 && pointed) return { op: 'delete_file', file: pointed };

@@ -82,6 +82,14 @@ describe('the sim target under a skill package', () => {
     );
   });
 
+  it('answers a package the same way every time: answers, usage and traces', async () => {
+    const demo = demoPackage();
+    const skill = `${demo.skill}\nFor percentages, read references/percentages.md.\n`;
+    const first = await rollAll(test, skill, demo.files);
+    assert.ok(first.some((t) => t.traces?.length));
+    assert.deepEqual(await rollAll(test, skill, new Map(demo.files)), first);
+  });
+
   it('scores the demo package higher once its rules live in references that SKILL.md says when to open', async () => {
     const demo = demoPackage();
     const before = hardScore(await rollAll(test, demo.skill, demo.files));
