@@ -3,7 +3,9 @@
  * and answers in the same JSON format a real optimizer model must use. It is a decent but
  * fallible analyst: it infers from wrong answers which convention was missed and proposes a
  * rule, but sometimes words it too vaguely, over-generalises into a harmful directive, or adds
- * advice that only makes the skill longer; the gate has something to reject.
+ * advice that only makes the skill longer; the gate has something to reject. Shown a package's
+ * file list (`meta.files` of an analyst request in patch mode), it edits the package file by file
+ * (`package-edits.ts`); without one, the document alone (`document-edits.ts`).
  */
 import {
   isEdit,
@@ -16,11 +18,11 @@ import {
   type UpdateMode,
 } from '../../protocol/optimizer.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
-import { stripProtectedRegions } from '../../skill/regions.ts';
 import type { Rng } from '../../util/random.ts';
 import { conventionOf, diagnose, directiveOf, recognise } from './world.ts';
 import { SKILL_FILE } from '../../skill/package/package.ts';
 import { isMarkdownPath, pointersIn } from './references.ts';
+import { documentRuleEdits, lineMatching } from './document-edits.ts';
 import { failedKind, listedFiles, misstep, packageEdits, type KindMisses } from './package-edits.ts';
 import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
 
@@ -40,15 +42,6 @@ export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35,
 
 const LESSON =
   'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
-
-/** The body of the skill, without protected regions (edits may not target those). */
-const body = stripProtectedRegions;
-
-function lineMatching(skill: string, pattern: RegExp): string | undefined {
-  return body(skill)
-    .split('\n')
-    .find((line) => pattern.test(line));
-}
 
 function contentOf(i: UpdateItem): string {
   return String(i.content ?? i.instruction ?? i.new_skill ?? i.target ?? '');
@@ -102,40 +95,6 @@ function analyseFailures(trajectories: TrajectoryView[], skill: string, rng: Rng
     }
   }
   return { missing, lapses, remove, byKind };
-}
-
-/** Rules the failures show missing, added to a single document: in its body, or in place of a vague line. */
-function documentRuleEdits(
-  skill: string,
-  missing: Map<string, number>,
-  rng: Rng,
-  vague: number,
-  fresh: (options: string[]) => string[],
-) {
-  const edits: Edit[] = [];
-  const summary: { failure_type: string; count: number; description: string }[] = [];
-  const bodyText = body(skill);
-  for (const [id, count] of [...missing].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) {
-    const convention = CONVENTIONS.find((c) => c.id === id)!;
-    const vagueLine = convention.vague
-      .map((v) => lineMatching(skill, new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))))
-      .find(Boolean);
-    const choices = fresh(convention.rules);
-    const wording = rng.chance(vague)
-      ? rng.pick(convention.vague)
-      : rng.pick(choices.length ? choices : convention.rules);
-    if (vagueLine && conventionOf(wording))
-      edits.push({ op: 'replace', target: vagueLine.replace(/^- /, ''), content: wording });
-    else if (/^- /m.test(bodyText) && rng.chance(0.5)) {
-      const lastBullet = bodyText
-        .split('\n')
-        .filter((l) => l.startsWith('- '))
-        .at(-1)!;
-      edits.push({ op: 'insert_after', target: lastBullet, content: `- ${wording}` });
-    } else edits.push({ op: 'append', content: `- ${wording}` });
-    summary.push({ failure_type: 'rule_missing', count, description: `answers miss the ${id} convention` });
-  }
-  return { edits, summary };
 }
 
 function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, traits: OptimizerTraits): unknown {
