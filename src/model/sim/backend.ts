@@ -11,10 +11,14 @@ import { countTokens } from '../../skill/document.ts';
 import { APPENDIX_END, APPENDIX_START } from '../../skill/regions.ts';
 import { Rng, seedFrom } from '../../util/random.ts';
 import { registerBackend, type BackendContext } from '../registry.ts';
+import type { AgentTrace } from '../harness/trace.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts';
+import type { PackageFiles } from '../../skill/package/package.ts';
 import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
 import { sleepReply } from './sleep.ts';
-import { answer, recognise, simTask } from './world.ts';
+import { opensFor } from './references.ts';
+import type { Kind } from './rules.ts';
+import { answer, recognise, simTask, type OpenedFile } from './world.ts';
 
 export const SimOptionsSchema = z
   .object({
@@ -58,10 +62,37 @@ function memoTokens(text: string): number {
   return n;
 }
 
+/** The package's text files that the target opens for a task of `kind` under the skill `system`. */
+function openedFiles(kind: Kind, system: string, files: PackageFiles | undefined): OpenedFile[] {
+  if (!files?.size) return [];
+  return opensFor(kind, system, files).map((path) => {
+    const file = files.get(path)!;
+    const text = file.kind === 'text' ? file.text : '';
+    return { path, text, tokens: () => memoTokens(text) };
+  });
+}
+
+/**
+ * What the target did besides answering: the reference files it read, one read each, by package
+ * path. It takes no time, so that a run's files stay the same from one run to the next.
+ */
+function readTrace(opened: OpenedFile[]): AgentTrace {
+  return {
+    agent: 'sim',
+    steps: opened.map((f) => ({ tool: 'read', input: f.path, ok: true })),
+    files: opened.map((f) => f.path),
+    errors: [],
+    durationMs: 0,
+    exitCode: 0,
+  };
+}
+
 export class SimModel implements ChatModel {
   readonly id: string;
   /** Free. */
   readonly priced = true;
+  /** The target opens a package's reference files itself, when its `SKILL.md` says to. */
+  readonly readsSkillFiles = true;
 
   constructor(
     model: string,
@@ -81,6 +112,7 @@ export class SimModel implements ChatModel {
     const optimizer = optimizerRequest(req.meta);
     const sleepAsk = sleepRequest(req.meta);
     let text: string;
+    let opened: OpenedFile[] = [];
     if (task) {
       const system = req.system ?? '';
       const start = system.indexOf(APPENDIX_START);
@@ -88,7 +120,8 @@ export class SimModel implements ChatModel {
         start >= 0
           ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions
           : undefined;
-      text = `<answer>${answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed })}</answer>`;
+      opened = openedFiles(task.task.fact.kind, system, req.skillFiles);
+      text = `<answer>${answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed, opened })}</answer>`;
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
@@ -103,13 +136,18 @@ export class SimModel implements ChatModel {
         `the sim backend answers only requests made by the sim env, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`,
       );
     }
-    const input = approxTokens(req.system ?? '') + approxTokens(messageText(req.messages));
+    // Each reference file opened is read in full, as input.
+    const input =
+      approxTokens(req.system ?? '') +
+      approxTokens(messageText(req.messages)) +
+      opened.reduce((sum, f) => sum + approxTokens(f.text), 0);
     return {
       text,
       usage: { input, output: approxTokens(text), cached: 0, reasoning: 0 },
       latencyMs: performance.now() - started,
       from: 'provider',
       costUsd: 0,
+      ...(opened.length ? { trace: readTrace(opened) } : {}),
     };
   }
 }

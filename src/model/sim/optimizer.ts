@@ -3,7 +3,9 @@
  * and answers in the same JSON format a real optimizer model must use. It is a decent but
  * fallible analyst: it infers from wrong answers which convention was missed and proposes a
  * rule, but sometimes words it too vaguely, over-generalises into a harmful directive, or adds
- * advice that only makes the skill longer; the gate has something to reject.
+ * advice that only makes the skill longer; the gate has something to reject. Shown a package's
+ * file list (`meta.files` of an analyst request in patch mode), it edits the package file by file
+ * (`package-edits.ts`); without one, the document alone (`document-edits.ts`).
  */
 import {
   isEdit,
@@ -16,9 +18,12 @@ import {
   type UpdateMode,
 } from '../../protocol/optimizer.ts';
 import { applyEdits, type Edit } from '../../skill/edits.ts';
-import { stripProtectedRegions } from '../../skill/regions.ts';
 import type { Rng } from '../../util/random.ts';
 import { conventionOf, diagnose, directiveOf, recognise } from './world.ts';
+import { SKILL_FILE } from '../../skill/package/package.ts';
+import { isMarkdownPath, pointersIn } from './references.ts';
+import { documentRuleEdits, lineMatching } from './document-edits.ts';
+import { failedKind, listedFiles, misstep, packageEdits, type KindMisses } from './package-edits.ts';
 import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
 
 /** How fallible the simulated optimizer is. */
@@ -38,23 +43,19 @@ export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35,
 const LESSON =
   'Avoid blanket style directives (upper case, rounding, digit grouping, spelled-out months, attached units): they caused regressions.';
 
-/** The body of the skill, without protected regions (edits may not target those). */
-const body = stripProtectedRegions;
-
-function lineMatching(skill: string, pattern: RegExp): string | undefined {
-  return body(skill)
-    .split('\n')
-    .find((line) => pattern.test(line));
-}
-
 function contentOf(i: UpdateItem): string {
   return String(i.content ?? i.instruction ?? i.new_skill ?? i.target ?? '');
 }
 
+/** What an item changes, for merging: a file made or deleted, a pointer to a file, or a rule or directive (in a file). */
 function keyOf(i: UpdateItem): string {
+  const file = typeof i.file === 'string' && i.file !== SKILL_FILE ? i.file : undefined;
+  if (i.op === 'create_file' || i.op === 'delete_file') return `${i.op}:${file}`;
+  const pointer = pointersIn(String(i.content ?? i.instruction ?? ''), isMarkdownPath)[0];
+  if (pointer) return `pointer:${pointer.files.join(',')}:${pointer.kinds.join(',')}`;
   const text = `${String(i.content ?? i.instruction ?? '')} ${String(i.target ?? '')}`;
   const id = conventionOf(text)?.id ?? directiveOf(text)?.id ?? text.trim().toLowerCase();
-  return `${String(i.op ?? i.type ?? '')}:${id}`;
+  return `${String(i.op ?? i.type ?? '')}:${file ? `${file}:` : ''}${id}`;
 }
 
 function rejectedTexts(meta: Extract<OptimizerMeta, { kind: 'analyst' }>): Set<string> {
@@ -65,23 +66,35 @@ function rejectedTexts(meta: Extract<OptimizerMeta, { kind: 'analyst' }>): Set<s
   return out;
 }
 
-/** Missed conventions in failed trajectories: counted, split into rules to add, lapses and directives to remove. */
+/**
+ * Missed conventions in failed trajectories: counted, split into rules to add, lapses and
+ * directives to remove; and the same per kind of task (`byKind`).
+ */
 function analyseFailures(trajectories: TrajectoryView[], skill: string, rng: Rng, blame: number) {
   const stated = recognise(skill);
   const missing = new Map<string, number>();
   const lapses = new Map<string, number>();
   const remove = new Set<string>();
+  const byKind: KindMisses = new Map();
   // Whether this analyst sees through a harmful directive, or takes its effects for lapses.
   const seesDirectives = rng.chance(blame);
   for (const t of trajectories) {
     for (const c of diagnose(t.predicted, t.expected)) {
       const conflict = CONFLICTS[c];
-      if (conflict && stated.harmful.has(conflict) && seesDirectives) remove.add(conflict);
-      else if (stated.conventions.has(c)) lapses.set(c, (lapses.get(c) ?? 0) + 1);
+      if (conflict && stated.harmful.has(conflict) && seesDirectives) {
+        remove.add(conflict);
+        continue;
+      }
+      const lapse = stated.conventions.has(c);
+      if (lapse) lapses.set(c, (lapses.get(c) ?? 0) + 1);
       else missing.set(c, (missing.get(c) ?? 0) + 1);
+      const kind = failedKind(t.taskType, c);
+      const misses = byKind.get(kind) ?? new Map<string, { count: number; lapse: boolean }>();
+      misses.set(c, { count: (misses.get(c)?.count ?? 0) + 1, lapse });
+      byKind.set(kind, misses);
     }
   }
-  return { missing, lapses, remove };
+  return { missing, lapses, remove, byKind };
 }
 
 function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, traits: OptimizerTraits): unknown {
@@ -90,11 +103,19 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
   const edits: Edit[] = [];
   const summary: { failure_type: string; count: number; description: string }[] = [];
   let notes: string[] = [];
-  const bodyText = body(meta.skill);
   const careful = meta.metaSkill.includes('Avoid blanket style directives');
+  // A package (the request lists its files) is edited file by file; other update modes rewrite SKILL.md alone.
+  const files = meta.mode === 'patch' ? listedFiles(meta) : undefined;
+  let touched: string[] = [];
+  // In a package a misstep lands anywhere within the budget, among the good edits.
+  const addMisstep = (content: string, harmful: boolean) => {
+    if (!files) return void edits.push({ op: 'append', content });
+    const at = rng.int(0, Math.max(0, Math.min(edits.length, meta.budget - 1)));
+    edits.splice(at, 0, misstep(content, harmful, { skill: meta.skill, files, touched }, rng));
+  };
 
   if (meta.source === 'failure') {
-    const { missing, lapses, remove } = analyseFailures(meta.trajectories, meta.skill, rng, traits.blame);
+    const { missing, lapses, remove, byKind } = analyseFailures(meta.trajectories, meta.skill, rng, traits.blame);
     for (const id of remove) {
       const line = lineMatching(meta.skill, HARMFUL.find((h) => h.id === id)!.recognise);
       if (line) edits.push({ op: 'delete', target: line });
@@ -104,31 +125,21 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
         description: `a directive (${id}) breaks the expected format`,
       });
     }
-    for (const [id, count] of [...missing].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) {
-      const convention = CONVENTIONS.find((c) => c.id === id)!;
-      const vagueLine = convention.vague
-        .map((v) => lineMatching(meta.skill, new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))))
-        .find(Boolean);
-      const choices = fresh(convention.rules);
-      const wording = rng.chance(traits.vague)
-        ? rng.pick(convention.vague)
-        : rng.pick(choices.length ? choices : convention.rules);
-      if (vagueLine && conventionOf(wording))
-        edits.push({ op: 'replace', target: vagueLine.replace(/^- /, ''), content: wording });
-      else if (/^- /m.test(bodyText) && rng.chance(0.5)) {
-        const lastBullet = bodyText
-          .split('\n')
-          .filter((l) => l.startsWith('- '))
-          .at(-1)!;
-        edits.push({ op: 'insert_after', target: lastBullet, content: `- ${wording}` });
-      } else edits.push({ op: 'append', content: `- ${wording}` });
-      summary.push({ failure_type: 'rule_missing', count, description: `answers miss the ${id} convention` });
+    if (files) {
+      const proposal = packageEdits({ skill: meta.skill, files, misses: byKind, rng, vague: traits.vague, fresh });
+      edits.push(...proposal.edits);
+      summary.push(...proposal.summary);
+      touched = proposal.touched;
+    } else {
+      const added = documentRuleEdits(meta.skill, missing, rng, traits.vague, fresh);
+      edits.push(...added.edits);
+      summary.push(...added.summary);
     }
     if (meta.skillAware && lapses.size > 0) {
       notes = [...lapses.keys()].map(
         (id) => `Re-check every answer: ${CONVENTIONS.find((c) => c.id === id)!.rules[0]}`,
       );
-    } else {
+    } else if (!files) {
       // Without the appendix, a lapse is answered by stating the rule again, in the body.
       for (const id of [...lapses.keys()].sort()) {
         const options = fresh(CONVENTIONS.find((c) => c.id === id)!.rules.map((r) => `Important: ${r}`));
@@ -139,13 +150,13 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
     const harmChance = careful ? traits.harmful / 4 : traits.harmful;
     if (meta.trajectories.length > 0 && rng.chance(harmChance)) {
       const options = fresh(HARMFUL.map((h) => h.text));
-      if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
+      if (options.length) addMisstep(`- ${rng.pick(options)}`, true);
     }
   }
   const irrelevantChance = meta.source === 'failure' ? traits.irrelevant : traits.irrelevant / 2;
   if (rng.chance(careful ? irrelevantChance / 2 : irrelevantChance)) {
     const options = fresh(IRRELEVANT);
-    if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
+    if (options.length) addMisstep(`- ${rng.pick(options)}`, false);
   }
 
   const chosen = edits.slice(0, Math.max(0, meta.budget));
@@ -214,7 +225,10 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
       const k = keyOf(item);
       const prev = merged.get(k);
       const support = (item.support_count ?? 1) + (prev?.support_count ?? 0);
-      merged.set(k, { ...(prev ?? item), support_count: support });
+      // Two analysts making the same file: one file with the rules of both.
+      const content =
+        prev && item.op === 'create_file' ? { content: unionLines(String(prev.content), String(item.content)) } : {};
+      merged.set(k, { ...(prev ?? item), ...content, support_count: support });
     }
   }
   // The merger drops a share of single-support directives, as recurring edits are preferred.
@@ -228,6 +242,17 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
   // The top merge of the combined strategy lists its items most important first, as a ranking would.
   const listed = meta.level === 'top' ? importanceOrder(ordered).map((i) => ordered[i]!) : ordered;
   return { reasoning: `merged ${meta.patches.length} patches into ${listed.length} items`, [key]: listed };
+}
+
+/** The lines of `a`, then those of `b` that state nothing `a` does. */
+function unionLines(a: string, b: string): string {
+  const have = a.split('\n');
+  const said = (line: string) => {
+    const id = conventionOf(line)?.id;
+    return have.includes(line) || (id !== undefined && have.some((l) => conventionOf(l)?.id === id));
+  };
+  const extra = b.split('\n').filter((l) => l.trim() && !said(l));
+  return extra.length ? `${a.trimEnd()}\n${extra.join('\n')}\n` : a;
 }
 
 /** Indices of `items`, most important first: by support, failure-driven first. */
@@ -248,7 +273,7 @@ function rank(meta: Extract<OptimizerMeta, { kind: 'rank' }>): unknown {
 function lrAutonomous(meta: Extract<OptimizerMeta, { kind: 'lr_autonomous' }>): unknown {
   const concrete = meta.items.filter((i) => {
     const text = contentOf(i);
-    return conventionOf(text) || (isEdit(i) && i.op === 'delete');
+    return conventionOf(text) || (isEdit(i) && i.op === 'delete') || pointersIn(text, isMarkdownPath).length > 0;
   }).length;
   return {
     learning_rate: concrete,

@@ -142,3 +142,51 @@ export const CONFLICTS: Record<string, string> = {
   unit_space: 'attach_unit',
   lower_case: 'upper_case',
 };
+
+/** How a kind of task is named where a skill says when to open a reference file. */
+export interface Topic {
+  /** Words naming the kind, as the target recognises them. */
+  recognise: RegExp;
+  /** The kind in the plural ("dates") and as one answer ("a date"), as an optimizer words a pointer. */
+  plural: string;
+  one: string;
+  /** The reference file an optimizer puts the kind's rules in. */
+  file: string;
+}
+
+export const TOPICS: Record<Kind, Topic> = {
+  date: { recognise: /\bdates?\b/i, plural: 'dates', one: 'a date', file: 'references/dates.md' },
+  money: {
+    recognise: /\bmoney\b|\bprices?\b|\bcosts?\b|\bbudgets?\b|\bcurrenc(?:y|ies)\b/i,
+    plural: 'amounts of money',
+    one: 'an amount of money',
+    file: 'references/money.md',
+  },
+  measurement: {
+    recognise: /\bmeasure(?:ments?|d)?\b|\bunits?\b|\blengths?\b|\bweights?\b|\bdistances?\b/i,
+    plural: 'measurements',
+    one: 'a measurement',
+    file: 'references/measurements.md',
+  },
+  count: { recognise: /\bcounts?\b|\bhow many\b/i, plural: 'counts', one: 'a count', file: 'references/counts.md' },
+  name: { recognise: /\bnames?\b/i, plural: 'names', one: 'a name', file: 'references/names.md' },
+  percent: {
+    recognise: /\bpercent(?:ages?)?\b|\bshares?\b|\brates?\b/i,
+    plural: 'percentages',
+    one: 'a percentage',
+    file: 'references/percentages.md',
+  },
+};
+
+/** Verbs of a sentence that sends the reader to a file. */
+export const OPEN_VERBS = /\b(?:read|open|see|consult|check|load|refer to|look (?:at|in|up)|turn to)\b/i;
+
+/** Pointers the target understands: when to open `{file}` ({plural} and {one} name the kind). */
+export const POINTERS = [
+  'For {plural}, read {file}.',
+  'When the answer is {one}, open {file} first.',
+  'Before answering with {one}, consult {file}.',
+];
+
+/** Pointers that say where, not when: the target does not open the file by them. */
+export const VAGUE_POINTERS = ['Further notes are kept in {file}.', 'There is more about this in {file}.'];

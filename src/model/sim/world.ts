@@ -3,7 +3,8 @@
  * YYYY-MM-DD, two decimals, no thousands separator, …). The simulated target knows every fact
  * but formats answers its own way unless the skill states a convention in words it recognises.
  * It also obeys harmful directives, and the longer the skill, the more often it overlooks a
- * rule. Everything here is deterministic.
+ * rule. A rule in a reference file of a skill package counts only for the tasks `SKILL.md` says
+ * to open that file for (`references.ts`). Everything here is deterministic.
  *
  * This is a simulation, made so that the training loop's mechanisms matter offline; its
  * scores say nothing about any real model.
@@ -227,11 +228,34 @@ export function overlookChance(tokens: number, freeTokens = 200, slope = 1 / 700
   return Math.min(0.5, Math.max(0, (tokens - freeTokens) * slope));
 }
 
+/** A reference file the target opened for a task: its path, text and (exact, costly) token count. */
+export interface OpenedFile {
+  path: string;
+  text: string;
+  tokens: () => number;
+}
+
+/**
+ * Whether a rule of `text` is overlooked on a draw: by the chance its length gives. A text has at
+ * most as many tokens as UTF-8 bytes (a token is at least one byte), so the chance from its byte
+ * length bounds the real one: the exact count (the tokenizer's tables take a fifth of a second to
+ * load) is asked only for a draw that falls under that bound.
+ */
+function overlooker(text: string, tokens: () => number): (draw: number, share: number) => boolean {
+  const most = overlookChance(Buffer.byteLength(text, 'utf8'));
+  let p: number | undefined;
+  return (draw, share) => draw < most * share && draw < (p ??= overlookChance(tokens())) * share;
+}
+
 /**
  * The simulated target's answer to a task under a skill. With `noise` > 0 the target is
  * stochastic: on each sample (and run seed), each convention slips with that chance, applied
  * though the skill does not state it or overlooked though it does, so the same skill scores
  * differently from one sample to the next.
+ *
+ * A convention stated in an `opened` reference file applies as one the skill states, overlooked
+ * by the chance the file's own length gives: a file read only for the tasks it serves does not
+ * lengthen the skill. Its directives are obeyed too.
  */
 export function answer(
   task: Pick<SimTask, 'id' | 'fact'>,
@@ -243,21 +267,27 @@ export function answer(
     reminders?: Set<string>;
     noise?: number;
     seed?: number;
+    opened?: OpenedFile[];
   },
 ): string {
   const stated = recognise(skill);
-  // A skill has at most as many tokens as UTF-8 bytes (a token is at least one byte), so the
-  // chance from its byte length bounds the real one: the exact count (the tokenizer's tables take
-  // a fifth of a second to load) is asked only for a draw that falls under that bound.
-  const most = overlookChance(Buffer.byteLength(skill, 'utf8'));
-  let p: number | undefined;
   const sample = opts.sample ?? 0;
+  const share = (c: string) => (opts.reminders?.has(c) ? 0.5 : 1);
   const conventions = new Set<string>();
+  const overlooks = overlooker(skill, opts.tokens);
   for (const c of stated.conventions) {
-    const share = opts.reminders?.has(c) ? 0.5 : 1;
-    const draw = unitHash('overlook', task.id, c, opts.skillKey, sample);
-    if (draw >= most * share) conventions.add(c);
-    else if (draw >= (p ??= overlookChance(opts.tokens())) * share) conventions.add(c);
+    if (!overlooks(unitHash('overlook', task.id, c, opts.skillKey, sample), share(c))) conventions.add(c);
+  }
+  const harmful = new Set(stated.harmful);
+  for (const file of opts.opened ?? []) {
+    const inFile = recognise(file.text);
+    const overlooksInFile = overlooker(file.text, file.tokens);
+    const fileKey = `${file.path}\n${file.text}`;
+    for (const c of inFile.conventions) {
+      if (!conventions.has(c) && !overlooksInFile(unitHash('overlook', task.id, c, fileKey, sample), share(c)))
+        conventions.add(c);
+    }
+    for (const h of inFile.harmful) harmful.add(h);
   }
   const noise = opts.noise ?? 0;
   if (noise > 0) {
@@ -267,7 +297,7 @@ export function answer(
       else conventions.add(c.id);
     }
   }
-  return render(task.fact, { conventions, harmful: stated.harmful });
+  return render(task.fact, { conventions, harmful });
 }
 
 /**
