@@ -195,6 +195,7 @@ export function cacheKey(modelId: string, req: ChatRequest, identity: Record<str
 export class CachedModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
+  readonly readsSkillFiles?: boolean;
   /** Provider calls under way, by cache key: an identical request joins one instead of paying again. */
   private readonly inFlight = new Map<string, Promise<ChatResponse>>();
 
@@ -209,6 +210,7 @@ export class CachedModel implements ChatModel {
   ) {
     this.id = inner.id;
     this.agentic = inner.agentic;
+    this.readsSkillFiles = inner.readsSkillFiles;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {

@@ -13,6 +13,7 @@ import { RunStop, type ChatModel, type ChatRequest, type ChatResponse, type Role
 export class LedgerModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
+  readonly readsSkillFiles?: boolean;
 
   constructor(
     private readonly inner: ChatModel,
@@ -21,6 +22,7 @@ export class LedgerModel implements ChatModel {
   ) {
     this.id = inner.id;
     this.agentic = inner.agentic;
+    this.readsSkillFiles = inner.readsSkillFiles;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {

@@ -34,6 +34,7 @@ export class CallsAhead {
     const wrap = (complete: (req: ChatRequest) => Promise<ChatResponse>): ChatModel => ({
       id: inner.id,
       agentic: inner.agentic,
+      readsSkillFiles: inner.readsSkillFiles,
       priced: inner.priced,
       complete,
     });
