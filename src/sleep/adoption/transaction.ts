@@ -18,6 +18,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
+import { syncDir } from '../../util/fsync.ts';
 
 export const sha256Bytes = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
@@ -97,20 +98,6 @@ export function missingDirs(file: string): string[] {
     if (path.dirname(d) === d) break;
   }
   return out;
-}
-
-/** Flushes a folder's entries (a rename in it) to disk, where the platform can. */
-function syncDir(dir: string): void {
-  if (process.platform === 'win32') return;
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
-  } catch {
-    // Some file systems refuse to sync a folder; the rename itself is still atomic.
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
 }
 
 function put(file: string, bytes: Buffer | null, mode: number | null): void {
