@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { UserError } from '../errors.ts';
 import { DEPLOY_AGENTS, type DeployAgent, type Scope } from '../deploy/agents.ts';
+import type { Recovered } from '../deploy/swap.ts';
 import { programName, shellWord, shownPath } from '../run/resume-command.ts';
 
 interface DeployFlags {
@@ -13,25 +14,28 @@ interface DeployFlags {
   description?: string;
   dryRun?: boolean;
   rollback?: boolean;
+  status?: boolean;
   force?: boolean;
 }
 
 const WHERE = `
-Where each agent reads the skill (<name>/SKILL.md under):
+Where each agent reads the skill (<name>/SKILL.md, or the whole <name>/ folder of a package, under):
   claude   .claude/skills in the project, or ~/.claude/skills ($CLAUDE_CONFIG_DIR/skills)
   codex    .agents/skills in the project, or ~/.codex/skills ($CODEX_HOME/skills)
   copilot  .github/skills in the project, or ~/.copilot/skills ($COPILOT_HOME/skills)
   cursor   .cursor/skills in the project, or ~/.cursor/skills
   agents   .agents/skills in the project, or ~/.agents/skills (the shared folder of the Agent Skills standard)
-The file replaced is kept; --rollback puts it back exactly (or removes the skill a deployment created).`;
+A run with best_skill/ deploys that package as the whole folder, swapped in as one unit; else best_skill.md
+becomes SKILL.md. What is replaced is kept; --rollback puts it back exactly (or removes the skill a
+deployment created). An interrupted deployment is finished or undone by the next deploy, --rollback or --status.`;
 
 export function registerDeploy(program: Command): void {
   program
     .command('deploy')
     .description(
-      "Write a run's best_skill.md where an agent reads skills (after showing the diff), or roll a deployment back",
+      "Write a run's best skill (best_skill/ or best_skill.md) where an agent reads skills, after showing the diff; or roll a deployment back",
     )
-    .argument('[run]', 'the run directory (holding best_skill.md)')
+    .argument('[run]', 'the run directory (holding best_skill.md, and best_skill/ for a package)')
     .addOption(
       new Option('--to <agent>', 'the agent that will read it').choices([...DEPLOY_AGENTS]).makeOptionMandatory(),
     )
@@ -43,11 +47,12 @@ export function registerDeploy(program: Command): void {
       'when the agent should use it (front matter, at most 1,024 characters; default: made from the skill and the tasks of the run)',
     )
     .option('--dry-run', 'show the diff, write nothing')
+    .option('--rollback', 'undo the last deployment of the skill (--name) in that folder: what was there back, exactly')
     .option(
-      '--rollback',
-      'undo the last deployment of the skill (--name) in that folder: the previous file back, exactly',
+      '--status',
+      'list the skills deployed in that folder and whether each still holds what was deployed (finishing an interrupted deployment)',
     )
-    .option('--force', 'with --rollback: even when the deployed file was changed since')
+    .option('--force', 'deploy over, or roll back, a skill changed since it was deployed')
     .addHelpText('after', WHERE)
     .action(async (run: string | undefined, opts: DeployFlags) => {
       if (opts.project !== undefined && opts.user)
@@ -55,16 +60,43 @@ export function registerDeploy(program: Command): void {
       const scope: Scope = opts.user ? { user: true } : { project: opts.project ?? process.cwd() };
       const say = (text: string) => process.stdout.write(`${text}\n`);
       const { deploySkill, rollbackSkill } = await import('../deploy/deploy.ts');
-      if (opts.rollback) {
-        if (run)
-          throw new UserError(
-            `--rollback undoes the last deployment in the folder; it takes no run directory (got ${run})`,
+      const sayRecovered = (r: { recovered?: Recovered }, name: string) => {
+        if (r.recovered)
+          process.stderr.write(
+            `note: an interrupted ${r.recovered.op === 'deploy' ? 'deployment' : 'rollback'} of ${name} was ${r.recovered.outcome === 'undone' ? 'undone' : 'finished'} first\n`,
           );
+      };
+      if (opts.rollback || opts.status) {
+        if (opts.rollback && opts.status) throw new UserError('--rollback and --status: give one of them');
+        const flag = opts.rollback ? '--rollback' : '--status';
+        if (run)
+          throw new UserError(`${flag} works on the agent's skill folder; it takes no run directory (got ${run})`);
+      }
+      if (opts.status) {
+        const { deployStatus } = await import('../deploy/status.ts');
+        const s = deployStatus({ agent: opts.to, scope });
+        if (s.skills.length === 0) say(`no deployment by skillopt is recorded in ${s.folder}`);
+        for (const k of s.skills) {
+          sayRecovered(k, k.name);
+          const count = `${k.deployments} deployment${k.deployments === 1 ? '' : 's'}`;
+          const last = k.last ? `, the last a ${k.last.kind} from ${k.last.run} (${k.last.time})` : '';
+          const state = !k.deployments
+            ? 'nothing left to roll back'
+            : k.changes.length
+              ? `changed since: ${k.changes.join(', ')}`
+              : 'holds what was deployed';
+          say(`${k.dir}: ${count}${last}; ${state}`);
+        }
+        return;
+      }
+      if (opts.rollback) {
         const r = rollbackSkill({ agent: opts.to, scope, name: opts.name, force: opts.force });
+        sayRecovered(r, path.basename(path.dirname(r.file)));
+        const what = r.dir ?? r.file;
         say(
           r.action === 'restored'
-            ? `restored the previous ${r.file}`
-            : `removed ${r.file} (there was none before it was deployed)`,
+            ? `restored the previous ${what}`
+            : `removed ${what} (there was none before it was deployed)`,
         );
         if (r.remaining)
           say(`${r.remaining} earlier deployment${r.remaining > 1 ? 's' : ''} of this skill can be rolled back too`);
@@ -81,7 +113,9 @@ export function registerDeploy(program: Command): void {
         name: opts.name,
         description: opts.description,
         dryRun: opts.dryRun,
+        force: opts.force,
       });
+      sayRecovered(r, r.name);
       if (r.allowedTools.length > 0)
         say(
           `allowed-tools (the skill's own front matter: the agent may use them without asking): ${r.allowedTools.join(', ')}`,
@@ -89,8 +123,9 @@ export function registerDeploy(program: Command): void {
       if (r.diff) process.stdout.write(r.diff);
       for (const note of r.notes) process.stderr.write(`note: ${note}\n`);
       for (const warning of r.warnings) process.stderr.write(`warning: ${warning}\n`);
-      if (!r.changed) say(`${r.file} already holds this skill: nothing written`);
-      else if (!r.written) say(`dry run: ${r.file} not written`);
+      const place = r.kind === 'package' ? `${r.dir}/` : r.file;
+      if (!r.changed) say(`${place} already holds this skill: nothing written`);
+      else if (!r.written) say(`dry run: ${place} not written`);
       else {
         const undo = [
           programName(),
@@ -106,7 +141,8 @@ export function registerDeploy(program: Command): void {
         ]
           .map(shellWord)
           .join(' ');
-        say(`deployed to ${r.file}\nto undo: ${undo} (${r.backup ? 'puts the previous file back' : 'removes it'})`);
+        const previous = r.kind === 'package' ? 'puts the previous folder back' : 'puts the previous file back';
+        say(`deployed to ${place}\nto undo: ${undo} (${r.backup ? previous : 'removes it'})`);
       }
     });
 }

@@ -1,12 +1,13 @@
 /**
- * Deploying a trained skill: a run's `best_skill.md` written as `<skills folder>/<name>/SKILL.md`
- * where an agent reads it, with the `name` and `description` front matter an agent needs (the
- * skill's own, when it has some; both checked against the Agent Skills rules; a description made
- * from the run when none is given), after the diff against what is there, and with the tools its
- * front matter lets the agent use without asking said, the broad ones warned of. Each deployment keeps
- * what it replaced in a journal beside the skills (`.skillopt-deploy/<name>/NNNN/`, a hidden
- * folder no agent reads as a skill), so that `rollback` puts back exactly the previous file (its
- * bytes and mode), or removes the file when the deployment created it.
+ * Deploying a trained skill where an agent reads it, as `<skills folder>/<name>/`: a run's
+ * `best_skill/` package as the whole folder (every file with its bytes and mode, swapped in as
+ * one unit: `package-deploy.ts`), else its `best_skill.md` as the folder's `SKILL.md`. The
+ * `name` and `description` front matter an agent needs are the skill's own when it has some
+ * (both checked against the Agent Skills rules), else made from the run when none is given. The
+ * diff against what is there comes first, and the tools its front matter lets the agent use
+ * without asking are said, the broad ones warned of. Each deployment keeps what it replaced in a
+ * journal beside the skills (`journal.ts`), so that `rollback` puts back exactly what was there
+ * (a file's or a folder's bytes and modes), or removes what the deployment created.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -15,18 +16,36 @@ import { UserError } from '../errors.ts';
 import { DEFAULT_SKILL_DESCRIPTION, skillMarkdown } from '../model/harness/skill-install.ts';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../run/atomic.ts';
 import { skillDescriptionProblem, skillNameProblem } from '../skill/agent-skill.ts';
-import { frontMatter } from '../skill/regions.ts';
 import { unifiedDiff } from '../skill/document.ts';
+import { readPackageDir } from '../skill/package/folder.ts';
+import { type SkillPackage, SKILL_FILE } from '../skill/package/package.ts';
+import { frontMatter } from '../skill/regions.ts';
 import { firstMissing } from '../util/paths.ts';
 import type { DeployAgent, Scope } from './agents.ts';
 import { describeFromRun } from './description.ts';
 import { allowedTools, broadTools, frontMatterField } from './front-matter.ts';
+import {
+  type DocumentEntry,
+  journalOf,
+  nextEntryDir,
+  removeEmptyUpTo,
+  tidyJournal,
+  underSkillLock,
+} from './journal.ts';
+import {
+  changedSinceError,
+  changesSinceDeployed,
+  packageContents,
+  planPackage,
+  writePackage,
+} from './package-deploy.ts';
 import { skillsFolder } from './places.ts';
+import { pendingSwap, type Recovered, recoverSwap } from './swap.ts';
 
-const JOURNAL = '.skillopt-deploy';
+export { rollbackSkill, type RollbackOptions, type RollbackResult } from './rollback.ts';
 
 export interface DeployOptions {
-  /** The run directory holding `best_skill.md`. */
+  /** The run directory holding `best_skill.md` (and `best_skill/` when the skill is a package). */
   run: string;
   agent: DeployAgent;
   scope: Scope;
@@ -35,19 +54,26 @@ export interface DeployOptions {
   description?: string;
   /** Show the diff, write nothing. */
   dryRun?: boolean;
+  /** Deploy even over a package changed since skillopt deployed it. */
+  force?: boolean;
   env?: Record<string, string | undefined>;
 }
 
 export interface DeployResult {
+  /** The skill's `SKILL.md`. */
   file: string;
+  /** The skill's folder. */
+  dir: string;
+  /** 'package': the run's `best_skill/`, written as the whole folder; 'document': `best_skill.md` as `SKILL.md`. */
+  kind: 'document' | 'package';
   /** The skill's name (its folder). */
   name: string;
   /** The unified diff from what was there (nothing: empty) to what is deployed. */
   diff: string;
-  /** The file differs from what was there. */
+  /** What is deployed differs from what was there. */
   changed: boolean;
   written: boolean;
-  /** Where the replaced file is kept (absent: there was none, or nothing was written). */
+  /** Where what it replaced is kept (absent: there was none, or nothing was written). */
   backup?: string;
   /** The tools the skill's front matter lets the agent use without asking (`allowed-tools`). */
   allowedTools: string[];
@@ -55,19 +81,8 @@ export interface DeployResult {
   notes: string[];
   /** What the user should look at before an agent uses the skill (broad `allowed-tools`). */
   warnings: string[];
-}
-
-/** What a deployment recorded, to undo it. */
-interface Entry {
-  file: string;
-  run: string;
-  time: string;
-  /** SHA-256 of the file as deployed: a rollback checks the file is still that. */
-  deployed_sha256: string;
-  /** The file that was there (kept as `previous` beside this record), or null when there was none. */
-  previous: { mode: number } | null;
-  /** The outermost folder this deployment created (removed again by its rollback, when empty). */
-  created_dir?: string;
+  /** An interrupted deployment or rollback of the skill, finished or undone first. */
+  recovered?: Recovered;
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -109,25 +124,23 @@ function nameFromEnv(env: string): string {
   return `skillopt-${slug || 'skill'}`.slice(0, 64).replace(/-+$/, '');
 }
 
-function entriesOf(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir)
-      .filter((n) => /^\d{4,}$/.test(n))
-      .sort();
-  } catch {
-    return [];
-  }
+/** The run's skill: its `best_skill/` package when there is one, else its `best_skill.md`. */
+function runSkill(run: string, shown: string): { kind: DeployResult['kind']; pkg: SkillPackage; source: string } {
+  const dir = path.join(run, 'best_skill');
+  if (fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    return { kind: 'package', pkg: readPackageDir(dir), source: path.join(dir, SKILL_FILE) };
+  const best = path.join(run, 'best_skill.md');
+  if (!fs.existsSync(best))
+    throw new UserError(
+      `${shown}: no best_skill.md here (a run of skillopt train writes it once its first step is done)`,
+    );
+  return { kind: 'document', pkg: { skill: fs.readFileSync(best, 'utf8') }, source: best };
 }
 
 export function deploySkill(o: DeployOptions): DeployResult {
   const run = path.resolve(o.run);
-  const best = path.join(run, 'best_skill.md');
-  if (!fs.existsSync(best))
-    throw new UserError(
-      `${o.run}: no best_skill.md here (a run of skillopt train writes it once its first step is done)`,
-    );
-  const skill = fs.readFileSync(best, 'utf8');
+  const { kind, pkg, source: best } = runSkill(run, o.run);
+  const skill = pkg.skill;
   if (!skill.trim()) throw new UserError(`${best} is empty: there is nothing to deploy`);
   const notes: string[] = [];
   const warnings: string[] = [];
@@ -175,9 +188,68 @@ export function deploySkill(o: DeployOptions): DeployResult {
         `the skill's front matter lets the agent use, without asking, ${broad.map((b) => `${b.tool} (${b.why})`).join(', ')}: narrow or remove its allowed-tools in ${best} unless you mean it`,
       );
   }
-  const content = Buffer.from(skillMarkdown(skill, name, description), 'utf8');
+  // A package's own SKILL.md is deployed byte for byte; a document is given its front matter.
+  const skillFile = kind === 'package' && block ? skill : skillMarkdown(skill, name, description);
   const folder = skillsFolder(o.agent, o.scope, o.env);
-  const file = path.join(folder, name, 'SKILL.md');
+  const dir = path.join(folder, name);
+  const journal = journalOf(folder, name);
+  const result = { file: path.join(dir, SKILL_FILE), dir, kind, name, allowedTools: tools, notes, warnings };
+  const contents = kind === 'package' ? packageContents(pkg, skillFile) : undefined;
+
+  if (o.dryRun) {
+    if (pendingSwap(journal))
+      throw new UserError(
+        `${dir}: a deployment or rollback of it was interrupted; run skillopt deploy --status (or deploy without --dry-run) to finish it first`,
+      );
+    const since = changesSinceDeployed(journal, dir);
+    if (since?.changes.length)
+      warnings.push(changedSinceError(dir, since.entry.time, since.changes, 'deploying over it').message);
+    if (contents) {
+      const plan = planPackage(journal, dir, contents);
+      if (plan.leftOut.length) notes.push(leftOutNote(plan.leftOut));
+      return { ...result, diff: plan.diff, changed: plan.changed, written: false };
+    }
+    const plan = planDocument(result.file, skillFile);
+    return { ...result, diff: plan.diff, changed: plan.changed, written: false };
+  }
+
+  const createdDir = firstMissing(dir);
+  try {
+    return underSkillLock(journal, () => {
+      const recovered = recoverSwap(journal, dir);
+      const extra = recovered ? { recovered } : {};
+      if (contents) {
+        const plan = planPackage(journal, dir, contents);
+        if (!plan.changed) return { ...result, diff: '', changed: false, written: false, ...extra };
+        if (plan.changedSince) {
+          const { time, changes } = plan.changedSince;
+          if (!o.force) throw changedSinceError(dir, time, changes, 'deploying over it');
+          notes.push(`deployed over what was changed since (${changes.join(', ')}); --rollback puts it back`);
+        }
+        if (plan.leftOut.length) notes.push(leftOutNote(plan.leftOut));
+        const backup = writePackage(journal, dir, run, plan, createdDir);
+        return { ...result, diff: plan.diff, changed: true, written: true, ...(backup ? { backup } : {}), ...extra };
+      }
+      const plan = planDocument(result.file, skillFile);
+      if (!plan.changed) return { ...result, diff: '', changed: false, written: false, ...extra };
+      const since = changesSinceDeployed(journal, dir);
+      if (since?.changes.length && !o.force)
+        throw changedSinceError(dir, since.entry.time, since.changes, 'deploying over it');
+      const backup = writeDocument(journal, result.file, run, plan.content, plan.before, createdDir);
+      return { ...result, diff: plan.diff, changed: true, written: true, ...(backup ? { backup } : {}), ...extra };
+    });
+  } finally {
+    // Nothing of the lock's or of a deployment undone stays where nothing was before.
+    tidyJournal(folder, name);
+    if (createdDir) removeEmptyUpTo(folder, createdDir);
+  }
+}
+
+const leftOutNote = (paths: string[]) =>
+  `not carried over into the new folder, being no part of a package: ${paths.join(', ')} (kept with the folder it replaces, for --rollback)`;
+
+function planDocument(file: string, skillFile: string) {
+  const content = Buffer.from(skillFile, 'utf8');
   const before = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
   const changed = !before?.equals(content);
   const diff = changed
@@ -186,16 +258,23 @@ export function deploySkill(o: DeployOptions): DeployResult {
         after: file,
       })
     : '';
-  if (!changed || o.dryRun) return { file, name, diff, changed, written: false, allowedTools: tools, notes, warnings };
+  return { content, before, changed, diff };
+}
 
-  const createdDir = firstMissing(path.dirname(file));
-  const journal = path.join(folder, JOURNAL, name);
-  const last = entriesOf(journal).at(-1);
-  const entryDir = path.join(journal, String(last ? Number(last) + 1 : 1).padStart(4, '0'));
+/** Writes `SKILL.md`, the file it replaces kept first; returns where. */
+function writeDocument(
+  journal: string,
+  file: string,
+  run: string,
+  content: Buffer,
+  before: Buffer | undefined,
+  createdDir: string | undefined,
+): string | undefined {
+  const entryDir = nextEntryDir(journal);
   fs.mkdirSync(entryDir, { recursive: true });
   // The replaced file is kept before anything is overwritten.
   if (before) writeFileAtomic(path.join(entryDir, 'previous'), before);
-  const entry: Entry = {
+  const entry: DocumentEntry = {
     file,
     run,
     time: new Date().toISOString(),
@@ -206,91 +285,5 @@ export function deploySkill(o: DeployOptions): DeployResult {
   writeJsonAtomic(path.join(entryDir, 'deploy.json'), entry);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeFileAtomic(file, content);
-  return {
-    file,
-    name,
-    diff,
-    changed,
-    written: true,
-    ...(before ? { backup: path.join(entryDir, 'previous') } : {}),
-    allowedTools: tools,
-    notes,
-    warnings,
-  };
-}
-
-export interface RollbackOptions {
-  agent: DeployAgent;
-  scope: Scope;
-  /** The skill to roll back (default: the one deployed last in this folder). */
-  name?: string;
-  /** Roll back even when the file was changed since it was deployed. */
-  force?: boolean;
-  env?: Record<string, string | undefined>;
-}
-
-export interface RollbackResult {
-  file: string;
-  /** 'restored': the previous file is back; 'removed': the deployment had created the file. */
-  action: 'restored' | 'removed';
-  /** Deployments of this skill still recorded (each can be rolled back in turn). */
-  remaining: number;
-}
-
-export function rollbackSkill(o: RollbackOptions): RollbackResult {
-  const folder = skillsFolder(o.agent, o.scope, o.env);
-  const root = path.join(folder, JOURNAL);
-  let name = o.name;
-  if (!name) {
-    // The skill deployed last in this folder.
-    const latest = (fs.existsSync(root) ? fs.readdirSync(root) : [])
-      .map((n) => ({ n, last: entriesOf(path.join(root, n)).at(-1) }))
-      .filter((x) => x.last)
-      .map((x) => ({ n: x.n, time: readJson<Entry>(path.join(root, x.n, x.last!, 'deploy.json'))?.time ?? '' }))
-      .sort((a, b) => a.time.localeCompare(b.time))
-      .at(-1);
-    if (!latest) throw new UserError(`nothing to roll back: no deployment by skillopt is recorded in ${folder}`);
-    name = latest.n;
-  }
-  checkName(name, '--name');
-  const journal = path.join(root, name);
-  const last = entriesOf(journal).at(-1);
-  if (!last) throw new UserError(`nothing to roll back: no deployment of '${name}' is recorded in ${folder}`);
-  const entryDir = path.join(journal, last);
-  const entry = readJson<Entry>(path.join(entryDir, 'deploy.json'));
-  if (!entry) throw new UserError(`${entryDir}: its deploy.json is missing; this deployment cannot be rolled back`);
-  const file = path.join(folder, name, 'SKILL.md');
-  const now = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
-  if (!o.force && (!now || sha256(now) !== entry.deployed_sha256)) {
-    throw new UserError(
-      `${file} ${now ? 'was changed' : 'was removed'} since skillopt deployed it (${entry.time}); rolling back would lose that. Use --force to roll back anyway`,
-    );
-  }
-  let action: RollbackResult['action'];
-  if (entry.previous) {
-    writeFileAtomic(file, fs.readFileSync(path.join(entryDir, 'previous')));
-    fs.chmodSync(file, entry.previous.mode);
-    action = 'restored';
-  } else {
-    fs.rmSync(file, { force: true });
-    action = 'removed';
-  }
-  fs.rmSync(entryDir, { recursive: true, force: true });
-  const remaining = entriesOf(journal).length;
-  removeEmptyUpTo(journal, root);
-  // The folders the deployment made go too, as long as nothing else is in them.
-  if (!entry.previous) removeEmptyUpTo(path.dirname(file), entry.created_dir ?? path.dirname(file));
-  return { file, action, remaining };
-}
-
-/** Removes `dir` and its parents up to `top` (included) while they are empty. */
-function removeEmptyUpTo(dir: string, top: string): void {
-  for (let d = dir; d.startsWith(top); d = path.dirname(d)) {
-    try {
-      fs.rmdirSync(d);
-    } catch {
-      return; // not empty (or gone)
-    }
-    if (d === top) return;
-  }
+  return before ? path.join(entryDir, 'previous') : undefined;
 }

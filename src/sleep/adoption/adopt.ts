@@ -10,6 +10,9 @@
  * `rollback` puts the files of the latest adoption (of a night, or of all) back to their
  * backups, byte for byte (a file the adoption created is removed), as one transaction too, and
  * only while each still holds what the adoption wrote.
+ *
+ * A staged skill package is adopted file by file within the same transaction (`package.ts`):
+ * every file of the package is pinned, and the receipt keeps each file the adoption changed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +20,9 @@ import { z } from 'zod';
 import { UserError } from '../../errors.ts';
 import { readJson, writeJsonAtomic } from '../../run/atomic.ts';
 import { acquireRunLock } from '../../run/lock.ts';
+import { SKILL_FILE } from '../../skill/package/package.ts';
 import { documentSlug, readManifest, stagedNights, type StagedDocument } from '../staging/staging.ts';
+import { packageAdoption, packageRollback, type ReceiptFile, ReceiptFileSchema } from './package.ts';
 import {
   missingDirs,
   readLive,
@@ -38,6 +43,8 @@ const ReceiptEntrySchema = z.object({
   backup: z.string(),
   /** Folders the adoption created for the file (a rollback removes them when empty). */
   created_dirs: z.array(z.string()).default([]),
+  /** A package: its folder and each of its files the adoption changed (`live_path` is its `SKILL.md`). */
+  package: z.object({ live_dir: z.string(), files: z.array(ReceiptFileSchema) }).optional(),
 });
 const AdoptionSchema = z.object({
   id: z.string(),
@@ -133,7 +140,20 @@ export function adopt(
       }
       const changes: FileChange[] = [];
       const problems: string[] = [];
+      /** Per chosen document: its changes, and for a package the receipt of each file. */
+      const plans: { changes: FileChange[]; files?: ReceiptFile[] }[] = [];
       for (const d of chosen) {
+        if (d.package) {
+          if (realPathOf(d.live_path) !== d.live_realpath)
+            problems.push(
+              `${d.live_path} now leads to ${realPathOf(d.live_path)}, not to ${d.live_realpath} as when the night read it`,
+            );
+          const plan = packageAdoption(night, d, d.package);
+          problems.push(...plan.problems);
+          changes.push(...plan.changes);
+          plans.push(plan);
+          continue;
+        }
         const proposed = fs.readFileSync(path.join(night, d.proposed_file));
         if (sha256Bytes(proposed) !== d.proposed_sha256)
           problems.push(`${d.proposed_file} is not the file the night staged (its hash differs)`);
@@ -158,13 +178,15 @@ export function adopt(
           problems.push(
             `${d.live_path} has other hard links: replacing it would split them; adopt by hand from ${d.proposed_file}`,
           );
-        changes.push({
+        const change: FileChange = {
           name: d.name,
           path: d.live_path,
           before: live,
           after: proposed,
           backup: live === null ? undefined : path.join(night, 'backup', `${documentSlug(d.kind, d.name)}.md`),
-        });
+        };
+        changes.push(change);
+        plans.push({ changes: [change] });
       }
       if (problems.length) throw new UserError(`nothing adopted:\n  ${problems.join('\n  ')}`);
       for (const c of changes) {
@@ -172,24 +194,19 @@ export function adopt(
           throw new UserError(`${c.backup} exists already: a backup is never replaced (move it away to adopt again)`);
       }
       const receipt = readReceipt(night);
-      const created = changes.map((c) => missingDirs(c.path));
+      const documents = chosen.map((d, i) => receiptEntry(night, d, plans[i]!));
       runTransaction(journalFile(stateDir), 'adopt', changes, receiptFile(night), (id) => {
-        const entry: Adoption = {
-          id,
-          at: new Date().toISOString(),
-          documents: changes.map((c, i) => ({
-            name: c.name,
-            kind: chosen[i]!.kind,
-            live_path: c.path,
-            sha256_before: c.before === null ? '' : sha256Bytes(c.before),
-            sha256_after: sha256Bytes(c.after!),
-            backup: c.backup ? path.relative(night, c.backup) : '',
-            created_dirs: created[i]!,
-          })),
-        };
+        const entry: Adoption = { id, at: new Date().toISOString(), documents };
         writeJsonAtomic(receiptFile(night), { adoptions: [...receipt.adoptions, entry] });
       });
-      return { night, adopted: changes.map((c) => ({ name: c.name, live_path: c.path, backup: c.backup ?? '' })) };
+      return {
+        night,
+        adopted: documents.map((e) => ({
+          name: e.name,
+          live_path: e.live_path,
+          backup: e.backup ? path.join(night, e.backup) : '',
+        })),
+      };
     },
     options,
   );
@@ -212,6 +229,37 @@ function latestAdoption(stateDir: string, night?: string): { night: string; adop
   return best;
 }
 
+/** What the receipt keeps of one adopted document (a package: of each of its files it changed). */
+function receiptEntry(
+  night: string,
+  d: StagedDocument,
+  plan: { changes: FileChange[]; files?: ReceiptFile[] },
+): Adoption['documents'][number] {
+  if (d.package && plan.files) {
+    const skill = plan.files.find((f) => f.path === SKILL_FILE);
+    return {
+      name: d.name,
+      kind: d.kind,
+      live_path: d.live_path,
+      sha256_before: d.live_sha256,
+      sha256_after: d.proposed_sha256,
+      backup: skill?.backup ?? '',
+      created_dirs: skill?.created_dirs ?? [],
+      package: { live_dir: d.package.live_dir, files: plan.files },
+    };
+  }
+  const c = plan.changes[0]!;
+  return {
+    name: d.name,
+    kind: d.kind,
+    live_path: c.path,
+    sha256_before: c.before === null ? '' : sha256Bytes(c.before),
+    sha256_after: sha256Bytes(c.after!),
+    backup: c.backup ? path.relative(night, c.backup) : '',
+    created_dirs: missingDirs(c.path),
+  };
+}
+
 export function rollback(
   stateDir: string,
   night: string | undefined,
@@ -227,7 +275,15 @@ export function rollback(
         );
       const changes: FileChange[] = [];
       const problems: string[] = [];
+      const restored: RollbackResult['restored'] = [];
       for (const d of found.adoption.documents) {
+        if (d.package) {
+          const plan = packageRollback(found.night, d.name, d.package.live_dir, d.package.files);
+          problems.push(...plan.problems);
+          changes.push(...plan.changes);
+          restored.push({ name: d.name, live_path: d.live_path, removed: d.sha256_before === '' });
+          continue;
+        }
         const live = readLive(d.live_path);
         if ((live === null ? '' : sha256Bytes(live)) !== d.sha256_after) {
           problems.push(
@@ -242,6 +298,7 @@ export function rollback(
             problems.push(`the backup ${d.backup} is not the file as it was (its hash differs)`);
         }
         changes.push({ name: d.name, path: d.live_path, before: live, after: before, removeDirs: d.created_dirs });
+        restored.push({ name: d.name, live_path: d.live_path, removed: before === null });
       }
       if (problems.length) throw new UserError(`nothing rolled back:\n  ${problems.join('\n  ')}`);
       const receipt = readReceipt(found.night);
@@ -251,10 +308,7 @@ export function rollback(
         );
         writeJsonAtomic(receiptFile(found.night), { adoptions });
       });
-      return {
-        night: found.night,
-        restored: changes.map((c) => ({ name: c.name, live_path: c.path, removed: c.after === null })),
-      };
+      return { night: found.night, restored };
     },
     options,
   );

@@ -2,9 +2,10 @@
  * A set of live files changed all together or not at all, whatever happens to the process.
  *
  * Before a file is touched, a journal records each file's bytes as they are (and its mode), the
- * hash of the bytes it will get, and the folders the change will create. Then backups are
- * written, each file is replaced atomically (a temporary file renamed over it), and the caller's
- * commit record (the receipt) is written: that is the commit point. The journal is deleted last.
+ * hash of the bytes it will get (and its mode, when that changes too), and the folders the change
+ * will create. Then backups are written, each file is replaced atomically (a temporary file
+ * renamed over it), and the caller's commit record (the receipt) is written: that is the commit
+ * point. The journal is deleted last.
  *
  * A process killed before the commit point leaves the journal behind; the next transaction (or
  * `recover`) puts every file back to its recorded bytes, removes the backups and folders the
@@ -18,6 +19,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
+import { syncDir } from '../../util/fsync.ts';
 
 export const sha256Bytes = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
@@ -29,6 +31,8 @@ export interface FileChange {
   before: Buffer | null;
   /** Its bytes after the change (null: removed). */
   after: Buffer | null;
+  /** Its mode after the change (default: the mode it has, else 0644). */
+  mode?: number;
   /** Where a copy of `before` is kept (none when the file did not exist). */
   backup?: string;
   /** Folders to remove, when empty, once the file is removed (those its creation made), innermost last. */
@@ -49,6 +53,8 @@ const JournalSchema = z.object({
       before_sha256: z.string(),
       before_mode: z.number().nullable(),
       after_sha256: z.string(),
+      /** The mode it gets (absent: the one it had). */
+      after_mode: z.number().optional(),
       backup: z.string().optional(),
       created_dirs: z.array(z.string()),
     }),
@@ -97,20 +103,6 @@ export function missingDirs(file: string): string[] {
     if (path.dirname(d) === d) break;
   }
   return out;
-}
-
-/** Flushes a folder's entries (a rename in it) to disk, where the platform can. */
-function syncDir(dir: string): void {
-  if (process.platform === 'win32') return;
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
-  } catch {
-    // Some file systems refuse to sync a folder; the rename itself is still atomic.
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
 }
 
 function put(file: string, bytes: Buffer | null, mode: number | null): void {
@@ -164,8 +156,9 @@ function rollBack(journalFile: string, journal: Journal): void {
   for (const t of [...journal.targets].reverse()) {
     const now = readLive(t.path);
     const hash = hashOf(now);
-    if (hash === t.before_sha256) continue;
-    if (hash !== t.after_sha256) {
+    const mode = now === null ? null : fs.statSync(t.path).mode & 0o7777;
+    if (hash === t.before_sha256 && mode === t.before_mode) continue;
+    if (hash !== t.after_sha256 && hash !== t.before_sha256) {
       conflicts.push(`${t.path} (${t.name})`);
       continue;
     }
@@ -248,6 +241,7 @@ export function runTransaction(
       before_sha256: hashOf(c.before),
       before_mode: c.before === null ? null : fs.statSync(c.path).mode & 0o7777,
       after_sha256: hashOf(c.after),
+      ...(c.mode !== undefined ? { after_mode: c.mode } : {}),
       ...(c.backup && c.before !== null ? { backup: c.backup } : {}),
       created_dirs: [...missingDirs(c.path), ...(c.backup && c.before !== null ? missingDirs(c.backup) : [])],
     })),
@@ -266,7 +260,7 @@ export function runTransaction(
       if (hashOf(now) !== journal.targets[i]!.before_sha256)
         throw new UserError(`${c.path} (${c.name}) changed while it was being replaced; nothing was changed`);
       fs.mkdirSync(path.dirname(c.path), { recursive: true });
-      put(c.path, c.after, journal.targets[i]!.before_mode);
+      put(c.path, c.after, journal.targets[i]!.after_mode ?? journal.targets[i]!.before_mode);
       if (c.after === null) removeEmpty(c.removeDirs ?? []);
     }
     commit(id);

@@ -10,11 +10,28 @@ import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.ts';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
+import { type FolderManifest, manifestOf } from '../../deploy/folder-state.ts';
+import { writePackageDir } from '../../skill/package/folder.ts';
+import { DEFAULT_MODE, fileBytes, type PackageFiles, SKILL_FILE } from '../../skill/package/package.ts';
 import { sha256Bytes } from '../adoption/transaction.ts';
 
 export const MANIFEST_SCHEMA = 'skillopt-sleep-night';
 export const MANIFEST_VERSION = 1;
 export const NIGHT_NAME = /^\d{8}-\d{6}(?:-\d+)?$/;
+
+const FilePinSchema = z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/), mode: z.number().int() });
+
+/** A skill package: its folder and every file pinned, as the night read it and as it proposes it. */
+export const StagedPackageSchema = z.object({
+  /** The live skill's folder (`live_path` is its `SKILL.md`). */
+  live_dir: z.string().min(1),
+  /** Every file of the live package when the night read it, `SKILL.md` included, by POSIX path. */
+  live_files: z.record(z.string(), FilePinSchema),
+  /** The proposed package's folder, relative to the night. */
+  proposed_dir: z.string().min(1),
+  proposed_files: z.record(z.string(), FilePinSchema),
+});
+export type StagedPackage = z.infer<typeof StagedPackageSchema>;
 
 export const StagedDocumentSchema = z.object({
   name: z.string().min(1),
@@ -28,6 +45,8 @@ export const StagedDocumentSchema = z.object({
   action: z.string(),
   baseline: z.number().nullable(),
   candidate: z.number().nullable(),
+  /** Set when the document is a package's `SKILL.md`: adoption changes the whole package. */
+  package: StagedPackageSchema.optional(),
 });
 export type StagedDocument = z.infer<typeof StagedDocumentSchema>;
 
@@ -84,6 +103,8 @@ export interface Proposal {
   action: string;
   baseline: number | null;
   candidate: number | null;
+  /** A package: its live folder with every file pinned (`livePackagePins`), and the files proposed besides `SKILL.md`. */
+  package?: { liveDir: string; liveFiles: FolderManifest; files: PackageFiles };
 }
 
 /** Writes the proposals, then the manifest (last: it publishes the night). */
@@ -93,9 +114,12 @@ export function writeManifest(
   proposals: Proposal[],
 ): Manifest {
   const documents: StagedDocument[] = proposals.map((p) => {
-    const rel = path.join('proposed', `${documentSlug(p.kind, p.name)}.md`);
     const bytes = Buffer.from(p.text, 'utf8');
-    writeFileAtomic(path.join(dir, rel), bytes);
+    const staged = p.package ? stagePackage(dir, p, p.package) : undefined;
+    const rel = staged
+      ? path.join(staged.proposed_dir, SKILL_FILE)
+      : path.join('proposed', `${documentSlug(p.kind, p.name)}.md`);
+    if (!staged) writeFileAtomic(path.join(dir, rel), bytes);
     return {
       name: p.name,
       kind: p.kind,
@@ -107,11 +131,34 @@ export function writeManifest(
       action: p.action,
       baseline: p.baseline,
       candidate: p.candidate,
+      ...(staged ? { package: staged } : {}),
     };
   });
   const manifest: Manifest = { schema: MANIFEST_SCHEMA, schema_version: MANIFEST_VERSION, ...head, documents };
   writeJsonAtomic(path.join(dir, 'manifest.json'), manifest);
   return manifest;
+}
+
+/** Writes a proposed package into the night (`proposed/<slug>/`), `SKILL.md` with its live mode. */
+function stagePackage(night: string, p: Proposal, pkg: NonNullable<Proposal['package']>): StagedPackage {
+  const proposedDir = path.join('proposed', documentSlug(p.kind, p.name));
+  const full = path.join(night, proposedDir);
+  fs.mkdirSync(path.dirname(full), { recursive: true });
+  writePackageDir(full, { skill: p.text, files: pkg.files });
+  fs.chmodSync(path.join(full, SKILL_FILE), pkg.liveFiles[SKILL_FILE]?.mode ?? DEFAULT_MODE);
+  const proposed = new Map([
+    [
+      SKILL_FILE,
+      { mode: pkg.liveFiles[SKILL_FILE]?.mode ?? DEFAULT_MODE, bytes: Buffer.from(p.text, 'utf8') as Uint8Array },
+    ],
+  ]);
+  for (const [rel, f] of pkg.files) proposed.set(rel, { mode: f.mode, bytes: fileBytes(f) });
+  return {
+    live_dir: pkg.liveDir,
+    live_files: pkg.liveFiles,
+    proposed_dir: proposedDir,
+    proposed_files: manifestOf(proposed),
+  };
 }
 
 export function readManifest(dir: string): Manifest {
