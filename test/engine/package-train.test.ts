@@ -47,13 +47,13 @@ registerBackend({
   },
 });
 
-async function train(skill: string, overrides: string[] = []) {
+async function train(skill: string, overrides: string[] = [], config = SIM_CONFIG) {
   const out = path.join(tmpDir('skillopt-package-'), 'run');
-  const loaded = loadConfig(SIM_CONFIG, {
-    overrides: [`env.skill_init=${skill}`, 'train.num_epochs=1', ...overrides],
+  const loaded = loadConfig(config, {
+    overrides: [...(skill ? [`env.skill_init=${skill}`, 'train.num_epochs=1'] : []), ...overrides],
     environment: {},
   });
-  const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false });
+  const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });
   const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as HistoryRecord[];
   return { out, outcome, history };
 }
@@ -130,5 +130,30 @@ describe('training a skill package', () => {
     const best = readSkillFile(new RunDir(out), path.join(out, 'best_skill.md')) as SkillPackage;
     const script = best.files?.get(BROKEN_SCRIPT);
     assert.ok(script && script.kind === 'text' && !script.text.includes('def broken(:'));
+  });
+
+  it('the package demo moves rules into references and its test score rises', async () => {
+    const config = path.join(ROOT, 'configs/sim/package.yaml');
+    const initial = readPackageDir(path.join(ROOT, 'configs/sim/package-skill'));
+    const { out, outcome, history } = await train('', [], config);
+    assert.equal(outcome.status, 'finished');
+    const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8')) as Record<string, number>;
+    assert.ok(summary.baseline_test_hard! < 0.3, `baseline ${summary.baseline_test_hard}`);
+    assert.ok(summary.test_hard! > summary.baseline_test_hard! + 0.3, `best ${summary.test_hard}`);
+    assert.ok(history.some((h) => h.action === 'accept_new_best'));
+    assert.ok(
+      history.some((h) => h.action === 'reject'),
+      'the gate had something to reject',
+    );
+    const best = readSkillFile(new RunDir(out), path.join(out, 'best_skill.md'))!;
+    const created = [...(best.files?.keys() ?? [])].filter((p) => !initial.files?.has(p));
+    assert.ok(
+      created.some((p) => p.startsWith('references/')),
+      `new references: ${created}`,
+    );
+    // The always-loaded document got shorter: what it held moved where it is read only when needed.
+    assert.ok(best.skill.length < initial.skill.length, `${best.skill.length} vs ${initial.skill.length} characters`);
+    for (const rel of created)
+      assert.match(best.skill, new RegExp(rel.replace(/[./]/g, '\\$&')), `SKILL.md points to ${rel}`);
   });
 });
