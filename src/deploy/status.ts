@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DeployAgent, Scope } from './agents.ts';
 import { folderChanges, folderFiles } from './folder-state.ts';
-import { entriesOf, journalOf, readEntry } from './journal.ts';
+import { entriesOf, JOURNAL, journalOf, readEntry, removeEmptyUpTo } from './journal.ts';
 import { skillsFolder } from './places.ts';
 import { journalNames, recoverSkill } from './rollback.ts';
 import type { Recovered } from './swap.ts';
@@ -51,5 +51,8 @@ export function deployStatus(o: { agent: DeployAgent; scope: Scope; env?: Record
     }
     if (entries.length || recovered) skills.push(status);
   }
+  // A process killed after it removed its last record, before the journal folder: nothing is left to keep.
+  const root = path.join(folder, JOURNAL);
+  removeEmptyUpTo(root, root);
   return { folder, skills };
 }

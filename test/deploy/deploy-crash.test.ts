@@ -10,10 +10,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import { deploySkill, rollbackSkill } from '../../src/deploy/deploy.ts';
 import { deployStatus } from '../../src/deploy/status.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
+import { killMoments } from '../helpers/kill-moments.ts';
 import {
   expectedTree,
   filesOf,
@@ -64,12 +66,12 @@ async function stepsOf(op: 'deploy' | 'rollback', run: string, dir: string): Pro
   return Number(fs.readFileSync(counter, 'utf8'));
 }
 
-/** Runs `crashAt(n)` for n = 1..steps, two children at a time. */
-async function atEveryStep(steps: number, crashAt: (n: number) => Promise<void>): Promise<void> {
-  let next = 1;
+/** Runs `crashAt(n)` for each kill moment of 1..steps (see `killMoments`), two children at a time. */
+async function atEveryStep(t: TestContext, steps: number, crashAt: (n: number) => Promise<void>): Promise<void> {
+  const moments = killMoments(t, steps);
   await Promise.all(
     [0, 1].map(async () => {
-      while (next <= steps) await crashAt(next++);
+      for (let n = moments.shift(); n !== undefined; n = moments.shift()) await crashAt(n);
     }),
   );
 }
@@ -104,18 +106,19 @@ function settled(
   return 'old';
 }
 
-test('a package deployment killed at every step leaves the old folder or the new package', async () => {
+test('a package deployment killed at any step leaves the old folder or the new package', async (t) => {
   const run = packageRun(NEW_PACKAGE);
   const steps = await stepsOf('deploy', run, project(true));
   assert.ok(steps >= 25, `the deployment makes ${steps} changes`);
   const outcomes: string[] = new Array(steps).fill('');
-  await atEveryStep(steps, async (n) => {
+  await atEveryStep(t, steps, async (n) => {
     const dir = project(true);
     const initial = tree(dir);
     const old = tree(path.join(dir, SKILL_DIR));
     const killed = await child('deploy', run, dir, { SKILLOPT_TEST_CRASH_AT: String(n) });
     assert.equal(killed.signal, 'SIGKILL', `step ${n}: killed (${killed.stderr})`);
-    const next = (['status', 'deploy', 'rollback'] as const)[n % 3]!;
+    // The first and the last kill are settled by status, so that what they left is seen.
+    const next = n === 1 || n === steps ? 'status' : (['status', 'deploy', 'rollback'] as const)[n % 3]!;
     if (next === 'status') {
       deployStatus(scope(dir));
       outcomes[n - 1] = settled(n, dir, old);
@@ -147,7 +150,7 @@ test('a package deployment killed at every step leaves the old folder or the new
   );
 });
 
-test('a deployment into a project without the skill, killed at every step, leaves nothing or the new package', async () => {
+test('a deployment into a project without the skill, killed at any step, leaves nothing or the new package', async (t) => {
   const small: Tree = {
     'SKILL.md': NEW_PACKAGE['SKILL.md']!,
     'scripts/check_fields.py': NEW_PACKAGE['scripts/check_fields.py']!,
@@ -155,7 +158,7 @@ test('a deployment into a project without the skill, killed at every step, leave
   };
   const run = packageRun(small);
   const steps = await stepsOf('deploy', run, project(false));
-  await atEveryStep(steps, async (n) => {
+  await atEveryStep(t, steps, async (n) => {
     const dir = project(false);
     const killed = await child('deploy', run, dir, { SKILLOPT_TEST_CRASH_AT: String(n) });
     assert.equal(killed.signal, 'SIGKILL', `step ${n}: killed (${killed.stderr})`);
@@ -170,18 +173,19 @@ test('a deployment into a project without the skill, killed at every step, leave
   });
 });
 
-test('a rollback killed at every step leaves the deployed package or the old folder', async () => {
+test('a rollback killed at any step leaves the deployed package or the old folder', async (t) => {
   const run = packageRun(NEW_PACKAGE);
   const steps = await stepsOf('rollback', run, project(true, run));
   assert.ok(steps >= 6, `the rollback makes ${steps} changes`);
   const outcomes: string[] = new Array(steps).fill('');
-  await atEveryStep(steps, async (n) => {
+  await atEveryStep(t, steps, async (n) => {
     const before = project(true);
     const old = tree(path.join(before, SKILL_DIR));
     const dir = project(true, run);
     const killed = await child('rollback', run, dir, { SKILLOPT_TEST_CRASH_AT: String(n) });
     assert.equal(killed.signal, 'SIGKILL', `step ${n}: killed (${killed.stderr})`);
-    const next = (['status', 'deploy', 'rollback'] as const)[n % 3]!;
+    // The first and the last kill are settled by status, so that what they left is seen.
+    const next = n === 1 || n === steps ? 'status' : (['status', 'deploy', 'rollback'] as const)[n % 3]!;
     if (next === 'status') {
       deployStatus(scope(dir));
       outcomes[n - 1] = settled(n, dir, old);

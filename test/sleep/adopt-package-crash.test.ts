@@ -11,11 +11,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import { adopt, readReceipt, rollback, underAdoptionLock } from '../../src/sleep/adoption/adopt.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { expectedTree, filesOf, NEW_PACKAGE, OLD_PACKAGE, type Tree, tree } from '../deploy/package-fixture.ts';
 import { MEMORY, stagedPackageNight } from './staged-package.ts';
+import { killMoments } from '../helpers/kill-moments.ts';
 
 const HOOK = path.join(ROOT, 'test/helpers/crash-after.mjs');
 const PROPOSED: Tree = { ...NEW_PACKAGE, 'templates/letter/form.txt': 'Dear {name},\n' };
@@ -74,19 +76,20 @@ async function stepsOf(script: 'adopt-child.ts' | 'rollback-child.ts', adopted: 
   return Number(fs.readFileSync(counter, 'utf8'));
 }
 
-/** Runs `crashAt(n)` for n = 1..steps, two children at a time; returns the outcomes in order. */
-async function atEveryStep(steps: number, crashAt: (n: number) => Promise<'old' | 'new'>): Promise<string[]> {
+/** Runs `crashAt(n)` for each kill moment of 1..steps (see `killMoments`), two children at a time; returns the outcomes in step order. */
+async function atEveryStep(
+  t: TestContext,
+  steps: number,
+  crashAt: (n: number) => Promise<'old' | 'new'>,
+): Promise<string[]> {
   const outcomes: string[] = new Array(steps).fill('');
-  let next = 1;
+  const moments = killMoments(t, steps);
   await Promise.all(
     [0, 1].map(async () => {
-      while (next <= steps) {
-        const n = next++;
-        outcomes[n - 1] = await crashAt(n);
-      }
+      for (let n = moments.shift(); n !== undefined; n = moments.shift()) outcomes[n - 1] = await crashAt(n);
     }),
   );
-  return outcomes;
+  return outcomes.filter(Boolean);
 }
 
 const monotonic = (outcomes: string[], first: string) => {
@@ -94,10 +97,10 @@ const monotonic = (outcomes: string[], first: string) => {
   return flip === -1 || outcomes.slice(flip).every((o) => o !== first);
 };
 
-test('a package adoption killed at every step leaves the package and the memory file all old or all new', async () => {
+test('a package adoption killed at any step leaves the package and the memory file all old or all new', async (t) => {
   const steps = await stepsOf('adopt-child.ts', false);
   assert.ok(steps >= 20, `the adoption makes ${steps} changes`);
-  const outcomes = await atEveryStep(steps, async (n) => {
+  const outcomes = await atEveryStep(t, steps, async (n) => {
     const s = stagedPackageNight(OLD_PACKAGE, PROPOSED);
     const old = tree(s.liveDir);
     const run = await child('adopt-child.ts', [s.stateDir, s.night], s.root, { SKILLOPT_TEST_CRASH_AT: String(n) });
@@ -127,9 +130,9 @@ test('a package adoption killed at every step leaves the package and the memory 
   assert.ok(monotonic(outcomes, 'old'), outcomes.join(' '));
 });
 
-test('a package rollback killed at every step leaves it all adopted or all restored, byte for byte', async () => {
+test('a package rollback killed at any step leaves it all adopted or all restored, byte for byte', async (t) => {
   const steps = await stepsOf('rollback-child.ts', true);
-  const outcomes = await atEveryStep(steps, async (n) => {
+  const outcomes = await atEveryStep(t, steps, async (n) => {
     const s = stagedPackageNight(OLD_PACKAGE, PROPOSED);
     const old = tree(s.liveDir);
     adopt(s.stateDir, s.night, undefined);
