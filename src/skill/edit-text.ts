@@ -7,7 +7,7 @@
  * too, when it is guarded), or in text an earlier edit of the same patch wrote, is refused.
  * Appended text goes after the body, before the trailing protected regions.
  */
-import type { Edit, EditStatus } from './edits.ts';
+import type { Edit, EditStatus } from './edit-schema.ts';
 import { frontMatter, inProtectedSpan, protectedSpans, stripMarkers, type Span } from './regions.ts';
 
 /** The ops that change the text of one file. */

@@ -25,7 +25,7 @@ import {
   type TextOp,
   type TextSkip,
 } from '../edit-text.ts';
-import type { ApplyOptions, Edit, EditReport, EditStatus } from '../edits.ts';
+import type { ApplyOptions, Edit, EditReport, EditStatus } from '../edit-schema.ts';
 import { stripMarkers, type Span } from '../regions.ts';
 import { DEFAULT_MODE, type PackageFile, packagePathProblem, type SkillPackage, SKILL_FILE } from './package.ts';
 
