@@ -45,6 +45,18 @@ const providerCalls = (out: string) =>
         .filter((l) => l.includes('"from":"provider"')).length
     : 0;
 
+/** Every file of a folder (none: undefined) with its bytes and mode: a package as written. */
+function folderTree(dir: string): Record<string, string> | undefined {
+  if (!fs.existsSync(dir)) return undefined;
+  const out: Record<string, string> = {};
+  for (const rel of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+    const stat = fs.statSync(path.join(dir, rel));
+    if (stat.isFile())
+      out[rel] = `${(stat.mode & 0o777).toString(8)} ${fs.readFileSync(path.join(dir, rel)).toString('base64')}`;
+  }
+  return out;
+}
+
 /** The events of a run that do not depend on timing (all but progress). */
 const lastingEvents = (out: string) =>
   readEvents(path.join(out, 'events.jsonl')).filter((e) => e.type !== 'stage_progress') as {
@@ -123,6 +135,11 @@ describe('resume', () => {
       assert.equal(resumed.status, 0, `resume after ${at}: ${resumed.stderr}`);
       assert.equal(historyOf(out), historyOf(reference), `same history after ${at}`);
       assert.equal(readText(path.join(out, 'best_skill.md')), readText(path.join(reference, 'best_skill.md')));
+      assert.deepEqual(
+        folderTree(path.join(out, 'best_skill')),
+        folderTree(path.join(reference, 'best_skill')),
+        `the best package after ${at}`,
+      );
       const s = JSON.parse(readText(path.join(out, 'summary.json')));
       const r = JSON.parse(readText(path.join(reference, 'summary.json')));
       assert.deepEqual(
@@ -164,6 +181,15 @@ describe('resume', () => {
     const full = runCli(['train', '--config', SIM_CONFIG, '--out', reference, '--cfg-options', ...OPTIONS]);
     assert.equal(full.status, 0, full.stderr);
     await killAndResume(t, ['evaluation.gate_overlap=true', 'evaluation.gate_early_accept=true'], reference, false);
+  });
+
+  it('so does a run training a skill package: its files come back byte for byte with their modes', async (t) => {
+    const extra = [`env.skill_init=${path.join(ROOT, 'configs/sim/package-skill')}`];
+    const reference = path.join(tmpDir(), 'package');
+    const full = runCli(['train', '--config', SIM_CONFIG, '--out', reference, '--cfg-options', ...OPTIONS, ...extra]);
+    assert.equal(full.status, 0, full.stderr);
+    assert.ok(folderTree(path.join(reference, 'best_skill')), 'the reference wrote its best package');
+    await killAndResume(t, extra, reference, true);
   });
 
   it('rerunning a finished run pays for nothing', async () => {
