@@ -11,6 +11,7 @@ import { ClaudeCodeHarness } from '../../../src/model/harness/claude-code.ts';
 import type { HarnessSettings } from '../../../src/model/harness/cli-harness.ts';
 import { HarnessChatModel, type HarnessModelOptions } from '../../../src/model/harness/harness-model.ts';
 import { FatalModelError, type ChatRequest } from '../../../src/model/types.ts';
+import type { PackageFile, PackageFiles } from '../../../src/skill/package/package.ts';
 import {
   cliPath,
   harnessSettings,
@@ -36,6 +37,12 @@ const MODEL: HarnessModelOptions = {
   skillDescription: 'How to answer arithmetic questions',
   timeoutMs: 60_000,
 };
+
+const PACKAGE_FILES: PackageFiles = new Map<string, PackageFile>([
+  ['references/units.md', { kind: 'text', text: 'REF-BODY-c41d: weights are given in kg.\n', mode: 0o644 }],
+  ['scripts/convert.sh', { kind: 'text', text: '#!/bin/sh\necho SCRIPT-RAN-c41d\n', mode: 0o755 }],
+  ['assets/logo.png', { kind: 'binary', bytes: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]), mode: 0o644 }],
+]);
 
 const serve = fakeAgentServers();
 
@@ -89,6 +96,38 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
     assert.deepEqual(res.usage, { input: 360, output: 24, cached: 60, reasoning: 0 });
     assert.ok(typeof res.costUsd === 'number' && res.costUsd > 0, 'the cost Claude Code reports');
     assert.equal(fs.existsSync(cwdOf(first)), false, 'the workspace is removed after the run');
+  });
+
+  test('a package is installed whole: the agent reads its reference and runs its script, and the trace shows both', async () => {
+    const server = await serve((t) => {
+      const root = `${cwdOf(server.turns[0]!)}/.claude/skills/skillopt-target`;
+      if (t.toolOutputs.length === 0) return { tool: 'Skill', input: { skill: 'skillopt-target' } };
+      if (t.toolOutputs.length === 1) return { tool: 'Read', input: { file_path: `${root}/references/units.md` } };
+      if (t.toolOutputs.length === 2)
+        return bash('ls -l .claude/skills/skillopt-target/scripts .claude/skills/skillopt-target/assets');
+      return { text: `<answer>${t.toolOutputs.slice(1).join(' | ')}</answer>` };
+    });
+    const res = await new HarnessChatModel(new ClaudeCodeHarness(settings(server.url)), MODEL).complete({
+      ...REQUEST,
+      skillFiles: PACKAGE_FILES,
+    });
+    assert.match(res.text, /REF-BODY-c41d/);
+    // Installed with their modes (Claude Code runs read-only commands only here: no script is run).
+    assert.match(res.text, /-rwxr-xr-x[^\n]*convert\.sh/);
+    assert.match(res.text, /logo\.png/);
+    assert.deepEqual(
+      res.trace!.steps.map((s) => [s.tool, s.ok]),
+      [
+        ['Skill', true],
+        ['Read', true],
+        ['Bash', true],
+      ],
+    );
+    assert.match(res.trace!.steps[1]!.input, /\.claude\/skills\/skillopt-target\/references\/units\.md$/);
+    assert.ok(
+      res.trace!.files.some((f) => f.endsWith('references/units.md')),
+      res.trace!.files.join(' '),
+    );
   });
 
   test('with skill_install: instructions the skill goes in CLAUDE.md, sent in full with the first request', async () => {

@@ -10,6 +10,7 @@ import { CallFailure } from '../../../src/model/failure.ts';
 import { CodexHarness } from '../../../src/model/harness/codex.ts';
 import { HarnessChatModel, type HarnessModelOptions } from '../../../src/model/harness/harness-model.ts';
 import { FatalModelError, type ChatRequest } from '../../../src/model/types.ts';
+import type { PackageFile, PackageFiles } from '../../../src/skill/package/package.ts';
 import {
   cliPath,
   harnessSettings,
@@ -39,6 +40,12 @@ const MODEL: HarnessModelOptions = {
   timeoutMs: 60_000,
 };
 
+const PACKAGE_FILES: PackageFiles = new Map<string, PackageFile>([
+  ['references/units.md', { kind: 'text', text: 'REF-BODY-7f3a: weights are given in kg.\n', mode: 0o644 }],
+  ['scripts/convert.sh', { kind: 'text', text: '#!/bin/sh\necho SCRIPT-RAN-7f3a\n', mode: 0o755 }],
+  ['assets/logo.png', { kind: 'binary', bytes: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]), mode: 0o644 }],
+]);
+
 const serve = fakeAgentServers();
 
 const shell = (cmd: string): ScriptReply => ({ tool: 'exec_command', input: { cmd } });
@@ -49,6 +56,28 @@ function cwdOf(turn: Turn): string {
 }
 
 describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, () => {
+  test('a package is installed whole: the agent reads its reference and runs its script, and the trace shows both', async () => {
+    const server = await serve((t) => {
+      if (t.toolOutputs.length === 0) return shell('cat .agents/skills/skillopt-target/references/units.md');
+      if (t.toolOutputs.length === 1) return shell('./.agents/skills/skillopt-target/scripts/convert.sh');
+      return { text: `<answer>${t.toolOutputs.join(' | ')}</answer>` };
+    });
+    const model = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      MODEL,
+    );
+    const res = await model.complete({ ...REQUEST, skillFiles: PACKAGE_FILES });
+    assert.match(res.text, /REF-BODY-7f3a/);
+    assert.match(res.text, /SCRIPT-RAN-7f3a/, 'the script kept its mode and ran');
+    assert.deepEqual(
+      res.trace!.steps.map((s) => [s.tool, s.input, s.ok]),
+      [
+        ['shell', 'cat .agents/skills/skillopt-target/references/units.md', true],
+        ['shell', './.agents/skills/skillopt-target/scripts/convert.sh', true],
+      ],
+    );
+  });
+
   test('a rollout installs the skill where Codex reads skills, runs a command, and returns the final message with usage and trace', async () => {
     const server = await serve((t) => {
       if (t.toolOutputs.length === 0) return shell('cat .agents/skills/skillopt-target/SKILL.md');
