@@ -3,7 +3,9 @@
 // First the build, when the sources changed since the last one: the tests that run the
 // `skillopt` command then start the compiled bundle, not the sources through tsx (a child
 // process starts several times faster). Then the programs the suite needs are checked
-// (scripts/test-preflight.ts). Extra arguments go to `node --test` (e.g. `--test-name-pattern`).
+// (scripts/test-preflight.ts). The tests load the TypeScript through scripts/ts-loader.js (a
+// lighter loader than tsx, for the suite's many processes). Extra arguments go to `node --test`
+// (e.g. `--test-name-pattern`).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,7 +30,8 @@ if (!buildIsCurrent(root)) {
   process.stdout.write('dist/ is missing or older than the sources: building it first (npm run build)…\n');
   run(['scripts/build.js']);
 }
-run(['--import', 'tsx', 'scripts/test-preflight.ts']);
+const LOADER = ['--import', './scripts/ts-loader.js'];
+run([...LOADER, 'scripts/test-preflight.ts']);
 
 const files = fs
   .readdirSync(path.join(root, 'test'), { recursive: true })
@@ -36,4 +39,4 @@ const files = fs
   .filter((f) => f.endsWith('.test.ts'))
   .filter((f) => lane === 'all' || !SLOW.some((s) => f.startsWith(s)))
   .sort();
-run(['--import', 'tsx', '--test', '--test-concurrency=2', ...rest, ...files]);
+run([...LOADER, '--test', '--test-concurrency=2', ...rest, ...files]);
