@@ -6,13 +6,15 @@
  *
  *   npx tsx bench/test-cpu.ts [--jobs 2] [--json out.json] [test/a.test.ts …]
  *
- * Without files it measures every test file, as `npm test` runs them. Prints a table (most CPU
+ * Without files it measures every test file, as `npm test` runs them (with its loader and its
+ * temporary directory). Prints a table (most CPU
  * first), the total, and the idle wall time that total allows on two cores. Asserts nothing.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { memoryTempDir } from '../scripts/memory-tmpdir.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values: args, positionals } = parseArgs({
@@ -36,6 +38,9 @@ const files =
         .sort();
 
 const TICKS_PER_SECOND = 100;
+/** The temporary directory the suite gives its tests (scripts/test.js). */
+const tmp = memoryTempDir();
+const env = tmp ? { ...process.env, TMPDIR: tmp } : process.env;
 
 /**
  * Runs one file as the test runner's child process for it runs (`node --import ./scripts/ts-loader.js FILE`: the
@@ -48,6 +53,7 @@ function measure(file: string): Promise<Measured> {
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', script, process.execPath, file], {
       cwd: ROOT,
+      env,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -74,6 +80,7 @@ await Promise.all(
   }),
 );
 
+if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 results.sort((a, b) => b.cpu - a.cpu);
 const total = results.reduce((s, r) => s + r.cpu, 0);
 console.log('\n  CPU s  wall s  file');
