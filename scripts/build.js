@@ -27,6 +27,12 @@ for (const file of fs.readdirSync(src, { recursive: true, withFileTypes: true })
   fs.copyFileSync(from, to);
 }
 
+// The tokenizer's byte-pair table as JSON (src/skill/document.ts: it parses faster than the
+// package's JavaScript compiles).
+const ranks = createRequire(import.meta.url)('gpt-tokenizer/bpeRanks/o200k_base').default;
+fs.mkdirSync(path.join(dist, 'tokenizer'), { recursive: true });
+fs.writeFileSync(path.join(dist, 'tokenizer', 'o200k_base.json'), JSON.stringify(ranks));
+
 await bundleCli(dist);
 
 const stamp = path.join(root, BUILD_STAMP);

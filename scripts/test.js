@@ -3,11 +3,15 @@
 // First the build, when the sources changed since the last one: the tests that run the
 // `skillopt` command then start the compiled bundle, not the sources through tsx (a child
 // process starts several times faster). Then the programs the suite needs are checked
-// (scripts/test-preflight.ts). Extra arguments go to `node --test` (e.g. `--test-name-pattern`).
+// (scripts/test-preflight.ts). The tests load the TypeScript through scripts/ts-loader.js (a
+// lighter loader than tsx, for the suite's many processes), with their temporary files in
+// memory where the system allows it (memoryTempDir). Extra arguments go to `node --test` (e.g.
+// `--test-name-pattern`).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildIsCurrent } from '../bin/entry.js';
+import { memoryTempDir } from './memory-tmpdir.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const [lane = 'all', ...rest] = process.argv.slice(2);
@@ -28,7 +32,8 @@ if (!buildIsCurrent(root)) {
   process.stdout.write('dist/ is missing or older than the sources: building it first (npm run build)…\n');
   run(['scripts/build.js']);
 }
-run(['--import', 'tsx', 'scripts/test-preflight.ts']);
+const LOADER = ['--import', './scripts/ts-loader.js'];
+run([...LOADER, 'scripts/test-preflight.ts']);
 
 const files = fs
   .readdirSync(path.join(root, 'test'), { recursive: true })
@@ -36,4 +41,14 @@ const files = fs
   .filter((f) => f.endsWith('.test.ts'))
   .filter((f) => lane === 'all' || !SLOW.some((s) => f.startsWith(s)))
   .sort();
-run(['--import', 'tsx', '--test', '--test-concurrency=2', ...rest, ...files]);
+
+const tmp = memoryTempDir();
+// Ctrl-C reaches the tests, which stop; this process waits for them, then removes the directory.
+process.on('SIGINT', () => {});
+const r = spawnSync(process.execPath, [...LOADER, '--test', '--test-concurrency=2', ...rest, ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env: tmp ? { ...process.env, TMPDIR: tmp } : process.env,
+});
+if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+process.exit(r.status ?? 1);

@@ -11,7 +11,15 @@ import { describe, it } from 'node:test';
 import { parseCircular, parseDependencyTree, shortenTree, type DependencyTree } from 'dpdm';
 import { ROOT } from './helpers/cli.ts';
 
-async function moduleGraph(): Promise<DependencyTree> {
+let graph: Promise<DependencyTree> | undefined;
+
+/** The graph of every module's imports, parsed once for all the tests here (the files do not change). */
+function moduleGraph(): Promise<DependencyTree> {
+  graph ??= parseGraph();
+  return graph;
+}
+
+async function parseGraph(): Promise<DependencyTree> {
   const tree = await parseDependencyTree(['src/**/*.ts', 'bin/*.js', 'test/**/*.ts', 'bench/**/*.ts'], {
     context: ROOT,
     cwd: ROOT,

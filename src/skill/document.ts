@@ -2,12 +2,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { UserError } from '../errors.ts';
 
 // Loaded on first use: the tokenizer's tables take about 60 MB and a third of a second, which a
 // command that counts no tokens (or has not yet) should not pay.
 const require = createRequire(import.meta.url);
-let bpe: typeof import('gpt-tokenizer') | undefined;
+let bpe: { countTokens(text: string): number } | undefined;
 let diff: typeof import('diff') | undefined;
 
 /**
@@ -41,10 +42,28 @@ export function skillHash(content: string): string {
   return createHash('sha256').update(content, 'utf8').digest('hex').slice(0, 16);
 }
 
+/**
+ * The build's copy of the tokenizer's byte-pair table (scripts/build.js). The package ships the
+ * table as a JavaScript array of 2.4 MB, which node takes about 0.35 s of CPU to compile; as JSON
+ * it parses in a fifth of that. Run from the sources, there is no copy: the package's own table.
+ */
+export const TOKENIZER_TABLE = fileURLToPath(new URL('../tokenizer/o200k_base.json', import.meta.url));
+
+function tokenizer(): { countTokens(text: string): number } {
+  let table: string;
+  try {
+    table = fs.readFileSync(TOKENIZER_TABLE, 'utf8');
+  } catch {
+    return require('gpt-tokenizer') as typeof import('gpt-tokenizer');
+  }
+  const { GptEncoding } = require('gpt-tokenizer/GptEncoding') as typeof import('gpt-tokenizer/GptEncoding');
+  return GptEncoding.getEncodingApi('o200k_base', () => JSON.parse(table) as (string | number[])[]);
+}
+
 /** Tokens of the text (o200k_base, the encoding of current OpenAI models). */
 export function countTokens(text: string): number {
   if (!text) return 0;
-  bpe ??= require('gpt-tokenizer') as typeof import('gpt-tokenizer');
+  bpe ??= tokenizer();
   return bpe.countTokens(text);
 }
 

@@ -1,9 +1,12 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { shellSplit } from '../../src/run/resume-command.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(ROOT, 'bin/skillopt.js');
+/** Node's arguments for a child that runs our TypeScript, loaded as the suite loads it (scripts/ts-loader.js). */
+export const TS_IMPORT = ['--import', pathToFileURL(path.join(ROOT, 'scripts/ts-loader.js')).href];
 
 /** Runs the real `skillopt` program, as a user would. */
 export function runCli(

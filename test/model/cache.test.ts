@@ -10,7 +10,7 @@ import { cacheKey, ResponseCache } from '../../src/model/cache.ts';
 import { requestKey } from '../../src/model/request-key.ts';
 import { buildRoleModels, type ModelEvent } from '../../src/model/stack.ts';
 import { FatalModelError, type ChatRequest } from '../../src/model/types.ts';
-import { ROOT } from '../helpers/cli.ts';
+import { ROOT, TS_IMPORT } from '../helpers/cli.ts';
 import { fakeProviderFetch, type InProcessFake } from '../helpers/fake-provider.ts';
 import { configWith } from '../helpers/model-config.ts';
 import { tmpDir } from '../helpers/tmp.ts';
@@ -365,7 +365,7 @@ describe('the response cache', () => {
     const script = path.join(ROOT, 'test/model/cache-writer.ts');
     const run = (tag: string) =>
       new Promise<number>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', script, file, tag, '300'], {
+        const child = spawn(process.execPath, [...TS_IMPORT, script, file, tag, '300'], {
           cwd: ROOT,
           stdio: ['ignore', 'ignore', 'pipe'],
         });

@@ -11,7 +11,7 @@ import { combinedMergeCalls, formatPlan, mergeCalls, planInputFor, planRun } fro
 import { runTraining } from '../../src/app/train.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';
 import { readJsonLines } from '../../src/run/atomic.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCli, TS_IMPORT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 describe('the dry-run planner', () => {
@@ -131,7 +131,7 @@ describe('the dry-run planner', () => {
         sizes: { train, val: 10, test: 10 }, itemTokens: 100, skillTokens: 500, promptTokens: {},
       });
       process.stdout.write(JSON.stringify([plan(2, 7), plan(2000000, 7000)]));`;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const r = spawnSync(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 60_000,

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { readJsonLines, writeFileAtomic, writeJsonAtomic } from '../../src/run/atomic.ts';
 import { tmpDir } from '../helpers/tmp.ts';
+import { TS_IMPORT } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -34,7 +35,7 @@ describe('atomic writes', () => {
       function* gen() { for (let i = 0; i < 512; i++) yield chunk; }
       writeFileAtomic(${JSON.stringify(file)}, gen());
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script], {
       cwd: ROOT,
       stdio: 'ignore',
     });

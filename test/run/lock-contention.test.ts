@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tmpDir } from '../helpers/tmp.ts';
+import { TS_IMPORT } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -31,7 +32,7 @@ function contenders(n: number) {
   const lines: string[][] = [];
   const waiters: (() => void)[] = [];
   for (let k = 0; k < n; k++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT });
+    const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script], { cwd: ROOT });
     lines.push([]);
     let buf = '';
     child.stdout.on('data', (d: Buffer) => {

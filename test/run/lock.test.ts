@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { acquireRunLock, runningOwner } from '../../src/run/lock.ts';
 import { UserError } from '../../src/errors.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, TS_IMPORT } from '../helpers/cli.ts';
 import { SIM_CONFIG } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
@@ -22,7 +22,7 @@ describe('run lock', () => {
       process.stdout.write('locked\\n');
       setTimeout(() => {}, 60000);
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { it } from 'node:test';
-import { ROOT } from '../helpers/cli.ts';
+import { ROOT, TS_IMPORT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 const preflight = (env: Record<string, string>) =>
-  spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/test-preflight.ts')], {
+  spawnSync(process.execPath, [...TS_IMPORT, path.join(ROOT, 'scripts/test-preflight.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     encoding: 'utf8',

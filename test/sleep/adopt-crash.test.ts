@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { adopt, readReceipt, underAdoptionLock } from '../../src/sleep/adoption/adopt.ts';
-import { ROOT } from '../helpers/cli.ts';
+import { ROOT, TS_IMPORT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { snapshot, stagedNight, type StagedDoc } from './staged-night.ts';
 
@@ -39,7 +39,7 @@ function child(
   env: Record<string, string>,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', '--import', HOOK, CHILD, stateDir, night], {
+    const p = spawn(process.execPath, [...TS_IMPORT, '--import', HOOK, CHILD, stateDir, night], {
       env: { ...process.env, SKILLOPT_TEST_CRASH_ROOT: root, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { mcnemarGreater, meanInterval, pairedTest, wilson } from '../../src/util/stats.ts';
+import { TS_IMPORT } from '../helpers/cli.ts';
 
 const close = (a: number, b: number, eps = 1e-3) => assert.ok(Math.abs(a - b) < eps, `${a} vs ${b}`);
 
@@ -75,7 +76,7 @@ describe('loading', () => {
       'stats.mcnemarGreater(1, 3);',
       'console.log(JSON.stringify({ atImport, afterUse: loaded() }));',
     ].join('\n');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
+    const r = spawnSync(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', probe], {
       encoding: 'utf8',
     });
     assert.equal(r.status, 0, r.stderr);

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { TS_IMPORT } from '../../helpers/cli.ts';
 
 const SRC = path.resolve(import.meta.dirname, '../../../src');
 const url = (file: string) => JSON.stringify(pathToFileURL(path.join(SRC, file)).href);
@@ -24,7 +25,7 @@ function tokenizerLoadedBy(skill: string, n: number): boolean {
     `for (const item of test.slice(0, ${n})) await env.rollout(item, ${JSON.stringify(skill)}, { target, seed: 1 });`,
     "console.log(Object.keys(Module._cache).some((k) => k.includes('/gpt-tokenizer/')));",
   ].join('\n');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', probe], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as boolean;
 }
