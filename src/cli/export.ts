@@ -1,15 +1,5 @@
 /** `skillopt export`: a run's best skill as a `.skill` archive, the format skill-creator's `package_skill.py` writes. */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
-import { frontMatterField } from '../deploy/front-matter.ts';
-import { UserError } from '../errors.ts';
-import { RunDir } from '../run/layout.ts';
-import { readSkillFile } from '../run/skill-files.ts';
-import { frontMatterProblems } from '../skill/agent-skill.ts';
-import { writePackageArchive } from '../skill/package/archive.ts';
-import { packageEntries } from '../skill/package/package.ts';
-import { frontMatter } from '../skill/regions.ts';
 
 export function registerExport(program: Command): void {
   program
@@ -20,7 +10,18 @@ export function registerExport(program: Command): void {
     .argument('<run>', 'the run directory (holding best_skill.md)')
     .requiredOption('--out <file>', 'the archive to write (FILE.skill or FILE.zip)')
     .option('--name <name>', "the skill's folder in the archive (default: its front matter's name)")
-    .action((run: string, opts: { out: string; name?: string }) => {
+    .action(async (run: string, opts: { out: string; name?: string }) => {
+      // Loaded when the command runs: --help stays light.
+      const fs = (await import('node:fs')).default;
+      const path = (await import('node:path')).default;
+      const { frontMatterField } = await import('../deploy/front-matter.ts');
+      const { UserError } = await import('../errors.ts');
+      const { RunDir } = await import('../run/layout.ts');
+      const { readSkillFile } = await import('../run/skill-files.ts');
+      const { frontMatterProblems } = await import('../skill/agent-skill.ts');
+      const { writePackageArchive } = await import('../skill/package/archive.ts');
+      const { packageEntries } = await import('../skill/package/package.ts');
+      const { frontMatter } = await import('../skill/regions.ts');
       const dir = new RunDir(run);
       if (!fs.existsSync(dir.bestSkill)) throw new UserError(`${dir.bestSkill} not found: is ${run} a run directory?`);
       const pkg = readSkillFile(dir, dir.bestSkill)!;

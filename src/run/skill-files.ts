@@ -38,7 +38,7 @@ export function manifestFile(skillFile: string): string {
   return skillFile.replace(/\.md$/, '') + '.files.json';
 }
 
-function blobFile(dir: RunDir, sha256: string): string {
+function blobFile(dir: Pick<RunDir, 'path'>, sha256: string): string {
   return dir.path('blobs', sha256);
 }
 
@@ -60,7 +60,7 @@ export function writeSkillFile(dir: RunDir, file: string, pkg: SkillPackage): vo
 }
 
 /** Reads a version back (undefined when its `.md` file is missing); a damaged manifest or blob is an error naming it. */
-export function readSkillFile(dir: RunDir, file: string): SkillPackage | undefined {
+export function readSkillFile(dir: Pick<RunDir, 'readText' | 'path'>, file: string): SkillPackage | undefined {
   const skill = dir.readText(file);
   if (skill === undefined) return undefined;
   const manifestPath = manifestFile(file);

@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs';
 import { UserError } from '../errors.ts';
-import { skillHash } from '../skill/document.ts';
+import { packageHash } from '../skill/package/package.ts';
+import { readSkillFile } from './skill-files.ts';
 import { HistoryRecordSchema, type HistoryRecord, type RuntimeState } from './records.ts';
 import { INITIAL_ORIGIN, parseOrigin } from './origins.ts';
 
@@ -19,7 +20,15 @@ export interface RunFiles {
   step(step: number, file: string): string;
   slowUpdate(epoch: number, file: string): string;
   readText(file: string): string | undefined;
+  path(...parts: string[]): string;
   readHistory(): HistoryRecord[];
+}
+
+/** The identity of the skill stored at `file` (a package's with its files). */
+function storedHash(dir: RunFiles, file: string): string {
+  const pkg = readSkillFile(dir, file);
+  if (!pkg) throw new Error(`${file} is missing`);
+  return packageHash(pkg);
 }
 
 /** The file holding the skill that an origin names, as the trainer writes it. */
@@ -73,7 +82,7 @@ export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeStat
       current_skill_path: dir.skill(0),
       current_origin: INITIAL_ORIGIN,
       best_skill_path: dir.skill(0),
-      best_skill_hash: skillHash(fs.readFileSync(dir.skill(0), 'utf8')),
+      best_skill_hash: storedHash(dir, dir.skill(0)),
       best_step: 0,
       best_origin: 'initial_skill',
       scheduler: { current_step: 0 },
@@ -109,7 +118,7 @@ export function rebuildRuntimeState(dir: RunFiles, problem: string): RuntimeStat
     current_score: last.current_score,
     current_origin: last.current_origin,
     best_skill_path: bestFile,
-    best_skill_hash: skillHash(fs.readFileSync(bestFile, 'utf8')),
+    best_skill_hash: storedHash(dir, bestFile),
     best_score: last.best_score,
     best_step: last.best_step,
     best_origin: last.best_origin,

@@ -237,6 +237,7 @@ describe('the examples in the README and docs/', () => {
       'data materialize',
       'deploy',
       'eval',
+      'export',
       'sleep adopt',
       'sleep dry-run',
       'sleep harvest',

@@ -15,6 +15,7 @@ import type { ChatModel, ChatRequest } from '../../src/model/types.ts';
 import { RunDir } from '../../src/run/layout.ts';
 import type { HistoryRecord } from '../../src/run/records.ts';
 import { readSkillFile } from '../../src/run/skill-files.ts';
+import { rebuildRuntimeState } from '../../src/run/state-rebuild.ts';
 import { readPackageDir } from '../../src/skill/package/folder.ts';
 import { fileBytes, fileSha256, packageHash, type SkillPackage } from '../../src/skill/package/package.ts';
 import { ROOT } from '../helpers/cli.ts';
@@ -105,6 +106,9 @@ describe('training a skill package', () => {
       Object.values(sourceTree).some((f) => f.mode === 0o755),
       'the fixture has an executable script',
     );
+    // A lost runtime_state.json is rebuilt with the package's identity, not its SKILL.md's alone.
+    fs.rmSync(dir.runtimeState);
+    assert.equal(rebuildRuntimeState(dir, 'is missing').best_skill_hash, packageHash(best));
     // The initial version reads back as the source package.
     assert.equal(packageHash(readSkillFile(dir, dir.skill(0))!), packageHash(initial));
   });

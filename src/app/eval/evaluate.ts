@@ -127,6 +127,11 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     );
   evalSplit(opts.split);
   const skills = readSkills(opts.skillFiles);
+  const packaged = skills.find((s) => s.pkg.files?.size);
+  if (config.run.queue && packaged)
+    throw new UserError(
+      `run.queue: rollouts on workers take single-document skills; ${packaged.file} is a package (its files do not travel to workers yet). Evaluate it without run.queue`,
+    );
   const out = path.resolve(opts.outRoot);
   const env = createEnv(opts.loaded, out);
   // Model events (calls failing and retried, options a model does not take) go to the console as in training.

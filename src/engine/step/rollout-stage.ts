@@ -35,7 +35,7 @@ export async function rolloutStage(s: StepScope): Promise<Rolled> {
   let done = 0;
   const rolled = await Promise.all(
     reflection.map(({ batch, reflector, order }, a) =>
-      s.ctx.rollouts.run(s.skill, batch.items, {
+      s.ctx.rollouts.run(s.package, batch.items, {
         seed: batch.seed,
         training: true,
         order,

@@ -35,7 +35,8 @@ export interface HarnessModelOptions {
 export class HarnessChatModel implements ChatModel {
   readonly id: string;
   readonly agentic = true;
-  readonly readsSkillFiles = true;
+  /** A package's files are installed beside its SKILL.md, except with `instructions` alone (then they go in the prompt). */
+  readonly readsSkillFiles: boolean;
   readonly priced: boolean;
   /** What shapes the answers beyond the request, for the response-cache key. */
   readonly settings: Record<string, unknown>;
@@ -46,6 +47,7 @@ export class HarnessChatModel implements ChatModel {
   ) {
     this.id = `${o.backend}:${o.model || 'default'}`;
     this.priced = o.priced ?? false;
+    this.readsSkillFiles = o.skillInstall !== 'instructions';
     this.settings = {
       agent: harness.name,
       skill_install: o.skillInstall,
