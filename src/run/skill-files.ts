@@ -18,7 +18,14 @@ import {
 } from '../skill/package/package.ts';
 import { writePackageDir } from '../skill/package/folder.ts';
 import { readJson, writeFileAtomic } from './atomic.ts';
-import type { RunDir } from './layout.ts';
+
+/** The run directory as these functions use it (`RunDir` has it all). */
+export interface SkillStore {
+  path(...parts: string[]): string;
+  readText(file: string): string | undefined;
+  writeText(file: string, text: string): void;
+  writeJson(file: string, value: unknown): void;
+}
 
 export const PackageManifestSchema = z.object({
   files: z.array(
@@ -38,12 +45,12 @@ export function manifestFile(skillFile: string): string {
   return skillFile.replace(/\.md$/, '') + '.files.json';
 }
 
-function blobFile(dir: Pick<RunDir, 'path'>, sha256: string): string {
+function blobFile(dir: Pick<SkillStore, 'path'>, sha256: string): string {
   return dir.path('blobs', sha256);
 }
 
 /** Writes a version: the files' bytes first, then the manifest, then `SKILL.md`'s text. */
-export function writeSkillFile(dir: RunDir, file: string, pkg: SkillPackage): void {
+export function writeSkillFile(dir: SkillStore, file: string, pkg: SkillPackage): void {
   const manifest = manifestFile(file);
   if (!hasFiles(pkg)) {
     fs.rmSync(manifest, { force: true });
@@ -60,7 +67,7 @@ export function writeSkillFile(dir: RunDir, file: string, pkg: SkillPackage): vo
 }
 
 /** Reads a version back (undefined when its `.md` file is missing); a damaged manifest or blob is an error naming it. */
-export function readSkillFile(dir: Pick<RunDir, 'readText' | 'path'>, file: string): SkillPackage | undefined {
+export function readSkillFile(dir: Pick<SkillStore, 'readText' | 'path'>, file: string): SkillPackage | undefined {
   const skill = dir.readText(file);
   if (skill === undefined) return undefined;
   const manifestPath = manifestFile(file);
@@ -87,7 +94,7 @@ export function readSkillFile(dir: Pick<RunDir, 'readText' | 'path'>, file: stri
 }
 
 /** The folder `best_skill/`, written whole for a package (replaced at once), removed for a single document. */
-export function writeBestFolder(dir: RunDir, pkg: SkillPackage): void {
+export function writeBestFolder(dir: SkillStore, pkg: SkillPackage): void {
   const folder = dir.path('best_skill');
   if (!hasFiles(pkg)) {
     fs.rmSync(folder, { recursive: true, force: true });
