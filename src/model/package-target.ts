@@ -22,7 +22,7 @@ export function renderPackageFiles(files: PackageFiles): string {
 }
 
 /** `text` in a code fence longer than any run of backticks inside it. */
-function fenced(text: string): string {
+export function fenced(text: string): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}\n${text.replace(/\n$/, '')}\n${fence}`;

@@ -3,6 +3,7 @@
  * file's kind and size, then the text of the text files, smallest first, as long as they fit
  * in a token budget (the others by name only). Binary files are never shown as text.
  */
+import { fenced } from '../../model/package-target.ts';
 import { countTokens } from '../../skill/document.ts';
 import { packageEntries, type PackageFiles } from '../../skill/package/package.ts';
 
@@ -32,7 +33,7 @@ export function packageView(files: PackageFiles, budget = PACKAGE_VIEW_TOKENS): 
     const tokens = countTokens(file.text);
     if (tokens > left) continue;
     left -= tokens;
-    shown.push(`### ${f.path}\n\`\`\`\`\n${file.text.replace(/\n$/, '')}\n\`\`\`\``);
+    shown.push(`### ${f.path}\n${fenced(file.text)}`);
   }
   const omitted = list.filter((f) => f.kind === 'text').length - shown.length;
   const note =
