@@ -42,7 +42,7 @@ export type PackageManifest = z.infer<typeof PackageManifestSchema>;
 
 /** The manifest beside a version's `.md` file. */
 export function manifestFile(skillFile: string): string {
-  return skillFile.replace(/\.md$/, '') + '.files.json';
+  return `${skillFile.replace(/\.md$/, '')}.files.json`;
 }
 
 function blobFile(dir: Pick<SkillStore, 'path'>, sha256: string): string {
