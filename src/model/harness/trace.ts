@@ -16,6 +16,12 @@ export interface ToolStep {
   output?: string;
 }
 
+/** Which files of a skill package one run used, by package path, each once, in order of first use. */
+export interface PackageUse {
+  read: string[];
+  ran: string[];
+}
+
 export interface AgentTrace {
   /** Which CLI ran: 'codex', 'claude-code', 'copilot', 'cursor'. */
   agent: string;
@@ -26,6 +32,11 @@ export interface AgentTrace {
   steps: ToolStep[];
   /** Workspace-relative paths the agent read or wrote through its tools. */
   files: string[];
+  /**
+   * The skill package's own files the agent used, as package paths (`references/forms.md`):
+   * `read` those it opened, `ran` those it ran as a program. Absent when no package file was used.
+   */
+  package?: PackageUse;
   /** The text of the files the request asked back (`returnFiles`) that the agent left; absent ones are missing. */
   returned?: Record<string, string>;
   /** Errors the CLI reported (refusals, failed requests), in order. */

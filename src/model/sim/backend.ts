@@ -81,6 +81,7 @@ function readTrace(opened: OpenedFile[]): AgentTrace {
     agent: 'sim',
     steps: opened.map((f) => ({ tool: 'read', input: f.path, ok: true })),
     files: opened.map((f) => f.path),
+    package: { read: opened.map((f) => f.path), ran: [] },
     errors: [],
     durationMs: 0,
     exitCode: 0,
