@@ -122,6 +122,13 @@ export const StepRecordSchema = z
     n_patches: z.number(),
     n_failure_patches: z.number(),
     n_success_patches: z.number(),
+    /** A package's files the step's rollouts used: per file, how many of `rollouts` read or ran it. */
+    package_usage: z
+      .object({
+        rollouts: z.number(),
+        files: z.record(z.string(), z.object({ read: z.number(), ran: z.number() })),
+      })
+      .optional(),
     action: z.enum(STEP_ACTIONS),
     n_edits_merged: z.number().optional(),
     n_edits_ranked: z.number().optional(),

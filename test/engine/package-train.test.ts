@@ -159,5 +159,15 @@ describe('training a skill package', () => {
     assert.ok(best.skill.length < initial.skill.length, `${best.skill.length} vs ${initial.skill.length} characters`);
     for (const rel of created)
       assert.match(best.skill, new RegExp(rel.replace(/[./]/g, '\\$&')), `SKILL.md points to ${rel}`);
+    // Each step records which reference files its rollouts opened, counted once per rollout.
+    const used = history.filter((h) =>
+      Object.keys(h.package_usage?.files ?? {}).some((p) => p.startsWith('references/')),
+    );
+    assert.ok(used.length > 0, 'some step read a reference');
+    for (const h of history) {
+      assert.equal(h.package_usage?.rollouts, (h.rollout_n ?? 0) - (h.rollout_errors ?? 0), `step ${h.step}`);
+      for (const [rel, use] of Object.entries(h.package_usage?.files ?? {}))
+        assert.ok(use.read >= 1 && use.read <= h.package_usage!.rollouts, `${rel}: ${JSON.stringify(use)}`);
+    }
   });
 });

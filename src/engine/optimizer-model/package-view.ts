@@ -1,11 +1,14 @@
 /**
  * What the optimizer is shown of a skill package besides `SKILL.md`: the file tree with each
- * file's kind and size, then the text of the text files, smallest first, as long as they fit
- * in a token budget (the others by name only). Binary files are never shown as text.
+ * file's kind, size and how many of the minibatch's rollouts read or ran it, then the text of the
+ * text files as long as they fit in a token budget (the others by name only): first those the
+ * rollouts used, most used first, then the rest smallest first. Binary files are never shown as
+ * text.
  */
 import { fenced } from '../../model/package-target.ts';
 import { countTokens } from '../../skill/document.ts';
 import { packageEntries, type PackageFiles } from '../../skill/package/package.ts';
+import { type PackageUsage, useText } from '../stages/package-usage.ts';
 
 /** Tokens of file text shown to the optimizer at most, per request. */
 export const PACKAGE_VIEW_TOKENS = 12_000;
@@ -20,14 +23,23 @@ export function fileList(files: PackageFiles): { path: string; kind: 'text' | 'b
     .map((e) => ({ path: e.path, kind: e.kind, size: e.size }));
 }
 
-export function packageView(files: PackageFiles, budget = PACKAGE_VIEW_TOKENS): string {
+export function packageView(files: PackageFiles, usage?: PackageUsage, budget = PACKAGE_VIEW_TOKENS): string {
   const list = fileList(files);
-  const tree = list.map((f) => `- ${f.path} (${f.kind}, ${size(f.size)})`).join('\n');
+  const uses = (p: string) => {
+    const u = usage?.files[p];
+    return u ? u.read + u.ran : 0;
+  };
+  const tree = list
+    .map((f) => {
+      const used = usage ? useText(usage.files[f.path], usage.rollouts) : '';
+      return `- ${f.path} (${f.kind}, ${size(f.size)}${used ? `; ${used}` : ''})`;
+    })
+    .join('\n');
   const shown: string[] = [];
   let left = budget;
   for (const f of [...list]
     .filter((f) => f.kind === 'text')
-    .sort((a, b) => a.size - b.size || (a.path < b.path ? -1 : 1))) {
+    .sort((a, b) => uses(b.path) - uses(a.path) || a.size - b.size || (a.path < b.path ? -1 : 1))) {
     const file = files.get(f.path)!;
     if (file.kind !== 'text') continue;
     const tokens = countTokens(file.text);

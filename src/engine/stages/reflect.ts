@@ -19,6 +19,7 @@ import { isFailure } from '../optimizer-model/step-buffer.ts';
 import { renderTrajectory, trajectoryView } from '../optimizer-model/trajectory-text.ts';
 import { fileList, packageView } from '../optimizer-model/package-view.ts';
 import type { PackageFiles } from '../../skill/package/package.ts';
+import { packageUsage } from './package-usage.ts';
 
 export interface AnalystResult {
   source: 'failure' | 'success';
@@ -88,7 +89,7 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
 
 function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: Trajectory[]): string {
   const sections = [`## Current Skill\n${s.skill}`];
-  if (s.files?.size) sections.push(packageView(s.files));
+  if (s.files?.size) sections.push(packageView(s.files, packageUsage(batch)));
   if (s.ctx.mode === 'full_rewrite_minibatch')
     sections.push('## Update Format\nPropose one complete replacement skill; no edits or suggestions.');
   else {

@@ -13,6 +13,7 @@ import { startMerge } from './reflection.ts';
 import type { Rolled } from './rollout-stage.ts';
 import type { StepScope } from './step-scope.ts';
 import { changesLabel, ofChanges } from './wording.ts';
+import { packageUsage } from '../stages/package-usage.ts';
 
 export interface Reflected {
   analysts: AnalystResult[];
@@ -81,6 +82,7 @@ export async function reflectStage(s: StepScope, rolled: Rolled): Promise<Reflec
     n_patches: nFail + nSucc,
     n_failure_patches: nFail,
     n_success_patches: nSucc,
+    ...(s.package.files?.size ? { package_usage: packageUsage(rolled.trajectories) } : {}),
   });
   return { analysts, notes: analysts.flatMap((r) => r.notes), merging, nFail, nSucc };
 }

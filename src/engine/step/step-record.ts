@@ -19,6 +19,7 @@ export type RolloutPart = Part<
   | 'n_patches'
   | 'n_failure_patches'
   | 'n_success_patches'
+  | 'package_usage'
 >;
 
 export interface SelectPart {
@@ -114,6 +115,7 @@ export class StepRecordBuilder {
       n_patches: r.n_patches,
       n_failure_patches: r.n_failure_patches,
       n_success_patches: r.n_success_patches,
+      package_usage: r.package_usage,
       action,
       n_edits_merged: s?.n_edits_merged,
       n_edits_ranked: s?.n_edits_ranked,

@@ -97,7 +97,7 @@ export class ClaudeCodeEvents implements EventReader {
       text,
       usage: this.usage(),
       ...(typeof r.total_cost_usd === 'number' ? { costUsd: r.total_cost_usd } : {}),
-      trace: this.trace.build('claude-code', run.workspace, proc.durationMs, proc.exitCode),
+      trace: this.trace.build('claude-code', run, proc.durationMs, proc.exitCode),
     };
   }
 }

@@ -137,7 +137,7 @@ export class CodexEvents implements EventReader {
     return {
       text: this.text,
       usage: this.usage,
-      trace: this.trace.build('codex', run.workspace, proc.durationMs, proc.exitCode),
+      trace: this.trace.build('codex', run, proc.durationMs, proc.exitCode),
     };
   }
 }

@@ -106,6 +106,6 @@ export class CopilotEvents implements EventReader {
     const text = this.final || this.lastText;
     if (!text.trim())
       throw new CallFailure(`${this.cli.title}: the session ended without a final message`, 'bad_response');
-    return { text, usage, trace: this.trace.build('copilot', run.workspace, proc.durationMs, proc.exitCode) };
+    return { text, usage, trace: this.trace.build('copilot', run, proc.durationMs, proc.exitCode) };
   }
 }

@@ -79,7 +79,7 @@ export class CursorEvents implements EventReader {
     return {
       text,
       usage: this.usage(),
-      trace: this.trace.build('cursor', run.workspace, proc.durationMs, proc.exitCode),
+      trace: this.trace.build('cursor', run, proc.durationMs, proc.exitCode),
     };
   }
 }

@@ -86,6 +86,7 @@ export class HarnessChatModel implements ChatModel {
         workspace: workspace.dir,
         prompt: prompt.prompt,
         images: prompt.attachments.map((a) => a.path),
+        ...(skill.dir ? { skillDir: skill.dir } : {}),
         ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
         ...(req.signal ? { signal: req.signal } : {}),
       });

@@ -24,6 +24,8 @@ export interface InstalledSkill {
   files: { path: string; content: string | Uint8Array; mode?: number }[];
   /** What replaces the skill's text in the prompt. */
   promptText: string;
+  /** The skill's folder, workspace-relative, when one is installed. */
+  dir?: string;
 }
 
 /** Where each agent reads skills in a project (its workspace), as its documentation gives them. */
@@ -75,5 +77,5 @@ export function installSkill(
     mode === 'skill'
       ? fill(loadPrompt('agents/skill_pointer'), { path: skillPath }).trim()
       : fill(loadPrompt('agents/skill_in_instructions'), { file: layout.instructionsFile }).trim();
-  return { files, promptText };
+  return { files, promptText, ...(mode !== 'instructions' ? { dir: folder } : {}) };
 }

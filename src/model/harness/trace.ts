@@ -92,6 +92,37 @@ export function filesNamed(inputs: string[], workspace: string): string[] {
 }
 
 /** Builds a trace as a reader goes through a stream: tool calls by id, their failures, errors. */
+/** Tools that run a command: a program named in one is run, not read (unless it is a document). */
+const COMMAND_TOOL = /bash|shell|terminal|exec|command/i;
+const DOCUMENT = /\.(md|markdown|txt|json|ya?ml|csv|html?|xml)$/i;
+
+/**
+ * The package files (under `skillDir`, workspace-relative) the calls named, as package paths: a
+ * script named in a command tool was run; any other file named, by any tool, was read.
+ */
+export function packageUse(
+  calls: readonly { tool: string; input: string }[],
+  workspace: string,
+  skillDir: string,
+): PackageUse | undefined {
+  const prefix = `${skillDir.replace(/\/+$/, '')}/`;
+  const read = new Set<string>();
+  const ran = new Set<string>();
+  const name = prefix.slice(0, -1).split('/').pop();
+  for (const call of calls) {
+    // Claude Code's Skill tool loads a skill by its name: that is a read of its SKILL.md.
+    if (call.tool === 'Skill' && call.input === name) read.add('SKILL.md');
+    for (const file of filesNamed([call.input], workspace)) {
+      const rel = file.split(path.sep).join('/');
+      if (!rel.startsWith(prefix)) continue;
+      const inPackage = rel.slice(prefix.length);
+      if (COMMAND_TOOL.test(call.tool) && !DOCUMENT.test(inPackage)) ran.add(inPackage);
+      else read.add(inPackage);
+    }
+  }
+  return read.size || ran.size ? { read: [...read], ran: [...ran] } : undefined;
+}
+
 export class TraceRecorder {
   sessionId?: string;
   model?: string;
@@ -100,11 +131,13 @@ export class TraceRecorder {
   readonly errors: string[] = [];
   private readonly byId = new Map<string, ToolStep>();
   private readonly inputs: string[] = [];
+  private readonly calls: { tool: string; input: string }[] = [];
 
   /** A tool call; `input` whole (its paths name the files), shown on one line. */
   call(id: string | undefined, tool: string, input: string): void {
     const step: ToolStep = { tool, input: oneLine(input), ok: true };
     this.inputs.push(input);
+    this.calls.push({ tool, input });
     this.steps.push(step);
     if (id !== undefined) this.byId.set(id, step);
   }
@@ -136,13 +169,21 @@ export class TraceRecorder {
     this.errors.push(oneLine(message));
   }
 
-  build(agent: string, workspace: string, durationMs: number, exitCode: number | null): AgentTrace {
+  build(
+    agent: string,
+    run: { workspace: string; skillDir?: string },
+    durationMs: number,
+    exitCode: number | null,
+  ): AgentTrace {
+    const { workspace } = run;
+    const used = run.skillDir ? packageUse(this.calls, workspace, run.skillDir) : undefined;
     return {
       agent,
       ...(this.sessionId ? { sessionId: this.sessionId } : {}),
       ...(this.model ? { model: this.model } : {}),
       steps: this.steps,
       files: filesNamed(this.inputs, workspace),
+      ...(used ? { package: used } : {}),
       errors: this.errors,
       ...(this.turns !== undefined ? { turns: this.turns } : {}),
       durationMs: Math.round(durationMs),

@@ -13,6 +13,8 @@ export interface AgentRun {
   prompt: string;
   /** Workspace-relative images to attach to the prompt where the CLI can (else they are files it reads). */
   images: string[];
+  /** The installed skill's folder, workspace-relative: the trace names the package files used under it. */
+  skillDir?: string;
   /** Per-run wall-clock limit (ms); the agent and everything it started are killed when it passes. */
   timeoutMs?: number;
   signal?: AbortSignal;

@@ -128,6 +128,8 @@ describe('claude_code_exec harness (real claude CLI)', { skip: missingCli('claud
       res.trace!.files.some((f) => f.endsWith('references/units.md')),
       res.trace!.files.join(' '),
     );
+    // By package path: the Skill tool opened SKILL.md, Read the reference; listing folders reads no file.
+    assert.deepEqual(res.trace!.package, { read: ['SKILL.md', 'references/units.md'], ran: [] });
   });
 
   test('with skill_install: instructions the skill goes in CLAUDE.md, sent in full with the first request', async () => {

@@ -76,6 +76,7 @@ describe('codex_exec harness (real codex CLI)', { skip: missingCli('codex') }, (
         ['shell', './.agents/skills/skillopt-target/scripts/convert.sh', true],
       ],
     );
+    assert.deepEqual(res.trace!.package, { read: ['references/units.md'], ran: ['scripts/convert.sh'] });
   });
 
   test('a rollout installs the skill where Codex reads skills, runs a command, and returns the final message with usage and trace', async () => {
