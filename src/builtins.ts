@@ -5,6 +5,7 @@
  */
 import './envs/sim/env.ts';
 import './envs/tasks/env.ts';
+import './envs/triggers/env.ts';
 import './envs/searchqa/env.ts';
 import './envs/livemath/env.ts';
 import './envs/docvqa/env.ts';

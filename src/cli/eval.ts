@@ -7,9 +7,10 @@ import { withStopSignal } from './stop-signal.ts';
 
 interface EvalFlags extends ConfigOptions {
   skill: string[];
-  split: string;
+  split?: string;
   target?: string[];
-  repeats: string;
+  repeats?: string;
+  triggers?: string;
   out?: string;
   out_root?: string;
   forceUnlock?: boolean;
@@ -27,25 +28,44 @@ export function registerEval(program: Command): void {
         'skill file to evaluate; repeat to compare skills (each is tested against the first on the same items)',
         collect,
       )
-      .option('--split <name>', 'train, val, test or all (aliases: valid_seen, selection, valid_unseen)', 'test')
+      .option(
+        '--split <name>',
+        'train, val, test or all (aliases: valid_seen, selection, valid_unseen); default: test, all with --triggers',
+      )
+      .option(
+        '--triggers <file>',
+        "measure when the skill loads: a trigger eval set (skill-creator's JSON, or JSONL/CSV with query and should_trigger), run with the triggers env",
+      )
       .option(
         '-t, --target <backend:model>',
         "target model, e.g. openai_compatible:qwen3-8b; repeat for a transfer check (default: the config's model.target)",
         collect,
       )
-      .option('-r, --repeats <n>', 'run every item this many times (distinct samples); item scores are averaged', '1')
+      .option(
+        '-r, --repeats <n>',
+        'run every item this many times (distinct samples); item scores are averaged; default: 1, 3 with --triggers',
+      )
       .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`)
       .option(
         '--force-unlock',
         "take over the output directory's lock from a process that cannot be checked from here (another host or container) when you know it is gone",
       ),
   ).action(async (opts: EvalFlags) => {
+    if (opts.triggers) {
+      // The same as naming the env and its data: so the command that continues it says the same.
+      opts.set = [...(opts.set ?? []), 'env.name=triggers', `env.data_path=${path.resolve(opts.triggers)}`];
+      opts.split ??= 'all';
+      opts.repeats ??= '3';
+    }
+    opts.split ??= 'test';
+    opts.repeats ??= '1';
     const { loadFromOptions } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     const model = opts.target?.[0]?.split(':').slice(1).join(':') || loaded.config.model.target.model;
     // The original's --out_root names the output directory of eval_only.py too.
     const outRoot = path.resolve(opts.out || opts.out_root || defaultEvalDir(loaded.config.env.name, model));
     const repeats = Number(opts.repeats);
+    const split = opts.split;
     // The original's flat flags are applied after --cfg-options, as `flag=value` items: the command that continues repeats them so.
     const overrides = [
       ...(opts.cfgOptions ?? []),
@@ -60,7 +80,7 @@ export function registerEval(program: Command): void {
         config: opts.config,
         overrides,
         skills: opts.skill,
-        split: opts.split,
+        split,
         targets: opts.target ?? [],
         repeats,
       },
@@ -74,7 +94,7 @@ export function registerEval(program: Command): void {
           outRoot,
           configFile: opts.config,
           skillFiles: opts.skill,
-          split: opts.split,
+          split,
           targets: opts.target,
           repeats,
           signal,

@@ -57,6 +57,8 @@ export interface Trajectory {
   usage?: Usage;
   /** What an agent target did in each of its runs (tools, files, errors), in order; absent for chat models. */
   traces?: AgentTrace[];
+  /** An activation rollout: whether the skill should have loaded for the query, and whether it did. */
+  activation?: { should: boolean; loaded: boolean };
   /** Set when the rollout could not run (infrastructure): then it is not scored. */
   error?: TrajectoryError;
 }

@@ -40,6 +40,7 @@ function identityJson(modelId: string, req: ChatRequest): string {
     // Only agent targets read these; present only when set, so other requests keep their keys.
     ...(req.skill !== undefined ? { skill: req.skill } : {}),
     ...(req.skillFiles?.size ? { skillFiles: filesHash(req.skillFiles) } : {}),
+    ...(req.activation ? { activation: req.activation } : {}),
     ...(req.workspaceFiles?.length ? { workspaceFiles: req.workspaceFiles } : {}),
     ...(req.returnFiles?.length ? { returnFiles: req.returnFiles } : {}),
   };

@@ -42,6 +42,12 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** An installed skill other than the one under test, as the agent would find it: its folder name and `SKILL.md`. */
+export interface SkillListing {
+  name: string;
+  markdown: string;
+}
+
 /** A file an agent target finds in its workspace: given as text, or copied from a local path. */
 export interface WorkspaceFile {
   /** Where it goes, relative to the workspace. */
@@ -80,6 +86,14 @@ export interface ChatRequest {
    * a package: an agent target installs them beside its `SKILL.md`; chat models ignore them.
    */
   skillFiles?: PackageFiles;
+  /**
+   * An activation rollout: the skill (`skill`, a `SKILL.md` with its name and description) is only
+   * offered among `others`, by name and description, as the agent lists installed skills, and never
+   * pointed to; whether the model loads it is the result. An agent target installs them all and
+   * gives it the user's message alone; its trace's `package.read` holds `SKILL.md` when it loaded
+   * the skill. A chat model gets the list and a `Skill` tool in the request itself.
+   */
+  activation?: { others: SkillListing[] };
   /** Files an agent target puts in its workspace (documents, data); chat models ignore them. */
   workspaceFiles?: WorkspaceFile[];
   /**

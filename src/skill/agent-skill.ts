@@ -51,23 +51,41 @@ export const FRONT_MATTER_KEYS = [
 ] as const;
 export const SKILL_COMPATIBILITY_MAX = 500;
 
+/** A `SKILL.md`'s front matter as a mapping, or why it is not one (one sentence). */
+export function frontMatterFields(skillMd: string): Record<string, unknown> | string {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(skillMd);
+  if (!m) return 'SKILL.md has no front matter: it must start with a --- block holding name and description';
+  let data: unknown;
+  try {
+    data = parseYaml(m[1]!);
+  } catch (err) {
+    return `the front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`;
+  }
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    return 'the front matter is not a mapping of keys to values';
+  return data as Record<string, unknown>;
+}
+
+/** The `name` and `description` a `SKILL.md` lists itself by (each absent when it has none). */
+export function skillListing(skillMd: string): { name?: string; description?: string } {
+  const fields = frontMatterFields(skillMd);
+  if (typeof fields === 'string') return {};
+  const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : undefined);
+  return {
+    ...(text('name') ? { name: text('name') } : {}),
+    ...(text('description') ? { description: text('description') } : {}),
+  };
+}
+
 /**
  * What breaks the Agent Skills rules in a `SKILL.md`'s front matter, one sentence each (empty
  * when nothing does): a block that is missing or not YAML, a key the rules do not allow, a
  * missing or bad `name` or `description`, a `compatibility` over 500 characters.
  */
 export function frontMatterProblems(skillMd: string): string[] {
-  const m = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(skillMd);
-  if (!m) return ['SKILL.md has no front matter: it must start with a --- block holding name and description'];
-  let data: unknown;
-  try {
-    data = parseYaml(m[1]!);
-  } catch (err) {
-    return [`the front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`];
-  }
-  if (!data || typeof data !== 'object' || Array.isArray(data))
-    return ['the front matter is not a mapping of keys to values'];
-  const fields = data as Record<string, unknown>;
+  const read = frontMatterFields(skillMd);
+  if (typeof read === 'string') return [read];
+  const fields = read;
   const problems: string[] = [];
   const unknown = Object.keys(fields).filter((k) => !(FRONT_MATTER_KEYS as readonly string[]).includes(k));
   if (unknown.length)

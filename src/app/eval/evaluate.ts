@@ -20,6 +20,7 @@ import type { Env, Item, SplitName, Trajectory } from '../../envs/types.ts';
 import { evalMarkdown } from './report.ts';
 import { pairedTest } from '../../util/stats.ts';
 import type { Cell, CellStats, Comparison, EvalSummary } from './summary.ts';
+import { activationLine, activationMetrics } from '../../envs/triggers/metrics.ts';
 import { perItem, round, roundTest, stats, type ItemScore } from './scores.ts';
 import { ModelStack } from '../../model/stack.ts';
 import { RunStop, type ChatModel } from '../../model/types.ts';
@@ -312,6 +313,7 @@ async function evaluateAll({
         const ok = run.filter((t): t is Trajectory => Boolean(t && !t.error));
         return ok.length ? round(ok.reduce((a, t) => a + t.hard, 0) / ok.length) : 0;
       });
+      const activation = activationMetrics(runs.flat().filter((t): t is Trajectory => Boolean(t)));
       const cell: Cell = {
         skill: skill.file,
         skill_label: skill.label,
@@ -323,11 +325,13 @@ async function evaluateAll({
         repeat_hard: repeatHard,
         by_type: byType,
         rollout_dirs: dirs,
+        ...(activation ? { activation } : {}),
       };
       cells.push(cell);
       say(
         `  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`,
       );
+      if (activation) say(`  ${skill.label} on ${target.id}: activation: ${activationLine(activation)}`);
     }
   }
 

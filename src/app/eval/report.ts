@@ -69,6 +69,31 @@ export function evalMarkdown(s: EvalSummary, envName: string): string {
       ),
     );
   }
+  const activated = s.cells.filter((c) => c.activation);
+  if (activated.length) {
+    out.push(
+      '',
+      '### Activation (each rollout a trial; a query passes when its load rate is on the right side of 0.5)',
+      '',
+    );
+    out.push(
+      table(
+        ['skill', 'target', 'precision', 'recall', 'F1', 'TP', 'FP', 'FN', 'TN', 'queries passed'],
+        activated.map((c) => {
+          const a = c.activation!;
+          return [
+            c.skill_label,
+            c.target,
+            f3(a.precision),
+            f3(a.recall),
+            f3(a.f1),
+            ...[a.tp, a.fp, a.fn, a.tn].map(String),
+            `${a.passed} of ${a.queries}`,
+          ];
+        }),
+      ),
+    );
+  }
   if (s.comparisons.length) {
     out.push('', '### Paired comparisons (candidate − baseline, on the items both scored)', '');
     out.push(

@@ -1,4 +1,5 @@
 /** What `skillopt eval` writes to `eval_summary.json`: per (skill, target) cell, and paired comparisons. */
+import type { ActivationMetrics } from '../../envs/triggers/metrics.ts';
 import type { Interval, PairedTest } from '../../util/stats.ts';
 
 export interface CellStats {
@@ -22,6 +23,8 @@ export interface Cell extends CellStats {
   repeat_hard: number[];
   by_type: Record<string, CellStats>;
   rollout_dirs: string[];
+  /** Activation rollouts (the `triggers` env): precision, recall and F1 of the skill's loading, over every repeat. */
+  activation?: ActivationMetrics;
 }
 
 export interface Comparison {

@@ -9,8 +9,8 @@ import type { Price } from '../../config/schema.ts';
 import { costOf } from '../prices.ts';
 import { validReply } from '../structured.ts';
 import type { ChatModel, ChatRequest, ChatResponse } from '../types.ts';
-import { agentPrompt } from './prompt.ts';
-import { installSkill, type SkillInstall } from './skill-install.ts';
+import { agentPrompt, userMessage } from './prompt.ts';
+import { installForActivation, installSkill, type SkillInstall } from './skill-install.ts';
 import type { AgentHarness } from './types.ts';
 import { createWorkspace, readReturned } from './workspace.ts';
 
@@ -58,24 +58,36 @@ export class HarnessChatModel implements ChatModel {
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const started = performance.now();
-    const skill = installSkill(
-      req.skill ?? '',
-      this.harness.layout,
-      this.o.skillInstall,
-      this.o.skillName,
-      this.o.skillDescription,
-      req.skillFiles,
-    );
-    const prompt = agentPrompt(
-      req,
-      skill.promptText,
-      (req.workspaceFiles ?? []).map((f) => f.path),
-    );
+    const skill = req.activation
+      ? installForActivation(
+          req.skill ?? '',
+          this.harness.layout,
+          this.o.skillName,
+          this.o.skillDescription,
+          req.activation.others,
+          req.skillFiles,
+        )
+      : installSkill(
+          req.skill ?? '',
+          this.harness.layout,
+          this.o.skillInstall,
+          this.o.skillName,
+          this.o.skillDescription,
+          req.skillFiles,
+        );
+    // An activation rollout is the user's message alone, as they would type it to the agent.
+    const prompt = req.activation
+      ? userMessage(req)
+      : agentPrompt(
+          req,
+          skill.promptText,
+          (req.workspaceFiles ?? []).map((f) => f.path),
+        );
     const workspace = createWorkspace(
       this.harness.name,
       [
         ...skill.files,
-        { path: 'task.md', content: prompt.taskFile },
+        ...(req.activation ? [] : [{ path: 'task.md', content: prompt.taskFile }]),
         ...prompt.attachments.map((a) => ({ path: a.path, content: a.bytes })),
       ],
       req.workspaceFiles ?? [],

@@ -67,6 +67,13 @@ export function instructionsWithout(system: string, skill: string | undefined, s
   return `${system.slice(0, at)}${skillText}${system.slice(at + body.length)}`.replace(/\n{3,}/g, '\n\n').trim();
 }
 
+function refuseTools(req: ChatRequest): void {
+  if (req.tools?.length)
+    throw new FatalModelError(
+      `an agent target runs its own tools; the ${req.purpose} request offers tools of its own (${req.tools.map((t) => t.name).join(', ')}), which agents cannot call`,
+    );
+}
+
 export interface AgentPrompt {
   /** What the CLI is given. */
   prompt: string;
@@ -77,10 +84,7 @@ export interface AgentPrompt {
 
 /** The prompt of an agent run: the env's instructions (skill swapped for where to find it), the task, the files. */
 export function agentPrompt(req: ChatRequest, skillText: string, extraFiles: string[]): AgentPrompt {
-  if (req.tools?.length)
-    throw new FatalModelError(
-      `an agent target runs its own tools; the ${req.purpose} request offers tools of its own (${req.tools.map((t) => t.name).join(', ')}), which agents cannot call`,
-    );
+  refuseTools(req);
   const attachments: Attachment[] = [];
   const instructions = instructionsWithout(req.system ?? '', req.skill, skillText);
   const task = conversationText(req.messages, attachments);
@@ -94,4 +98,12 @@ export function agentPrompt(req: ChatRequest, skillText: string, extraFiles: str
     .replace(/\n{3,}/g, '\n\n')
     .trim();
   return { prompt, taskFile: `${taskFile}\n`, attachments };
+}
+
+/** The conversation alone, as the prompt of a run that is the user talking to the agent (no task framing, no skill pointer). */
+export function userMessage(req: ChatRequest): AgentPrompt {
+  refuseTools(req);
+  const attachments: Attachment[] = [];
+  const text = conversationText(req.messages, attachments).trim();
+  return { prompt: text, taskFile: `${text}\n`, attachments };
 }

@@ -8,7 +8,9 @@
  * only; `both` does both.
  */
 import { fill, loadPrompt } from '../../prompt-files.ts';
+import { skillListing } from '../../skill/agent-skill.ts';
 import { fileBytes, type PackageFiles } from '../../skill/package/package.ts';
+import type { SkillListing } from '../types.ts';
 
 export type SkillInstall = 'skill' | 'instructions' | 'both';
 
@@ -78,4 +80,23 @@ export function installSkill(
       ? fill(loadPrompt('agents/skill_pointer'), { path: skillPath }).trim()
       : fill(loadPrompt('agents/skill_in_instructions'), { file: layout.instructionsFile }).trim();
   return { files, promptText, ...(mode !== 'instructions' ? { dir: folder } : {}) };
+}
+
+/**
+ * The files of an activation rollout: the skill under test in its folder (named by its front
+ * matter, else `name`), with its package files, and each other skill in a folder of its own,
+ * all where the agent reads skills. Nothing points to any of them: the agent finds them listed.
+ */
+export function installForActivation(
+  skill: string,
+  layout: SkillLayout,
+  name: string,
+  description: string,
+  others: readonly SkillListing[],
+  packageFiles?: PackageFiles,
+): InstalledSkill {
+  const installed = installSkill(skill, layout, 'skill', skillListing(skill).name ?? name, description, packageFiles);
+  for (const other of others)
+    installed.files.push({ path: `${layout.skillsDir}/${other.name}/SKILL.md`, content: other.markdown });
+  return { ...installed, promptText: '' };
 }

@@ -16,6 +16,8 @@ import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts'
 import type { PackageFiles } from '../../skill/package/package.ts';
 import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
 import { sleepReply } from './sleep.ts';
+import { simLoad } from './activation.ts';
+import { skillListing } from '../../skill/agent-skill.ts';
 import { opensFor } from './references.ts';
 import type { Kind } from './rules.ts';
 import { answer, recognise, simTask, type OpenedFile } from './world.ts';
@@ -109,6 +111,7 @@ export class SimModel implements ChatModel {
   async complete(req: ChatRequest): Promise<ChatResponse> {
     const started = performance.now();
     if (this.latencyMs > 0) await sleep(this.latencyMs, undefined, { signal: req.signal });
+    if (req.activation) return this.activation(req, started);
     const task = simTask(req.meta);
     const optimizer = optimizerRequest(req.meta);
     const sleepAsk = sleepRequest(req.meta);
@@ -149,6 +152,24 @@ export class SimModel implements ChatModel {
       from: 'provider',
       costUsd: 0,
       ...(opened.length ? { trace: readTrace(opened) } : {}),
+    };
+  }
+
+  /** An activation rollout: the skill the simulated agent loads, as a `Skill` tool call, as a chat model would load it. */
+  private activation(req: ChatRequest, started: number): ChatResponse {
+    const listed = [req.skill ?? '', ...req.activation!.others.map((o) => o.markdown)].map(skillListing);
+    const skills = listed.filter((s): s is { name: string; description: string } => Boolean(s.name && s.description));
+    const query = messageText(req.messages);
+    const loads = simLoad(query, skills, { seed: this.seed, sample: req.sample ?? 0 });
+    return {
+      text: loads ? '' : 'Here is how I would go about it.',
+      ...(loads
+        ? { toolCalls: [{ id: `sim_${seedFrom(query, loads) >>> 0}`, name: 'Skill', input: { skill: loads } }] }
+        : {}),
+      usage: { input: approxTokens(req.system ?? '') + approxTokens(query), output: 8, cached: 0, reasoning: 0 },
+      latencyMs: performance.now() - started,
+      from: 'provider',
+      costUsd: 0,
     };
   }
 }
