@@ -71,6 +71,15 @@ export const TrainSchema = z
     accumulation: z.number().int().positive().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(1),
     /** Seed of the batch order, the minibatches and every other random choice of the run. */
     seed: z.number().int().default(42),
+    /**
+     * What the steps edit: `body` (the skill's text and its package files) or `description` (the
+     * front matter's description, which an agent chooses the skill by); several take turns, step
+     * by step (`[body, description]`). Empty: `description` with the `triggers` env, else `body`.
+     */
+    targets: z
+      .array(z.enum(['body', 'description']))
+      .max(16)
+      .default([]),
   })
   .strict();
 
@@ -96,6 +105,8 @@ export const GradientSchema = z
 /** How the skill is updated: the learning rate (edits per step) and its schedule, the update mode, the epoch boundary's slow update and meta skill, the candidate pool. */
 export const OptimizerSchema = z
   .object({
+    /** Description edits (`set_description`) a description step may apply, apart from the learning rate's budget. */
+    description_edits: z.number().int().positive().max(16).default(1),
     /** Maximum edits applied per step (the scheduler's peak). */
     learning_rate: z.number().int().nonnegative().max(TEN_THOUSAND, atMost(TEN_THOUSAND)).default(4),
     /** The scheduler's floor: the fewest edits a `linear` or `cosine` schedule allows per step. */

@@ -4,6 +4,7 @@
  * raw config.
  */
 import type { Config } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
 import type { ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from '../protocol/optimizer.ts';
 import type { GateScoring } from './scoring/means.ts';
@@ -18,6 +19,14 @@ export function updateMode(raw: string): UpdateMode {
 }
 
 export type LrControl = 'fixed' | 'autonomous' | 'none';
+
+/** What a step edits: the skill's body and files, or the description it is chosen by. */
+export type StepTarget = 'body' | 'description';
+
+/** The target of step `step` (1-based): the targets take turns. */
+export function stepTarget(targets: readonly StepTarget[], step: number): StepTarget {
+  return targets[(step - 1) % targets.length] ?? 'body';
+}
 
 export function lrControl(raw: string, mode: UpdateMode): LrControl {
   if (mode === 'full_rewrite_minibatch') return 'none';
@@ -60,6 +69,10 @@ export interface TrainSettings {
   maxPackageTokens: number;
   /** The skill is a package (a folder, an archive, an installed skill): edits may create and delete its files. A single document stays one. */
   packageSkill: boolean;
+  /** What the steps edit, in turn (`train.targets`, resolved): step N edits `targets[(N - 1) % length]`. */
+  targets: StepTarget[];
+  /** Description edits a description step may apply (`optimizer.description_edits`). */
+  descriptionEdits: number;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
   gate: {
     on: boolean;
@@ -96,6 +109,13 @@ export interface TrainSettings {
 
 export function trainSettings(config: Config, options: { packageSkill?: boolean } = {}): TrainSettings {
   const mode = updateMode(config.optimizer.skill_update_mode);
+  const targets: StepTarget[] = config.train.targets.length
+    ? config.train.targets
+    : [config.env.name === 'triggers' ? 'description' : 'body'];
+  if (targets.includes('description') && mode !== 'patch')
+    throw new UserError(
+      `train.targets: a description step edits with set_description, a patch: it needs optimizer.skill_update_mode: patch (not ${config.optimizer.skill_update_mode})`,
+    );
   const { optimizer: o, evaluation: e } = config;
   return {
     epochs: config.train.num_epochs,
@@ -125,6 +145,8 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
     maxSkillTokens: o.max_skill_tokens,
     maxPackageTokens: o.max_package_tokens,
     packageSkill: options.packageSkill ?? false,
+    targets,
+    descriptionEdits: o.description_edits,
     rewrite: {
       reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined,
       outputTokens: config.model.rewrite_max_completion_tokens,

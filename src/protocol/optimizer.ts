@@ -233,6 +233,8 @@ export type OptimizerMeta =
       metaSkill: string;
       skillAware: boolean;
       analystGuide: string;
+      /** Set when the step trains the description: the analyst proposes a `set_description`. */
+      target?: 'description';
     }
   | {
       kind: 'merge';

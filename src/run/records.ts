@@ -103,6 +103,17 @@ export const LrDecisionSchema = z.object({
 });
 export type LrDecision = z.infer<typeof LrDecisionSchema>;
 
+/** Precision, recall and F1 of a skill's loading over activation rollouts, and the queries that pass. */
+export const ActivationScoreSchema = z.object({
+  precision: z.number(),
+  recall: z.number(),
+  f1: z.number(),
+  n: z.number(),
+  passed: z.number(),
+  queries: z.number(),
+});
+export type ActivationScore = z.infer<typeof ActivationScoreSchema>;
+
 /**
  * One step of `history.json` as this trainer writes it, every field. The fields of the select,
  * update and evaluate stages are there only when the step reached them (a skip stops earlier).
@@ -129,6 +140,10 @@ export const StepRecordSchema = z
         files: z.record(z.string(), z.object({ read: z.number(), ran: z.number() })),
       })
       .optional(),
+    /** Set on a step that trained the description (`train.targets`); absent on one that edited the body. */
+    step_target: z.literal('description').optional(),
+    /** Activation rollouts (the `triggers` env): how the step's training rollouts loaded the skill. */
+    activation_train: ActivationScoreSchema.optional(),
     action: z.enum(STEP_ACTIONS),
     n_edits_merged: z.number().optional(),
     n_edits_ranked: z.number().optional(),
@@ -153,6 +168,8 @@ export const StepRecordSchema = z
         broken: z.array(z.object({ check: z.string(), file: z.string().optional(), message: z.string() })),
       })
       .optional(),
+    /** A description step's change: the description before and after its edit. */
+    description_change: z.object({ before: z.string(), after: z.string() }).optional(),
     selection_hard: z.number().nullable().optional(),
     selection_soft: z.number().nullable().optional(),
     gate_metric: z.enum(['hard', 'soft', 'mixed']).optional(),
@@ -161,6 +178,8 @@ export const StepRecordSchema = z
     /** After an early stop: the most the candidate could have scored. */
     candidate_gate_upper_bound: z.number().optional(),
     gate: GateStatsSchema.optional(),
+    /** Activation rollouts: how the candidate loaded on the gate's queries, and the queries it gets wrong (load rate on the wrong side of one half). */
+    activation_val: ActivationScoreSchema.extend({ failing: z.array(z.string()) }).optional(),
     /** With a candidate pool: the step's parent, the members after it, those dropped, and the merge tried. */
     pool: z
       .object({

@@ -27,6 +27,7 @@ export type EditStatus =
   | 'applied_delete'
   | 'applied_create_file'
   | 'applied_delete_file'
+  | 'applied_set_description'
   | 'skipped_protected_region'
   | 'skipped_replace_missing_target'
   | 'skipped_replace_target_not_found'
@@ -46,6 +47,8 @@ export type EditStatus =
   | 'skipped_file_exists'
   /** `delete_file` of `SKILL.md`. */
   | 'skipped_protected_file'
+  /** A description over the Agent Skills limits, or a skill with no front matter to hold one. */
+  | 'skipped_bad_description'
   /** A file op on a skill that is one document, not a package. */
   | 'skipped_single_document'
   | 'error';

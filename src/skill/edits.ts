@@ -58,6 +58,7 @@ export function skipReasons(reports: EditReport[]): string {
     skipped_file_exists: 'file exists',
     skipped_protected_file: 'SKILL.md cannot be deleted',
     skipped_single_document: 'not a package',
+    skipped_bad_description: 'bad description',
     error: 'failed',
   };
   const counts = new Map<string, number>();

@@ -28,6 +28,7 @@ import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
 import type { TrainState } from '../context.ts';
 import { optimizerMemory, optimizerView, stepEntry } from '../optimizer-model/step-buffer.ts';
 import { editBudget } from '../stages/edit-budget.ts';
+import { stepTarget } from '../settings.ts';
 import type { StepScope } from '../step/step-scope.ts';
 import { type Reflection, reflectors, startMerge } from '../step/reflection.ts';
 import type { Batch } from '../batches.ts';
@@ -196,7 +197,11 @@ export class GateOverlap {
     });
     this.guessedEntry = entry;
     // The budget the next step's merge ranks within, when known ahead (this step's is taken from the schedule already).
-    const budget = editBudget(lr.control, this.state.scheduler, ctx.opt)?.known();
+    const target = stepTarget(ctx.settings.targets, this.next.step);
+    const budget = editBudget(lr.control, this.state.scheduler, ctx.opt, {
+      target,
+      descriptionEdits: ctx.settings.descriptionEdits,
+    })?.known();
     calls.begin();
     const inputs = {
       opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} },
@@ -208,6 +213,7 @@ export class GateOverlap {
       ...inputs,
       memory: optimizerMemory([...this.state.stepBuffer, entry]),
       batches: this.next.batches,
+      target,
     });
     for (const [a, { reflector }] of this.reflection.entries())
       for (const [i, t] of this.results[a]!.entries()) if (t) reflector.add(i, t);

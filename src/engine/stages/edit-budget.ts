@@ -9,7 +9,7 @@ import type { LrDecision } from '../../run/records.ts';
 import type { UpdateItem } from '../../protocol/optimizer.ts';
 import type { LrScheduler } from '../lr-schedulers.ts';
 import type { OptimizerContext } from '../optimizer-model/ask.ts';
-import type { LrControl } from '../settings.ts';
+import type { LrControl, StepTarget } from '../settings.ts';
 import { decideLearningRate } from './select.ts';
 
 /** What the optimizer sees when it chooses the budget. */
@@ -54,8 +54,30 @@ export class OptimizerChosenBudget implements EditBudget {
   }
 }
 
-/** The policy of a run's settings, or undefined when the mode has no budget (full rewrite). */
-export function editBudget(control: LrControl, scheduler: LrScheduler, opt: OptimizerContext): EditBudget | undefined {
+/** A description step's budget: `optimizer.description_edits`, apart from the learning rate's schedule. */
+export class FixedBudget implements EditBudget {
+  constructor(private readonly edits: number) {}
+
+  async next(): Promise<{ budget: number }> {
+    return { budget: this.edits };
+  }
+
+  known(): number {
+    return this.edits;
+  }
+}
+
+/**
+ * The budget of a step: a description step's own (the schedule does not move), else the policy
+ * of the run's settings, or undefined when the mode has no budget (full rewrite).
+ */
+export function editBudget(
+  control: LrControl,
+  scheduler: LrScheduler,
+  opt: OptimizerContext,
+  target: { target: StepTarget; descriptionEdits: number } = { target: 'body', descriptionEdits: 1 },
+): EditBudget | undefined {
+  if (target.target === 'description') return new FixedBudget(target.descriptionEdits);
   if (opt.mode === 'full_rewrite_minibatch') return undefined;
   return control === 'autonomous' ? new OptimizerChosenBudget(opt) : new ScheduledBudget(scheduler);
 }

@@ -20,6 +20,8 @@ import { renderTrajectory, trajectoryView } from '../optimizer-model/trajectory-
 import { fileList, packageView } from '../optimizer-model/package-view.ts';
 import type { PackageFiles } from '../../skill/package/package.ts';
 import { packageUsage } from './package-usage.ts';
+import { skillListing } from '../../skill/agent-skill.ts';
+import type { StepTarget } from '../settings.ts';
 
 export interface AnalystResult {
   source: 'failure' | 'success';
@@ -39,8 +41,10 @@ export interface ReflectSettings {
   skill: string;
   /** A package's other files: the analysts see them and may edit them. */
   files?: PackageFiles;
-  /** Most changes one analyst may propose (the configured learning rate; not the schedule). */
+  /** Most changes one analyst may propose (the configured learning rate, or the description's budget; not the schedule). */
   budget: number;
+  /** What the step edits: a description step's analysts propose the description (`set_description`) and nothing else. */
+  target?: StepTarget;
   minibatchSize: number;
   failureOnly: boolean;
   stepBuffer: StepBufferEntry[];
@@ -78,7 +82,8 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
     outputFormat(s.ctx.mode),
   ).trimEnd();
   const parts = [base];
-  if (s.files?.size && s.ctx.mode === 'patch') parts.push(loadPrompt('formats/patch_package').trim());
+  if (s.target === 'description') parts.push(loadPrompt('formats/description').trim());
+  else if (s.files?.size && s.ctx.mode === 'patch') parts.push(loadPrompt('formats/patch_package').trim());
   if (s.analystGuide.trim()) parts.push(`## About these tasks\n${s.analystGuide.trim()}`);
   if (s.skillAware && s.ctx.mode !== 'full_rewrite_minibatch') {
     if (source === 'failure') parts.push(loadPrompt('skill_aware_failure').trim());
@@ -87,15 +92,25 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
   return parts.join('\n\n');
 }
 
-function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: Trajectory[]): string {
-  const sections = [`## Current Skill\n${s.skill}`];
-  if (s.files?.size) sections.push(packageView(s.files, packageUsage(batch)));
+/** What the step may change and how much: the description alone, or the skill (with its package) within the budget. */
+function budgetSections(s: ReflectSettings, batch: Trajectory[]): string[] {
+  if (s.target === 'description')
+    return [
+      `## Current Description\n${skillListing(s.skill).description ?? '(none)'}`,
+      `## Edits Budget\nThis step trains the description only: propose at most ${s.budget} \`set_description\` edit${s.budget === 1 ? '' : 's'}, and no other edit.`,
+    ];
+  const sections = s.files?.size ? [packageView(s.files, packageUsage(batch))] : [];
   if (s.ctx.mode === 'full_rewrite_minibatch')
     sections.push('## Update Format\nPropose one complete replacement skill; no edits or suggestions.');
   else {
     const label = s.ctx.mode === 'patch' ? 'Edits' : 'Suggestions';
     sections.push(`## ${label} Budget\nPropose at most ${s.budget} ${label.toLowerCase()}.`);
   }
+  return sections;
+}
+
+function userMessage(s: ReflectSettings, source: 'failure' | 'success', batch: Trajectory[]): string {
+  const sections = [`## Current Skill\n${s.skill}`, ...budgetSections(s, batch)];
   if (s.stepBufferText.trim()) sections.push(`## Previous Steps in This Epoch\n${s.stepBufferText}`);
   const meta = metaSkillBlock(s.metaSkill);
   if (meta) sections.push(meta);
@@ -128,6 +143,7 @@ export async function analyse(
       skill: s.skill,
       ...(s.files?.size ? { files: fileList(s.files) } : {}),
       budget: s.budget,
+      ...(s.target === 'description' ? { target: 'description' } : {}),
       trajectories: batch.map(trajectoryView),
       stepBuffer: s.stepBuffer,
       metaSkill: s.metaSkill,

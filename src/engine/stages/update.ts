@@ -36,7 +36,12 @@ export interface PatchResult {
 export function applyPatch(
   pkg: SkillPackage,
   edits: Edit[],
-  limits: { maxTokens: number; maxPackageTokens: number; singleDocument?: boolean },
+  limits: {
+    maxTokens: number;
+    maxPackageTokens: number;
+    singleDocument?: boolean;
+    description?: 'editable' | 'protected';
+  },
 ): PatchResult {
   const { package: candidate, reports } = applyPackageEdits(pkg, edits, limits);
   return { candidate, reports };

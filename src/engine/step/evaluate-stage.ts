@@ -15,6 +15,9 @@ import { type GateOutcome, gateCandidate } from '../stages/gate-evaluation.ts';
 import type { GateTest } from '../stages/paired-gate.ts';
 import type { StepScope } from './step-scope.ts';
 import type { Updated } from './update-stage.ts';
+import type { GatePart } from './step-record.ts';
+import type { Trajectory } from '../../envs/types.ts';
+import { activationMetrics, activationScore, failingQueries } from '../../envs/triggers/metrics.ts';
 
 /** What a speed-up around the step may ask of its gate (`pipeline/`); a plain step asks nothing. */
 export interface GateHooks {
@@ -158,7 +161,13 @@ function report(
       errors: sel.errors,
       ...(test ? { test: roundTest(test) } : {}),
     },
+    ...activationOnGate(sel.trajectories),
   });
+}
+
+function activationOnGate(trajectories: (Trajectory | undefined)[]): { activation_val?: GatePart['activation_val'] } {
+  const m = activationMetrics(trajectories.filter((t): t is Trajectory => t !== undefined));
+  return m ? { activation_val: { ...activationScore(m), failing: failingQueries(m) } } : {};
 }
 
 const roundTest = (t: GateTest): GateTest => ({ ...t, effect: round(t.effect, 6), p: round(t.p, 6) });

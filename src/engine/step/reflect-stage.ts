@@ -14,6 +14,7 @@ import type { Rolled } from './rollout-stage.ts';
 import type { StepScope } from './step-scope.ts';
 import { changesLabel, ofChanges } from './wording.ts';
 import { packageUsage } from '../stages/package-usage.ts';
+import { activationMetrics, activationScore } from '../../envs/triggers/metrics.ts';
 
 export interface Reflected {
   analysts: AnalystResult[];
@@ -83,8 +84,15 @@ export async function reflectStage(s: StepScope, rolled: Rolled): Promise<Reflec
     n_failure_patches: nFail,
     n_success_patches: nSucc,
     ...(s.package.files?.size ? { package_usage: packageUsage(rolled.trajectories) } : {}),
+    ...(s.target === 'description' ? { step_target: 'description' as const } : {}),
+    ...activationOfRollouts(rolled.trajectories),
   });
   return { analysts, notes: analysts.flatMap((r) => r.notes), merging, nFail, nSucc };
+}
+
+function activationOfRollouts(trajectories: Trajectory[]) {
+  const m = activationMetrics(trajectories);
+  return m ? { activation_train: activationScore(m) } : {};
 }
 
 export async function aggregateStage(s: StepScope, reflected: Reflected): Promise<Merged> {

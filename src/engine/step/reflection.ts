@@ -10,6 +10,7 @@ import type { OptimizerContext } from '../optimizer-model/ask.ts';
 import { aggregate, aggregateCombined, type Merged } from '../stages/aggregate.ts';
 import { type AnalystCalls, type AnalystResult, Reflector } from '../stages/reflect.ts';
 import type { PackageFiles } from '../../skill/package/package.ts';
+import type { StepTarget } from '../settings.ts';
 
 /** A batch's reflector, and the order in which it forms minibatches (which is also the order its rollouts start in). */
 export interface Reflection {
@@ -29,6 +30,8 @@ export interface ReflectionInputs {
   metaSkill: string;
   /** Where batch a's analyst replies go (none: not written). */
   patchesDir?: (a: number) => string;
+  /** What the step edits (`train.targets`): a description step's analysts propose its description. */
+  target: StepTarget;
 }
 
 export type ReflectionContext = Pick<RunContext, 'settings' | 'env' | 'analystLimit'>;
@@ -41,7 +44,8 @@ export function reflectors(ctx: ReflectionContext, inputs: ReflectionInputs): Re
       ctx: inputs.opt,
       skill: inputs.skill,
       ...(inputs.files?.size ? { files: inputs.files } : {}),
-      budget: settings.reflect.perPatch,
+      budget: inputs.target === 'description' ? settings.descriptionEdits : settings.reflect.perPatch,
+      target: inputs.target,
       minibatchSize: settings.reflect.minibatchSize,
       failureOnly: settings.reflect.failureOnly,
       stepBuffer: inputs.memory.entries,

@@ -28,6 +28,7 @@ export async function rolloutStage(s: StepScope): Promise<Rolled> {
     batches,
     metaSkill,
     patchesDir: (a) => path.join(s.files.batch(a), 'patches'),
+    target: s.target,
   });
   const nItems = batches.reduce((n, b) => n + b.items.length, 0);
   s.stages.start('rollout', `train items=${nItems}`, { batch_seed: batches.map((b) => b.seed).join(',') });

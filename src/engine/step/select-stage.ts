@@ -6,16 +6,19 @@ import { rankAndSelect } from '../stages/select.ts';
 import type { Rolled } from './rollout-stage.ts';
 import type { StepScope } from './step-scope.ts';
 import { ofChanges } from './wording.ts';
+import { isDescriptionEdit } from '../../skill/description.ts';
 
 export async function selectStage(s: StepScope, merged: Merged, rolled: Rolled): Promise<UpdateItem[]> {
   const { settings, opt, dir } = s.ctx;
-  s.stages.start('select', ofChanges(settings.mode, merged.items.length));
+  // A step edits its target only: the description (`set_description`), or the body and files.
+  const items = merged.items.filter((i) => isDescriptionEdit(i) === (s.target === 'description'));
+  s.stages.start('select', ofChanges(settings.mode, items.length));
   let budget: number | null = null;
-  let selected = merged.items;
+  let selected = items;
   let how = 'all';
   const chosen = await s.budget?.next({
     skill: s.skill,
-    items: merged.items,
+    items,
     rolloutHard: rolled.score.hard,
     rolloutSoft: rolled.score.soft,
     rolloutN: rolled.trajectories.length,
@@ -28,26 +31,19 @@ export async function selectStage(s: StepScope, merged: Merged, rolled: Rolled):
   }
   if (chosen) {
     budget = chosen.budget;
-    ({ items: selected, how } = await rankAndSelect(
-      opt,
-      s.skill,
-      merged.items,
-      budget,
-      s.plan.metaSkill,
-      merged.rankedFor,
-    ));
+    ({ items: selected, how } = await rankAndSelect(opt, s.skill, items, budget, s.plan.metaSkill, merged.rankedFor));
   }
   s.files.write('ranked_edits.json', {
-    reasoning: `${merged.reasoning} [${how}: ${selected.length}/${merged.items.length}]`,
+    reasoning: `${merged.reasoning} [${how}: ${selected.length}/${items.length}]`,
     [PAYLOAD[settings.mode].key]: selected,
   });
   s.stages.finish(
     'select',
-    `${merged.items.length} -> ${ofChanges(settings.mode, selected.length)} (${budget === null ? 'no limit: a rewrite' : `at most ${budget} this step`})`,
+    `${items.length} -> ${ofChanges(settings.mode, selected.length)} (${budget === null ? 'no limit: a rewrite' : `at most ${budget} this step`})`,
     { budget, lr_control: settings.lr.control },
   );
   s.record.select({
-    n_edits_merged: merged.items.length,
+    n_edits_merged: items.length,
     n_edits_ranked: selected.length,
     edit_budget: budget,
     lr_control_mode: settings.lr.control,

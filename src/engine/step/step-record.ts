@@ -20,6 +20,8 @@ export type RolloutPart = Part<
   | 'n_failure_patches'
   | 'n_success_patches'
   | 'package_usage'
+  | 'step_target'
+  | 'activation_train'
 >;
 
 export interface SelectPart {
@@ -38,6 +40,7 @@ export type UpdatePart = Part<
   | 'rewrite_change_summary'
   | 'edit_apply_summary'
   | 'package_checks'
+  | 'description_change'
 >;
 
 export interface GatePart {
@@ -47,6 +50,7 @@ export interface GatePart {
   candidate_gate_score: number | null;
   candidate_gate_upper_bound?: number;
   gate: NonNullable<StepRecord['gate']>;
+  activation_val?: StepRecord['activation_val'];
 }
 
 export type PoolPart = NonNullable<StepRecord['pool']>;
@@ -116,6 +120,8 @@ export class StepRecordBuilder {
       n_failure_patches: r.n_failure_patches,
       n_success_patches: r.n_success_patches,
       package_usage: r.package_usage,
+      step_target: r.step_target,
+      activation_train: r.activation_train,
       action,
       n_edits_merged: s?.n_edits_merged,
       n_edits_ranked: s?.n_edits_ranked,
@@ -130,12 +136,14 @@ export class StepRecordBuilder {
       rewrite_change_summary: u?.rewrite_change_summary,
       edit_apply_summary: u?.edit_apply_summary,
       package_checks: u?.package_checks,
+      description_change: u?.description_change,
       selection_hard: g?.selection_hard,
       selection_soft: g?.selection_soft,
       gate_metric: g?.gate_metric,
       candidate_gate_score: g?.candidate_gate_score,
       candidate_gate_upper_bound: g?.candidate_gate_upper_bound,
       gate: g?.gate,
+      activation_val: g?.activation_val,
       pool: this.poolPart,
       // In the order the notes were counted: a consolidation after them updates their total in place.
       ...this.appendixPart,

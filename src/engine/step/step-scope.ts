@@ -4,6 +4,7 @@ import type { Batch } from '../batches.ts';
 import type { RunContext, TrainState } from '../context.ts';
 import { optimizerMemory } from '../optimizer-model/step-buffer.ts';
 import { type EditBudget, editBudget } from '../stages/edit-budget.ts';
+import { type StepTarget, stepTarget } from '../settings.ts';
 import type { SkillState } from '../stages/gate.ts';
 import type { SkillPackage } from '../../skill/package/package.ts';
 import { StageReporter } from './stage-reporter.ts';
@@ -59,6 +60,8 @@ export class StepScope {
   readonly skill: string;
   /** This epoch's earlier steps, as the analysts, the autonomous learning rate and the rewrite read them. */
   readonly memory: { entries: StepBufferEntry[]; text: string };
+  /** What the step edits: the body and files, or the description (`train.targets`). */
+  readonly target: StepTarget;
   /** How many edits the step may keep (none in the full-rewrite mode). */
   readonly budget: EditBudget | undefined;
   readonly stages: StageReporter;
@@ -77,7 +80,11 @@ export class StepScope {
     this.package = plan.parent ?? start?.skill ?? state.current;
     this.skill = this.package.skill;
     this.memory = optimizerMemory(start ? [...state.stepBuffer, start.entry] : state.stepBuffer);
-    this.budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt);
+    this.target = stepTarget(ctx.settings.targets, plan.step);
+    this.budget = editBudget(ctx.settings.lr.control, state.scheduler, ctx.opt, {
+      target: this.target,
+      descriptionEdits: ctx.settings.descriptionEdits,
+    });
     this.stages = new StageReporter(ctx.events, () => ctx.admission.check(), plan.step, plan.epoch);
     this.files = new StepFiles(ctx.dir, plan.step, plan.batches.length);
     this.record = new StepRecordBuilder({ step: plan.step, epoch: plan.epoch, step_in_epoch: plan.stepInEpoch });

@@ -13,6 +13,7 @@ import { packageHash, withSkill, type SkillPackage } from '../../skill/package/p
 import { appliedEdits, type Edit, skipReasons, summariseReports } from '../../skill/edits.ts';
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
 import type { StepScope } from './step-scope.ts';
+import { skillListing } from '../../skill/agent-skill.ts';
 
 export type Updated =
   | {
@@ -32,6 +33,7 @@ async function update(s: StepScope, selected: UpdateItem[]): Promise<Update> {
       maxTokens: settings.maxSkillTokens,
       maxPackageTokens: settings.maxPackageTokens,
       singleDocument: !settings.packageSkill,
+      description: s.target === 'description' ? 'editable' : 'protected',
     });
     return { ...result, applied: appliedEdits(changes.items, result.reports) };
   }
@@ -97,6 +99,7 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     rewrite_change_summary: result.changeSummary,
     edit_apply_summary: summary,
     ...(broken ? { package_checks: broken.record } : {}),
+    ...descriptionChange(s, candidate),
   });
   if (broken?.record.broken.length) {
     const reason = `the edits broke the package: ${broken.record.broken.map((c) => c.message).join('; ')}`;
@@ -110,6 +113,17 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     candidate_skill_len: candidate.skill.length,
   });
   return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
+}
+
+/** A description step's change of the description, when it made one. */
+function descriptionChange(
+  s: StepScope,
+  candidate: SkillPackage,
+): { description_change?: { before: string; after: string } } {
+  if (s.target !== 'description') return {};
+  const before = skillListing(s.skill).description ?? '';
+  const after = skillListing(candidate.skill).description ?? '';
+  return before === after ? {} : { description_change: { before, after } };
 }
 
 /** A package candidate's checks (written to `package_checks.json`), and those its edits broke; none for a single document. */

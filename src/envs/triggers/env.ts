@@ -181,7 +181,6 @@ export function activationTrajectory(
 
 registerEnv({
   name: 'triggers',
-  aliases: ['activation'],
   optionsSchema: TriggersOptionsSchema,
   create: (config, ctx) => new TriggersEnv(config, envOptions(TriggersOptionsSchema, config), ctx),
 });

@@ -62,6 +62,19 @@ export function activationMetrics(trajectories: readonly Trajectory[]): Activati
   };
 }
 
+/** The metrics without the per-query table: what a step record keeps. */
+export function activationScore(m: ActivationMetrics) {
+  return { precision: m.precision, recall: m.recall, f1: m.f1, n: m.n, passed: m.passed, queries: m.queries };
+}
+
+/** The queries whose load rate is on the wrong side of one half. */
+export function failingQueries(m: ActivationMetrics): string[] {
+  return Object.entries(m.by_query)
+    .filter(([, q]) => q.loaded / q.of >= 0.5 !== q.should)
+    .map(([id]) => id)
+    .sort();
+}
+
 /** One line: "precision 0.75, recall 0.6, F1 0.667 (9 of 12 queries pass)". */
 export function activationLine(m: ActivationMetrics): string {
   return `precision ${m.precision}, recall ${m.recall}, F1 ${+m.f1.toFixed(3)} (${m.passed} of ${m.queries} queries pass)`;

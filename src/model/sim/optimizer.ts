@@ -25,6 +25,8 @@ import { isMarkdownPath, pointersIn } from './references.ts';
 import { documentRuleEdits, lineMatching } from './document-edits.ts';
 import { failedKind, listedFiles, misstep, packageEdits, type KindMisses } from './package-edits.ts';
 import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
+import { descriptionEdit, unionDescriptions } from './description-edits.ts';
+import { DESCRIPTION_OP } from '../../skill/description.ts';
 
 /** How fallible the simulated optimizer is. */
 export interface OptimizerTraits {
@@ -51,6 +53,7 @@ function contentOf(i: UpdateItem): string {
 function keyOf(i: UpdateItem): string {
   const file = typeof i.file === 'string' && i.file !== SKILL_FILE ? i.file : undefined;
   if (i.op === 'create_file' || i.op === 'delete_file') return `${i.op}:${file}`;
+  if (i.op === DESCRIPTION_OP) return DESCRIPTION_OP;
   const pointer = pointersIn(String(i.content ?? i.instruction ?? ''), isMarkdownPath)[0];
   if (pointer) return `pointer:${pointer.files.join(',')}:${pointer.kinds.join(',')}`;
   const text = `${String(i.content ?? i.instruction ?? '')} ${String(i.target ?? '')}`;
@@ -98,6 +101,7 @@ function analyseFailures(trajectories: TrajectoryView[], skill: string, rng: Rng
 }
 
 function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, traits: OptimizerTraits): unknown {
+  if (meta.target === 'description') return descriptionAnalyst(meta);
   const rejected = rejectedTexts(meta);
   const fresh = (options: string[]) => options.filter((o) => !rejected.has(o));
   const edits: Edit[] = [];
@@ -174,6 +178,27 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
   return reply;
 }
 
+/** A description step's analyst: one description from the minibatch's loading failures. */
+function descriptionAnalyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>): unknown {
+  const edits = meta.source === 'failure' ? descriptionEdit(meta.skill, meta.trajectories).slice(0, meta.budget) : [];
+  return {
+    batch_size: meta.trajectories.length,
+    ...(meta.source === 'failure'
+      ? {
+          failure_summary: [
+            {
+              failure_type: 'activation',
+              count: meta.trajectories.length,
+              description: 'the skill loaded when it should not, or not when it should',
+            },
+          ],
+        }
+      : { success_patterns: ['the description fit these requests'] }),
+    patch: { reasoning: edits.length ? 'a description that names the requests it serves' : 'nothing to change', edits },
+    ...(meta.skillAware ? { appendix_notes: [] } : {}),
+  };
+}
+
 function toSuggestion(edit: Edit): Suggestion {
   const remove = edit.op === 'delete';
   const text = remove ? (edit.target ?? '') : (edit.content ?? '').replace(/^- /, '');
@@ -227,7 +252,11 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
       const support = (item.support_count ?? 1) + (prev?.support_count ?? 0);
       // Two analysts making the same file: one file with the rules of both.
       const content =
-        prev && item.op === 'create_file' ? { content: unionLines(String(prev.content), String(item.content)) } : {};
+        prev && item.op === 'create_file'
+          ? { content: unionLines(String(prev.content), String(item.content)) }
+          : prev && item.op === DESCRIPTION_OP
+            ? { content: unionDescriptions(String(prev.content), String(item.content)) }
+            : {};
       merged.set(k, { ...(prev ?? item), ...content, support_count: support });
     }
   }

@@ -26,12 +26,13 @@ import {
   type TextSkip,
 } from '../edit-text.ts';
 import type { ApplyOptions, Edit, EditReport, EditStatus } from '../edit-schema.ts';
+import { DESCRIPTION_OP, withDescription } from '../description.ts';
 import { stripMarkers, type Span } from '../regions.ts';
 import { DEFAULT_MODE, type PackageFile, packagePathProblem, type SkillPackage, SKILL_FILE } from './package.ts';
 
 /** The ops on a package's files as wholes. */
 export const FILE_OPS = ['create_file', 'delete_file'] as const;
-export const EDIT_OPS = [...TEXT_OPS, ...FILE_OPS] as const;
+export const EDIT_OPS = [...TEXT_OPS, ...FILE_OPS, DESCRIPTION_OP] as const;
 export type EditOp = (typeof EDIT_OPS)[number];
 
 /** The mode of a file a patch creates that is a script (its content starts with `#!`). */
@@ -45,6 +46,8 @@ export interface PackageApplyOptions extends ApplyOptions {
    * (`skipped_single_document`).
    */
   singleDocument?: boolean;
+  /** `set_description` applies only when the step trains the description (`train.targets`); otherwise it is skipped. */
+  description?: 'editable' | 'protected';
 }
 
 export interface PackageApplyResult {
@@ -60,6 +63,7 @@ class Draft {
   skill: string;
   readonly files: Map<string, PackageFile>;
   readonly touched = new Map<string, Span[]>();
+  descriptionSet = false;
   private tokens?: Map<string, number>;
 
   constructor(pkg: SkillPackage) {
@@ -204,6 +208,31 @@ function textEdit(draft: Draft, op: TextOp, edit: Edit, options: PackageApplyOpt
   return result;
 }
 
+function setDescription(draft: Draft, edit: Edit, options: PackageApplyOptions): { status: EditStatus } | Skip {
+  if (options.description !== 'editable')
+    return skip(
+      'skipped_protected_region',
+      'the description is trained in description steps only (train.targets); this step edits the body',
+    );
+  if (edit.file && edit.file !== SKILL_FILE)
+    return skip('skipped_bad_path', `the description is in ${SKILL_FILE}'s front matter, not in '${edit.file}'`);
+  if (draft.descriptionSet)
+    return skip('skipped_overlapping_edit', 'an earlier edit of this patch set the description');
+  const result = withDescription(draft.skill, edit.content ?? '');
+  if ('problem' in result) return skip('skipped_bad_description', result.problem);
+  // The body's text moves by the front matter's change: spans an earlier edit wrote move with it.
+  const shift = result.text.length - draft.skill.length;
+  const spans = draft.touched.get(SKILL_FILE);
+  if (spans)
+    draft.touched.set(
+      SKILL_FILE,
+      spans.map((sp) => ({ start: sp.start + shift, end: sp.end + shift })),
+    );
+  draft.setText(SKILL_FILE, result.text);
+  draft.descriptionSet = true;
+  return { status: 'applied_set_description' };
+}
+
 function commit(draft: Draft, path: string, before: string, change: TextChange): void {
   draft.touched.set(path, afterChange(draft.touched.get(path) ?? [], change, change.text.length - before.length));
   draft.setText(path, change.text);
@@ -216,6 +245,7 @@ function applyOne(
 ): { status: EditStatus; match?: TextChange['match'] } | Skip {
   const op = String(edit.op ?? '');
   if (isTextOp(op)) return textEdit(draft, op, edit, options);
+  if (op === DESCRIPTION_OP) return setDescription(draft, edit, options);
   if (op !== 'create_file' && op !== 'delete_file')
     return skip('skipped_unknown_op', `unknown op '${op}' (expected one of ${EDIT_OPS.join(', ')})`);
   if (options.singleDocument) {

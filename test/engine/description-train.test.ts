@@ -1,0 +1,87 @@
+/**
+ * Training the description on a trigger eval set in skill-creator's format, on the simulator:
+ * the steps edit the front matter's description alone, every description stays within the Agent
+ * Skills limits, the step records carry precision, recall and F1, and the trained description
+ * raises the held-out F1 measured by `skillopt eval`.
+ */
+import '../../src/builtins.ts';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { runEvaluation } from '../../src/app/eval/evaluate.ts';
+import { runTraining } from '../../src/app/train.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import type { HistoryRecord } from '../../src/run/records.ts';
+import { frontMatterProblems, skillListing } from '../../src/skill/agent-skill.ts';
+import { ROOT } from '../helpers/cli.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+
+const CONFIG = path.join(ROOT, 'configs/sim/triggers.yaml');
+const SEED = path.join(ROOT, 'configs/sim/triggers-skill/SKILL.md');
+
+async function train(overrides: string[] = []) {
+  const out = path.join(tmpDir('skillopt-triggers-'), 'run');
+  const loaded = loadConfig(CONFIG, { overrides, environment: {} });
+  const outcome = await runTraining({ loaded, outRoot: out, configFile: CONFIG, console: false });
+  assert.equal(outcome.status, 'finished');
+  const history = JSON.parse(fs.readFileSync(path.join(out, 'history.json'), 'utf8')) as HistoryRecord[];
+  return { out, history };
+}
+
+const bodyOf = (skill: string) =>
+  skill.slice(skill.indexOf('\n---\n') + 5).replace(/<!-- SLOW_UPDATE_START -->[\s\S]*<!-- SLOW_UPDATE_END -->\n?/, '');
+
+describe('training the description (triggers env, simulator)', () => {
+  it('raises the held-out F1; only the description changes, within the limits', async () => {
+    const { out, history } = await train();
+    const seed = fs.readFileSync(SEED, 'utf8');
+    const best = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
+    assert.ok(history.length > 0 && history.every((r) => r.step_target === 'description'));
+    const changed = history.filter((r) => r.description_change);
+    assert.ok(changed.length > 0, 'a step proposed a description');
+    for (const r of changed) {
+      assert.equal(r.description_change!.before === r.description_change!.after, false);
+      assert.ok([...r.description_change!.after].length <= 1024 && !/[<>]/.test(r.description_change!.after));
+    }
+    assert.ok(
+      history[0]!.activation_train && history[0]!.activation_val,
+      'precision, recall and F1 on train and gate queries',
+    );
+    assert.equal(history[0]!.activation_val!.n, 4 * 3, 'four gate queries, three samples each');
+    assert.deepEqual(frontMatterProblems(best), []);
+    assert.notEqual(skillListing(best).description, skillListing(seed).description);
+    assert.equal(bodyOf(best).trim(), bodyOf(seed).trim(), 'the body is not edited in description steps');
+
+    const summary = await runEvaluation({
+      loaded: loadConfig(CONFIG, { environment: {} }),
+      outRoot: path.join(out, '..', 'eval'),
+      configFile: CONFIG,
+      skillFiles: [SEED, path.join(out, 'best_skill.md')],
+      split: 'test',
+      repeats: 3,
+      out: null,
+    });
+    const [before, after] = summary.cells.map((c) => c.activation!);
+    assert.ok(after!.f1 > before!.f1, `held-out F1 ${before!.f1} -> ${after!.f1}`);
+  });
+
+  it('train.targets [body, description] takes turns; a rewrite mode cannot train the description', async () => {
+    const { history } = await train(['train.targets=[body,description]', 'train.num_epochs=1', 'train.batch_size=6']);
+    assert.deepEqual(
+      history.map((r) => r.step_target ?? 'body'),
+      ['body', 'description'],
+    );
+    const refused = path.join(tmpDir('skillopt-triggers-'), 'run');
+    await assert.rejects(
+      runTraining({
+        loaded: loadConfig(CONFIG, { overrides: ['optimizer.skill_update_mode=rewrite'], environment: {} }),
+        outRoot: refused,
+        configFile: CONFIG,
+        console: false,
+      }),
+      /needs optimizer\.skill_update_mode: patch/,
+    );
+    assert.equal(fs.existsSync(refused), false, 'nothing written');
+  });
+});
