@@ -14,6 +14,18 @@ export interface ConfigOptions {
   config: string;
   cfgOptions?: string[];
   set?: string[];
+  acceptUnreviewed?: boolean;
+}
+
+/** `--accept-unreviewed`: a trigger eval set's drafted queries are run as they are (`env.accept_unreviewed`). */
+export const ACCEPT_UNREVIEWED = [
+  '--accept-unreviewed',
+  'run a trigger eval set that still holds drafted queries no one reviewed ("draft": true)',
+] as const;
+
+/** The `--set` items the option stands for, added to the command's own. */
+export function withUnreviewed(opts: ConfigOptions): void {
+  if (opts.acceptUnreviewed) opts.set = [...(opts.set ?? []), 'env.accept_unreviewed=true'];
 }
 
 /** Examples of `--cfg-options`, shown in `--help` (a test loads each one). */

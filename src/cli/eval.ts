@@ -2,7 +2,14 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { evalResumeCommand, programName } from '../run/resume-command.ts';
 import { defaultEvalDir, RUNS_ROOT } from '../run/runs-root.ts';
-import { addConfigOptions, collect, originalFlagsOf, type ConfigOptions } from './common.ts';
+import {
+  ACCEPT_UNREVIEWED,
+  addConfigOptions,
+  collect,
+  originalFlagsOf,
+  withUnreviewed,
+  type ConfigOptions,
+} from './common.ts';
 import { withStopSignal } from './stop-signal.ts';
 
 interface EvalFlags extends ConfigOptions {
@@ -46,11 +53,13 @@ export function registerEval(program: Command): void {
         'run every item this many times (distinct samples); item scores are averaged; default: 1, 3 with --triggers',
       )
       .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`)
+      .option(...ACCEPT_UNREVIEWED)
       .option(
         '--force-unlock',
         "take over the output directory's lock from a process that cannot be checked from here (another host or container) when you know it is gone",
       ),
   ).action(async (opts: EvalFlags) => {
+    withUnreviewed(opts);
     if (opts.triggers) {
       // The same as naming the env and its data: so the command that continues it says the same.
       opts.set = [...(opts.set ?? []), 'env.name=triggers', `env.data_path=${path.resolve(opts.triggers)}`];

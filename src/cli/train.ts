@@ -5,7 +5,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { CommandExit, Interrupted, UserError } from '../errors.ts';
 import { programName } from '../run/resume-command.ts';
 import { defaultOutRoot, RUNS_ROOT } from '../run/runs-root.ts';
-import { addConfigOptions, originalFlagsOf, type ConfigOptions } from './common.ts';
+import { ACCEPT_UNREVIEWED, addConfigOptions, originalFlagsOf, withUnreviewed, type ConfigOptions } from './common.ts';
 import { withStopSignal } from './stop-signal.ts';
 
 interface TrainOptions extends ConfigOptions {
@@ -78,11 +78,13 @@ export function registerTrain(program: Command): void {
         '-v, --verbose',
         "print the full resolved config before training, and on the console the records' codes (gate[hard], batch_seed, action names) beside their words",
       )
+      .option(...ACCEPT_UNREVIEWED)
       .option(
         '--dry-run',
         'print the planned model calls per stage with estimated tokens and cost, then stop (calls nothing, spends nothing)',
       ),
   ).action(async (opts: TrainOptions) => {
+    withUnreviewed(opts);
     const { loadFromOptions, renderConfig } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {

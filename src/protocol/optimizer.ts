@@ -150,6 +150,11 @@ export const RewriteReplySchema = z
   })
   .loose();
 
+/** Drafted trigger queries: what a person would type, and whether the skill should load for it. */
+export const DraftTriggersReplySchema = z.object({
+  queries: z.array(z.object({ query: z.string().min(1), should_trigger: z.boolean() }).loose()).min(1),
+});
+
 export const ConsolidateReplySchema = z.object({ appendix_notes: z.array(z.string()).default([]) }).loose();
 
 /** What the optimizer reads of one trajectory. */
@@ -212,6 +217,7 @@ export const OPTIMIZER_REQUESTS = [
   'slow_update',
   'meta_skill',
   'appendix_consolidate',
+  'draft_triggers',
 ] as const;
 
 /** The payload of an optimizer request (`ChatRequest.meta`), or undefined for another kind of request. */
@@ -257,4 +263,13 @@ export type OptimizerMeta =
   | { kind: 'rewrite'; skill: string; suggestions: Suggestion[] }
   | { kind: 'slow_update'; prevSkill: string; currSkill: string; guidance: string; pairs: ComparisonPair[] }
   | { kind: 'meta_skill'; prevSkill: string; currSkill: string; previous: string; pairs: ComparisonPair[] }
-  | { kind: 'appendix_consolidate'; notes: string[] };
+  | { kind: 'appendix_consolidate'; notes: string[] }
+  | {
+      kind: 'draft_triggers';
+      /** The skill's `SKILL.md`. */
+      skill: string;
+      /** Queries wanted of each kind. */
+      count: number;
+      /** The other skills an agent would see beside it, where near misses come from. */
+      others: { name: string; description: string }[];
+    };

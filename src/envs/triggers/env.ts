@@ -28,6 +28,8 @@ export const TriggersOptionsSchema = z.object({
   distractors: z.enum(['shipped', 'none']).default('shipped'),
   /** More skills to install beside it: folders, `.skill` archives or installed skills (`claude:pdf`). */
   distractor_skills: z.array(z.string().min(1)).default([]),
+  /** Run a set that still holds drafted queries (`"draft": true`), unreviewed; refused otherwise. */
+  accept_unreviewed: z.boolean().default(false),
 });
 export type TriggersOptions = z.infer<typeof TriggersOptionsSchema>;
 
@@ -88,6 +90,11 @@ export class TriggersEnv implements Env {
       throw new UserError('env.data_path is not set: it names the trigger eval set (skill-creator JSON, JSONL or CSV)');
     const file = this.ctx.resolvePath('data_path', this.config.data_path);
     const queries = await readTriggerSet(file);
+    const drafts = queries.filter((q) => q.draft).length;
+    if (drafts && !this.o.accept_unreviewed)
+      throw new UserError(
+        `${file}: ${drafts} of its ${queries.length} queries are drafts no one has reviewed ("draft": true). Read each, fix or delete it and remove the mark, or run with --accept-unreviewed (env.accept_unreviewed: true)`,
+      );
     const splits = splitTriggers(queries, this.o.held_out, this.config.split_seed);
     if (this.config.limit > 0)
       for (const s of ['train', 'val', 'test'] as const) splits[s] = splits[s].slice(0, this.config.limit);

@@ -4,7 +4,8 @@
  * is from JSON, and with the same fields from JSON Lines, CSV or TSV (where `should_trigger` is
  * `true`/`false`, `yes`/`no` or `1`/`0`). Optional fields: `id`, `split` (`train`, `val`,
  * `test`: the item stays there), `files` (paths copied into the agent's workspace, relative to
- * the data file). The queries without a `split` are divided per kind, so that each split holds
+ * the data file), `draft` (`true`: written by `skillopt tasks draft --triggers` and not reviewed
+ * yet). The queries without a `split` are divided per kind, so that each split holds
  * should- and should-not-trigger queries in the same proportion: `held_out` of each kind is held
  * out (skill-creator's 40% by default), half for the gate (val), half for the final report (test).
  */
@@ -22,6 +23,8 @@ export interface TriggerQuery extends Item {
   split?: SplitName;
   /** Absolute paths of the files the query's workspace starts with. */
   files?: string[];
+  /** Drafted by a model (`skillopt tasks draft --triggers`) and not yet reviewed by a person. */
+  draft?: boolean;
 }
 
 const TRUE = new Set(['true', 'yes', '1', 'y']);
@@ -83,6 +86,7 @@ export function triggerQuery(rec: RawRecord): TriggerQuery {
     should_trigger: should,
     ...(split ? { split } : {}),
     ...(files ? { files } : {}),
+    ...(f.draft === true || f.draft === 'true' ? { draft: true } : {}),
   };
 }
 

@@ -27,6 +27,7 @@ import { failedKind, listedFiles, misstep, packageEdits, type KindMisses } from 
 import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
 import { descriptionEdit, unionDescriptions } from './description-edits.ts';
 import { DESCRIPTION_OP } from '../../skill/description.ts';
+import { draftTriggers } from './draft-triggers.ts';
 
 /** How fallible the simulated optimizer is. */
 export interface OptimizerTraits {
@@ -386,5 +387,7 @@ export function optimizerReply(meta: OptimizerMeta, rng: Rng, traits: OptimizerT
       return metaSkill(meta);
     case 'appendix_consolidate':
       return consolidate(meta);
+    case 'draft_triggers':
+      return draftTriggers(meta);
   }
 }
