@@ -35,7 +35,10 @@ describe('tasks draft --triggers', () => {
     const raw = JSON.parse(fs.readFileSync(out, 'utf8')) as Record<string, unknown>[];
     assert.ok(raw.every((q) => Object.keys(q).join() === 'query,should_trigger,draft' && q.draft === true));
     assert.equal((await readTriggerSet(out)).filter((q) => q.draft).length, 8);
-    await assert.rejects(env(out, false).load(), /8 of its 8 queries are drafts no one has reviewed.*--accept-unreviewed/);
+    await assert.rejects(
+      env(out, false).load(),
+      /8 of its 8 queries are drafts no one has reviewed.*--accept-unreviewed/,
+    );
     const splits = await env(out, true).load();
     assert.equal(splits.train.length + splits.val.length + splits.test.length, 8);
     // Reviewed: the mark removed from every query.

@@ -12,6 +12,7 @@ import type { RunReader } from './run-reader.ts';
 import { isFileInside, listInside } from '../files/safe-path.ts';
 import { currentBefore } from './skills.ts';
 import { listRolloutDirs, type RolloutDirInfo } from './trajectories.ts';
+import { type PackageTree, packageTree } from './package-view.ts';
 
 const AnyObject = z.record(z.string(), z.unknown());
 const ApplyRowSchema = z
@@ -79,6 +80,8 @@ export interface StepView {
   /** `scoreAfterAtMost` instead of `scoreAfter` when the gate stopped early. */
   rejected?: { scoreBefore?: number; scoreAfter?: number; scoreAfterAtMost?: number; edits: Record<string, unknown>[] };
   failurePatterns: { pattern: string; count: number; task_ids?: string[] }[];
+  /** A package's candidate against the skill it started from, file by file, with the rollouts' read counts. */
+  package?: PackageTree;
   rollouts: RolloutDirInfo[];
   files: string[];
   problems: string[];
@@ -124,6 +127,22 @@ function toView(item: Record<string, unknown>, index: number, row?: ApplyRow): E
   };
   if (!row) delete view.match;
   return view;
+}
+
+function packagePart(
+  reader: RunReader,
+  diff: { a: string; b: string } | undefined,
+  record: HistoryRecord | undefined,
+  problems: string[],
+): { package?: PackageTree } {
+  if (!diff) return {};
+  try {
+    const tree = packageTree(reader.run, diff.a, diff.b, record?.package_usage);
+    return tree ? { package: tree } : {};
+  } catch (err) {
+    problems.push(`the package files cannot be listed: ${(err as Error).message}`);
+    return {};
+  }
 }
 
 export function stepView(reader: RunReader, step: number): StepView {
@@ -225,6 +244,7 @@ export function stepView(reader: RunReader, step: number): StepView {
         }
       : undefined,
     failurePatterns,
+    ...packagePart(reader, candidate && base ? { a: base, b: candidate } : undefined, record, problems),
     rollouts: listRolloutDirs(run, step),
     files,
     problems,

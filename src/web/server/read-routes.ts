@@ -17,6 +17,7 @@ import type { Roots, RunLocation } from '../files/roots.ts';
 import type { RunReader } from '../runs/run-reader.ts';
 import { HttpError, resolveInside } from '../files/safe-path.ts';
 import { diffSkills, listSkillVersions, readSkill } from '../runs/skills.ts';
+import { diffPackageFile } from '../runs/package-view.ts';
 import { stepView } from '../runs/step-view.ts';
 import { listRolloutDirs, trajectoryDetail, trajectoryPage } from '../runs/trajectories.ts';
 
@@ -96,6 +97,15 @@ export function readRoutes(ctx: ReadContext): Hono {
       );
     const context = intParam(c, 'context') ?? 3;
     return c.json(await diffSkills(runOf(c).run, diffs, a, b, Math.min(context, 100000), c.req.raw.signal));
+  });
+
+  api.get('/package-diff', async (c) => {
+    const a = c.req.query('a');
+    const b = c.req.query('b');
+    const file = c.req.query('file');
+    if (!a || !b || !file)
+      throw new HttpError(400, 'the a, b and file parameters name two skill versions and a file of the package');
+    return c.json(await diffPackageFile(runOf(c).run, diffs, a, b, file, c.req.raw.signal));
   });
 
   api.get('/rollouts', (c) => c.json({ dirs: listRolloutDirs(runOf(c).run, intParam(c, 'step')) }));

@@ -2,6 +2,7 @@
 // One step: the gate's decision, every ranked edit with its fate (applied, or skipped and
 // why), the merged edits the budget left out, the rejected edits with the scores that rejected
 // them, the diff of the candidate against the current skill, and the step's rollouts.
+import { PackagePanel } from './package-panel.js';
 import { DiffPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
@@ -79,6 +80,7 @@ export class StepView {
       ),
     );
     append(el, diffBox);
+    if (view.package) new PackagePanel(this.runId, view.package, view.record).mount(el);
     if (view.diff) await new DiffPanel(this.runId, skills.versions, view.diff.a, view.diff.b).mount(diffBox);
     else
       append(
@@ -215,7 +217,9 @@ export class StepView {
         ? 'reflection proposed no patches; the skill is unchanged.'
         : d.kind === 'skip_no_change'
           ? 'the selected changes left the skill as it was; it is unchanged and was not evaluated.'
-          : 'no rewrite was produced; the skill is unchanged.',
+          : d.kind === 'skip_invalid_package'
+            ? `the edits broke the package, so the candidate was rejected before any rollout (${view.record?.skip_reason ?? 'see the package checks below'}).`
+            : 'no rewrite was produced; the skill is unchanged.',
     );
   }
 
