@@ -1,7 +1,7 @@
 /**
- * Activation through the real agent CLIs: the triggers env's rollouts run the real `claude` and
- * `codex` against fake model servers on 127.0.0.1 whose scripted model opens a skill only when
- * the user's message shares words with that skill's description as the CLI listed it. So the
+ * Activation through the real agent CLIs: the triggers env's rollouts run the real `claude`,
+ * `codex` and `copilot` against fake model servers on 127.0.0.1 whose scripted model opens a
+ * skill only when the user's message shares words with that skill's description as the CLI listed it. So the
  * description the agent saw decides, a better one raises recall, an overbroad one costs
  * precision, and eight rollouts in parallel each measure their own skill.
  */
@@ -13,6 +13,7 @@ import type { TriggerQuery } from '../../../src/envs/triggers/trigger-set.ts';
 import type { Trajectory } from '../../../src/envs/types.ts';
 import { ClaudeCodeHarness } from '../../../src/model/harness/claude-code.ts';
 import { CodexHarness } from '../../../src/model/harness/codex.ts';
+import { CopilotHarness } from '../../../src/model/harness/copilot.ts';
 import { HarnessChatModel, type HarnessModelOptions } from '../../../src/model/harness/harness-model.ts';
 import type { ChatModel } from '../../../src/model/types.ts';
 import { cliPath, harnessSettings, missingCli } from '../../helpers/agent-cli.ts';
@@ -52,6 +53,9 @@ const queryOf = (t: Turn) => QUERIES.find((q) => t.text.includes(q.query))!;
 function listed(t: Turn): Map<string, string> {
   const out = new Map<string, string>();
   for (const m of t.text.matchAll(/(?:^|\\n|\n)\s*- ([a-z0-9-]+): (.+?)(?=\\n|\n|$)/g))
+    if (!out.has(m[1]!)) out.set(m[1]!, m[2]!);
+  // Copilot's shape: <name>…</name> then <description>…</description>.
+  for (const m of t.text.matchAll(/<name>([a-z0-9-]+)<\/name>(?:\\n|\s)*<description>(.*?)<\/description>/g))
     if (!out.has(m[1]!)) out.set(m[1]!, m[2]!);
   return out;
 }
@@ -134,6 +138,27 @@ describe('activation rollouts through the real CLIs', () => {
     assert.deepEqual([good.tp, good.fp, good.tn], [1, 0, 1]);
     assert.deepEqual([broad.fp, broad.tn], [2, 0], 'the overbroad description loads for the near misses');
     assert.match(server.turns[0]!.text, /workbook-charts/);
+  });
+
+  test('Copilot: its listing decides too, and reading SKILL.md through bash is the activation', {
+    skip: missingCli('copilot'),
+  }, async () => {
+    const server = await serve((t): ScriptReply => {
+      if (t.toolOutputs.length > 0) return { text: 'Done.' };
+      const name = chosen(t);
+      return name
+        ? { tool: 'bash', input: { command: `cat .github/skills/${name}/SKILL.md`, description: 'Read the skill' } }
+        : { text: 'Sure.' };
+    });
+    const target = new HarnessChatModel(
+      new CopilotHarness(harnessSettings({ path: cliPath('copilot'), baseUrl: `${server.url}/v1` })),
+      { ...MODEL, backend: 'copilot_exec', model: 'gpt-5.5' },
+    );
+    const good = activationMetrics(await measure(target, GOOD, [QUERIES[0]!, QUERIES[2]!]))!;
+    const vague = activationMetrics(await measure(target, VAGUE, [QUERIES[0]!]))!;
+    assert.deepEqual([good.tp, good.fp, good.tn], [1, 0, 1]);
+    assert.deepEqual([vague.tp, vague.fn], [0, 1]);
+    assert.match(server.turns[0]!.text, /<name>workbook-charts<\/name>/);
   });
 
   test('eight activation rollouts at once each see only their own candidate description', {
