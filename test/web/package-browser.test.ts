@@ -1,7 +1,8 @@
 /**
  * The step page of a skill package in the browser: the candidate's files with their change and
  * read counts, a binary file by its sizes only, a text file's diff on a click, and the checks
- * that rejected a broken candidate before any rollout.
+ * that rejected a broken candidate before any rollout; and of a description step: the
+ * description before and after, and the activation F1 on the gate's queries.
  */
 import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
@@ -64,6 +65,13 @@ describe('the package view in the browser', { skip }, () => {
       },
     };
     fs.writeFileSync(file, JSON.stringify(history, null, 1));
+    const triggers = path.join(ROOT, 'configs/sim/triggers.yaml');
+    await runTraining({
+      loaded: loadConfig(triggers, { environment: {} }),
+      outRoot: path.join(root, 'trig'),
+      configFile: triggers,
+      console: false,
+    });
     dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 200 });
     browser = await launchBrowser();
     page = await watchedPage(browser, errors);
@@ -98,6 +106,16 @@ describe('the package view in the browser', { skip }, () => {
       /python \(scripts\/fill\.py\): line 3: invalid syntax/,
     );
     await page.screenshot({ path: screenshotPath('dashboard-package.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+
+  it("shows a description step's change and the activation on the gate's queries", async () => {
+    await page.goto(`${dash.url}#/run/${encodeURIComponent('0/trig')}/step/1`);
+    await page.waitForSelector('#description-change');
+    assert.equal(await page.locator('#description-change .del').textContent(), 'Helps with data.');
+    assert.match((await page.locator('#description-change .add').textContent()) ?? '', /^Helps with data\. Use when/);
+    const card = page.locator('.card', { hasText: 'Activation F1' });
+    assert.match((await card.textContent()) ?? '', /selection P 1\.000 R 0\.\d+ · train F1 .* · description step/);
     assert.deepEqual(errors, []);
   });
 });

@@ -25,6 +25,18 @@ import {
   usd,
 } from './util.js';
 
+/** Precision and recall of the skill's loading, on the gate's queries and the step's rollouts. */
+function activationText(r) {
+  const pr = (a) => `P ${score(a.precision)} R ${score(a.recall)}`;
+  return [
+    r.activation_val ? `selection ${pr(r.activation_val)}` : '',
+    r.activation_train ? `train F1 ${score(r.activation_train.f1)}` : '',
+    r.step_target === 'description' ? 'description step' : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
 export class StepView {
   constructor(runId, step, query) {
     this.runId = runId;
@@ -68,6 +80,7 @@ export class StepView {
       this.gate(view),
       this.pairedTest(view),
       this.poolLine(view),
+      this.descriptionChange(view),
       this.edits(view),
     );
     const diffBox = h(
@@ -144,6 +157,9 @@ export class StepView {
         r.gate ? `${r.gate.rollouts_used} used` : '—',
         r.gate ? `${r.gate.rollouts_saved} saved${r.gate.early_stopped ? ' (stopped early)' : ''}` : null,
       ),
+      r.activation_val || r.activation_train
+        ? card('Activation F1', r.activation_val ? score(r.activation_val.f1) : '—', activationText(r))
+        : null,
       card('Tokens', int(stepTokens(r.tokens)), cost === null ? null : usd(cost)),
       card(
         'Time',
@@ -220,6 +236,20 @@ export class StepView {
           : d.kind === 'skip_invalid_package'
             ? `the edits broke the package, so the candidate was rejected before any rollout (${view.record?.skip_reason ?? 'see the package checks below'}).`
             : 'no rewrite was produced; the skill is unchanged.',
+    );
+  }
+
+  /** A description step's change: the description the agent chooses the skill by, before and after. */
+  descriptionChange(view) {
+    const c = view.record?.description_change;
+    if (!c) return null;
+    return h(
+      'div.panel#description-change',
+      h('h3', 'Description'),
+      h('div.diff', h('div.del', c.before), h('div.add', c.after)),
+      view.record.activation_val?.failing.length
+        ? h('div.sub', `gate queries still wrong: ${view.record.activation_val.failing.join(', ')}`)
+        : null,
     );
   }
 
