@@ -81,6 +81,13 @@ export const RoleSchema = z
     price: PriceSchema.optional(),
     /** Backend-specific settings, validated by the backend (API version, thinking switch, …). */
     options: z.record(z.string(), z.unknown()).default({}),
+    /**
+     * How a chat model gets a skill package's files besides `SKILL.md`: `inline` in its system
+     * prompt, `tool` through a `read_skill_file` tool it calls for the files it needs, `auto` the
+     * tool when the files' text is over 2,000 tokens, else inline. Agent CLIs and the simulator
+     * open the files themselves and ignore it.
+     */
+    skill_files: z.enum(['inline', 'tool', 'auto']).default('auto'),
     /** Which request options the model takes; overrides the built-in table (src/model/capabilities.ts). */
     capabilities: CapabilitiesSchema.default({}),
   })

@@ -196,6 +196,7 @@ export class CachedModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
   readonly readsSkillFiles?: boolean;
+  readonly skillFiles?: ChatModel['skillFiles'];
   /** Provider calls under way, by cache key: an identical request joins one instead of paying again. */
   private readonly inFlight = new Map<string, Promise<ChatResponse>>();
 
@@ -211,6 +212,7 @@ export class CachedModel implements ChatModel {
     this.id = inner.id;
     this.agentic = inner.agentic;
     this.readsSkillFiles = inner.readsSkillFiles;
+    this.skillFiles = inner.skillFiles;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {

@@ -108,6 +108,7 @@ export class ScheduledModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
   readonly readsSkillFiles?: boolean;
+  readonly skillFiles?: ChatModel['skillFiles'];
   private readonly health: EndpointHealth;
   private readonly admission: Admission;
   /** The endpoint the backend calls, when it has one (an agent CLI has none). */
@@ -124,6 +125,7 @@ export class ScheduledModel implements ChatModel {
     this.id = inner.id;
     this.agentic = inner.agentic;
     this.readsSkillFiles = inner.readsSkillFiles;
+    this.skillFiles = inner.skillFiles;
     this.url = (inner as { url?: string }).url;
     this.health = new EndpointHealth(label, inner.id, this.url);
     this.admission = hooks.admission ?? new Admission();

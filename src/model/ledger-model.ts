@@ -14,6 +14,7 @@ export class LedgerModel implements ChatModel {
   readonly id: string;
   readonly agentic?: boolean;
   readonly readsSkillFiles?: boolean;
+  readonly skillFiles?: ChatModel['skillFiles'];
 
   constructor(
     private readonly inner: ChatModel,
@@ -23,6 +24,7 @@ export class LedgerModel implements ChatModel {
     this.id = inner.id;
     this.agentic = inner.agentic;
     this.readsSkillFiles = inner.readsSkillFiles;
+    this.skillFiles = inner.skillFiles;
   }
 
   async complete(req: ChatRequest): Promise<ChatResponse> {

@@ -168,6 +168,11 @@ export interface ChatModel {
    * simulator opens them); other models get the package's text files in the system prompt.
    */
   readonly readsSkillFiles?: boolean;
+  /**
+   * A chat model that calls tools: how it gets a package's files (the role's `skill_files`).
+   * Absent: the files go in its system prompt.
+   */
+  readonly skillFiles?: 'inline' | 'tool' | 'auto';
   /** The cost of its calls is known (a price, or free); unset: unknown, so a USD budget cannot count them. */
   readonly priced?: boolean;
   complete(req: ChatRequest): Promise<ChatResponse>;

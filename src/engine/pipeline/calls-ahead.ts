@@ -35,6 +35,7 @@ export class CallsAhead {
       id: inner.id,
       agentic: inner.agentic,
       readsSkillFiles: inner.readsSkillFiles,
+      skillFiles: inner.skillFiles,
       priced: inner.priced,
       complete,
     });

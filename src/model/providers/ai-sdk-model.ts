@@ -39,6 +39,8 @@ export interface AiSdkModelOptions {
   /** Output cap of the role, used when the request sets none. */
   maxOutputTokens?: number;
   temperature?: number;
+  /** How it gets a package's files (the role's `skill_files`): it calls tools. */
+  skillFiles?: ChatModel['skillFiles'];
   /** The per-call shape: provider options and whether JSON-schema mode is used. */
   shape(req: ChatRequest, base: { maxOutputTokens?: number; temperature?: number }): CallShape;
 }
@@ -58,6 +60,7 @@ export class AiSdkChatModel implements ChatModel {
   readonly settings: Record<string, unknown>;
   readonly url: string;
   readonly priced: boolean;
+  readonly skillFiles?: ChatModel['skillFiles'];
   private sdk: Promise<LanguageModelV3> | undefined;
 
   constructor(private readonly o: AiSdkModelOptions) {
@@ -65,6 +68,7 @@ export class AiSdkChatModel implements ChatModel {
     this.priced = o.price !== undefined;
     this.settings = { endpoint: o.endpoint };
     this.url = o.url;
+    if (o.skillFiles) this.skillFiles = o.skillFiles;
   }
 
   async complete(req: ChatRequest): Promise<ProviderResponse> {

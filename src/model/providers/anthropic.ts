@@ -42,6 +42,7 @@ registerBackend({
     return new AiSdkChatModel({
       backend: 'anthropic',
       model: rc.model,
+      skillFiles: rc.skill_files,
       sdk: async () =>
         (await import('@ai-sdk/anthropic'))
           .createAnthropic({

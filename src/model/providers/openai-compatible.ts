@@ -72,6 +72,7 @@ function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
   return new AiSdkChatModel({
     backend: f.backend,
     model: rc.model,
+    skillFiles: rc.skill_files,
     sdk: async () => (await import('@ai-sdk/openai-compatible')).createOpenAICompatible(settings).chatModel(rc.model),
     endpoint: f.baseUrl,
     url: f.baseUrl,

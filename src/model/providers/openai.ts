@@ -170,6 +170,7 @@ registerBackend({
     return new AiSdkChatModel({
       backend: 'openai_chat',
       model: rc.model,
+      skillFiles: rc.skill_files,
       sdk,
       endpoint: `${useResponses ? 'responses' : 'chat'} ${endpoint}`,
       url: endpoint,
