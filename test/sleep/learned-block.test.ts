@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UserError } from '../../src/errors.ts';
-import { applyToBlock } from '../../src/sleep/night/consolidate.ts';
+import { applyToBlock } from '../../src/sleep/documents/learned-block.ts';
 import {
   LEARNED_END,
   LEARNED_HEADING,

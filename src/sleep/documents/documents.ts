@@ -10,6 +10,8 @@ import { UserError } from '../../errors.ts';
 import { expandHome, type SleepConfig } from '../config.ts';
 import { splitDocument } from './learned-block.ts';
 import { readLive, realPathOf, sha256Bytes } from '../adoption/transaction.ts';
+import { type LivePackage, livePackage } from './package-skill.ts';
+import { SKILL_FILE } from '../../skill/package/package.ts';
 
 export interface LiveDocument {
   /** A skill's name, or the memory file's name. */
@@ -24,6 +26,8 @@ export interface LiveDocument {
   text: string;
   /** What the night trains: the text, or for a skill that does not exist yet, a new skill's scaffold. */
   working: string;
+  /** A skill whose folder holds other files: the whole package, pinned (`package-skill.ts`). */
+  package?: LivePackage;
 }
 
 export function skillScaffold(name: string): string {
@@ -61,6 +65,9 @@ export function readDocument(file: string, kind: LiveDocument['kind'], name: str
     }
   }
   splitDocument(text, abs);
+  const pkg = kind === 'skill' && bytes !== null ? livePackage(abs) : undefined;
+  if (pkg && pkg.pins[SKILL_FILE]?.sha256 !== sha256Bytes(bytes!))
+    throw new UserError(`${abs} changed while the night read its package: run the night again`);
   return {
     name,
     kind,
@@ -70,6 +77,7 @@ export function readDocument(file: string, kind: LiveDocument['kind'], name: str
     sha256: bytes === null ? '' : sha256Bytes(bytes),
     text,
     working: bytes === null && kind === 'skill' ? skillScaffold(name) : text,
+    ...(pkg ? { package: pkg } : {}),
   };
 }
 

@@ -6,6 +6,7 @@
  * a block already in the document is rewritten in place, a new one goes at the end.
  */
 import { UserError } from '../../errors.ts';
+import { applyEdits, type EditReport } from '../../skill/edits.ts';
 
 export const LEARNED_START = '<!-- SKILLOPT-SLEEP:LEARNED START -->';
 export const LEARNED_END = '<!-- SKILLOPT-SLEEP:LEARNED END -->';
@@ -68,4 +69,34 @@ export function withRules(text: string, rules: string, where?: string): string {
 /** The learned rules of a document. */
 export function rulesOf(text: string, where?: string): string {
   return splitDocument(text, where).rules;
+}
+
+/**
+ * The edits applied to the learned rules only. An edit whose target is not in the block but is
+ * elsewhere in the document aims at the user's own text: it is refused as protected.
+ */
+export function applyToBlock(
+  documentText: string,
+  edits: Parameters<typeof applyEdits>[1],
+  where: string,
+): { text: string; reports: EditReport[] } {
+  const rules = rulesOf(documentText, where);
+  const { skill: edited, reports } = applyEdits(rules, edits);
+  // Appends come as paragraphs; the rules read as one list.
+  const newRules = edited.replace(/\n{2,}(?=- )/g, '\n');
+  const outside = (() => {
+    const p = splitDocument(documentText, where);
+    return `${p.before}\n${p.after}`;
+  })();
+  const fixed = reports.map((r): EditReport => {
+    const notFound = r.status === 'skipped_replace_target_not_found' || r.status === 'skipped_delete_target_not_found';
+    return notFound && r.target && outside.includes(r.target)
+      ? {
+          ...r,
+          status: 'skipped_protected_region',
+          reason: 'the target is in the hand-written text outside the learned block, which Sleep never changes',
+        }
+      : r;
+  });
+  return { text: withRules(documentText, newRules, where), reports: fixed };
 }

@@ -16,7 +16,7 @@ import type { Trajectory } from '../../envs/types.ts';
 import type { ChatModel } from '../../model/types.ts';
 import { changesOf } from '../../protocol/optimizer.ts';
 import { EventLog } from '../../run/events.ts';
-import { applyEdits, isApplied, type EditReport } from '../../skill/edits.ts';
+import { isApplied } from '../../skill/edits.ts';
 import { Rng } from '../../util/random.ts';
 import type { OptimizerContext } from '../../engine/optimizer-model/ask.ts';
 import { aggregate, type Merged } from '../../engine/stages/aggregate.ts';
@@ -28,10 +28,12 @@ import { FULL_EVALUATION, SelectionEvaluator, type SelectionScore } from '../../
 import { computeScore, itemMetric, type GateScoring } from '../../engine/scoring/means.ts';
 import { ScoreCache } from '../../engine/scoring/score-cache.ts';
 import type { Evidence } from './evidence.ts';
-import { rulesOf, splitDocument, withRules } from '../documents/learned-block.ts';
+import { applyToBlock } from '../documents/learned-block.ts';
 import type { ReplayDocument } from '../replay/documents.ts';
 import { ReplayEnv, taskItem } from '../replay/env.ts';
 import type { TaskRecord } from '../tasks/task.ts';
+import { brokenProposal, type LivePackage } from '../documents/package-skill.ts';
+import type { Skill } from '../../skill/package/package.ts';
 
 export type SleepGateAction =
   | 'accept_new_best'
@@ -39,7 +41,9 @@ export type SleepGateAction =
   | 'reject_unverified'
   | 'greedy_applied'
   | 'no_edits'
-  | 'no_tasks';
+  | 'no_tasks'
+  /** The edits broke the skill's package (a link, the front matter): not scored, not staged. */
+  | 'reject_invalid_package';
 
 export interface ConsolidateSettings {
   editBudget: number;
@@ -113,6 +117,8 @@ export interface ConsolidateInput {
   text: string;
   /** The documents beside it, unchanged by this consolidation. */
   others: ReplayDocument[];
+  /** A skill package: its live folder and files. Tasks replay under the whole package; a candidate that breaks it is not taken. */
+  package?: LivePackage;
   tasks: TaskRecord[];
   models: ConsolidateModels;
   settings: ConsolidateSettings;
@@ -181,36 +187,6 @@ export function taskDeltas(
   });
 }
 
-/**
- * The edits applied to the learned rules only. An edit whose target is not in the block but is
- * elsewhere in the document aims at the user's own text: it is refused as protected.
- */
-export function applyToBlock(
-  documentText: string,
-  edits: Parameters<typeof applyEdits>[1],
-  where: string,
-): { text: string; reports: EditReport[] } {
-  const rules = rulesOf(documentText, where);
-  const { skill: edited, reports } = applyEdits(rules, edits);
-  // Appends come as paragraphs; the rules read as one list.
-  const newRules = edited.replace(/\n{2,}(?=- )/g, '\n');
-  const outside = (() => {
-    const p = splitDocument(documentText, where);
-    return `${p.before}\n${p.after}`;
-  })();
-  const fixed = reports.map((r): EditReport => {
-    const notFound = r.status === 'skipped_replace_target_not_found' || r.status === 'skipped_delete_target_not_found';
-    return notFound && r.target && outside.includes(r.target)
-      ? {
-          ...r,
-          status: 'skipped_protected_region',
-          reason: 'the target is in the hand-written text outside the learned block, which Sleep never changes',
-        }
-      : r;
-  });
-  return { text: withRules(documentText, newRules, where), reports: fixed };
-}
-
 export async function consolidate(input: ConsolidateInput): Promise<Consolidation> {
   const { settings: s, models, evidence } = input;
   const where = input.name;
@@ -233,7 +209,10 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
     result.reason = 'no train or val task';
     return result;
   }
+  // A package's files go with every replay of its SKILL.md text (the rollout's package target).
+  const skillOf = (text: string): Skill => (input.package ? { skill: text, files: input.package.files } : text);
   const env = new ReplayEnv(input.tasks, {
+    packaged: Boolean(input.package),
     samples: s.samples,
     documents: (trained) => [{ name: input.name, kind: input.kind, text: trained }, ...input.others],
     analystGuide: analystGuide(input.name),
@@ -269,8 +248,8 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
     new Rng(s.seed).shuffle(trainItems.map((_, i) => i)),
   );
   const [rolled, base] = await Promise.all([
-    rollouts.run(input.text, trainItems, { training: true, onResult: (t, i) => reflector.add(i, t) }),
-    s.gate ? selection.score(input.text, { policy: FULL_EVALUATION }) : Promise.resolve(undefined),
+    rollouts.run(skillOf(input.text), trainItems, { training: true, onResult: (t, i) => reflector.add(i, t) }),
+    s.gate ? selection.score(skillOf(input.text), { policy: FULL_EVALUATION }) : Promise.resolve(undefined),
   ]);
   input.checkpoint?.();
   const trainTrajectories = rolled.trajectories.filter((t): t is Trajectory => t !== undefined);
@@ -339,6 +318,13 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
     return result;
   }
   result.candidateText = applied.text;
+  const broken = input.package ? await brokenProposal(input.package, input.text, applied.text) : undefined;
+  if (broken) {
+    result.action = 'reject_invalid_package';
+    result.reason = broken;
+    evidence.log('gate', 'decision', { document: input.name, action: result.action, accepted: false, reason: broken });
+    return result;
+  }
 
   // ⑥ the gate
   if (!s.gate) {
@@ -349,7 +335,7 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
     evidence.log('gate', 'decision', { document: input.name, mode: 'greedy', accepted: true });
     return result;
   }
-  const cand = await selection.score(applied.text, { policy: FULL_EVALUATION });
+  const cand = await selection.score(skillOf(applied.text), { policy: FULL_EVALUATION });
   input.checkpoint?.();
   result.candidate = scoreOf(cand);
   result.deltas = taskDeltas(valItems, base!.trajectories, cand.trajectories, s.scoring);
@@ -386,7 +372,10 @@ export async function consolidate(input: ConsolidateInput): Promise<Consolidatio
   const test = input.tasks.filter((t) => t.split === 'test').map(taskItem);
   if (test.length) {
     const measure = new SelectionEvaluator(rollouts, test, s.scoring, new EventLog());
-    const [before, after] = await Promise.all([measure.score(input.text), measure.score(result.proposedText)]);
+    const [before, after] = await Promise.all([
+      measure.score(skillOf(input.text)),
+      measure.score(skillOf(result.proposedText)),
+    ]);
     result.test = { before: scoreOf(before), after: scoreOf(after) };
     evidence.log('test', 'held_out_score', { document: input.name, ...result.test });
   }

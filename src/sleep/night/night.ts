@@ -210,6 +210,7 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
         kind: doc.kind,
         text: doc.working,
         others,
+        ...(doc.package ? { package: doc.package } : {}),
         tasks: docTasks,
         models: { target: models!.target, judge: models!.judge, opt: models!.opt },
         settings,

@@ -57,6 +57,9 @@ export function stage(o: NightOptions, r: NightResults): NightReport {
         action: result.action,
         baseline: result.baseline?.gate ?? null,
         candidate: result.candidate?.gate ?? null,
+        ...(doc.package
+          ? { package: { liveDir: doc.package.dir, liveFiles: doc.package.pins, files: doc.package.files } }
+          : {}),
       });
       diffs.push(unifiedDiff(doc.text, proposedText, { before: doc.exists ? doc.path : '/dev/null', after: doc.path }));
     }

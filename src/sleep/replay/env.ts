@@ -62,6 +62,8 @@ export function attemptPrompt(task: TaskRecord, docs: ReplayDocument[]): { syste
 }
 
 export interface ReplayOptions {
+  /** The trained skill is a package: each request names it (`skill`), so the package's files go with it. */
+  packaged?: boolean;
   /** Attempts per task. */
   samples: number;
   /** The documents a rollout runs under, given the text of the one being trained. */
@@ -114,7 +116,12 @@ export class ReplayEnv implements Env {
         checks: checksOf(task) as SleepAttemptMeta['task']['checks'],
       },
     };
-    const agent = target.agentic ? agentDocuments(docs) : {};
+    const trained = docs.find((d) => d.kind === 'skill' && d.text.trim());
+    const agent = target.agentic
+      ? agentDocuments(docs)
+      : this.options.packaged && trained
+        ? { skill: trained.text.trim() }
+        : {};
     let response = '';
     try {
       const reply = await target.complete({
