@@ -106,7 +106,7 @@ export const ConsolidateConfigSchema = z
 
 export const DocumentsConfigSchema = z
   .object({
-    /** The managed skill's SKILL.md; '' = <claude_home>/skills/<skill_name>/SKILL.md. */
+    /** The managed skill: its SKILL.md, its folder, or an installed skill (`claude:NAME`, `user:codex:NAME`); '' = <claude_home>/skills/<skill_name>/SKILL.md. */
     skill: z.string().default(''),
     skill_name: z
       .string()

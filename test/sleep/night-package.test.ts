@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { SleepConfigSchema } from '../../src/sleep/config.ts';
+import { managedSkillPath } from '../../src/sleep/documents/documents.ts';
 import { brokenProposal, livePackage } from '../../src/sleep/documents/package-skill.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
 import { PROJECT, simNightHome } from './sim-night.ts';
@@ -91,5 +93,21 @@ describe('a night over a skill package', () => {
     assert.equal(await brokenProposal(live, skill, `${skill}\n- Label both axes.\n`), undefined);
     fs.rmSync(path.join(dir, 'references'), { recursive: true });
     assert.equal(livePackage(path.join(dir, 'SKILL.md')), undefined, 'a SKILL.md alone is a single document');
+  });
+
+  it('documents.skill takes a SKILL.md, its folder or an installed skill; an archive is refused', () => {
+    const project = tmpDir();
+    writeFiles(project, {
+      '.claude/skills/charts/SKILL.md': '---\nname: charts\ndescription: x\n---\n',
+      'x.skill': 'PK',
+    });
+    const at = (skill: string) =>
+      managedSkillPath(SleepConfigSchema.parse({ documents: { skill } }), path.join(project, 'home'), project);
+    const md = path.join(project, '.claude/skills/charts/SKILL.md');
+    assert.equal(at('.claude/skills/charts/SKILL.md'), md);
+    assert.equal(at('.claude/skills/charts'), md);
+    assert.equal(at('claude:charts'), md);
+    assert.throws(() => at('codex:charts'), /documents\.skill: no installed skill 'charts' for codex/);
+    assert.throws(() => at('x.skill'), /is an archive; Sleep adopts its proposals into a live skill/);
   });
 });

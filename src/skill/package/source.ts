@@ -99,7 +99,11 @@ export function loadSkillPackage(spec: string, options: LoadSkillOptions = {}): 
   return { pkg: { skill }, source: { kind: 'document', path: file, blank: !stat } };
 }
 
-function loadInstalled(spec: InstalledSpec, options: LoadSkillOptions, limits: PackageLimits): LoadedSkill {
+/** The folder of the installed skill `spec`: the project's first, then the user's (or the scope it names). */
+export function installedSkillDir(
+  spec: InstalledSpec,
+  options: Pick<LoadSkillOptions, 'project' | 'env'> = {},
+): { dir: string; scope: InstalledScope } {
   const env = options.env ?? process.env;
   const scopes: InstalledScope[] = spec.scope ? [spec.scope] : ['project', 'user'];
   const looked: string[] = [];
@@ -112,11 +116,7 @@ function loadInstalled(spec: InstalledSpec, options: LoadSkillOptions, limits: P
     const dir = path.join(folder, spec.name);
     looked.push(dir);
     // A folder there is the skill, whole or broken: it is what the agent would find first.
-    if (!fs.existsSync(dir)) continue;
-    return {
-      pkg: checked(readPackageDir(dir, limits), path.join(dir, SKILL_FILE)),
-      source: { kind: 'installed', path: dir, agent: spec.agent, scope, name: spec.name },
-    };
+    if (fs.existsSync(dir)) return { dir, scope };
   }
   const shown = `${spec.scope ? `${spec.scope}:` : ''}${spec.agent}:${spec.name}`;
   throw new PackageError(
@@ -124,6 +124,14 @@ function loadInstalled(spec: InstalledSpec, options: LoadSkillOptions, limits: P
     shown,
     `no installed skill '${spec.name}' for ${spec.agent}: looked for ${looked.join(' and ')}`,
   );
+}
+
+function loadInstalled(spec: InstalledSpec, options: LoadSkillOptions, limits: PackageLimits): LoadedSkill {
+  const { dir, scope } = installedSkillDir(spec, options);
+  return {
+    pkg: checked(readPackageDir(dir, limits), path.join(dir, SKILL_FILE)),
+    source: { kind: 'installed', path: dir, agent: spec.agent, scope, name: spec.name },
+  };
 }
 
 /** `pkg`, once its `SKILL.md` (named `where` in the error) keeps the front-matter rules. */

@@ -5,7 +5,10 @@
  * night, and pinned: the SHA-256 of its bytes ('' when it does not exist) and its real path.
  * A document that is not valid UTF-8, a link, or unreadable refuses the night.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import { isArchivePath } from '../../skill/package/archive.ts';
+import { installedSkillDir, parseInstalledSpec } from '../../skill/package/source.ts';
 import { UserError } from '../../errors.ts';
 import { expandHome, type SleepConfig } from '../config.ts';
 import { splitDocument } from './learned-block.ts';
@@ -81,11 +84,28 @@ export function readDocument(file: string, kind: LiveDocument['kind'], name: str
   };
 }
 
-/** The managed skill's file: `documents.skill`, or `<claude_home>/skills/<skill_name>/SKILL.md`. */
+/**
+ * The managed skill's file: `documents.skill` (a `SKILL.md`, the skill's folder, or an installed
+ * skill such as `claude:NAME` or `user:codex:NAME`), or `<claude_home>/skills/<skill_name>/SKILL.md`.
+ * An archive is refused: a night's proposal is adopted into a live skill.
+ */
 export function managedSkillPath(config: SleepConfig, claudeHome: string, project: string): string {
   const d = config.documents;
-  if (d.skill) return path.resolve(project, expandHome(d.skill));
-  return path.join(claudeHome, 'skills', d.skill_name, 'SKILL.md');
+  if (!d.skill) return path.join(claudeHome, 'skills', d.skill_name, 'SKILL.md');
+  const installed = parseInstalledSpec(d.skill);
+  if (installed) {
+    try {
+      return path.join(installedSkillDir(installed, { project }).dir, SKILL_FILE);
+    } catch (err) {
+      throw new UserError(`documents.skill: ${(err as Error).message}`);
+    }
+  }
+  const file = path.resolve(project, expandHome(d.skill));
+  if (isArchivePath(file))
+    throw new UserError(
+      `documents.skill: ${d.skill} is an archive; Sleep adopts its proposals into a live skill: give the skill's folder or its SKILL.md`,
+    );
+  return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() ? path.join(file, SKILL_FILE) : file;
 }
 
 /** The managed skill's name: its folder's. */
