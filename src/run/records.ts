@@ -179,7 +179,11 @@ export const StepRecordSchema = z
     candidate_gate_upper_bound: z.number().optional(),
     gate: GateStatsSchema.optional(),
     /** Activation rollouts: how the candidate loaded on the gate's queries, and the queries it gets wrong (load rate on the wrong side of one half). */
-    activation_val: ActivationScoreSchema.extend({ failing: z.array(z.string()) }).optional(),
+    activation_val: ActivationScoreSchema.extend({
+      failing: z.array(z.string()),
+      /** Gate queries the candidate passes and the skill it started from failed (`fixed`), and the other way (`broke`). */
+      flipped: z.object({ fixed: z.array(z.string()), broke: z.array(z.string()) }).optional(),
+    }).optional(),
     /** With a candidate pool: the step's parent, the members after it, those dropped, and the merge tried. */
     pool: z
       .object({

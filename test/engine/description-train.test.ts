@@ -49,6 +49,9 @@ describe('training the description (triggers env, simulator)', () => {
       'precision, recall and F1 on train and gate queries',
     );
     assert.equal(history[0]!.activation_val!.n, 4 * 3, 'four gate queries, three samples each');
+    const flipped = history[0]!.activation_val!.flipped!;
+    assert.ok(flipped.fixed.length > 0, 'the accepted description fixed gate queries the seed missed');
+    assert.ok(flipped.fixed.every((id) => !history[0]!.activation_val!.failing.includes(id)));
     assert.deepEqual(frontMatterProblems(best), []);
     assert.notEqual(skillListing(best).description, skillListing(seed).description);
     assert.equal(bodyOf(best).trim(), bodyOf(seed).trim(), 'the body is not edited in description steps');

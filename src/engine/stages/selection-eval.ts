@@ -139,6 +139,14 @@ export class SelectionEvaluator {
     readonly repeats = 1,
   ) {}
 
+  /** The skill's rollouts on the selection split that the score cache holds, every sample (undefined: not run); runs nothing. */
+  cachedTrajectories(skill: Skill): (Trajectory | undefined)[] {
+    const hash = skillId(skill);
+    const out: (Trajectory | undefined)[] = [];
+    for (let r = 0; r < this.repeats; r++) for (const item of this.items) out.push(this.rollouts.cached(hash, item, r));
+    return out;
+  }
+
   /** Sample r of item i, as one entry of the evaluation's rollouts. */
   private entry(i: number, r: number): number {
     return r * this.items.length + i;

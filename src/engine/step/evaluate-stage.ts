@@ -17,7 +17,7 @@ import type { StepScope } from './step-scope.ts';
 import type { Updated } from './update-stage.ts';
 import type { GatePart } from './step-record.ts';
 import type { Trajectory } from '../../envs/types.ts';
-import { activationMetrics, activationScore, failingQueries } from '../../envs/triggers/metrics.ts';
+import { activationMetrics, activationScore, failingQueries, flippedQueries } from '../../envs/triggers/metrics.ts';
 
 /** What a speed-up around the step may ask of its gate (`pipeline/`); a plain step asks nothing. */
 export interface GateHooks {
@@ -161,13 +161,27 @@ function report(
       errors: sel.errors,
       ...(test ? { test: roundTest(test) } : {}),
     },
-    ...activationOnGate(sel.trajectories),
+    ...activationOnGate(sel.trajectories, s.ctx.selection.cachedTrajectories(s.reference.skill)),
   });
 }
 
-function activationOnGate(trajectories: (Trajectory | undefined)[]): { activation_val?: GatePart['activation_val'] } {
-  const m = activationMetrics(trajectories.filter((t): t is Trajectory => t !== undefined));
-  return m ? { activation_val: { ...activationScore(m), failing: failingQueries(m) } } : {};
+const known = (ts: (Trajectory | undefined)[]) => ts.filter((t): t is Trajectory => t !== undefined);
+
+/** The candidate's activation on the gate's queries, and against the skill it started from (as far as the score cache has it). */
+function activationOnGate(
+  candidate: (Trajectory | undefined)[],
+  reference: (Trajectory | undefined)[],
+): { activation_val?: GatePart['activation_val'] } {
+  const m = activationMetrics(known(candidate));
+  if (!m) return {};
+  const before = activationMetrics(known(reference));
+  return {
+    activation_val: {
+      ...activationScore(m),
+      failing: failingQueries(m),
+      ...(before ? { flipped: flippedQueries(before, m) } : {}),
+    },
+  };
 }
 
 const roundTest = (t: GateTest): GateTest => ({ ...t, effect: round(t.effect, 6), p: round(t.p, 6) });

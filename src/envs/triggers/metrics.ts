@@ -75,6 +75,23 @@ export function failingQueries(m: ActivationMetrics): string[] {
     .sort();
 }
 
+/** The queries measured in both that pass in `after` and failed in `before` (`fixed`), and the other way (`broke`). */
+export function flippedQueries(
+  before: ActivationMetrics,
+  after: ActivationMetrics,
+): { fixed: string[]; broke: string[] } {
+  const wrong = (m: ActivationMetrics) => new Set(failingQueries(m));
+  const was = wrong(before);
+  const is = wrong(after);
+  const both = Object.keys(after.by_query)
+    .filter((id) => id in before.by_query)
+    .sort();
+  return {
+    fixed: both.filter((id) => was.has(id) && !is.has(id)),
+    broke: both.filter((id) => !was.has(id) && is.has(id)),
+  };
+}
+
 /** One line: "precision 0.75, recall 0.6, F1 0.667 (9 of 12 queries pass)". */
 export function activationLine(m: ActivationMetrics): string {
   return `precision ${m.precision}, recall ${m.recall}, F1 ${+m.f1.toFixed(3)} (${m.passed} of ${m.queries} queries pass)`;

@@ -247,6 +247,12 @@ export class StepView {
       'div.panel#description-change',
       h('h3', 'Description'),
       h('div.diff', h('div.del', c.before), h('div.add', c.after)),
+      view.record.activation_val?.flipped?.fixed.length
+        ? h('div.sub', `gate queries now right: ${view.record.activation_val.flipped.fixed.join(', ')}`)
+        : null,
+      view.record.activation_val?.flipped?.broke.length
+        ? h('div.sub', `gate queries now wrong: ${view.record.activation_val.flipped.broke.join(', ')}`)
+        : null,
       view.record.activation_val?.failing.length
         ? h('div.sub', `gate queries still wrong: ${view.record.activation_val.failing.join(', ')}`)
         : null,
