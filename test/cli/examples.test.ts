@@ -249,6 +249,7 @@ describe('the examples in the README and docs/', () => {
       'sleep status',
       'sleep uninstall',
       'sleep unschedule',
+      'tasks draft',
       'train',
       'ui',
     ]);
