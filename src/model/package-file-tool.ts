@@ -2,10 +2,11 @@
  * A chat model that reads a skill package's files through a tool, as an agent opens them: its
  * system prompt lists the files (path, size, text or binary) after the skill's text, and it may
  * call `read_skill_file` with a path; each call's answer is the file's text, or why there is
- * none. Up to `MAX_READ_ROUNDS` rounds of reads, then one last call without the tool, told that
- * the reads are spent. Every round is a call of its own through the target's stack (ledger,
- * cache, limits); the reply carries the rounds' usage and cost summed, and a trace whose
- * `package.read` names the files read, as an agent's trace does.
+ * none. A request with tools of its own never comes here (`package-target.ts`). After
+ * `MAX_READ_ROUNDS` rounds of reads the model is told to answer, and a read it asks for after
+ * that is left unanswered: its reply is taken as it stands. Every round is a call of its own
+ * through the target's stack (ledger, cache, limits); the reply carries the rounds' usage and cost
+ * summed, and a trace whose `package.read` names the files read, as an agent's trace does.
  */
 import { fill, loadPrompt } from '../prompt-files.ts';
 import type { PackageFiles } from '../skill/package/package.ts';
@@ -86,30 +87,26 @@ export async function completeWithFileTool(
     cost = cost === null || res.costUsd == null ? null : cost + res.costUsd;
   };
   for (let round = 0; ; round++) {
-    const last = round === MAX_READ_ROUNDS;
-    const tools = last ? req.tools : [...(req.tools ?? []), tool];
-    const res = await target.complete({
-      ...req,
-      system,
-      messages,
-      ...(tools?.length ? { tools } : { tools: undefined }),
-    });
+    // The tool stays offered to the end: Anthropic refuses tool results in a request without tools.
+    const res = await target.complete({ ...req, system, messages, tools: [tool] });
     sum(res);
-    const reads = last ? [] : (res.toolCalls ?? []).filter((c) => c.name === READ_TOOL);
-    if (reads.length === 0) {
+    const reads = (res.toolCalls ?? []).filter((c) => c.name === READ_TOOL);
+    const spent = round === MAX_READ_ROUNDS;
+    if (reads.length === 0 || spent) {
       const trace: AgentTrace = {
         agent: 'chat',
         steps,
         files: [],
         ...(read.length ? { package: { read, ran: [] } } : {}),
-        errors: [],
+        errors: reads.length
+          ? [`asked to read ${reads.length} more file(s) after its ${MAX_READ_ROUNDS} rounds of reads`]
+          : [],
         turns: round + 1,
         durationMs: Math.round(performance.now() - started),
         exitCode: null,
       };
-      // The env sees its own tool calls only; the reads were answered here.
-      const own = res.toolCalls?.filter((c) => c.name !== READ_TOOL);
-      return { ...res, ...(own?.length ? { toolCalls: own } : { toolCalls: undefined }), usage, costUsd: cost, trace };
+      // Reads past the limit are left unanswered: the reply is taken as it stands.
+      return { ...res, toolCalls: undefined, usage, costUsd: cost, trace };
     }
     const answers: Message[] = reads.map((c) => {
       const a = readAnswer(files, c.input);

@@ -61,7 +61,8 @@ export function packageTarget(target: ChatModel, pkg: SkillPackage): ChatModel {
   const complete = (req: ChatRequest) => {
     if (req.skill === undefined) return target.complete(req);
     if (mode === 'installed') return target.complete({ ...req, skillFiles: files });
-    if (mode === 'tool') {
+    // A request that offers tools of its own (an env's tool loop) keeps the files inline: no hidden turns in its conversation.
+    if (mode === 'tool' && !req.tools?.length) {
       const system = systemWithFiles(req.system ?? '', req.skill, fileListing(files));
       return completeWithFileTool(target, { ...req, skillFiles: files }, files, system);
     }

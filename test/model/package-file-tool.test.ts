@@ -121,16 +121,16 @@ describe('a chat target reads package files through a tool', () => {
     });
   }
 
-  it(`stops offering the tool after ${MAX_READ_ROUNDS} rounds and asks for the answer`, async () => {
+  it(`asks for the answer after ${MAX_READ_ROUNDS} rounds of reads and answers no more`, async () => {
     greedy = true;
     const from = fake.requests.length;
     const models = await target('openai_chat', 'tool');
     const res = await packageTarget(models.target, PKG).complete(REQUEST);
     const sent = fake.requests.slice(from);
-    assert.equal(sent.length, MAX_READ_ROUNDS + 1);
-    assert.deepEqual(toolNames(sent.at(-1)!), [], 'the last call has no read tool');
+    assert.equal(sent.length, MAX_READ_ROUNDS + 1, 'the reads asked for after the limit are left unanswered');
     assert.match(JSON.stringify(sent.at(-1)!.body.messages), /That was the last file you can read/);
-    assert.match(res.text, /^<answer>/);
+    assert.equal(res.toolCalls, undefined);
+    assert.match(res.trace!.errors[0]!, /after its 8 rounds of reads/);
     models.close();
     greedy = false;
   });
@@ -144,6 +144,18 @@ describe('a chat target reads package files through a tool', () => {
     assert.match(systemOf(sent[0]!), /UNITS-7c1d/);
     assert.deepEqual(toolNames(sent[0]!), []);
     models.close();
+    // A request with tools of its own keeps the files inline, even with the tool setting.
+    const tooled = await target('openai_chat', 'tool');
+    const before = fake.requests.length;
+    await packageTarget(tooled.target, PKG).complete({
+      ...REQUEST,
+      tools: [{ name: 'grep', description: 'search', parameters: { type: 'object', properties: {} } }],
+    });
+    const own = fake.requests.slice(before);
+    assert.equal(own.length, 1);
+    assert.deepEqual(toolNames(own[0]!), ['grep']);
+    assert.match(systemOf(own[0]!), /UNITS-7c1d/);
+    tooled.close();
     const auto = await target('openai_chat', 'auto');
     assert.equal(fileMode(auto.target, PKG.files!), 'inline');
     const big = new Map(PKG.files!);

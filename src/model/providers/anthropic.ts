@@ -42,7 +42,8 @@ registerBackend({
     return new AiSdkChatModel({
       backend: 'anthropic',
       model: rc.model,
-      skillFiles: rc.skill_files,
+      // With extended thinking each tool round would have to send its thinking blocks back, which our messages do not keep.
+      ...(thinking ? {} : { skillFiles: rc.skill_files }),
       sdk: async () =>
         (await import('@ai-sdk/anthropic'))
           .createAnthropic({

@@ -72,7 +72,8 @@ function build(rc: RoleConfig, ctx: BackendContext, f: Flavour) {
   return new AiSdkChatModel({
     backend: f.backend,
     model: rc.model,
-    skillFiles: rc.skill_files,
+    // vLLM and llama.cpp refuse tools unless started with a tool parser: the tool only when asked for by name.
+    ...(rc.skill_files === 'tool' ? { skillFiles: 'tool' as const } : {}),
     sdk: async () => (await import('@ai-sdk/openai-compatible')).createOpenAICompatible(settings).chatModel(rc.model),
     endpoint: f.baseUrl,
     url: f.baseUrl,
