@@ -104,3 +104,15 @@ export function treeFingerprint(root: string): string {
   }
   return lines.join('\n');
 }
+
+/** Every file below `root` with its bytes and mode (not its time: a restored file is written anew). */
+export function contents(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const rel of fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).sort()) {
+    const st = fs.lstatSync(path.join(root, rel));
+    out[rel] = st.isFile()
+      ? `${(st.mode & 0o777).toString(8)} ${fs.readFileSync(path.join(root, rel), 'base64')}`
+      : 'dir';
+  }
+  return out;
+}

@@ -12,21 +12,10 @@ import { SleepConfigSchema } from '../../src/sleep/config.ts';
 import { managedSkillPath } from '../../src/sleep/documents/documents.ts';
 import { brokenProposal, livePackage } from '../../src/sleep/documents/package-skill.ts';
 import { tmpDir, writeFiles } from '../helpers/tmp.ts';
+import { contents } from './fixture-home.ts';
 import { PROJECT, simNightHome } from './sim-night.ts';
 
 const LOGO = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
-
-/** Every file below `root` with its bytes and mode. */
-function contents(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const rel of fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).sort()) {
-    const st = fs.lstatSync(path.join(root, rel));
-    out[rel] = st.isFile()
-      ? `${(st.mode & 0o777).toString(8)} ${fs.readFileSync(path.join(root, rel), 'base64')}`
-      : 'dir';
-  }
-  return out;
-}
 
 function packageHome() {
   const h = simNightHome('mine:\n  seed: 3\ndocuments:\n  fanout: true\n');

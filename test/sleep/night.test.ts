@@ -11,22 +11,10 @@ import { test } from 'node:test';
 import { readState } from '../../src/sleep/state/state.ts';
 import { REPLAY_PROMPT_MARKER } from '../../src/sleep/replay/marker.ts';
 import { runCli } from '../helpers/cli.ts';
-import { treeFingerprint } from './fixture-home.ts';
+import { contents, treeFingerprint } from './fixture-home.ts';
 import { DEPOT_SKILL, PROJECT, simNightHome } from './sim-night.ts';
 
 const home = simNightHome;
-
-/** Every file below `root` with its bytes and mode (not its time: a restored file is written anew). */
-function contents(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const rel of fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).sort()) {
-    const st = fs.lstatSync(path.join(root, rel));
-    out[rel] = st.isFile()
-      ? `${(st.mode & 0o777).toString(8)} ${fs.readFileSync(path.join(root, rel), 'base64')}`
-      : 'dir';
-  }
-  return out;
-}
 
 test('a night on the simulator: dry-run, run, status, adopt, rollback; two skills changed with a backup, then restored byte for byte', () => {
   const { home: h, sleep } = home('mine:\n  seed: 3\ndocuments:\n  fanout: true\n');

@@ -85,6 +85,20 @@ const MODEL: Omit<HarnessModelOptions, 'backend'> = {
   timeoutMs: 90_000,
 };
 
+/** The real Claude Code against the fake server at `url`. */
+const claudeTarget = (url: string) =>
+  new HarnessChatModel(
+    new ClaudeCodeHarness(
+      harnessSettings({
+        path: cliPath('claude'),
+        baseUrl: url,
+        model: 'claude-sonnet-4-5',
+        env: { ANTHROPIC_API_KEY: 'sk-ant-test' },
+      }),
+    ),
+    { ...MODEL, backend: 'claude_code_exec', model: 'claude-sonnet-4-5' },
+  );
+
 async function measure(target: ChatModel, skillText: string, queries = QUERIES): Promise<Trajectory[]> {
   return Promise.all(queries.map((q, i) => env.rollout(q, skillText, { target, seed: 1, sample: i })));
 }
@@ -98,17 +112,7 @@ describe('activation rollouts through the real CLIs', () => {
       const name = chosen(t);
       return name ? { tool: 'Skill', input: { skill: name } } : { text: 'Here is how to do it.' };
     });
-    const target = new HarnessChatModel(
-      new ClaudeCodeHarness(
-        harnessSettings({
-          path: cliPath('claude'),
-          baseUrl: server.url,
-          model: 'claude-sonnet-4-5',
-          env: { ANTHROPIC_API_KEY: 'sk-ant-test' },
-        }),
-      ),
-      { ...MODEL, backend: 'claude_code_exec', model: 'claude-sonnet-4-5' },
-    );
+    const target = claudeTarget(server.url);
     const vague = activationMetrics(await measure(target, VAGUE))!;
     const good = activationMetrics(await measure(target, GOOD))!;
     assert.deepEqual([vague.tp, vague.fn, vague.fp], [0, 2, 0], 'a vague description is never chosen');
@@ -169,17 +173,7 @@ describe('activation rollouts through the real CLIs', () => {
       const name = chosen(t);
       return name ? { tool: 'Skill', input: { skill: name } } : { text: 'No skill needed.' };
     });
-    const target = new HarnessChatModel(
-      new ClaudeCodeHarness(
-        harnessSettings({
-          path: cliPath('claude'),
-          baseUrl: server.url,
-          model: 'claude-sonnet-4-5',
-          env: { ANTHROPIC_API_KEY: 'sk-ant-test' },
-        }),
-      ),
-      { ...MODEL, backend: 'claude_code_exec', model: 'claude-sonnet-4-5' },
-    );
+    const target = claudeTarget(server.url);
     // Four candidates that name the work and four that do not, all on the same should-trigger query.
     const candidates = Array.from({ length: 8 }, (_, i) =>
       (i % 2 ? VAGUE : GOOD).replace('# workbook-charts', `# v${i}`),
