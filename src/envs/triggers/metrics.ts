@@ -5,6 +5,7 @@
  * at least one half for a should-trigger query (under one half for a should-not one): that is
  * `passed` here.
  */
+import { round } from '../../util/round.ts';
 import type { Trajectory } from '../types.ts';
 
 export interface ActivationMetrics {
@@ -27,7 +28,6 @@ export interface ActivationMetrics {
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
-const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** The metrics of the activation rollouts among `trajectories`; undefined when there are none. */
 export function activationMetrics(trajectories: readonly Trajectory[]): ActivationMetrics | undefined {
@@ -53,9 +53,9 @@ export function activationMetrics(trajectories: readonly Trajectory[]): Activati
   return {
     n: counted.length,
     ...m,
-    precision: round(precision),
-    recall: round(recall),
-    f1: round(f1),
+    precision: round(precision, 6),
+    recall: round(recall, 6),
+    f1: round(f1, 6),
     passed,
     queries: queries.length,
     by_query: byQuery,

@@ -27,6 +27,13 @@ export function stems(text: string): Set<string> {
   return out;
 }
 
+/** The content words of a text as written (four letters or more, not stop words, in order, each once). */
+export function contentWords(text: string): string[] {
+  const out: string[] = [];
+  for (const w of text.toLowerCase().match(/[a-z]{4,}/g) ?? []) if (stems(w).size && !out.includes(w)) out.push(w);
+  return out;
+}
+
 /** How well a description fits a query: the query's words it shares, plus 2 for a claim to everything. */
 export function fit(query: string, description: string): number {
   const q = stems(query);

@@ -12,7 +12,7 @@ import { SKILL_DESCRIPTION_MAX } from '../../skill/agent-skill.ts';
 import type { Edit } from '../../skill/edit-schema.ts';
 import { DESCRIPTION_OP } from '../../skill/description.ts';
 import type { TrajectoryView } from '../../protocol/optimizer.ts';
-import { stems } from './activation.ts';
+import { contentWords, stems } from './activation.ts';
 
 const LIST = ' Use when the user asks about: ';
 const BROAD_SENTENCE = /[^.]*\b(?:any|anything|everything|whatever|all kinds)\b[^.]*\.?/gi;
@@ -36,13 +36,6 @@ function render(base: string, words: string[]): string {
   return text.length <= SKILL_DESCRIPTION_MAX ? text : text.slice(0, SKILL_DESCRIPTION_MAX);
 }
 
-/** The content words of a request, as written (four letters or more, in order, each once). */
-function words(text: string): string[] {
-  const out: string[] = [];
-  for (const w of text.toLowerCase().match(/[a-z]{4,}/g) ?? []) if (stems(w).size && !out.includes(w)) out.push(w);
-  return out;
-}
-
 /** One `set_description` from a failure minibatch, or none when nothing in it concerns loading. */
 export function descriptionEdit(skill: string, trajectories: TrajectoryView[]): Edit[] {
   const current = skillListing(skill).description ?? '';
@@ -52,7 +45,7 @@ export function descriptionEdit(skill: string, trajectories: TrajectoryView[]): 
   let { base, words: list } = parts(current);
   base = base.replace(BROAD_SENTENCE, '').trim() || base;
   const count = new Map<string, number>();
-  for (const t of missed) for (const w of words(t.task)) count.set(w, (count.get(w) ?? 0) + 1);
+  for (const t of missed) for (const w of contentWords(t.task)) count.set(w, (count.get(w) ?? 0) + 1);
   const needed = new Set([...count.keys()].map((w) => [...stems(w)][0]!));
   const spoiling = new Set<string>();
   for (const t of wrong) for (const s of stems(t.task)) if (!needed.has(s)) spoiling.add(s);

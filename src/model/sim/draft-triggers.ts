@@ -5,13 +5,7 @@
  * not what a person would type.
  */
 import type { OptimizerMeta } from '../../protocol/optimizer.ts';
-import { stems } from './activation.ts';
-
-function contentWords(text: string): string[] {
-  const out: string[] = [];
-  for (const w of text.toLowerCase().match(/[a-z]{4,}/g) ?? []) if (stems(w).size && !out.includes(w)) out.push(w);
-  return out;
-}
+import { contentWords } from './activation.ts';
 
 /** `count` requests of three words each, taken in turn from `words`. */
 function requests(words: string[], count: number, opener: string): string[] {

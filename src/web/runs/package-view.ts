@@ -63,16 +63,15 @@ export function packageTree(
   const before = manifestOf(run, a);
   const after = manifestOf(run, b);
   if (!before && !after) return undefined;
-  const skillA = readSkill(run, a, 0).size;
-  const skillB = readSkill(run, b, 0).size;
-  const skillEdited = readSkill(run, a).text !== readSkill(run, b).text;
+  // Each SKILL.md read once: its size and, to tell an edit, its text.
+  const [skillA, skillB] = [readSkill(run, a), readSkill(run, b)];
   const files: PackageFileView[] = [
     {
       path: SKILL_FILE,
       kind: 'text',
-      change: skillEdited ? 'edited' : 'unchanged',
-      sizeBefore: skillA,
-      sizeAfter: skillB,
+      change: skillA.text !== skillB.text || skillA.size !== skillB.size ? 'edited' : 'unchanged',
+      sizeBefore: skillA.size,
+      sizeAfter: skillB.size,
     },
   ];
   const paths = [...new Set([...(before?.keys() ?? []), ...(after?.keys() ?? [])])].sort();
