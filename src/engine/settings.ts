@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
+import { listsWhenToUse } from '../model/harness/backends.ts';
 import type { ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from '../protocol/optimizer.ts';
 import type { GateScoring } from './scoring/means.ts';
@@ -73,6 +74,8 @@ export interface TrainSettings {
   targets: StepTarget[];
   /** Description edits a description step may apply (`optimizer.description_edits`). */
   descriptionEdits: number;
+  /** The target lists a skill's `when_to_use` after its description (Claude Code): a description step may set it too. */
+  whenToUse: boolean;
   rewrite: { reasoningEffort?: ReasoningEffort; outputTokens: number };
   gate: {
     on: boolean;
@@ -147,6 +150,7 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
     packageSkill: options.packageSkill ?? false,
     targets,
     descriptionEdits: o.description_edits,
+    whenToUse: listsWhenToUse(config.model.target.backend),
     rewrite: {
       reasoningEffort: (config.model.rewrite_reasoning_effort || undefined) as ReasoningEffort | undefined,
       outputTokens: config.model.rewrite_max_completion_tokens,

@@ -57,8 +57,11 @@ export interface Trajectory {
   usage?: Usage;
   /** What an agent target did in each of its runs (tools, files, errors), in order; absent for chat models. */
   traces?: AgentTrace[];
-  /** An activation rollout: whether the skill should have loaded for the query, and whether it did. */
-  activation?: { should: boolean; loaded: boolean };
+  /**
+   * An activation rollout: whether the skill should have loaded for the query, and whether it
+   * did; `task`, the reply's score, when the query's task is scored too.
+   */
+  activation?: { should: boolean; loaded: boolean; task?: number };
   /** Set when the rollout could not run (infrastructure): then it is not scored. */
   error?: TrajectoryError;
 }

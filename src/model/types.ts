@@ -91,9 +91,14 @@ export interface ChatRequest {
    * offered among `others`, by name and description, as the agent lists installed skills, and never
    * pointed to; whether the model loads it is the result. An agent target installs them all and
    * gives it the user's message alone; its trace's `package.read` holds `SKILL.md` when it loaded
-   * the skill. A chat model gets the list and a `Skill` tool in the request itself.
+   * the skill, and the run ends there unless `toAnswer`. A chat model gets the list and a `Skill`
+   * tool in the request itself.
    */
-  activation?: { others: SkillListing[] };
+  activation?: {
+    others: SkillListing[];
+    /** Run an agent to its answer after it loads the skill (the task is scored too); else it is ended once the skill loads. */
+    toAnswer?: boolean;
+  };
   /** Files an agent target puts in its workspace (documents, data); chat models ignore them. */
   workspaceFiles?: WorkspaceFile[];
   /**

@@ -241,6 +241,8 @@ export type OptimizerMeta =
       analystGuide: string;
       /** Set when the step trains the description: the analyst proposes a `set_description`. */
       target?: 'description';
+      /** A description step may set `when_to_use` too (the target lists it). */
+      whenToUse?: boolean;
     }
   | {
       kind: 'merge';

@@ -111,6 +111,9 @@ export const ActivationScoreSchema = z.object({
   n: z.number(),
   passed: z.number(),
   queries: z.number(),
+  /** Where the queries carry answers: the mean task score of those rollouts, and of loaded-as-it-should × task. */
+  task: z.number().optional(),
+  joint: z.number().optional(),
 });
 export type ActivationScore = z.infer<typeof ActivationScoreSchema>;
 

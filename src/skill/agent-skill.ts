@@ -40,6 +40,15 @@ export function skillDescriptionProblem(description: string): string | undefined
   return undefined;
 }
 
+/** What is wrong with `whenToUse` beside `description` (Claude Code lists them as one entry); undefined when nothing is. */
+export function whenToUseProblem(whenToUse: string, description: string): string | undefined {
+  if (/[<>]/.test(whenToUse)) return "'when_to_use' holds '<' or '>', which the description may not hold either";
+  const length = [...listedText({ description, whenToUse })].length;
+  if (length > CLAUDE_LISTING_MAX)
+    return `the description and 'when_to_use' make a listing of ${length.toLocaleString('en')} characters; Claude Code cuts a skill's listing at ${CLAUDE_LISTING_MAX.toLocaleString('en')}`;
+  return undefined;
+}
+
 /** The front-matter keys the Agent Skills rules allow in a `SKILL.md`. */
 export const FRONT_MATTER_KEYS = [
   'name',
@@ -49,6 +58,30 @@ export const FRONT_MATTER_KEYS = [
   'metadata',
   'compatibility',
 ] as const;
+
+/**
+ * Keys Claude Code reads beyond the Agent Skills rules (its skills documentation); other agents
+ * ignore them. `when_to_use` is listed after the description, so it decides loading too.
+ */
+export const CLAUDE_CODE_KEYS = [
+  'when_to_use',
+  'argument-hint',
+  'disable-model-invocation',
+  'user-invocable',
+  'model',
+  'effort',
+  'context',
+  'agent',
+  'hooks',
+  'paths',
+  'shell',
+] as const;
+
+/**
+ * The longest entry Claude Code lists for a skill (`description - when_to_use`), in characters
+ * (2.1.x); a longer one is cut there.
+ */
+export const CLAUDE_LISTING_MAX = 1536;
 export const SKILL_COMPATIBILITY_MAX = 500;
 
 /** A `SKILL.md`'s front matter as a mapping, or why it is not one (one sentence). */
@@ -66,15 +99,38 @@ export function frontMatterFields(skillMd: string): Record<string, unknown> | st
   return data as Record<string, unknown>;
 }
 
-/** The `name` and `description` a `SKILL.md` lists itself by (each absent when it has none). */
-export function skillListing(skillMd: string): { name?: string; description?: string } {
+/** What an agent gets when it loads the skill: `SKILL.md` after its front matter. */
+export function skillBody(skillMd: string): string {
+  const m = /^---\r?\n[\s\S]*?\r?\n---(?:\r?\n|$)/.exec(skillMd);
+  return (m ? skillMd.slice(m[0].length) : skillMd).trim();
+}
+
+export interface SkillListed {
+  name?: string;
+  description?: string;
+  /** Claude Code's `when_to_use`, which it lists after the description. */
+  whenToUse?: string;
+}
+
+/** The `name`, `description` and `when_to_use` a `SKILL.md` lists itself by (each absent when it has none). */
+export function skillListing(skillMd: string): SkillListed {
   const fields = frontMatterFields(skillMd);
   if (typeof fields === 'string') return {};
   const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : undefined);
   return {
     ...(text('name') ? { name: text('name') } : {}),
     ...(text('description') ? { description: text('description') } : {}),
+    ...(text('when_to_use') ? { whenToUse: text('when_to_use') } : {}),
   };
+}
+
+/**
+ * The text an agent lists a skill by: its description, and with `whenToUse` (Claude Code, which
+ * reads the key) `description - when_to_use`, as Claude Code joins them.
+ */
+export function listedText(skill: SkillListed, whenToUse = true): string {
+  const description = skill.description ?? '';
+  return whenToUse && skill.whenToUse ? `${description} - ${skill.whenToUse}` : description;
 }
 
 /**
@@ -87,10 +143,11 @@ export function frontMatterProblems(skillMd: string): string[] {
   if (typeof read === 'string') return [read];
   const fields = read;
   const problems: string[] = [];
-  const unknown = Object.keys(fields).filter((k) => !(FRONT_MATTER_KEYS as readonly string[]).includes(k));
+  const known: readonly string[] = [...FRONT_MATTER_KEYS, ...CLAUDE_CODE_KEYS];
+  const unknown = Object.keys(fields).filter((k) => !known.includes(k));
   if (unknown.length)
     problems.push(
-      `the front matter has ${unknown.map((k) => `'${k}'`).join(', ')}; the Agent Skills rules allow only ${FRONT_MATTER_KEYS.join(', ')}`,
+      `the front matter has ${unknown.map((k) => `'${k}'`).join(', ')}; the Agent Skills rules allow only ${FRONT_MATTER_KEYS.join(', ')} (and Claude Code reads ${CLAUDE_CODE_KEYS.join(', ')})`,
     );
   const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : undefined);
   if (text('name') === undefined) problems.push("the front matter has no 'name' (a string)");
@@ -101,6 +158,14 @@ export function frontMatterProblems(skillMd: string): string[] {
   if (text('description') === undefined) problems.push("the front matter has no 'description' (a string)");
   else {
     const p = skillDescriptionProblem(text('description')!);
+    if (p) problems.push(p);
+  }
+  const whenToUse = fields.when_to_use;
+  if (whenToUse !== undefined) {
+    const p =
+      typeof whenToUse === 'string'
+        ? whenToUseProblem(whenToUse, text('description') ?? '')
+        : "'when_to_use' must be a string";
     if (p) problems.push(p);
   }
   const compatibility = fields.compatibility;

@@ -8,6 +8,8 @@ export const EditSchema = z
     file: z.string().optional(),
     target: z.string().optional(),
     content: z.string().optional(),
+    /** With `set_description`: the skill's new `when_to_use`, which Claude Code lists after the description ('' removes it). */
+    when_to_use: z.string().optional(),
     // Bookkeeping fields a model may get wrong: a bad value is dropped, not fatal to the reply.
     support_count: z.coerce.number().optional().catch(undefined),
     source_type: z.enum(['failure', 'success']).optional().catch(undefined),

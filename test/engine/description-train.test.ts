@@ -14,6 +14,7 @@ import { runTraining } from '../../src/app/train.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import type { HistoryRecord } from '../../src/run/records.ts';
 import { frontMatterProblems, skillListing } from '../../src/skill/agent-skill.ts';
+import { trainSettings } from '../../src/engine/settings.ts';
 import { ROOT } from '../helpers/cli.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
@@ -86,5 +87,35 @@ describe('training the description (triggers env, simulator)', () => {
       /needs optimizer\.skill_update_mode: patch/,
     );
     assert.equal(fs.existsSync(refused), false, 'nothing written');
+  });
+
+  it("trains a skill's when_to_use for a target that lists it; the description stays, and Codex is never offered it", async () => {
+    const dir = path.join(tmpDir('skillopt-when-'), 'workbook-charts');
+    fs.mkdirSync(dir, { recursive: true });
+    const seed = fs
+      .readFileSync(SEED, 'utf8')
+      .replace(
+        'description: Helps with data.\n',
+        'description: Helps with data.\nwhen_to_use: Use for spreadsheets.\n',
+      );
+    fs.writeFileSync(path.join(dir, 'SKILL.md'), seed);
+    const { out, history } = await train([`env.skill_init=${dir}`, 'train.num_epochs=1']);
+    const best = fs.readFileSync(path.join(out, 'best_skill.md'), 'utf8');
+    assert.equal(skillListing(best).description, 'Helps with data.', 'the description is kept');
+    assert.notEqual(skillListing(best).whenToUse, 'Use for spreadsheets.', 'the when_to_use was trained');
+    assert.deepEqual(frontMatterProblems(best), []);
+    const change = history.find((r) => r.description_change)!.description_change!;
+    assert.match(change.before, /^Helps with data\. - Use for spreadsheets\.$/, 'the listing as the target saw it');
+    assert.ok(history.some((r) => (r.activation_val?.flipped?.fixed.length ?? 0) > 0));
+
+    const settings = (backend: string) =>
+      trainSettings(loadConfig(CONFIG, { overrides: [`model.target.backend=${backend}`], environment: {} }).config);
+    assert.equal(settings('sim').whenToUse, true);
+    assert.equal(settings('claude_code_exec').whenToUse, true);
+    assert.equal(
+      settings('codex_exec').whenToUse,
+      false,
+      'Codex lists no when_to_use: only the description is trained',
+    );
   });
 });

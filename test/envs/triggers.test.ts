@@ -204,6 +204,83 @@ describe('the triggers env', () => {
     );
   });
 
+  it('a query with an answer scores activation × task success: the chat model gets the skill as the tool result and answers', async () => {
+    const dir = tmpDir();
+    writeFiles(dir, {
+      'set.json': JSON.stringify([
+        { id: 'a', query: 'add a line chart of revenue to sales.xlsx', should_trigger: true, answer: 'sheet Charts' },
+        { id: 'b', query: 'plot signups per week', should_trigger: true, answer: ['tab Plots', 'sheet Plots'] },
+        {
+          id: 'c',
+          query: 'resize these photos',
+          should_trigger: false,
+          answer: 'ignored: the skill should not serve it',
+        },
+        { id: 'd', query: 'chart it', should_trigger: true, answer: [] },
+      ]),
+    });
+    await assert.rejects(
+      readTriggerSet(path.join(dir, 'set.json')),
+      /set\.json.*'answer' must be the expected answer/s,
+    );
+    const json = JSON.parse(fs.readFileSync(path.join(dir, 'set.json'), 'utf8')).slice(0, 3);
+    fs.writeFileSync(path.join(dir, 'set.json'), JSON.stringify(json));
+    const [a, b, c] = await readTriggerSet(path.join(dir, 'set.json'));
+    assert.deepEqual(b!.answer, ['tab Plots', 'sheet Plots']);
+
+    const seen: ChatRequest[] = [];
+    // Loads the skill for any query about charts, then answers with what the skill's text says.
+    const target: ChatModel = {
+      id: 'fake:chat',
+      complete: async (req) => {
+        seen.push(req);
+        const usage = { input: 10, output: 2, cached: 0, reasoning: 0 };
+        const result = req.messages.find((m) => m.role === 'tool');
+        if (result?.role === 'tool')
+          return { text: `Done: put it on ${/sheet \w+/.exec(result.content)?.[0]}.`, usage, latencyMs: 0 };
+        const query = String(req.messages[0]!.content);
+        return /chart|plot/.test(query)
+          ? {
+              text: '',
+              toolCalls: [{ id: 't1', name: 'Skill', input: { skill: 'workbook-charts' } }],
+              usage,
+              latencyMs: 0,
+            }
+          : { text: 'Resized.', usage, latencyMs: 0 };
+      },
+    };
+    const env = new TriggersEnv({ data_path: 'x', split_seed: 1, limit: 0 } as never, TriggersOptionsSchema.parse({}), {
+      configDir: '.',
+      resolvePath: (_k, v) => v,
+    });
+    const skill =
+      '---\nname: workbook-charts\ndescription: Build charts in workbooks.\n---\n\n# Charts\nPut each chart on sheet Charts.\n';
+    const ra = await env.rollout(a!, skill, { target, seed: 1 });
+    assert.deepEqual(ra.activation, { should: true, loaded: true, task: 1 });
+    assert.equal(ra.hard, 1);
+    assert.deepEqual(ra.usage, { input: 20, output: 4, cached: 0, reasoning: 0 }, 'both calls counted');
+    const second = seen[1]!;
+    assert.equal(second.messages[1]!.role, 'assistant');
+    assert.deepEqual(second.messages[2], {
+      role: 'tool',
+      toolCallId: 't1',
+      toolName: 'Skill',
+      content: '# Charts\nPut each chart on sheet Charts.',
+    });
+    assert.equal(second.activation?.toAnswer, true, 'an agent target would run on to its answer');
+
+    const rb = await env.rollout(b!, skill, { target, seed: 1 });
+    assert.deepEqual(rb.activation, { should: true, loaded: true, task: 0 });
+    assert.equal(rb.hard, 0, 'loaded as it should, but the reply misses the answer');
+    assert.match(rb.failReason!, /^wrong answer: /);
+    const rc = await env.rollout(c!, skill, { target, seed: 1 });
+    assert.deepEqual(rc.activation, { should: false, loaded: false }, 'a should-not query scores activation alone');
+    assert.equal(seen.at(-1)!.activation?.toAnswer, undefined);
+
+    const m = activationMetrics([ra, rb, rc])!;
+    assert.deepEqual([m.f1, m.task, m.joint], [1, 0.5, 0.5]);
+  });
+
   it('refuses a skill with no name and description to list', async () => {
     const env = new TriggersEnv({ data_path: 'x', split_seed: 1, limit: 0 } as never, TriggersOptionsSchema.parse({}), {
       configDir: '.',

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { frontMatterProblems, skillListing } from '../../src/skill/agent-skill.ts';
+import { frontMatterProblems, listedText, skillListing } from '../../src/skill/agent-skill.ts';
 import { withDescription } from '../../src/skill/description.ts';
 import { applyPackageEdits } from '../../src/skill/package/edits.ts';
 
@@ -85,5 +85,46 @@ describe('set_description', () => {
       ['applied_append', 'applied_set_description', 'skipped_overlapping_edit'],
       'the third edit still sees the first one where it now is',
     );
+  });
+
+  it("sets, keeps or removes Claude Code's when_to_use beside the description, within its listing's 1,536 characters", () => {
+    const set = withDescription(SKILL, 'Build charts in workbooks.', 'Use when the user wants a chart of sales.');
+    assert.ok('text' in set);
+    const listed = skillListing(set.text);
+    assert.equal(listed.whenToUse, 'Use when the user wants a chart of sales.');
+    assert.equal(
+      listedText(listed),
+      'Build charts in workbooks. - Use when the user wants a chart of sales.',
+      'as Claude Code lists it',
+    );
+    assert.equal(listedText(listed, false), 'Build charts in workbooks.', 'as Codex and Copilot list it');
+    assert.deepEqual(frontMatterProblems(set.text), [], 'a key Claude Code reads is not a broken package');
+
+    const kept = withDescription(set.text, 'Charts.');
+    assert.ok('text' in kept);
+    assert.equal(skillListing(kept.text).whenToUse, 'Use when the user wants a chart of sales.', 'left out: kept');
+    const removed = withDescription(set.text, 'Charts.', '');
+    assert.ok('text' in removed);
+    assert.equal(skillListing(removed.text).whenToUse, undefined);
+    assert.doesNotMatch(removed.text, /when_to_use/);
+
+    const long = withDescription(SKILL, 'd'.repeat(1000), 'w'.repeat(600));
+    assert.match(
+      (long as { problem: string }).problem,
+      /1,603 characters; Claude Code cuts a skill's listing at 1,536/,
+    );
+    assert.match((withDescription(SKILL, 'ok', 'when <x>') as { problem: string }).problem, /'when_to_use' holds '<'/);
+    assert.match(
+      frontMatterProblems(`---\nname: a\ndescription: b\nwhen_to_use: ${'w'.repeat(1600)}\n---\n`)[0]!,
+      /1,536/,
+    );
+
+    const edit = applyPackageEdits(
+      { skill: SKILL },
+      [{ op: 'set_description', content: 'Build charts.', when_to_use: 'When a chart is asked for.' }],
+      { description: 'editable' },
+    );
+    assert.equal(edit.reports[0]!.status, 'applied_set_description');
+    assert.equal(skillListing(edit.package.skill).whenToUse, 'When a chart is asked for.');
   });
 });

@@ -76,9 +76,23 @@ export function evalMarkdown(s: EvalSummary, envName: string): string {
       '### Activation (each rollout a trial; a query passes when its load rate is on the right side of 0.5)',
       '',
     );
+    // Queries with answers score the task too: its success and activation × task success.
+    const tasks = activated.some((c) => c.activation!.task !== undefined);
     out.push(
       table(
-        ['skill', 'target', 'precision', 'recall', 'F1', 'TP', 'FP', 'FN', 'TN', 'queries passed'],
+        [
+          'skill',
+          'target',
+          'precision',
+          'recall',
+          'F1',
+          'TP',
+          'FP',
+          'FN',
+          'TN',
+          'queries passed',
+          ...(tasks ? ['task', 'activation × task'] : []),
+        ],
         activated.map((c) => {
           const a = c.activation!;
           return [
@@ -89,6 +103,7 @@ export function evalMarkdown(s: EvalSummary, envName: string): string {
             f3(a.f1),
             ...[a.tp, a.fp, a.fn, a.tn].map(String),
             `${a.passed} of ${a.queries}`,
+            ...(tasks ? [a.task === undefined ? '–' : f3(a.task), a.joint === undefined ? '–' : f3(a.joint)] : []),
           ];
         }),
       ),

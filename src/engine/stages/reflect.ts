@@ -45,6 +45,8 @@ export interface ReflectSettings {
   budget: number;
   /** What the step edits: a description step's analysts propose the description (`set_description`) and nothing else. */
   target?: StepTarget;
+  /** A description step may set `when_to_use` too: the target lists it after the description. */
+  whenToUse?: boolean;
   minibatchSize: number;
   failureOnly: boolean;
   stepBuffer: StepBufferEntry[];
@@ -82,8 +84,10 @@ function systemPrompt(s: ReflectSettings, source: 'failure' | 'success'): string
     outputFormat(s.ctx.mode),
   ).trimEnd();
   const parts = [base];
-  if (s.target === 'description') parts.push(loadPrompt('formats/description').trim());
-  else if (s.files?.size && s.ctx.mode === 'patch') parts.push(loadPrompt('formats/patch_package').trim());
+  if (s.target === 'description') {
+    parts.push(loadPrompt('formats/description').trim());
+    if (s.whenToUse) parts.push(loadPrompt('formats/when_to_use').trim());
+  } else if (s.files?.size && s.ctx.mode === 'patch') parts.push(loadPrompt('formats/patch_package').trim());
   if (s.analystGuide.trim()) parts.push(`## About these tasks\n${s.analystGuide.trim()}`);
   if (s.skillAware && s.ctx.mode !== 'full_rewrite_minibatch') {
     if (source === 'failure') parts.push(loadPrompt('skill_aware_failure').trim());
@@ -97,6 +101,7 @@ function budgetSections(s: ReflectSettings, batch: Trajectory[]): string[] {
   if (s.target === 'description')
     return [
       `## Current Description\n${skillListing(s.skill).description ?? '(none)'}`,
+      ...(s.whenToUse ? [`## Current when_to_use\n${skillListing(s.skill).whenToUse ?? '(none)'}`] : []),
       `## Edits Budget\nThis step trains the description only: propose at most ${s.budget} \`set_description\` edit${s.budget === 1 ? '' : 's'}, and no other edit.`,
     ];
   const sections = s.files?.size ? [packageView(s.files, packageUsage(batch))] : [];
@@ -144,6 +149,7 @@ export async function analyse(
       ...(s.files?.size ? { files: fileList(s.files) } : {}),
       budget: s.budget,
       ...(s.target === 'description' ? { target: 'description' } : {}),
+      ...(s.target === 'description' && s.whenToUse ? { whenToUse: true } : {}),
       trajectories: batch.map(trajectoryView),
       stepBuffer: s.stepBuffer,
       metaSkill: s.metaSkill,

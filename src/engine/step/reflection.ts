@@ -46,6 +46,7 @@ export function reflectors(ctx: ReflectionContext, inputs: ReflectionInputs): Re
       ...(inputs.files?.size ? { files: inputs.files } : {}),
       budget: inputs.target === 'description' ? settings.descriptionEdits : settings.reflect.perPatch,
       target: inputs.target,
+      whenToUse: settings.whenToUse,
       minibatchSize: settings.reflect.minibatchSize,
       failureOnly: settings.reflect.failureOnly,
       stepBuffer: inputs.memory.entries,

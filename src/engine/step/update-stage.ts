@@ -13,7 +13,7 @@ import { packageHash, withSkill, type SkillPackage } from '../../skill/package/p
 import { appliedEdits, type Edit, skipReasons, summariseReports } from '../../skill/edits.ts';
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
 import type { StepScope } from './step-scope.ts';
-import { skillListing } from '../../skill/agent-skill.ts';
+import { listedText, skillListing } from '../../skill/agent-skill.ts';
 
 export type Updated =
   | {
@@ -115,14 +115,15 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
   return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
 }
 
-/** A description step's change of the description, when it made one. */
+/** A description step's change of what the target lists the skill by (the description, and `when_to_use` where it is read). */
 function descriptionChange(
   s: StepScope,
   candidate: SkillPackage,
 ): { description_change?: { before: string; after: string } } {
   if (s.target !== 'description') return {};
-  const before = skillListing(s.skill).description ?? '';
-  const after = skillListing(candidate.skill).description ?? '';
+  const listed = (skill: string) => listedText(skillListing(skill), s.ctx.settings.whenToUse);
+  const before = listed(s.skill);
+  const after = listed(candidate.skill);
   return before === after ? {} : { description_change: { before, after } };
 }
 

@@ -5,7 +5,10 @@
  * installs them all where it reads skills and its trace says whether it opened the skill; a chat
  * model is given the skills list and a `Skill` tool, and loading is its call of that tool. A
  * rollout scores 1 when the skill loaded exactly when it should have; precision, recall and F1
- * over the rollouts are `metrics.ts`.
+ * over the rollouts are `metrics.ts`. A should-trigger query with an `answer` has its task scored
+ * too: the agent runs on to its reply (a chat model gets the skill's text as the tool's result
+ * and answers), and the rollout scores the reply's score when the skill loaded, else 0. Without
+ * an answer an agent's run ends once the skill loads: that is all the rollout needs.
  */
 import path from 'node:path';
 import { z } from 'zod';
@@ -13,9 +16,11 @@ import type { EnvConfig } from '../../config/schema.ts';
 import { UserError } from '../../errors.ts';
 import { fill, loadPrompt } from '../../prompt-files.ts';
 import { envPrompt } from '../prompts.ts';
-import { skillListing } from '../../skill/agent-skill.ts';
-import type { ChatRequest, ChatResponse, SkillListing, ToolSpec } from '../../model/types.ts';
+import { listedText, type SkillListed, skillBody, skillListing } from '../../skill/agent-skill.ts';
+import { addUsage, type ChatRequest, type ChatResponse, type SkillListing, type ToolSpec } from '../../model/types.ts';
 import { envOptions } from '../options.ts';
+import { buildScorer, ScorerSchema } from '../scoring/scorer.ts';
+import type { Score, Scorer } from '../scoring/types.ts';
 import { registerEnv } from '../registry.ts';
 import type { Env, EnvContext, Item, RolloutContext, Trajectory } from '../types.ts';
 import { distractorSkills } from './distractors.ts';
@@ -30,6 +35,8 @@ export const TriggersOptionsSchema = z.object({
   distractor_skills: z.array(z.string().min(1)).default([]),
   /** Run a set that still holds drafted queries (`"draft": true`), unreviewed; refused otherwise. */
   accept_unreviewed: z.boolean().default(false),
+  /** How the reply to a should-trigger query with an `answer` is scored (the scorers of the `tasks` env); queries without one score activation alone. */
+  scorer: ScorerSchema.prefault({ type: 'contains' }),
 });
 export type TriggersOptions = z.infer<typeof TriggersOptionsSchema>;
 
@@ -48,11 +55,11 @@ function skillTool(): ToolSpec {
   };
 }
 
-/** The skills as Claude Code lists them to its model: `- name: description`, one a line. */
-export function skillsList(skills: { name: string; description: string }[]): string {
+/** The skills as Claude Code lists them to its model: `- name: description - when_to_use`, one a line. */
+export function skillsList(skills: (SkillListed & { name: string })[]): string {
   return [...skills]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((s) => `- ${s.name}: ${s.description.replace(/\s+/g, ' ').trim()}`)
+    .map((s) => `- ${s.name}: ${listedText(s).replace(/\s+/g, ' ').trim()}`)
     .join('\n');
 }
 
@@ -78,12 +85,17 @@ export class TriggersEnv implements Env {
   readonly name = 'triggers';
   readonly analystGuide = envPrompt('triggers', 'analyst');
   private distractors?: SkillListing[];
+  private scorer?: Promise<Scorer>;
+  /** A judge scores the replies of queries with answers (`env.scorer.type: judge`). */
+  readonly usesJudge: boolean;
 
   constructor(
     private readonly config: EnvConfig,
     private readonly o: TriggersOptions,
     private readonly ctx: EnvContext,
-  ) {}
+  ) {
+    this.usesJudge = o.scorer.type === 'judge';
+  }
 
   async load() {
     if (!this.config.data_path)
@@ -121,19 +133,21 @@ export class TriggersEnv implements Env {
         'the triggers env measures when a skill loads from its name and description: the skill needs front matter with both',
       );
     const others = this.others(listing.name);
+    // The task is scored where the skill should serve the query and the set says what a reply must give.
+    const scored = q.should_trigger && q.answer !== undefined;
     const base: ChatRequest = {
       purpose: 'rollout',
       messages: [{ role: 'user', content: q.query }],
       skill,
-      activation: { others },
+      activation: { others, ...(scored ? { toAnswer: true } : {}) },
       ...(ctx.sample !== undefined ? { sample: ctx.sample } : {}),
       ...(q.files?.length ? { workspaceFiles: q.files.map((f) => ({ path: path.basename(f), source: f })) } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     };
     let req = base;
     if (!ctx.target.agentic) {
-      const listed = [listing as { name: string; description: string }, ...others.map((o) => skillListing(o.markdown))];
-      const skills = listed.filter((s): s is { name: string; description: string } => Boolean(s.name && s.description));
+      const listed = [listing, ...others.map((o) => skillListing(o.markdown))];
+      const skills = listed.filter((s): s is SkillListed & { name: string } => Boolean(s.name && s.description));
       req = {
         ...base,
         system: fill(loadPrompt('activation/chat_skills'), { skills: skillsList(skills) }),
@@ -146,33 +160,75 @@ export class TriggersEnv implements Env {
       ? Boolean(res.trace?.package?.read.includes('SKILL.md'))
       : loadedNames.includes(listing.name);
     const instead = ctx.target.agentic ? agentOtherLoads(res, others) : loadedNames.filter((n) => n !== listing.name);
-    return activationTrajectory(q, { loaded, instead, res, system: req.system });
+    if (!scored) return activationTrajectory(q, { loaded, instead, res, system: req.system });
+    const reply = loaded && !ctx.target.agentic ? await this.answerWithSkill(req, res, skill, ctx) : res;
+    const task = await this.scoreTask(q, reply.text, ctx);
+    return activationTrajectory(q, { loaded, instead, res: reply, system: req.system, task });
+  }
+
+  /** A chat model that called the `Skill` tool gets the skill's text as its result, and answers. */
+  private async answerWithSkill(
+    req: ChatRequest,
+    res: ChatResponse,
+    skill: string,
+    ctx: RolloutContext,
+  ): Promise<ChatResponse> {
+    const call = (res.toolCalls ?? []).find((c) => c.name === SKILL_TOOL)!;
+    const next = await ctx.target.complete({
+      ...req,
+      messages: [
+        ...req.messages,
+        { role: 'assistant', content: res.text, toolCalls: res.toolCalls ?? [] },
+        ...(res.toolCalls ?? []).map((c) => ({
+          role: 'tool' as const,
+          toolCallId: c.id,
+          toolName: c.name,
+          content: c === call ? skillBody(skill) : 'That skill is not needed for this request.',
+        })),
+      ],
+    });
+    return { ...next, usage: addUsage(res.usage, next.usage) };
+  }
+
+  private async scoreTask(q: TriggerQuery, reply: string, ctx: RolloutContext): Promise<Score> {
+    this.scorer ??= buildScorer(this.o.scorer, this.ctx);
+    const scorer = await this.scorer;
+    return scorer(
+      { prediction: reply, golds: q.answer!, expected: q.answer, item: q, task: q.query, reply },
+      { judge: ctx.judge, sample: ctx.sample, signal: ctx.signal },
+    );
   }
 }
 
 /** A rollout's result: scored 1 when the skill loaded exactly when it should have. */
 export function activationTrajectory(
   q: TriggerQuery,
-  r: { loaded: boolean; instead: string[]; res: ChatResponse; system?: string },
+  r: { loaded: boolean; instead: string[]; res: ChatResponse; system?: string; task?: Score },
 ): Trajectory {
-  const right = r.loaded === q.should_trigger;
+  const rightLoad = r.loaded === q.should_trigger;
+  // Activation × task success: a query whose task is scored counts the reply's score, once the skill loaded.
+  const hard = rightLoad ? (r.task?.hard ?? 1) : 0;
+  const soft = rightLoad ? (r.task?.soft ?? 1) : 0;
   const insteadText = r.instead.length ? `; it loaded ${r.instead.join(', ')} instead` : '';
-  const failReason = right
-    ? undefined
-    : q.should_trigger
+  const failReason = !rightLoad
+    ? q.should_trigger
       ? `missed: the skill did not load for a query it serves${insteadText}`
-      : `false trigger: the skill loaded for a query it does not serve${r.instead.length ? ` (it also loaded ${r.instead.join(', ')})` : ''}`;
+      : `false trigger: the skill loaded for a query it does not serve${r.instead.length ? ` (it also loaded ${r.instead.join(', ')})` : ''}`
+    : hard < 1
+      ? `wrong answer: the skill loaded, but the reply did not give the expected answer (${r.task!.metric ?? 'score'} ${r.task!.hard})`
+      : undefined;
   const said = r.loaded ? 'loaded' : 'not loaded';
+  const taskLines = r.task ? `\nexpected answer: ${q.answer!.join(' | ')}\ntask score: ${r.task.hard}` : '';
   return {
     id: q.id,
-    hard: right ? 1 : 0,
-    soft: right ? 1 : 0,
+    hard,
+    soft,
     taskType: q.type,
     task: q.query,
-    predicted: said,
-    expected: q.should_trigger ? 'loaded' : 'not loaded',
+    predicted: r.task ? `${said}; replied: ${r.res.text}` : said,
+    expected: q.should_trigger ? `loaded${r.task ? `; answer: ${q.answer!.join(' | ')}` : ''}` : 'not loaded',
     ...(failReason ? { failReason } : {}),
-    feedback: `[ACTIVATION]\nshould load: ${q.should_trigger ? 'yes' : 'no'}\nloaded: ${r.loaded ? 'yes' : 'no'}${r.instead.length ? `\nother skills loaded: ${r.instead.join(', ')}` : ''}`,
+    feedback: `[ACTIVATION]\nshould load: ${q.should_trigger ? 'yes' : 'no'}\nloaded: ${r.loaded ? 'yes' : 'no'}${r.instead.length ? `\nother skills loaded: ${r.instead.join(', ')}` : ''}${taskLines}`,
     conversation: [
       ...(r.system ? [{ role: 'system' as const, content: r.system }] : []),
       { role: 'user', content: q.query },
@@ -182,7 +238,7 @@ export function activationTrajectory(
     userPrompt: q.query,
     usage: r.res.usage,
     ...(r.res.trace ? { traces: [r.res.trace] } : {}),
-    activation: { should: q.should_trigger, loaded: r.loaded },
+    activation: { should: q.should_trigger, loaded: r.loaded, ...(r.task ? { task: r.task.hard } : {}) },
   };
 }
 

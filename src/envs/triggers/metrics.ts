@@ -3,7 +3,8 @@
  * rollout (a query's sample) one trial, with the confusion counts and, per query, the share of
  * its samples that loaded the skill. skill-creator counts a query as passed when that share is
  * at least one half for a should-trigger query (under one half for a should-not one): that is
- * `passed` here.
+ * `passed` here. Where queries carry answers, `task` is the share of their rollouts that gave the
+ * answer and `joint` the share that loaded the skill and gave it (activation × task success).
  */
 import { round } from '../../util/round.ts';
 import type { Trajectory } from '../types.ts';
@@ -25,6 +26,10 @@ export interface ActivationMetrics {
   queries: number;
   /** Per query id: how many samples loaded the skill, of how many, and whether it should. */
   by_query: Record<string, { loaded: number; of: number; should: boolean }>;
+  /** Of the rollouts whose task was scored, their mean task score (absent when none was). */
+  task?: number;
+  /** Of those rollouts, the mean of loaded-as-it-should × task score: the objective. */
+  joint?: number;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
@@ -50,6 +55,8 @@ export function activationMetrics(trajectories: readonly Trajectory[]): Activati
   const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
   const queries = Object.values(byQuery);
   const passed = queries.filter((q) => q.loaded / q.of >= 0.5 === q.should).length;
+  const scored = counted.filter((t) => t.activation!.task !== undefined);
+  const mean = (xs: number[]) => round(xs.reduce((a, b) => a + b, 0) / xs.length, 6);
   return {
     n: counted.length,
     ...m,
@@ -59,12 +66,26 @@ export function activationMetrics(trajectories: readonly Trajectory[]): Activati
     passed,
     queries: queries.length,
     by_query: byQuery,
+    ...(scored.length
+      ? {
+          task: mean(scored.map((t) => t.activation!.task!)),
+          joint: mean(scored.map((t) => (t.activation!.loaded === t.activation!.should ? t.activation!.task! : 0))),
+        }
+      : {}),
   };
 }
 
 /** The metrics without the per-query table: what a step record keeps. */
 export function activationScore(m: ActivationMetrics) {
-  return { precision: m.precision, recall: m.recall, f1: m.f1, n: m.n, passed: m.passed, queries: m.queries };
+  return {
+    precision: m.precision,
+    recall: m.recall,
+    f1: m.f1,
+    n: m.n,
+    passed: m.passed,
+    queries: m.queries,
+    ...(m.task !== undefined ? { task: m.task, joint: m.joint } : {}),
+  };
 }
 
 /** The queries whose load rate is on the wrong side of one half. */
@@ -94,5 +115,6 @@ export function flippedQueries(
 
 /** One line: "precision 0.75, recall 0.6, F1 0.667 (9 of 12 queries pass)". */
 export function activationLine(m: ActivationMetrics): string {
-  return `precision ${m.precision}, recall ${m.recall}, F1 ${+m.f1.toFixed(3)} (${m.passed} of ${m.queries} queries pass)`;
+  const task = m.task !== undefined ? `; task ${+m.task.toFixed(3)}, activation × task ${+m.joint!.toFixed(3)}` : '';
+  return `precision ${m.precision}, recall ${m.recall}, F1 ${+m.f1.toFixed(3)} (${m.passed} of ${m.queries} queries pass)${task}`;
 }

@@ -5,7 +5,8 @@
  * `true`/`false`, `yes`/`no` or `1`/`0`). Optional fields: `id`, `split` (`train`, `val`,
  * `test`: the item stays there), `files` (paths copied into the agent's workspace, relative to
  * the data file), `draft` (`true`: written by `skillopt tasks draft --triggers` and not reviewed
- * yet). The queries without a `split` are divided per kind, so that each split holds
+ * yet), `answer` (what a reply to a should-trigger query must give, one or a list: then the task
+ * is scored too, and the objective is activation × task success). The queries without a `split` are divided per kind, so that each split holds
  * should- and should-not-trigger queries in the same proportion: `held_out` of each kind is held
  * out (skill-creator's 40% by default), half for the gate (val), half for the final report (test).
  */
@@ -15,6 +16,7 @@ import { DataError } from '../data/errors.ts';
 import { readRecords, type RawRecord } from '../data/read.ts';
 import { canonicalSplit, largestRemainder } from '../data/splits.ts';
 import { Rng } from '../../util/random.ts';
+import { goldList } from '../scoring/golds.ts';
 import type { Item, SplitName, Splits } from '../types.ts';
 
 export interface TriggerQuery extends Item {
@@ -25,6 +27,8 @@ export interface TriggerQuery extends Item {
   files?: string[];
   /** Drafted by a model (`skillopt tasks draft --triggers`) and not yet reviewed by a person. */
   draft?: boolean;
+  /** The acceptable answers of a query whose task is scored too. */
+  answer?: string[];
 }
 
 const TRUE = new Set(['true', 'yes', '1', 'y']);
@@ -79,6 +83,13 @@ export function triggerQuery(rec: RawRecord): TriggerQuery {
   const should = flag(f.should_trigger, rec);
   const split = typeof f.split === 'string' && f.split.trim() ? canonicalSplit(f.split) : undefined;
   const files = fileList(f.files, rec);
+  const answer = f.answer === undefined || f.answer === null || f.answer === '' ? undefined : goldList(f.answer);
+  if (answer && answer.length === 0)
+    throw new DataError(
+      `field 'answer' must be the expected answer, or a list of them (got ${JSON.stringify(f.answer)})`,
+      rec.where,
+      'answer',
+    );
   return {
     id,
     type: should ? 'should_trigger' : 'should_not_trigger',
@@ -87,6 +98,7 @@ export function triggerQuery(rec: RawRecord): TriggerQuery {
     ...(split ? { split } : {}),
     ...(files ? { files } : {}),
     ...(f.draft === true || f.draft === 'true' ? { draft: true } : {}),
+    ...(answer ? { answer } : {}),
   };
 }
 

@@ -216,3 +216,11 @@ export const AGENT_BACKENDS: BackendSpec[] = [
 ];
 
 for (const spec of AGENT_BACKENDS) registerBackend(spec);
+
+/** The agent CLIs whose skill listing leaves out `when_to_use` (Claude Code reads it; so do chat targets, listed in its shape). */
+const NO_WHEN_TO_USE = new Set(['codex_exec', 'copilot_exec', 'cursor_exec', 'cursor', 'cursor_agent']);
+
+/** Whether a target of `backend` is shown a skill's `when_to_use` when it chooses skills. */
+export function listsWhenToUse(backend: string): boolean {
+  return !NO_WHEN_TO_USE.has(backend);
+}

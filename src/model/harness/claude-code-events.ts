@@ -7,7 +7,7 @@
  * Messages API: input tokens exclude cache reads and writes, which are reported apart.
  */
 import { CallFailure } from '../failure.ts';
-import type { Usage } from '../types.ts';
+import { addUsage, type Usage } from '../types.ts';
 import { jsonLine, type CliEvent } from './cli-harness.ts';
 import { loginFailure, processFailure, reportedFailure, type AgentCli } from './failures.ts';
 import type { ProcessResult } from './process.ts';
@@ -29,10 +29,23 @@ function resultText(content: unknown): string {
   return '';
 }
 
+/** Messages API usage: input tokens exclude cache reads and writes, which are added back. */
+function usageOf(u: CliEvent): Usage {
+  const cached = u.cache_read_input_tokens ?? 0;
+  return {
+    input: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0),
+    output: u.output_tokens ?? 0,
+    cached,
+    reasoning: 0,
+  };
+}
+
 export class ClaudeCodeEvents implements EventReader {
-  private readonly trace = new TraceRecorder();
+  readonly trace = new TraceRecorder();
   private result?: CliEvent;
   private fatal?: Error;
+  /** Each model reply's usage as its `assistant` events carry it (one event per content block, the same message id). */
+  private readonly replies = new Map<string, CliEvent>();
 
   constructor(
     private readonly cli: AgentCli,
@@ -55,6 +68,7 @@ export class ClaudeCodeEvents implements EventReader {
         return 'stop';
       }
     } else if (e.type === 'assistant') {
+      if (e.message?.id && e.message.usage) this.replies.set(String(e.message.id), e.message.usage);
       for (const block of e.message?.content ?? []) {
         if (block.type === 'tool_use') this.trace.call(block.id, String(block.name), inputOf(block.input ?? {}));
       }
@@ -68,15 +82,14 @@ export class ClaudeCodeEvents implements EventReader {
     }
   }
 
+  /** The replies so far: their input as sent; their output as counted when each started, so a lower bound. */
+  usageSoFar(): Usage | undefined {
+    if (this.replies.size === 0) return undefined;
+    return [...this.replies.values()].map(usageOf).reduce(addUsage);
+  }
+
   private usage(): Usage {
-    const u = this.result?.usage ?? {};
-    const cached = u.cache_read_input_tokens ?? 0;
-    return {
-      input: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0),
-      output: u.output_tokens ?? 0,
-      cached,
-      reasoning: 0,
-    };
+    return usageOf(this.result?.usage ?? {});
   }
 
   finish(proc: ProcessResult, run: AgentRun): AgentOutcome {

@@ -10,7 +10,9 @@ import { childEnvironment, type EnvironmentSpec } from './environment.ts';
 import type { AgentCli } from './failures.ts';
 import { runProcess } from './process.ts';
 import type { SkillLayout } from './skill-install.ts';
+import type { ProcessResult } from './process.ts';
 import type { AgentHarness, AgentOutcome, AgentRun, EventReader } from './types.ts';
+import { ZERO_USAGE } from '../types.ts';
 
 export interface HarnessSettings {
   /** The CLI binary: a path, or a name looked up on PATH ('' = the CLI's usual name). */
@@ -91,6 +93,7 @@ export abstract class CliHarness implements AgentHarness {
       this.settings.onNote?.(version.note);
     }
     const reader = this.reader(run);
+    let loaded = false;
     const proc = await runProcess({
       command: binary,
       args: inv.args,
@@ -99,14 +102,32 @@ export abstract class CliHarness implements AgentHarness {
       stdin: inv.stdin,
       ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}),
       ...(run.signal ? { signal: run.signal } : {}),
-      onLine: (line) => reader.line(line),
+      onLine: (line) => {
+        if (reader.line(line) === 'stop') return 'stop';
+        if (run.untilLoaded && reader.trace.loadedSkill(run)) {
+          loaded = true;
+          return 'stop';
+        }
+      },
     });
     try {
       if (proc.aborted) throw new CallFailure(`${this.cli.title}: the run was stopped`, 'timeout');
+      if (loaded) return this.stoppedLoaded(reader, proc, run);
       return reader.finish(proc, run);
     } finally {
       reader.dispose?.();
     }
+  }
+
+  /** A run ended once its skill loaded: no answer, the usage reported so far (a lower bound). */
+  private stoppedLoaded(reader: EventReader, proc: ProcessResult, run: AgentRun): AgentOutcome {
+    const usage = reader.usageSoFar?.();
+    return {
+      text: '',
+      usage: usage ?? { ...ZERO_USAGE },
+      usageComplete: false,
+      trace: reader.trace.build(this.name, run, proc.durationMs, proc.exitCode, 'skill_loaded'),
+    };
   }
 }
 

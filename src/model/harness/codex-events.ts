@@ -33,7 +33,7 @@ function statusOf(message: string): number | undefined {
 
 export class CodexEvents implements EventReader {
   private text = '';
-  private readonly trace = new TraceRecorder();
+  readonly trace = new TraceRecorder();
   private usage: Usage = { input: 0, output: 0, cached: 0, reasoning: 0 };
   private completed = false;
   private failed?: string;

@@ -43,7 +43,7 @@ export function copilotUsage(file: string): Usage {
 export class CopilotEvents implements EventReader {
   private final = '';
   private lastText = '';
-  private readonly trace = new TraceRecorder();
+  readonly trace = new TraceRecorder();
   private sessionError?: { message: string; status?: number };
   private ended = false;
   private fatal?: Error;

@@ -28,7 +28,7 @@ function inputOf(args: Record<string, unknown> | undefined): string {
 }
 
 export class CursorEvents implements EventReader {
-  private readonly trace = new TraceRecorder();
+  readonly trace = new TraceRecorder();
   private result?: CliEvent;
 
   constructor(

@@ -8,7 +8,7 @@
 import type { Price } from '../../config/schema.ts';
 import { costOf } from '../prices.ts';
 import { validReply } from '../structured.ts';
-import type { ChatModel, ChatRequest, ChatResponse } from '../types.ts';
+import type { ChatModel, ChatRequest, ChatResponse, Usage } from '../types.ts';
 import { agentPrompt, userMessage } from './prompt.ts';
 import { installForActivation, installSkill, type SkillInstall } from './skill-install.ts';
 import type { AgentHarness } from './types.ts';
@@ -30,6 +30,15 @@ export interface HarnessModelOptions {
   priced?: boolean;
   /** Keep each workspace after the run (to look at what the agent saw). */
   keepWorkspace?: boolean;
+}
+
+/**
+ * A run's cost from its tokens; unknown (null) when it was stopped before the CLI reported any,
+ * so the ledger counts it as a call of unknown cost rather than a free one.
+ */
+function runCost(out: { usage: Usage; usageComplete?: boolean }, price: Price | undefined): number | null {
+  if (out.usageComplete === false && out.usage.input === 0) return null;
+  return costOf(out.usage, price);
 }
 
 export class HarnessChatModel implements ChatModel {
@@ -99,6 +108,8 @@ export class HarnessChatModel implements ChatModel {
         prompt: prompt.prompt,
         images: prompt.attachments.map((a) => a.path),
         ...(skill.dir ? { skillDir: skill.dir } : {}),
+        // An activation rollout that scores nothing else has its result once the skill loads.
+        ...(req.activation && !req.activation.toAnswer ? { untilLoaded: true } : {}),
         ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
         ...(req.signal ? { signal: req.signal } : {}),
       });
@@ -110,7 +121,7 @@ export class HarnessChatModel implements ChatModel {
         usage: out.usage,
         latencyMs: performance.now() - started,
         from: 'provider',
-        costUsd: out.costUsd ?? costOf(out.usage, this.o.price),
+        costUsd: out.costUsd ?? runCost(out, this.o.price),
         trace,
       };
       if (req.schema) {

@@ -43,6 +43,11 @@ export interface AgentTrace {
   errors: string[];
   /** Model requests the CLI made, where it says. */
   turns?: number;
+  /**
+   * The run was ended on purpose before its answer: `skill_loaded` when an activation rollout's
+   * agent loaded its skill (all it had to show). Its usage is what the CLI reported until then.
+   */
+  stopped?: 'skill_loaded';
   durationMs: number;
   exitCode: number | null;
 }
@@ -132,6 +137,8 @@ export class TraceRecorder {
   private readonly byId = new Map<string, ToolStep>();
   private readonly inputs: string[] = [];
   private readonly calls: { tool: string; input: string }[] = [];
+  /** How many calls `loadedSkill` has looked at. */
+  private seen = 0;
 
   /** A tool call; `input` whole (its paths name the files), shown on one line. */
   call(id: string | undefined, tool: string, input: string): void {
@@ -169,11 +176,20 @@ export class TraceRecorder {
     this.errors.push(oneLine(message));
   }
 
+  /** Whether a call since the last look loaded the skill at `run.skillDir` (its `Skill` tool, or a read of its SKILL.md). */
+  loadedSkill(run: { workspace: string; skillDir?: string }): boolean {
+    if (!run.skillDir || this.seen === this.calls.length) return false;
+    const fresh = this.calls.slice(this.seen);
+    this.seen = this.calls.length;
+    return Boolean(packageUse(fresh, run.workspace, run.skillDir)?.read.includes('SKILL.md'));
+  }
+
   build(
     agent: string,
     run: { workspace: string; skillDir?: string },
     durationMs: number,
     exitCode: number | null,
+    stopped?: AgentTrace['stopped'],
   ): AgentTrace {
     const { workspace } = run;
     const used = run.skillDir ? packageUse(this.calls, workspace, run.skillDir) : undefined;
@@ -186,6 +202,7 @@ export class TraceRecorder {
       ...(used ? { package: used } : {}),
       errors: this.errors,
       ...(this.turns !== undefined ? { turns: this.turns } : {}),
+      ...(stopped ? { stopped } : {}),
       durationMs: Math.round(durationMs),
       exitCode,
     };

@@ -17,7 +17,7 @@ import type { PackageFiles } from '../../skill/package/package.ts';
 import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
 import { sleepReply } from './sleep.ts';
 import { simLoad } from './activation.ts';
-import { skillListing } from '../../skill/agent-skill.ts';
+import { listedText, skillListing } from '../../skill/agent-skill.ts';
 import { opensFor } from './references.ts';
 import type { Kind } from './rules.ts';
 import { answer, recognise, simTask, type OpenedFile } from './world.ts';
@@ -157,8 +157,27 @@ export class SimModel implements ChatModel {
 
   /** An activation rollout: the skill the simulated agent loads, as a `Skill` tool call, as a chat model would load it. */
   private activation(req: ChatRequest, started: number): ChatResponse {
+    // Given the loaded skill's text, the simulated agent answers by it: its reply is what the skill says.
+    const result = req.messages.find((m) => m.role === 'tool' && m.toolName === 'Skill');
+    const loadedText = result?.role === 'tool' ? result.content : undefined;
+    if (loadedText !== undefined)
+      return {
+        text: `Following the skill: ${loadedText}`,
+        usage: {
+          input: approxTokens(req.system ?? '') + approxTokens(loadedText),
+          output: 40,
+          cached: 0,
+          reasoning: 0,
+        },
+        latencyMs: performance.now() - started,
+        from: 'provider',
+        costUsd: 0,
+      };
     const listed = [req.skill ?? '', ...req.activation!.others.map((o) => o.markdown)].map(skillListing);
-    const skills = listed.filter((s): s is { name: string; description: string } => Boolean(s.name && s.description));
+    // The simulated agent reads a skill's listing as Claude Code shows it: the description, then `when_to_use`.
+    const skills = listed
+      .filter((s) => s.name && s.description)
+      .map((s) => ({ name: s.name!, description: listedText(s) }));
     const query = messageText(req.messages);
     const loads = simLoad(query, skills, { seed: this.seed, sample: req.sample ?? 0 });
     return {

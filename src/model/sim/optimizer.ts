@@ -25,7 +25,7 @@ import { isMarkdownPath, pointersIn } from './references.ts';
 import { documentRuleEdits, lineMatching } from './document-edits.ts';
 import { failedKind, listedFiles, misstep, packageEdits, type KindMisses } from './package-edits.ts';
 import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
-import { descriptionEdit, unionDescriptions } from './description-edits.ts';
+import { descriptionAnalyst, unionDescriptions } from './description-edits.ts';
 import { DESCRIPTION_OP } from '../../skill/description.ts';
 import { draftTriggers } from './draft-triggers.ts';
 
@@ -179,27 +179,6 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
   return reply;
 }
 
-/** A description step's analyst: one description from the minibatch's loading failures. */
-function descriptionAnalyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>): unknown {
-  const edits = meta.source === 'failure' ? descriptionEdit(meta.skill, meta.trajectories).slice(0, meta.budget) : [];
-  return {
-    batch_size: meta.trajectories.length,
-    ...(meta.source === 'failure'
-      ? {
-          failure_summary: [
-            {
-              failure_type: 'activation',
-              count: meta.trajectories.length,
-              description: 'the skill loaded when it should not, or not when it should',
-            },
-          ],
-        }
-      : { success_patterns: ['the description fit these requests'] }),
-    patch: { reasoning: edits.length ? 'a description that names the requests it serves' : 'nothing to change', edits },
-    ...(meta.skillAware ? { appendix_notes: [] } : {}),
-  };
-}
-
 function toSuggestion(edit: Edit): Suggestion {
   const remove = edit.op === 'delete';
   const text = remove ? (edit.target ?? '') : (edit.content ?? '').replace(/^- /, '');
@@ -256,7 +235,12 @@ function merge(meta: Extract<OptimizerMeta, { kind: 'merge' }>, rng: Rng): unkno
         prev && item.op === 'create_file'
           ? { content: unionLines(String(prev.content), String(item.content)) }
           : prev && item.op === DESCRIPTION_OP
-            ? { content: unionDescriptions(String(prev.content), String(item.content)) }
+            ? {
+                content: unionDescriptions(String(prev.content), String(item.content)),
+                ...(prev.when_to_use !== undefined && item.when_to_use !== undefined
+                  ? { when_to_use: unionDescriptions(String(prev.when_to_use), String(item.when_to_use)) }
+                  : {}),
+              }
             : {};
       merged.set(k, { ...(prev ?? item), ...content, support_count: support });
     }

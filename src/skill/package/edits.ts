@@ -218,7 +218,7 @@ function setDescription(draft: Draft, edit: Edit, options: PackageApplyOptions):
     return skip('skipped_bad_path', `the description is in ${SKILL_FILE}'s front matter, not in '${edit.file}'`);
   if (draft.descriptionSet)
     return skip('skipped_overlapping_edit', 'an earlier edit of this patch set the description');
-  const result = withDescription(draft.skill, edit.content ?? '');
+  const result = withDescription(draft.skill, edit.content ?? '', edit.when_to_use);
   if ('problem' in result) return skip('skipped_bad_description', result.problem);
   // The body's text moves by the front matter's change: spans an earlier edit wrote move with it.
   const shift = result.text.length - draft.skill.length;

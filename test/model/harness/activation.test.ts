@@ -189,4 +189,104 @@ describe('activation rollouts through the real CLIs', () => {
     for (const t of server.turns.filter((t) => t.toolOutputs.length === 0))
       assert.equal([...t.text.matchAll(/- workbook-charts: /g)].length, 1, 'one workbook-charts in each listing');
   });
+
+  test('a run ends once its skill loads: the agent never waits for its next reply, and the cost left unreported is unknown, not free', {
+    skip: missingCli('claude') || missingCli('codex'),
+  }, async () => {
+    // After the skill loads, the scripted model never answers: a run that waited for it would time out.
+    const server = await serve((t): ScriptReply | Promise<ScriptReply> => {
+      if (t.toolOutputs.length > 0) return new Promise<ScriptReply>(() => {});
+      return t.wire === 'anthropic'
+        ? { tool: 'Skill', input: { skill: 'workbook-charts' } }
+        : { tool: 'exec_command', input: { cmd: 'cat .agents/skills/workbook-charts/SKILL.md' } };
+    });
+    const quick = { ...MODEL, timeoutMs: 40_000 };
+    const claude = new HarnessChatModel(
+      new ClaudeCodeHarness(
+        harnessSettings({ path: cliPath('claude'), baseUrl: server.url, env: { ANTHROPIC_API_KEY: 'sk-ant-test' } }),
+      ),
+      { ...quick, backend: 'claude_code_exec', price: { input: 3, output: 15 } },
+    );
+    const codex = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      { ...quick, backend: 'codex_exec', price: { input: 1, output: 10 } },
+    );
+    const [c, x] = await Promise.all([
+      env.rollout(QUERIES[0]!, GOOD, { target: claude, seed: 1, sample: 0 }),
+      env.rollout(QUERIES[0]!, GOOD, { target: codex, seed: 1, sample: 0 }),
+    ]);
+    for (const r of [c, x]) {
+      assert.equal(r.activation!.loaded, true);
+      assert.equal(r.traces![0]!.stopped, 'skill_loaded');
+    }
+    assert.ok(c.usage!.input > 0, "Claude Code reports each reply's input as it streams: counted");
+    assert.equal(x.usage!.input, 0, 'Codex reports tokens only when its turn completes');
+    const direct = (m: HarnessChatModel) =>
+      m.complete({
+        purpose: 'rollout',
+        messages: [{ role: 'user', content: QUERIES[0]!.query }],
+        skill: GOOD,
+        activation: { others: [] },
+      });
+    const [cc, xc] = await Promise.all([direct(claude), direct(codex)]);
+    assert.ok(typeof cc.costUsd === 'number' && cc.costUsd > 0, 'a lower bound from the tokens seen');
+    assert.equal(xc.costUsd, null, 'no tokens reported: the cost is unknown, so the ledger does not count it as free');
+  });
+
+  test('with the task scored too, the run goes on to its answer after the skill loads, and the reply is scored', {
+    skip: missingCli('claude'),
+  }, async () => {
+    const server = await serve((t): ScriptReply => {
+      if (t.toolOutputs.length === 0) return { tool: 'Skill', input: { skill: 'workbook-charts' } };
+      return { text: queryOf(t).id === 'q1' ? 'Chart added on its own sheet.' : 'I could not find the data.' };
+    });
+    const target = claudeTarget(server.url);
+    const scored = (q: TriggerQuery): TriggerQuery => ({ ...q, answer: ['own sheet'] });
+    const [right, wrong] = await Promise.all([
+      env.rollout(scored(QUERIES[0]!), GOOD, { target, seed: 1, sample: 0 }),
+      env.rollout(scored(QUERIES[1]!), GOOD, { target, seed: 1, sample: 0 }),
+    ]);
+    assert.deepEqual(right.activation, { should: true, loaded: true, task: 1 });
+    assert.equal(right.hard, 1);
+    assert.equal(right.traces![0]!.stopped, undefined, 'not stopped at the load');
+    assert.match(right.predicted ?? '', /Chart added on its own sheet/);
+    assert.deepEqual(wrong.activation, { should: true, loaded: true, task: 0 });
+    assert.equal(wrong.hard, 0);
+    assert.ok(
+      server.turns.some((t) => t.toolOutputs.some((o) => o.includes('Launching skill'))),
+      'the agent ran on after the load',
+    );
+  });
+
+  test('Claude Code lists when_to_use after the description, so it decides loading there; Codex does not list it', {
+    skip: missingCli('claude') || missingCli('codex'),
+  }, async () => {
+    const when = 'Use when the user wants a chart or plot of revenue, sales or signups.';
+    const withWhen = VAGUE.replace(
+      'description: "Helps with data."\n',
+      `description: "Helps with data."\nwhen_to_use: "${when}"\n`,
+    );
+    assert.notEqual(withWhen, VAGUE);
+    const server = await serve((t): ScriptReply => {
+      if (t.toolOutputs.length > 0) return { text: 'Done.' };
+      const name = chosen(t);
+      if (!name) return { text: 'Sure.' };
+      return t.wire === 'anthropic'
+        ? { tool: 'Skill', input: { skill: name } }
+        : { tool: 'exec_command', input: { cmd: `cat .agents/skills/${name}/SKILL.md` } };
+    });
+    const codex = new HarnessChatModel(
+      new CodexHarness(harnessSettings({ path: cliPath('codex'), baseUrl: `${server.url}/v1` })),
+      { ...MODEL, backend: 'codex_exec' },
+    );
+    const [claudeRun, codexRun] = await Promise.all([
+      measure(claudeTarget(server.url), withWhen, [QUERIES[0]!]),
+      measure(codex, withWhen, [QUERIES[0]!]),
+    ]);
+    assert.equal(claudeRun[0]!.activation!.loaded, true, 'Claude Code showed the when_to_use, which names the work');
+    assert.equal(codexRun[0]!.activation!.loaded, false, 'Codex showed only the vague description');
+    const first = (wire: Turn['wire']) => server.turns.find((t) => t.wire === wire)!.text;
+    assert.ok(first('anthropic').includes(`- workbook-charts: Helps with data. - ${when}`));
+    assert.ok(!first('responses').includes(when));
+  });
 });
