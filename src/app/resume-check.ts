@@ -23,6 +23,7 @@ const ENDPOINT_KEYS = [
   'max_reply_bytes',
   'max_wait_s',
   'price',
+  'prompt_cache',
   'options.latency_ms',
 ];
 

@@ -38,6 +38,7 @@ const ROLE_SETTING = [
   'reasoning_effort',
   'max_output_tokens',
   'json_schema',
+  'prompt_cache',
 ];
 const MODEL_SETTING = [
   'reasoning_effort',

@@ -88,6 +88,13 @@ export const RoleSchema = z
      * open the files themselves and ignore it.
      */
     skill_files: z.enum(['inline', 'tool', 'auto']).default('auto'),
+    /**
+     * Ask the provider to cache the stable start of each request (the instructions and the skill),
+     * which every rollout of one skill shares: Anthropic gets a `cache_control` breakpoint on the
+     * system prompt when it is over the model's minimum, OpenAI a `prompt_cache_key` per role and
+     * skill. Cached input is billed at the cached rate; the answers are the same.
+     */
+    prompt_cache: z.boolean().default(true),
     /** Which request options the model takes; overrides the built-in table (src/model/capabilities.ts). */
     capabilities: CapabilitiesSchema.default({}),
   })

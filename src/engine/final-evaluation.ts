@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { VERSION } from '../version.ts';
 import type { Item, Trajectory } from '../envs/types.ts';
-import { sumUsage } from '../model/ledger.ts';
+import { type CacheShare, sumUsage } from '../model/ledger.ts';
 import type { Summary, Transfer } from '../run/records.ts';
 import { packageHash, type SkillPackage } from '../skill/package/package.ts';
 import { isAccepted, isSkipped } from '../run/records.ts';
@@ -193,6 +193,7 @@ export async function finalEvaluation(
     provider_calls: totals.calls,
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
     unpriced_calls: totals.unpricedCalls,
+    prompt_cache: ctx.ledger.cacheShares(),
   };
   if (ctx.transfer) {
     const started = performance.now();
@@ -217,6 +218,8 @@ export async function finalEvaluation(
       detail: transfer.rows.map(line).join('\n'),
     });
   }
+  const cacheLine = promptCacheLine(summary.prompt_cache as ReturnType<typeof ctx.ledger.cacheShares>);
+  if (cacheLine) events.info(cacheLine);
   const lengths = scoreVsLength(ctx, state);
   ctx.dir.writeJson(ctx.dir.path('score_vs_length.json'), lengths);
   if (settings.gate.shorterWithin !== undefined) events.info(lengthTable(lengths));
@@ -232,4 +235,18 @@ export async function finalEvaluation(
     seconds: summary.total_wall_time_s as number,
   });
   return summary;
+}
+
+/** "prompt cache: read 89% of the target's input (rollout 91%, gate 88%); 12% of the optimizer's input"; '' when nothing was. */
+export function promptCacheLine(shares: Record<string, CacheShare & { by_stage: Record<string, CacheShare> }>): string {
+  const pct = (s: CacheShare) => `${Math.round(s.share * 100)}%`;
+  const parts = Object.entries(shares)
+    .filter(([, s]) => s.cached > 0 || s.written > 0)
+    .map(([role, s]) => {
+      const stages = Object.entries(s.by_stage)
+        .filter(([, st]) => st.input > 0)
+        .map(([stage, st]) => `${stage} ${pct(st)}`);
+      return `${pct(s)} of the ${role}'s input${stages.length > 1 ? ` (${stages.join(', ')})` : ''}`;
+    });
+  return parts.length ? `prompt cache: read ${parts.join('; ')}` : '';
 }

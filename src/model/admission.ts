@@ -9,6 +9,7 @@
  * recorded; then they are abandoned (`abandoned` aborts): their replies, if any, are not waited
  * for, and a resumed run makes them again. What finished in time is recorded and never paid twice.
  */
+import { setMaxListeners } from 'node:events';
 import type { RunStop } from './types.ts';
 
 /** A limit: given the calls in flight, the stop it asks for, if any. */
@@ -34,7 +35,11 @@ export class Admission {
   constructor(
     private readonly limit: Limit = () => undefined,
     private readonly options: AdmissionOptions = {},
-  ) {}
+  ) {
+    // Every call waiting for a pool's slot listens for the stop (and stops listening once it starts):
+    // hundreds at once are a run's normal state, not a leak for Node to warn about.
+    setMaxListeners(0, this.aborter.signal, this.abandon.signal);
+  }
 
   /** Aborted once a stop is asked for: waits between retries and for a pool's slot end at once. */
   get signal(): AbortSignal {

@@ -22,6 +22,7 @@ import type { StageUsage } from '../run/records.ts';
 import type { AgentTrace } from './harness/trace.ts';
 import { currentWork, stepWork } from './attribution.ts';
 import type { Role, ToolCall, Usage } from './types.ts';
+import { round } from '../util/round.ts';
 
 export interface CallRecord {
   time: string;
@@ -47,6 +48,15 @@ export interface CallRecord {
   /** What the call was made for (`step 3`, `baseline`, …: `attribution.ts`). */
   work?: string;
 }
+
+/** Input tokens of some calls, those read from the providers' prompt caches, those written to them, and the read share. */
+export interface CacheShare {
+  input: number;
+  cached: number;
+  written: number;
+  share: number;
+}
+const emptyShare = (): CacheShare => ({ input: 0, cached: 0, written: 0, share: 0 });
 
 export interface Totals {
   /** Calls that reached a provider (the ones that cost). */
@@ -220,6 +230,24 @@ export class Ledger {
     return usagePerPurpose(this.records.slice(since), (r) => this.counts(r));
   }
 
+  /** Of each role's input, and of each stage's (purpose) within it, what the providers' prompt caches read and wrote. */
+  cacheShares(): Record<string, CacheShare & { by_stage: Record<string, CacheShare> }> {
+    const out: Record<string, CacheShare & { by_stage: Record<string, CacheShare> }> = {};
+    const add = (s: CacheShare, u: Usage) => {
+      s.input += u.input;
+      s.cached += u.cached;
+      s.written += u.cacheWrite ?? 0;
+      s.share = s.input ? round(s.cached / s.input, 4) : 0;
+    };
+    for (const r of this.records) {
+      if (r.from !== 'provider') continue;
+      const role = (out[r.role] ??= { ...emptyShare(), by_stage: {} });
+      add(role, r.usage);
+      add((role.by_stage[r.purpose] ??= emptyShare()), r.usage);
+    }
+    return out;
+  }
+
   /** Usage per purpose of the calls made for training step `step`, by this process and earlier ones. */
   forStep(step: number): Record<string, StageUsage> {
     return usagePerPurpose(
@@ -259,6 +287,7 @@ function usagePerPurpose(records: CallRecord[], counts: (r: CallRecord) => boole
       prompt_tokens: 0,
       completion_tokens: 0,
       cached_tokens: 0,
+      cache_write_tokens: 0,
       reasoning_tokens: 0,
       total_tokens: 0,
       cost_usd: 0,
@@ -268,6 +297,7 @@ function usagePerPurpose(records: CallRecord[], counts: (r: CallRecord) => boole
     s.prompt_tokens += r.usage.input;
     s.completion_tokens += r.usage.output;
     s.cached_tokens = (s.cached_tokens ?? 0) + r.usage.cached;
+    s.cache_write_tokens = (s.cache_write_tokens ?? 0) + (r.usage.cacheWrite ?? 0);
     s.reasoning_tokens = (s.reasoning_tokens ?? 0) + r.usage.reasoning;
     s.total_tokens = (s.total_tokens ?? 0) + r.usage.input + r.usage.output;
     s.cost_usd = s.cost_usd === null || r.cost_usd === null ? null : (s.cost_usd ?? 0) + r.cost_usd;
@@ -293,6 +323,7 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
     prompt_tokens: 0,
     completion_tokens: 0,
     cached_tokens: 0,
+    cache_write_tokens: 0,
     reasoning_tokens: 0,
     total_tokens: 0,
     cost_usd: 0,
@@ -302,6 +333,7 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
     total.prompt_tokens += s.prompt_tokens;
     total.completion_tokens += s.completion_tokens;
     total.cached_tokens = (total.cached_tokens ?? 0) + (s.cached_tokens ?? 0);
+    total.cache_write_tokens = (total.cache_write_tokens ?? 0) + (s.cache_write_tokens ?? 0);
     total.reasoning_tokens = (total.reasoning_tokens ?? 0) + (s.reasoning_tokens ?? 0);
     total.total_tokens = (total.total_tokens ?? 0) + (s.total_tokens ?? s.prompt_tokens + s.completion_tokens);
     total.cost_usd =

@@ -11,6 +11,8 @@ export const StageUsageSchema = z
     prompt_tokens: z.number(),
     completion_tokens: z.number(),
     cached_tokens: z.number().optional(),
+    /** Input tokens written to the providers' prompt caches. */
+    cache_write_tokens: z.number().optional(),
     reasoning_tokens: z.number().optional(),
     total_tokens: z.number().optional(),
     /** USD; null when a price is unknown. */

@@ -8,7 +8,7 @@ import { UserError } from '../errors.ts';
 // Loaded on first use: the tokenizer's tables take about 60 MB and a third of a second, which a
 // command that counts no tokens (or has not yet) should not pay.
 const require = createRequire(import.meta.url);
-let bpe: { countTokens(text: string): number } | undefined;
+let bpe: ReturnType<typeof tokenizer> | undefined;
 let diff: typeof import('diff') | undefined;
 
 /**
@@ -42,6 +42,9 @@ export function skillHash(content: string): string {
   return createHash('sha256').update(content, 'utf8').digest('hex').slice(0, 16);
 }
 
+/** Special tokens are counted as the text they are: a skill or a task may quote one (`<|endoftext|>`). */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
 /**
  * The build's copy of the tokenizer's byte-pair table (scripts/build.js). The package ships the
  * table as a JavaScript array of 2.4 MB, which node takes about 0.35 s of CPU to compile; as JSON
@@ -49,7 +52,7 @@ export function skillHash(content: string): string {
  */
 export const TOKENIZER_TABLE = fileURLToPath(new URL('../tokenizer/o200k_base.json', import.meta.url));
 
-function tokenizer(): { countTokens(text: string): number } {
+function tokenizer(): { countTokens(text: string, options?: typeof AS_TEXT): number } {
   let table: string;
   try {
     table = fs.readFileSync(TOKENIZER_TABLE, 'utf8');
@@ -64,7 +67,7 @@ function tokenizer(): { countTokens(text: string): number } {
 export function countTokens(text: string): number {
   if (!text) return 0;
   bpe ??= tokenizer();
-  return bpe.countTokens(text);
+  return bpe.countTokens(text, AS_TEXT);
 }
 
 /** A unified diff between two versions of a skill. */

@@ -12,6 +12,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakePromptCaches } from './fake-prompt-cache.ts';
 
 export type Wire = 'chat' | 'responses' | 'anthropic';
 
@@ -59,6 +60,10 @@ export interface FakeOptions {
   latencyMs?: number;
   /** The vLLM extra fields on Chat Completions replies. */
   vllm?: boolean;
+  /** Emulate the providers' prompt caches (`fake-prompt-cache.ts`): the input usage comes from the request. */
+  caching?: boolean;
+  /** The caches' clock (ms), for their time to live. */
+  clock?: () => number;
 }
 
 export interface FakeProvider {
@@ -70,7 +75,14 @@ export interface FakeProvider {
   inFlight(): number;
   maxInFlight(): number;
   /** Usage summed over the replies actually sent. */
-  usageSent(): { input: number; output: number; cached: number; reasoning: number; replies: number };
+  usageSent(): {
+    input: number;
+    output: number;
+    cached: number;
+    cacheWrite: number;
+    reasoning: number;
+    replies: number;
+  };
   close(): Promise<void>;
 }
 
@@ -278,7 +290,8 @@ function fakeCore(options: FakeOptions) {
   const faults: Fault[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const sent = { input: 0, output: 0, cached: 0, reasoning: 0, replies: 0 };
+  const sent = { input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, replies: 0 };
+  const caches = options.caching ? new FakePromptCaches(options.clock) : undefined;
   const json = (status: number, payload: unknown, headers: Record<string, string> = {}): Outcome => ({
     status,
     headers: { 'content-type': 'application/json', ...headers },
@@ -327,6 +340,8 @@ function fakeCore(options: FakeOptions) {
     };
     try {
       const fault = faults.shift() ?? options.fault?.(rec, index) ?? unsupportedOption(wire, body);
+      // What the request reads and writes is decided when it arrives; its writes are readable once it is answered.
+      const cacheUsage = fault ? undefined : caches?.usage(wire, body, options.latencyMs ?? 0);
       if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
       if (fault && 'kind' in fault) {
         if (fault.kind === 'hang') {
@@ -358,7 +373,16 @@ function fakeCore(options: FakeOptions) {
         fault?.kind === 'empty'
           ? { text: '' }
           : await (options.respond ?? ((r) => ({ text: `echo: ${lastUserText(r.wire, r.body)}` })))(rec);
-      const usage = { input: 20, output: 10, cached: 0, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0, ...reply.usage };
+      const usage = {
+        input: 20,
+        output: 10,
+        cached: 0,
+        reasoning: 0,
+        cacheWrite: 0,
+        cacheWrite1h: 0,
+        ...reply.usage,
+        ...cacheUsage,
+      };
       const payload =
         wire === 'chat'
           ? chatBody(rec, reply, usage, options.vllm ?? false)
@@ -376,6 +400,7 @@ function fakeCore(options: FakeOptions) {
         sent.input += usage.input;
         sent.output += usage.output;
         sent.cached += usage.cached;
+        sent.cacheWrite += usage.cacheWrite;
         sent.reasoning += usage.reasoning;
         sent.replies++;
       }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { Admission } from '../../src/model/admission.ts';
+import { CallPool } from '../../src/model/call-pool.ts';
 import { RunStop } from '../../src/model/types.ts';
 
 it('admits calls while the limit allows, counting those in flight; once stopped, refuses every call with the same stop', async () => {
@@ -51,4 +52,23 @@ it("the user's stop gives the calls in flight a grace, then abandons them, even 
   assert.deepEqual(abandoned, [1], 'the call still in flight at the end of the grace');
   admission.leave();
   await admission.idle();
+});
+
+it('hundreds of calls waiting for a slot on the stop signal draw no listener-leak warning', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    const admission = new Admission();
+    const pool = new CallPool('t', { concurrency: 1, rpm: 0, tpm: 0 });
+    const waits = Array.from({ length: 200 }, () => pool.acquire(1, admission.signal).then(() => pool.release()));
+    await Promise.all(waits);
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert.deepEqual(
+    warnings.filter((w) => w === 'MaxListenersExceededWarning'),
+    [],
+  );
 });

@@ -36,6 +36,12 @@ describe('the tokenizer of the build', () => {
         .map((f) => fs.readFileSync(path.join(ROOT, 'prompts', f), 'utf8')),
       'Zürich, 東京, Москва, 🙂🚀, \u0000\ufeff tabs\tand\r\nlines',
     ];
+    // A special token in a skill or a task is text: counted, never an error.
+    assert.equal(
+      compiled.countTokens('a <|endoftext|> b'),
+      pkg.countTokens('a <|endoftext|> b', { disallowedSpecial: new Set() }),
+    );
+    assert.ok(compiled.countTokens('<|endoftext|>') > 1);
     for (const text of texts) assert.equal(compiled.countTokens(text), pkg.countTokens(text), text.slice(0, 60));
   });
 });

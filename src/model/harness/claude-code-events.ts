@@ -29,14 +29,16 @@ function resultText(content: unknown): string {
   return '';
 }
 
-/** Messages API usage: input tokens exclude cache reads and writes, which are added back. */
+/** Messages API usage: input tokens exclude cache reads and writes, which are added back (and the writes kept apart, for their price). */
 function usageOf(u: CliEvent): Usage {
   const cached = u.cache_read_input_tokens ?? 0;
+  const cacheWrite = u.cache_creation_input_tokens ?? 0;
   return {
-    input: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0),
+    input: (u.input_tokens ?? 0) + cached + cacheWrite,
     output: u.output_tokens ?? 0,
     cached,
     reasoning: 0,
+    ...(cacheWrite ? { cacheWrite } : {}),
   };
 }
 

@@ -20,6 +20,8 @@ export interface ProviderResponse extends ChatResponse {
 export interface CallShape {
   /** Provider options of this call (reasoning, thinking, token field, …). */
   providerOptions?: SharedV3ProviderOptions;
+  /** Provider options of the system message (a prompt-cache breakpoint). */
+  systemOptions?: SharedV3ProviderOptions;
   /** Ask for JSON-schema constrained output natively. */
   nativeSchema: boolean;
   maxOutputTokens?: number;
@@ -79,7 +81,7 @@ export class AiSdkChatModel implements ChatModel {
     });
     const useNative = Boolean(req.schema && shape.nativeSchema && !req.tools?.length);
     const options: LanguageModelV3CallOptions = {
-      prompt: toPrompt(req, req.schema && !useNative ? describedSchema(req) : ''),
+      prompt: toPrompt(req, req.schema && !useNative ? describedSchema(req) : '', shape.systemOptions),
       ...(shape.maxOutputTokens !== undefined ? { maxOutputTokens: shape.maxOutputTokens } : {}),
       ...(shape.temperature !== undefined ? { temperature: shape.temperature } : {}),
       ...(useNative

@@ -8,6 +8,7 @@ import { capabilitiesOf } from '../capabilities.ts';
 import { priceOf } from '../prices.ts';
 import { registerBackend } from '../registry.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
+import { anthropicSystemCache } from './prompt-cache.ts';
 import { replyCapFetch } from './reply-cap.ts';
 import { apiKey, baseUrl, droppedOptionNotice, parseOptions } from './settings.ts';
 
@@ -57,12 +58,13 @@ registerBackend({
       price: priceOf(rc.model, rc.price),
       maxOutputTokens: rc.max_output_tokens,
       temperature: rc.temperature,
-      shape: (_req, base) => ({
+      shape: (req, base) => ({
         ...(thinking
           ? { providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: o.thinking_budget } } } }
           : {}),
         // Anthropic's structured output forces a tool call, which extended thinking does not allow.
         nativeSchema: rc.json_schema && !thinking,
+        ...(rc.prompt_cache ? { systemOptions: anthropicSystemCache(req, rc.model) } : {}),
         maxOutputTokens: base.maxOutputTokens ?? o.default_max_tokens,
         // Thinking requires the default temperature.
         ...(base.temperature !== undefined && !thinking ? { temperature: base.temperature } : {}),

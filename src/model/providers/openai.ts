@@ -14,6 +14,7 @@ import { priceOf } from '../prices.ts';
 import { registerBackend, type BackendContext } from '../registry.ts';
 import { FatalModelError } from '../types.ts';
 import { AiSdkChatModel } from './ai-sdk-model.ts';
+import { openaiCacheKey } from './prompt-cache.ts';
 import { replyCapFetch } from './reply-cap.ts';
 import { apiKey, baseUrl, droppedOptionNotice, effortOf, fromEnvironment, parseOptions } from './settings.ts';
 
@@ -186,6 +187,8 @@ registerBackend({
         }
         // Chat Completions: the token cap goes out as max_completion_tokens, as the original sends it.
         if (!useResponses && base.maxOutputTokens !== undefined) openai.maxCompletionTokens = base.maxOutputTokens;
+        // Azure caches by itself and has no such parameter.
+        if (rc.prompt_cache && !isAzure) openai.promptCacheKey = openaiCacheKey(ctx.role, req);
         return {
           providerOptions: { openai },
           nativeSchema: rc.json_schema,

@@ -13,6 +13,7 @@ import type {
   LanguageModelV3Message,
   LanguageModelV3TextPart,
   LanguageModelV3Usage,
+  SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import {
   FatalModelError,
@@ -72,11 +73,16 @@ function userContent(content: Message['content']): (LanguageModelV3TextPart | La
   return content.map((p) => (p.type === 'text' ? { type: 'text' as const, text: p.text } : imageFilePart(p)));
 }
 
-/** The conversation in the provider-level prompt form; `system` first when given. */
-export function toPrompt(req: ChatRequest, systemSuffix = ''): LanguageModelV3Message[] {
+/** The conversation in the provider-level prompt form; `system` first when given (with `systemOptions`: a cache breakpoint). */
+export function toPrompt(
+  req: ChatRequest,
+  systemSuffix = '',
+  systemOptions?: SharedV3ProviderOptions,
+): LanguageModelV3Message[] {
   const prompt: LanguageModelV3Message[] = [];
   const system = `${req.system ?? ''}${systemSuffix}`;
-  if (system) prompt.push({ role: 'system', content: system });
+  if (system)
+    prompt.push({ role: 'system', content: system, ...(systemOptions ? { providerOptions: systemOptions } : {}) });
   for (const m of req.messages) {
     if (m.role === 'user') prompt.push({ role: 'user', content: userContent(m.content) });
     else if (m.role === 'assistant') {

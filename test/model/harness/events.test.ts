@@ -137,6 +137,18 @@ describe('claude -p --output-format stream-json', () => {
     assert.match(outcome!.trace.steps[1]!.output!, /requested permissions to read/);
   });
 
+  test('cache writes are counted in the input and kept apart, to be priced as writes', () => {
+    const reader = new ClaudeCodeEvents(CLAUDE_CODE_CLI);
+    for (const l of lines('claude/rollout.jsonl'))
+      reader.line(l.replace('"cache_creation_input_tokens":0', '"cache_creation_input_tokens":500'));
+    const outcome = reader.finish(proc({ exitCode: 0 }), {
+      workspace: tempDir('skillopt-test-ws'),
+      prompt: '',
+      images: [],
+    });
+    assert.deepEqual(outcome.usage, { input: 860, output: 24, cached: 60, reasoning: 0, cacheWrite: 500 });
+  });
+
   test('is_error with subtype success: a 401 is a fatal login error', () => {
     const { error } = read(new ClaudeCodeEvents(CLAUDE_CODE_CLI), 'claude/login-refused.jsonl', { exitCode: 1 });
     assert.ok(error instanceof FatalModelError);
