@@ -32,7 +32,7 @@ export function registerEval(program: Command): void {
       )
       .requiredOption(
         '-s, --skill <file>',
-        'skill file to evaluate; repeat to compare skills (each is tested against the first on the same items)',
+        'skill file to evaluate; repeat to compare skills (each is tested against the first on the same items); `none`: no skill, the baseline of what a skill gains and costs',
         collect,
       )
       .option(

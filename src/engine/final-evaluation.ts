@@ -17,6 +17,8 @@ import { computeScore } from './scoring/means.ts';
 import { applyDecision, decide } from './stages/gate.ts';
 import { lengthRule } from './stages/gate-evaluation.ts';
 import { lengthTable, scoreVsLength } from './length-report.ts';
+import { gainWorth } from './gain-cost.ts';
+import { type TaskCost, taskCost } from './task-cost.ts';
 
 export interface Bucket {
   total: number;
@@ -74,12 +76,17 @@ type FinalContext = Pick<
   | 'transfer'
 >;
 
-async function testSkill(ctx: FinalContext, skill: SkillPackage, dirName: string): Promise<Record<string, Bucket>> {
+interface Tested {
+  buckets: Record<string, Bucket>;
+  cost?: TaskCost;
+}
+
+async function testSkill(ctx: FinalContext, skill: SkillPackage, dirName: string): Promise<Tested> {
   const dir = ctx.dir.path(dirName);
   const r = await ctx.rollouts.run(skill, ctx.test, { dir });
   const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
   ctx.dir.writeJson(path.join(dir, 'summary.json'), b);
-  return b;
+  return { buckets: b, cost: taskCost(r.trajectories, ctx.settings.targetPrice) };
 }
 
 function table(title: string, b: Record<string, Bucket>): string {
@@ -98,6 +105,7 @@ export async function finalEvaluation(
   let finalSelection: number | null = null;
   let finalSelectionSoft: number | null = null;
   let tests: { baseline?: Record<string, Bucket>; best?: Record<string, Bucket>; final?: Record<string, Bucket> } = {};
+  let costs: { initial?: TaskCost; best?: TaskCost } = {};
 
   if (settings.evalTest) {
     const started = performance.now();
@@ -131,15 +139,16 @@ export async function finalEvaluation(
       testSkill(ctx, state.best, 'test_eval'),
       same ? Promise.resolve(undefined) : testSkill(ctx, state.current, 'test_eval_final'),
     ]);
-    if (same) ctx.dir.writeJson(ctx.dir.path('test_eval_final', 'summary.json'), best);
-    tests = { baseline, best, final: final ?? best };
+    if (same) ctx.dir.writeJson(ctx.dir.path('test_eval_final', 'summary.json'), best.buckets);
+    tests = { baseline: baseline.buckets, best: best.buckets, final: (final ?? best).buckets };
+    costs = { initial: baseline.cost, best: best.cost };
     events.emit({
       type: 'stage_finished',
       step: state.lastStep,
       epoch: settings.epochs,
       stage: 'final_evaluation',
       seconds: (performance.now() - started) / 1000,
-      detail: `hard score on ${ctx.test.length} test items, per task type:\n${table('[1] initial skill', baseline)}\n${table(`[2] best on selection (step ${state.best.step})`, best)}\n${table('[3] final skill', tests.final!)}`,
+      detail: `hard score on ${ctx.test.length} test items, per task type:\n${table('[1] initial skill', baseline.buckets)}\n${table(`[2] best on selection (step ${state.best.step})`, best.buckets)}\n${table('[3] final skill', tests.final!)}`,
     });
   }
 
@@ -195,6 +204,16 @@ export async function finalEvaluation(
     unpriced_calls: totals.unpricedCalls,
     prompt_cache: ctx.ledger.cacheShares(),
   };
+  const worth = gainWorth(costs, {
+    usd: summary.cost_usd as number | null,
+    wallTimeS: summary.total_wall_time_s as number,
+    gain: summary.test_delta_hard as number | null,
+  });
+  if (worth) {
+    summary.cost_per_task = { initial: costs.initial, best: costs.best };
+    summary.gain_cost = worth.report;
+    events.info(worth.line);
+  }
   if (ctx.transfer) {
     const started = performance.now();
     const targets = settings.transferTargets.join(', ');

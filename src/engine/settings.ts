@@ -3,9 +3,10 @@
  * policies normalised, and each stage's settings grouped. The engine reads these, never the
  * raw config.
  */
-import type { Config } from '../config/schema.ts';
+import type { Config, Price } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { listsWhenToUse } from '../model/harness/backends.ts';
+import { rolePrice } from '../model/prices.ts';
 import type { ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from '../protocol/optimizer.ts';
 import type { GateScoring } from './scoring/means.ts';
@@ -107,6 +108,8 @@ export interface TrainSettings {
   evalTest: boolean;
   /** `evaluation.transfer_targets` as `BACKEND:MODEL`: other targets the final evaluation scores the initial and best skills on. */
   transferTargets: string[];
+  /** The target's prices (its own, else the table's; undefined: unknown), for the cost of a task. */
+  targetPrice?: Price;
   budget: Config['budget'];
 }
 
@@ -188,6 +191,7 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
       topUpChunk: Math.max(1, config.env.workers),
     },
     evalTest: e.eval_test,
+    ...(rolePrice(config.model.target) ? { targetPrice: rolePrice(config.model.target) } : {}),
     transferTargets: e.transfer_targets.map((t) =>
       typeof t === 'string' ? t : t.model ? `${t.backend}:${t.model}` : t.backend,
     ),

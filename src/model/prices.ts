@@ -6,7 +6,7 @@
  * deployments and self-hosted models are priced by the user. Open-weight models (Qwen) carry a
  * hosted provider's list price; on your own server set `price: {input: 0, output: 0}`.
  */
-import type { Price } from '../config/schema.ts';
+import type { Price, RoleConfig } from '../config/schema.ts';
 import type { Usage } from './types.ts';
 
 /** Anthropic's rates derive from the input price: cache reads 0.1×, 5-minute writes 1.25×, 1-hour writes 2×. */
@@ -120,4 +120,9 @@ export function costOf(usage: Usage, price: Price | undefined): number | null {
     writtenHour * (price.cache_write_1h ?? writeRate) +
     usage.output * price.output;
   return usd * 1e-6;
+}
+
+/** A role's prices: its own, else the table's (undefined: unknown); the simulator is free. */
+export function rolePrice(rc: Pick<RoleConfig, 'backend' | 'model' | 'price'>): Price | undefined {
+  return rc.backend === 'sim' ? { input: 0, output: 0 } : priceOf(rc.model, rc.price);
 }

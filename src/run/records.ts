@@ -4,6 +4,9 @@
  * fields it does not have are optional.
  */
 import { z } from 'zod';
+import { GainCostSchema, TaskCostSchema } from './cost-records.ts';
+
+export { GainCostSchema, TaskCostSchema, type GainCost, type TaskCost } from './cost-records.ts';
 
 export const StageUsageSchema = z
   .object({
@@ -359,6 +362,9 @@ export const SummarySchema = z
     total_wall_time_s: z.number().optional(),
     token_summary: z.record(z.string(), StageUsageSchema).optional(),
     transfer: TransferSchema.optional(),
+    /** The cost of one test task with the initial and the best skill. */
+    cost_per_task: z.object({ initial: TaskCostSchema.optional(), best: TaskCostSchema.optional() }).optional(),
+    gain_cost: GainCostSchema.optional(),
   })
   .loose();
 export type Summary = z.infer<typeof SummarySchema>;

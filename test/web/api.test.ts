@@ -66,6 +66,10 @@ describe('dashboard API on the fixture runs', () => {
     ]);
     assert.equal(body.config.config.env.name, 'tasks');
     assert.equal(body.config.derived.total_steps, 6);
+    assert.deepEqual(
+      [body.taskCost.initial.usd, body.taskCost.best.usd, body.taskCost.gain.usd_per_point],
+      [0.00013, 0.00021, 0.01008],
+    );
   });
 
   it('returns step records after a given step only', async () => {

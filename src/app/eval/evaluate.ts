@@ -7,14 +7,12 @@
  * original writes them) and `eval_summary.md`, plus every rollout's results and conversations.
  * Rerunning into the same directory reuses every finished rollout.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { RoleConfig, TransferTarget } from '../../config/schema.ts';
 import { acquireRunLock, type RunLock } from '../../run/lock.ts';
 import { Interrupted, UserError } from '../../errors.ts';
-import { FileRefused, readRegularFileSync } from '../../util/read-file.ts';
 import { canonicalSplit } from '../../envs/data/splits.ts';
 import type { Env, Item, SplitName, Trajectory } from '../../envs/types.ts';
 import { evalMarkdown } from './report.ts';
@@ -28,16 +26,17 @@ import { markActivity } from '../../run/activity.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../run/atomic.ts';
 import { EventLog } from '../../run/events.ts';
 import { attachConsoleReporter, type ConsoleOutput } from '../../run/reporter.ts';
-import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
-import { isArchivePath } from '../../skill/package/archive.ts';
-import { loadSkillPackage, parseInstalledSpec } from '../../skill/package/source.ts';
+import { packageHash } from '../../skill/package/package.ts';
 import { count } from '../../util/plural.ts';
 import { firstN } from '../../engine/batches.ts';
 import { rollout } from '../../engine/stages/rollout.ts';
 import { createEnv, loadSplits } from '../../envs/build.ts';
-import { buildTargets } from './targets.ts';
+import { buildTargets, targetPrices } from './targets.ts';
+import { readSkills, slug } from './skills.ts';
 import { remoteRollouts } from '../remote.ts';
 import { ScoreCache } from '../../engine/scoring/score-cache.ts';
+import { taskCost, taskCostLine } from '../../engine/task-cost.ts';
+import { madeFor } from '../../model/attribution.ts';
 
 export { targetRole, transferRole } from './targets.ts';
 
@@ -65,8 +64,6 @@ export interface EvalOptions {
   forceUnlock?: boolean;
 }
 
-const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
-
 /** A split name of `eval`: train, val, test (with the original's aliases) or all. */
 function evalSplit(split: string): SplitName | 'all' {
   if (split.trim().toLowerCase() === 'all') return 'all';
@@ -81,38 +78,6 @@ function evalSplit(split: string): SplitName | 'all' {
 export function evalItems(splits: { train: Item[]; val: Item[]; test: Item[] }, split: string, cap: number): Item[] {
   const name = evalSplit(split);
   return firstN(name === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[name], cap);
-}
-
-/** The largest skill file read: a skill is a prompt, thousands of tokens at most. */
-const MAX_SKILL_BYTES = 2 * 1024 * 1024;
-
-/** A skill file as it is (up to `MAX_SKILL_BYTES`); a folder, a `.skill` archive or an installed skill (`claude:pdf`) as a package. */
-function readSkill(spec: string): { file: string; pkg: SkillPackage } {
-  const file = path.resolve(spec);
-  const isFolder = fs.statSync(file, { throwIfNoEntry: false })?.isDirectory();
-  if (isFolder || isArchivePath(spec) || (parseInstalledSpec(spec) && !fs.existsSync(file))) {
-    const loaded = loadSkillPackage(spec, { key: '--skill' });
-    return { file: loaded.source.path, pkg: loaded.pkg };
-  }
-  try {
-    return { file, pkg: { skill: readRegularFileSync(file, MAX_SKILL_BYTES, 'a skill file').toString('utf8') } };
-  } catch (err) {
-    if (!(err instanceof FileRefused)) throw err;
-    throw new UserError(err.reason === 'missing' ? `skill file not found: ${file}` : `--skill: ${err.message}`);
-  }
-}
-
-function readSkills(specs: readonly string[]): { file: string; label: string; pkg: SkillPackage }[] {
-  if (specs.length === 0) throw new UserError('name a skill to evaluate with --skill FILE');
-  const labels = new Set<string>();
-  return specs.map((spec) => {
-    const { file, pkg } = readSkill(spec);
-    const base = slug(path.basename(file, path.extname(file)));
-    let label = base;
-    for (let k = 2; labels.has(label); k++) label = `${base}-${k}`;
-    labels.add(label);
-    return { file, label, pkg };
-  });
 }
 
 export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
@@ -267,7 +232,8 @@ async function evaluateAll({
   const cells: Cell[] = [];
   const itemScores = new Map<string, ItemScore[]>();
   const types = env.taskTypes?.() ?? [];
-  for (const target of targets) {
+  const prices = targetPrices(config, opts.targets);
+  for (const [t, target] of targets.entries()) {
     for (const skill of skills) {
       const runs: (Trajectory | undefined)[][] = [];
       const dirs: string[] = [];
@@ -278,21 +244,24 @@ async function evaluateAll({
       for (let r = 0; r < repeats; r++) {
         const dir = path.join(out, 'rollouts', slug(target.id), skill.label, `repeat_${String(r).padStart(2, '0')}`);
         const label = `${skill.label} on ${target.id}${repeats > 1 ? ` (repeat ${r + 1} of ${repeats})` : ''}`;
-        const result = await rollout({
-          env,
-          target,
-          judge,
-          skill: skill.pkg,
-          items,
-          limit,
-          cache,
-          seed: config.train.seed + r,
-          sample: r,
-          dir,
-          onResult: () => kept.rollouts++,
-          onProgress: (done, total) =>
-            events.emit({ type: 'stage_progress', step: cellNumber, stage: 'evaluate', done, total, label }),
-        });
+        // Tagged so that the cell's own calls (their latencies) can be told apart in the ledger.
+        const result = await madeFor(`eval cell ${cellNumber}`, () =>
+          rollout({
+            env,
+            target,
+            judge,
+            skill: skill.pkg,
+            items,
+            limit,
+            cache,
+            seed: config.train.seed + r,
+            sample: r,
+            dir,
+            onResult: () => kept.rollouts++,
+            onProgress: (done, total) =>
+              events.emit({ type: 'stage_progress', step: cellNumber, stage: 'evaluate', done, total, label }),
+          }),
+        );
         runs.push(result.trajectories);
         dirs.push(path.relative(out, dir));
       }
@@ -327,11 +296,18 @@ async function evaluateAll({
         rollout_dirs: dirs,
         ...(activation ? { activation } : {}),
       };
+      const latencies = stack.ledger
+        .all()
+        .filter((c) => c.work === `eval cell ${cellNumber}` && c.from === 'provider' && c.role === 'target')
+        .map((c) => c.latency_ms);
+      const perTask = taskCost(runs.flat(), prices.length === targets.length ? prices[t] : undefined, latencies);
+      if (perTask) cell.per_task = perTask;
       cells.push(cell);
       say(
         `  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`,
       );
       if (activation) say(`  ${skill.label} on ${target.id}: activation: ${activationLine(activation)}`);
+      if (perTask) say(`  ${skill.label} on ${target.id}: per task: ${taskCostLine(perTask)}`);
     }
   }
 

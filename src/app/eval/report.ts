@@ -109,6 +109,39 @@ export function evalMarkdown(s: EvalSummary, envName: string): string {
       ),
     );
   }
+  const costed = s.cells.filter((c) => c.per_task);
+  if (costed.length) {
+    out.push('', "### Cost per task (means over the scored rollouts; USD at the target's prices)", '');
+    const agents = costed.some((c) => c.per_task!.turns !== undefined);
+    const latency = costed.some((c) => c.per_task!.call_latency_p50_ms !== undefined);
+    const ms = (v: number | undefined) => (v === undefined ? '–' : `${v} ms`);
+    out.push(
+      table(
+        [
+          'skill',
+          'target',
+          'input',
+          'cached',
+          'output',
+          'reasoning',
+          'USD',
+          ...(agents ? ['turns', 'tool calls'] : []),
+          ...(latency ? ['call p50', 'call p95'] : []),
+        ],
+        costed.map((c) => {
+          const p = c.per_task!;
+          return [
+            c.skill_label,
+            c.target,
+            ...[p.input, p.cached, p.output, p.reasoning].map((v) => String(Math.round(v))),
+            p.usd === null ? 'unknown' : `$${p.usd.toFixed(5)}`,
+            ...(agents ? [String(p.turns ?? '–'), String(p.tool_calls ?? '–')] : []),
+            ...(latency ? [ms(p.call_latency_p50_ms), ms(p.call_latency_p95_ms)] : []),
+          ];
+        }),
+      ),
+    );
+  }
   if (s.comparisons.length) {
     out.push('', '### Paired comparisons (candidate − baseline, on the items both scored)', '');
     out.push(

@@ -1,4 +1,5 @@
 /** What `skillopt eval` writes to `eval_summary.json`: per (skill, target) cell, and paired comparisons. */
+import type { TaskCost } from '../../engine/task-cost.ts';
 import type { ActivationMetrics } from '../../envs/triggers/metrics.ts';
 import type { Interval, PairedTest } from '../../util/stats.ts';
 
@@ -25,6 +26,8 @@ export interface Cell extends CellStats {
   rollout_dirs: string[];
   /** Activation rollouts (the `triggers` env): precision, recall and F1 of the skill's loading, over every repeat. */
   activation?: ActivationMetrics;
+  /** What one task costs under this skill on this target: tokens, USD at its prices, agent turns, call latency. */
+  per_task?: TaskCost;
 }
 
 export interface Comparison {

@@ -4,7 +4,8 @@
  * then as models built through the run's model stack.
  */
 import { backendEntry, backendNames, canonicalBackend } from '../../config/catalog.ts';
-import type { Config, RoleConfig, TransferTarget } from '../../config/schema.ts';
+import type { Config, Price, RoleConfig, TransferTarget } from '../../config/schema.ts';
+import { rolePrice } from '../../model/prices.ts';
 import { UserError } from '../../errors.ts';
 import type { ModelStack } from '../../model/stack.ts';
 import type { ChatModel } from '../../model/types.ts';
@@ -46,6 +47,17 @@ export function transferRole(target: TransferTarget, base: RoleConfig): RoleConf
   return { ...roleOn(backend, model, base, backend), ...fields };
 }
 
+/** The role of each target: the config's `model.target`, or each `--target`, with its model named. */
+function targetRoles(config: Config, targets: readonly TransferTarget[] | undefined): RoleConfig[] {
+  const roles = targets?.length ? targets.map((t) => transferRole(t, config.model.target)) : [config.model.target];
+  return roles.map((rc) => ({ ...rc, model: rc.model || (backendEntry(rc.backend)?.defaultModel ?? '') }));
+}
+
+/** Each target's prices, in the order `buildTargets` builds them. */
+export function targetPrices(config: Config, targets: readonly TransferTarget[] | undefined): (Price | undefined)[] {
+  return targetRoles(config, targets).map(rolePrice);
+}
+
 /**
  * The target models, through the same stack as training's; each further target has a pool of
  * its own. `given` replaces building them (tests); they are wrapped all the same.
@@ -59,12 +71,9 @@ export async function buildTargets(
   const poolOf = (i: number, id: string) => (i === 0 ? undefined : `target:${id}`);
   if (given?.length)
     return given.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
-  const roles = targets?.length ? targets.map((t) => transferRole(t, config.model.target)) : [config.model.target];
   const models: ChatModel[] = [];
-  for (const [i, rc] of roles.entries()) {
-    if (!rc.model) rc.model = backendEntry(rc.backend)?.defaultModel ?? '';
+  for (const [i, rc] of targetRoles(config, targets).entries())
     models.push(await stack.model('target', rc, poolOf(i, `${rc.backend}:${rc.model}`)));
-  }
   const ids = models.map((m) => m.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) throw new UserError(`--target ${dup} is given twice`);

@@ -13,6 +13,8 @@ import {
   RuntimeStateSchema,
   SummarySchema,
   type HistoryRecord,
+  type GainCost,
+  type TaskCost,
   type Transfer,
 } from '../../run/records.ts';
 import { CachedJson, JsonlTail } from '../files/file-cache.ts';
@@ -66,6 +68,8 @@ export interface RunOverview {
   bestStep?: number;
   currentScore?: number | null;
   test: { baseline: number | null; best: number | null; final: number | null };
+  /** A finished run's cost of one test task with the initial and the best skill, and what its gain cost. */
+  taskCost?: { initial?: TaskCost; best?: TaskCost; gain?: GainCost };
   usage: Usage;
   startedAt?: string;
   updatedAt: number;
@@ -241,6 +245,9 @@ export class RunReader {
         best: summary?.test_hard ?? finished?.best_test ?? null,
         final: summary?.final_test_hard ?? finished?.final_test ?? null,
       },
+      ...(summary?.cost_per_task
+        ? { taskCost: { ...(summary.cost_per_task as object), gain: summary.gain_cost as GainCost } }
+        : {}),
       usage: this.usage(summary, records),
       startedAt: fold.started?.time ?? fold.firstTime,
       updatedAt: Math.max(...WATCHED.map((f) => mtime(this.run.path(f)))),

@@ -61,7 +61,21 @@ export function renderCards(view) {
           : null,
     ),
     card('Step time', secs(wall), rows.length ? `${secs(wall / rows.length)} per step` : null),
+    d.taskCost ? taskCostCard(d.taskCost, card) : null,
   );
+}
+
+/** What one test task costs with the initial and the best skill, and when the training pays back. */
+function taskCostCard(c, card) {
+  const each = (t) => (!t ? '—' : isNum(t.usd) ? usd(t.usd) : `${int(t.input)} tokens`);
+  const g = c.gain;
+  const sub =
+    g && isNum(g.payback_tasks)
+      ? `pays back after ${int(g.payback_tasks)} tasks`
+      : g && isNum(g.usd_per_point)
+        ? `${usd(g.usd_per_point)} of training a point`
+        : `${int(c.initial?.input ?? 0)} → ${int(c.best?.input ?? 0)} input tokens`;
+  return card('Cost per test task: initial → best', `${each(c.initial)} → ${each(c.best)}`, sub);
 }
 
 /** The initial and best skills on other targets (evaluation.transfer_targets), as skillopt eval reports them. */
