@@ -6,15 +6,10 @@
  * rollouts fail, whether the gate stops early), it assumes what is stated in `assumptions`, and
  * selection counts are upper bounds (the score cache and the gate's early stop only save).
  */
-import type { LoadedConfig } from '../config/load.ts';
 import type { Config, Price } from '../config/schema.ts';
 import { costOf, priceOf } from '../model/prices.ts';
-import { getBackend } from '../model/registry.ts';
-import { loadPrompt } from '../prompt-files.ts';
-import { countTokens, loadSkill } from '../skill/document.ts';
-import { resolveConfigPath } from '../util/paths.ts';
 import { alignRows } from '../util/align-rows.ts';
-import { buildEnv } from '../envs/build.ts';
+import type { AgentOverhead } from './agent-overhead.ts';
 
 export interface PlanInput {
   config: Config;
@@ -24,6 +19,8 @@ export interface PlanInput {
   skillTokens: number;
   /** At most this many target calls one rollout makes (an env's turn limit); 1 when absent. */
   targetCallsPerRollout?: number;
+  /** An agent CLI as the target: what one of its runs takes (`agent-overhead.ts`). */
+  agent?: AgentOverhead;
   /** Tokens of the optimizer's system prompts, by stage. */
   promptTokens: Partial<
     Record<'analyst' | 'merge' | 'ranking' | 'rewrite' | 'slow_update' | 'meta_skill' | 'lr_autonomous', number>
@@ -60,7 +57,7 @@ export type RolePrices = Plan['prices'];
 export function stageCounter() {
   const counts = new Map<
     string,
-    { role: StagePlan['role']; calls: number; input: number; output: number; upperBound: boolean }
+    { role: StagePlan['role']; calls: number; input: number; cached: number; output: number; upperBound: boolean }
   >();
   const add = (
     stage: string,
@@ -69,11 +66,13 @@ export function stageCounter() {
     inputPerCall: number,
     outputPerCall: number,
     upperBound = false,
+    cachedPerCall = 0,
   ): void => {
     if (calls <= 0) return;
-    const s = counts.get(stage) ?? { role, calls: 0, input: 0, output: 0, upperBound };
+    const s = counts.get(stage) ?? { role, calls: 0, input: 0, cached: 0, output: 0, upperBound };
     s.calls += calls;
     s.input += Math.round(calls * inputPerCall);
+    s.cached += Math.round(calls * cachedPerCall);
     s.output += Math.round(calls * outputPerCall);
     counts.set(stage, s);
   };
@@ -81,7 +80,10 @@ export function stageCounter() {
     const stages: StagePlan[] = [];
     const total: PlanTotal = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] };
     for (const [stage, s] of counts) {
-      const costUsd = costOf({ input: s.input, output: s.output, cached: 0, reasoning: 0 }, prices[s.role].price);
+      const costUsd = costOf(
+        { input: s.input, output: s.output, cached: s.cached, reasoning: 0 },
+        prices[s.role].price,
+      );
       stages.push({
         stage,
         role: s.role,
@@ -227,8 +229,11 @@ export function planRun(input: PlanInput): Plan {
   // Target stages count rollouts times the calls each may make; selection items are sampled gate_repeats times.
   const turns = Math.max(1, input.targetCallsPerRollout ?? 1);
   const repeats = c.evaluation.gate_repeats;
+  const agent = input.agent;
   const rollouts = (stage: string, n: number, upperBound = false) =>
-    add(stage, 'target', n * turns, rolloutIn, OUTPUT.rollout, upperBound || turns > 1);
+    agent
+      ? add(stage, 'target', n, agent.input, agent.output, upperBound, agent.cached)
+      : add(stage, 'target', n * turns, rolloutIn, OUTPUT.rollout, upperBound || turns > 1);
 
   rollouts('baseline', selection * repeats);
   // Each size of step, counted once and multiplied by how many such steps the run has.
@@ -317,9 +322,13 @@ export function planRun(input: PlanInput): Plan {
       `output tokens per call: rollout ${OUTPUT.rollout}, analyst ${OUTPUT.analyst}, merge ${OUTPUT.merge}, ranking ${OUTPUT.ranking}, slow update and meta skill ${OUTPUT.slow_update}`,
       `prompts keep the initial skill's size (${skillTokens} tokens); an item is ${itemTokens} tokens on average`,
       `no response-cache or provider prompt-cache savings`,
-      ...(turns > 1
-        ? [`every rollout runs to the env's turn limit: ${turns} target calls, each the size of the first`]
-        : []),
+      ...(agent
+        ? [
+            `an agent run of the target takes ${agent.input.toLocaleString('en')} input tokens (${agent.cached.toLocaleString('en')} of them from the provider's prompt cache) and ${agent.output} output tokens: ${agent.source}`,
+          ]
+        : turns > 1
+          ? [`every rollout runs to the env's turn limit: ${turns} target calls, each the size of the first`]
+          : []),
       ...(repeats > 1 ? [`each selection item is sampled ${repeats} times (evaluation.gate_repeats)`] : []),
       ...(c.evaluation.transfer_targets.length
         ? [`the transfer targets' calls (evaluation.transfer_targets) are not counted`]
@@ -340,43 +349,4 @@ export function formatPlan(plan: Plan): string {
   ];
   lines.push('', 'Assumed:', ...plan.assumptions.map((a) => `  - ${a}`));
   return lines.join('\n');
-}
-
-/** The planner's input for a config: the env's splits (loaded, not run), the skill and the prompts, measured. */
-export async function planInputFor(loaded: LoadedConfig): Promise<PlanInput> {
-  const { config } = loaded;
-  const { env, splits } = await buildEnv(loaded);
-  const sample = [...splits.train.slice(0, 50), ...splits.val.slice(0, 25)];
-  const itemTokens = sample.length
-    ? Math.round(sample.reduce((s, it) => s + countTokens(JSON.stringify(it)), 0) / sample.length)
-    : 0;
-  const skill = loadSkill(resolveConfigPath(config.env.skill_init, loaded.baseDirOf('env.skill_init')), {
-    startBlank: config.env.start_blank,
-  });
-  const promptTokens: PlanInput['promptTokens'] = {};
-  const names = {
-    analyst: 'analyst_failure',
-    merge: 'merge',
-    ranking: 'ranking',
-    rewrite: 'rewrite_skill',
-    slow_update: 'slow_update',
-    meta_skill: 'meta_skill',
-    lr_autonomous: 'lr_autonomous',
-  } as const;
-  for (const [stage, name] of Object.entries(names)) {
-    try {
-      promptTokens[stage as keyof typeof names] = countTokens(loadPrompt(name, config.env.name));
-    } catch {
-      // a prompt this build does not have: the planner's default size stands
-    }
-  }
-  const agentTarget = getBackend(config.model.target.backend)?.targetOnly === true;
-  return {
-    config,
-    sizes: { train: splits.train.length, val: splits.val.length, test: splits.test.length },
-    itemTokens,
-    skillTokens: countTokens(skill),
-    targetCallsPerRollout: env.maxTargetCalls?.(agentTarget) ?? 1,
-    promptTokens,
-  };
 }

@@ -88,8 +88,9 @@ export function registerTrain(program: Command): void {
     const { loadFromOptions, renderConfig } = await import('./load-config.ts');
     const loaded = loadFromOptions(opts);
     if (opts.dryRun) {
-      const [{ planInputFor, planRun, formatPlan }, { unpricedBudgetNote }] = await Promise.all([
+      const [{ planRun, formatPlan }, { planInputFor }, { unpricedBudgetNote }] = await Promise.all([
         import('../app/plan.ts'),
+        import('../app/plan-input.ts'),
         import('../app/useless-run.ts'),
       ]);
       const plan = planRun(await planInputFor(loaded));

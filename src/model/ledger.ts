@@ -287,7 +287,6 @@ function usagePerPurpose(records: CallRecord[], counts: (r: CallRecord) => boole
       prompt_tokens: 0,
       completion_tokens: 0,
       cached_tokens: 0,
-      cache_write_tokens: 0,
       reasoning_tokens: 0,
       total_tokens: 0,
       cost_usd: 0,
@@ -297,7 +296,8 @@ function usagePerPurpose(records: CallRecord[], counts: (r: CallRecord) => boole
     s.prompt_tokens += r.usage.input;
     s.completion_tokens += r.usage.output;
     s.cached_tokens = (s.cached_tokens ?? 0) + r.usage.cached;
-    s.cache_write_tokens = (s.cache_write_tokens ?? 0) + (r.usage.cacheWrite ?? 0);
+    // Only where a provider wrote to its prompt cache, so that other runs' records keep the original's fields.
+    if (r.usage.cacheWrite) s.cache_write_tokens = (s.cache_write_tokens ?? 0) + r.usage.cacheWrite;
     s.reasoning_tokens = (s.reasoning_tokens ?? 0) + r.usage.reasoning;
     s.total_tokens = (s.total_tokens ?? 0) + r.usage.input + r.usage.output;
     s.cost_usd = s.cost_usd === null || r.cost_usd === null ? null : (s.cost_usd ?? 0) + r.cost_usd;
@@ -323,7 +323,6 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
     prompt_tokens: 0,
     completion_tokens: 0,
     cached_tokens: 0,
-    cache_write_tokens: 0,
     reasoning_tokens: 0,
     total_tokens: 0,
     cost_usd: 0,
@@ -333,7 +332,7 @@ export function sumUsage(stages: Record<string, StageUsage>): StageUsage {
     total.prompt_tokens += s.prompt_tokens;
     total.completion_tokens += s.completion_tokens;
     total.cached_tokens = (total.cached_tokens ?? 0) + (s.cached_tokens ?? 0);
-    total.cache_write_tokens = (total.cache_write_tokens ?? 0) + (s.cache_write_tokens ?? 0);
+    if (s.cache_write_tokens) total.cache_write_tokens = (total.cache_write_tokens ?? 0) + s.cache_write_tokens;
     total.reasoning_tokens = (total.reasoning_tokens ?? 0) + (s.reasoning_tokens ?? 0);
     total.total_tokens = (total.total_tokens ?? 0) + (s.total_tokens ?? s.prompt_tokens + s.completion_tokens);
     total.cost_usd =

@@ -10,6 +10,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
+import { countTokens } from '../../src/skill/document.ts';
 import { anthropicBody, errorBody, responsesBody, type Recorded } from './fake-provider.ts';
 
 export interface Turn {
@@ -34,6 +35,11 @@ export interface FakeAgentServer {
   /** The model requests (Responses or Messages calls), in order. */
   turns: Turn[];
   close(): Promise<void>;
+}
+
+export interface FakeAgentOptions {
+  /** Report each streamed request's input as the tokens of its body, as a provider counts what it is sent; else a fixed usage. */
+  countUsage?: boolean;
 }
 
 const USAGE = { input: 120, output: 8, cached: 20, reasoning: 0, cacheWrite: 0, cacheWrite1h: 0 };
@@ -82,7 +88,7 @@ function responsesItem(reply: ScriptReply): any {
 }
 
 /** The Responses API's event stream for one output item, as OpenAI sends it. */
-function responsesStream(res: http.ServerResponse, model: string, reply: ScriptReply): void {
+function responsesStream(res: http.ServerResponse, model: string, reply: ScriptReply, u: typeof USAGE): void {
   let seq = 0;
   const send = (type: string, data: Record<string, unknown>) =>
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
@@ -128,24 +134,24 @@ function responsesStream(res: http.ServerResponse, model: string, reply: ScriptR
   }
   send('response.output_item.done', { output_index: 0, item });
   const usage = {
-    input_tokens: USAGE.input,
-    input_tokens_details: { cached_tokens: USAGE.cached },
-    output_tokens: USAGE.output,
-    output_tokens_details: { reasoning_tokens: USAGE.reasoning },
-    total_tokens: USAGE.input + USAGE.output,
+    input_tokens: u.input,
+    input_tokens_details: { cached_tokens: u.cached },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: u.input + u.output,
   };
   send('response.completed', { response: { ...base, status: 'completed', output: [item], usage } });
   res.end();
 }
 
 /** The Messages API's event stream for one content block, as Anthropic sends it. */
-function messagesStream(res: http.ServerResponse, model: string, reply: ScriptReply): void {
+function messagesStream(res: http.ServerResponse, model: string, reply: ScriptReply, u: typeof USAGE): void {
   const send = (type: string, data: Record<string, unknown>) =>
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   const usage = {
-    input_tokens: USAGE.input - USAGE.cached,
+    input_tokens: u.input - u.cached,
     cache_creation_input_tokens: 0,
-    cache_read_input_tokens: USAGE.cached,
+    cache_read_input_tokens: u.cached,
     output_tokens: 1,
   };
   send('message_start', {
@@ -178,7 +184,7 @@ function messagesStream(res: http.ServerResponse, model: string, reply: ScriptRe
   send('content_block_stop', { index: 0 });
   send('message_delta', {
     delta: { stop_reason: 'tool' in reply ? 'tool_use' : 'end_turn', stop_sequence: null },
-    usage: { output_tokens: USAGE.output },
+    usage: { output_tokens: u.output },
   });
   send('message_stop', {});
   res.end();
@@ -186,6 +192,7 @@ function messagesStream(res: http.ServerResponse, model: string, reply: ScriptRe
 
 export async function startFakeAgentServer(
   script: (turn: Turn) => ScriptReply | Promise<ScriptReply>,
+  options: FakeAgentOptions = {},
 ): Promise<FakeAgentServer> {
   const started = performance.now();
   const requests: Recorded[] = [];
@@ -244,8 +251,10 @@ export async function startFakeAgentServer(
     const model = String(body.model ?? 'fake-model');
     if (body.stream === true) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      if (wire === 'responses') responsesStream(res, model, reply);
-      else messagesStream(res, model, reply);
+      // Counted: each request's input is the tokens of what the CLI sent (its prompt, tools and the conversation).
+      const usage = options.countUsage ? { ...USAGE, input: countTokens(raw), cached: 0 } : USAGE;
+      if (wire === 'responses') responsesStream(res, model, reply, usage);
+      else messagesStream(res, model, reply, usage);
       return;
     }
     if ('item' in reply) {
@@ -282,11 +291,12 @@ export async function startFakeAgentServer(
 /** Starts fake servers for one test file; they are closed when its tests are done. */
 export function fakeAgentServers(): (
   script: (turn: Turn) => ScriptReply | Promise<ScriptReply>,
+  options?: FakeAgentOptions,
 ) => Promise<FakeAgentServer> {
   const open: FakeAgentServer[] = [];
   after(() => Promise.all(open.map((s) => s.close())));
-  return async (script) => {
-    const server = await startFakeAgentServer(script);
+  return async (script, options) => {
+    const server = await startFakeAgentServer(script, options);
     open.push(server);
     return server;
   };

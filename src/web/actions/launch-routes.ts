@@ -63,7 +63,10 @@ export function launchRoutes(ctx: ActionsContext): Hono {
     let plan: unknown;
     let planError: string | undefined;
     try {
-      const { planInputFor, planRun } = await import('../../app/plan.ts');
+      const [{ planRun }, { planInputFor }] = await Promise.all([
+        import('../../app/plan.ts'),
+        import('../../app/plan-input.ts'),
+      ]);
       plan = planRun(await planInputFor(loaded));
     } catch (err) {
       planError = errorMessage(err);
