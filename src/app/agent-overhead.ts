@@ -11,7 +11,7 @@
  * with a measured Codex run of about 27,500 input tokens.
  */
 import fs from 'node:fs';
-import path from 'node:path';
+import { walkFiles } from '../util/walk-files.ts';
 
 export interface AgentOverhead {
   /** Input tokens of one agent run (all its requests), the skill and the item included. */
@@ -33,24 +33,13 @@ const TABLE: Record<string, { base: number; turns: number; output: number }> = {
 
 /** Target calls of `backend` an earlier run recorded, newest runs first; at most `limit`. */
 function learned(backend: string, runsRoot: string, limit = 400): { input: number; cached: number; output: number }[] {
-  const files: { file: string; mtime: number }[] = [];
-  const walk = (dir: string, depth: number) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = path.join(dir, e.name);
-      if (e.isFile() && e.name === 'calls.jsonl') files.push({ file: p, mtime: fs.statSync(p).mtimeMs });
-      else if (e.isDirectory() && depth < 3 && !e.name.startsWith('.')) walk(p, depth + 1);
-    }
-  };
-  walk(runsRoot, 0);
-  files.sort((a, b) => b.mtime - a.mtime);
+  const files = walkFiles(runsRoot, {
+    file: (name) => name === 'calls.jsonl',
+    skipDir: (name) => name.startsWith('.'),
+    maxDepth: 3,
+  }).sort((a, b) => b.mtimeMs - a.mtimeMs);
   const out: { input: number; cached: number; output: number }[] = [];
-  for (const { file } of files) {
+  for (const { path: file } of files) {
     for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
       if (!line.includes(`"${backend}:`)) continue;
       try {
