@@ -10,10 +10,11 @@
  * temporary directory). Prints a table (most CPU
  * first), the total, and the idle wall time that total allows on two cores. Asserts nothing.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildIsCurrent } from '../bin/entry.js';
 import { memoryTempDir } from '../scripts/memory-tmpdir.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -38,6 +39,12 @@ const files =
         .sort();
 
 const TICKS_PER_SECOND = 100;
+// As `npm test` does: the CLI tests start the compiled bundle, which must match the sources.
+if (!buildIsCurrent(ROOT)) {
+  process.stderr.write('dist/ is older than the sources: building it first…\n');
+  const built = spawnSync(process.execPath, ['scripts/build.js'], { cwd: ROOT, stdio: 'inherit' });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
 /** The temporary directory the suite gives its tests (scripts/test.js). */
 const tmp = memoryTempDir();
 const env = tmp ? { ...process.env, TMPDIR: tmp } : process.env;
