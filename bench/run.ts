@@ -23,6 +23,7 @@ import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load.ts';
 import { runTraining } from '../src/app/train.ts';
@@ -45,7 +46,10 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: '' },
     /** Run only this workload (`http` or `sim`); both by default. */
     workload: { type: 'string', default: '' },
+    /** Also the cost benches (prompt caching, batch pricing); `--no-costs` leaves them out. */
+    costs: { type: 'boolean', default: true },
   },
+  allowNegative: true,
 });
 const targetS = Number(args['target-ms']) / 1000;
 const optimizerS = Number(args['optimizer-ms']) / 1000;
@@ -333,3 +337,13 @@ if (seeds > 0) {
     `  mean diff ${mean(diffs).toFixed(4)}; combined worse on ${diffs.filter((d) => d < 0).length} of ${seeds} seeds, better on ${diffs.filter((d) => d > 0).length}`,
   );
 }
+
+// The cost goals, each its own script (also `npm run bench:cache` and `npm run bench:batch`).
+if (args.costs)
+  for (const script of ['prompt-cache.ts', 'batch.ts']) {
+    console.log('');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, script)], {
+      stdio: 'inherit',
+    });
+    if (run.status !== 0) process.exitCode = 1;
+  }

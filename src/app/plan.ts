@@ -7,7 +7,7 @@
  * selection counts are upper bounds (the score cache and the gate's early stop only save).
  */
 import type { Config, Price } from '../config/schema.ts';
-import { costOf, priceOf } from '../model/prices.ts';
+import { BATCH_DISCOUNT, costOf, priceOf } from '../model/prices.ts';
 import { alignRows } from '../util/align-rows.ts';
 import type { AgentOverhead } from './agent-overhead.ts';
 
@@ -36,6 +36,8 @@ export interface StagePlan {
   /** USD; null when the role's price is unknown. */
   costUsd: number | null;
   upperBound?: boolean;
+  /** Sent as batches (`model.target.batch`): priced at the batch discount. */
+  batch?: boolean;
 }
 
 export interface Plan {
@@ -59,6 +61,7 @@ export function stageCounter() {
     string,
     { role: StagePlan['role']; calls: number; input: number; cached: number; output: number; upperBound: boolean }
   >();
+  const batched = new Set<string>();
   const add = (
     stage: string,
     role: StagePlan['role'],
@@ -80,10 +83,9 @@ export function stageCounter() {
     const stages: StagePlan[] = [];
     const total: PlanTotal = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedStages: [] };
     for (const [stage, s] of counts) {
-      const costUsd = costOf(
-        { input: s.input, output: s.output, cached: s.cached, reasoning: 0 },
-        prices[s.role].price,
-      );
+      const live = costOf({ input: s.input, output: s.output, cached: s.cached, reasoning: 0 }, prices[s.role].price);
+      const batch = batched.has(stage);
+      const costUsd = live === null || !batch ? live : live * BATCH_DISCOUNT;
       stages.push({
         stage,
         role: s.role,
@@ -92,6 +94,7 @@ export function stageCounter() {
         outputTokens: s.output,
         costUsd,
         ...(s.upperBound ? { upperBound: true } : {}),
+        ...(batch ? { batch: true } : {}),
       });
       total.calls += s.calls;
       total.inputTokens += s.input;
@@ -101,7 +104,9 @@ export function stageCounter() {
     }
     return { stages, total };
   };
-  return { add, priced };
+  /** The stage's calls go as batches. */
+  const batch = (stage: string) => batched.add(stage);
+  return { add, batch, priced };
 }
 
 const num = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -116,7 +121,7 @@ export function costLines(
   const rows = [
     ['stage', 'role', 'calls', 'input tok', 'output tok', 'cost'],
     ...plan.stages.map((s) => [
-      s.stage + (s.upperBound ? ` (${estimate})` : ''),
+      s.stage + (s.batch ? ' (batch)' : '') + (s.upperBound ? ` (${estimate})` : ''),
       s.role,
       num(s.calls),
       num(s.inputTokens),
@@ -225,7 +230,11 @@ export function planRun(input: PlanInput): Plan {
   const rolloutIn = skillTokens + itemTokens + 30;
   const trajectory = itemTokens + TRAJECTORY_EXTRA;
 
-  const { add, priced } = stageCounter();
+  const { add, batch, priced } = stageCounter();
+  if (c.model.target.batch) {
+    batch('test');
+    if (c.model.target.batch_baseline) batch('baseline');
+  }
   // Target stages count rollouts times the calls each may make; selection items are sampled gate_repeats times.
   const turns = Math.max(1, input.targetCallsPerRollout ?? 1);
   const repeats = c.evaluation.gate_repeats;

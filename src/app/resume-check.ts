@@ -24,6 +24,8 @@ const ENDPOINT_KEYS = [
   'max_wait_s',
   'price',
   'prompt_cache',
+  'batch',
+  'batch_poll_s',
   'options.latency_ms',
 ];
 

@@ -39,7 +39,8 @@ import { firstN, schedule } from '../engine/batches.ts';
 import { budgetStop, unpricedBudget } from '../engine/budget-limits.ts';
 import { trainSettings } from '../engine/settings.ts';
 import { trainingChanges } from './resume-check.ts';
-import { remoteRollouts } from './remote.ts';
+import { refuseOnWorkers, remoteRollouts } from './remote.ts';
+import { batchPhases } from './batch-phases.ts';
 import { baselineAtCeiling } from './useless-run.ts';
 import { ScoreCache } from '../engine/scoring/score-cache.ts';
 import { train, type TrainOutcome } from '../engine/trainer.ts';
@@ -220,10 +221,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
     const scores = new ScoreCache(dir.path('scores.jsonl'));
     closeScores = () => scores.close();
     // With `run.queue`, rollouts run on `skillopt worker` processes; everything else stays here.
-    if (config.run.queue && settings.packageSkill)
-      throw new UserError(
-        `run.queue: rollouts on workers take a single-document skill; ${config.env.skill_init} is a package (its files do not travel to workers yet). Run it without run.queue`,
-      );
+    refuseOnWorkers(config, { packageFile: settings.packageSkill ? config.env.skill_init : undefined, fix: 'Run it' });
     const remote = config.run.queue
       ? await remoteRollouts({
           url: config.run.queue,
@@ -246,6 +244,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       settings.seed,
     );
     const selectionItems = firstN(splits.val, config.evaluation.sel_env_num);
+    const selectionOf = (r: Rollouts) =>
+      new SelectionEvaluator(r, selectionItems, settings.gate.scoring, events, settings.gate.repeats);
     // Said once the baseline is known, before the first step pays.
     const detachCeiling = events.on((e) => {
       if (e.type !== 'stage_finished' || e.stage !== 'baseline') return;
@@ -275,7 +275,8 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       ledger: models.ledger,
       admission: models.admission,
       rollouts,
-      selection: new SelectionEvaluator(rollouts, selectionItems, settings.gate.scoring, events, settings.gate.repeats),
+      selection: selectionOf(rollouts),
+      ...batchPhases(models, rollouts, { baseline: config.model.target.batch_baseline, selectionOf }),
       opt,
       analystLimit: pLimit(config.gradient.analyst_workers),
       plan,

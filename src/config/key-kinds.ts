@@ -39,6 +39,9 @@ const ROLE_SETTING = [
   'max_output_tokens',
   'json_schema',
   'prompt_cache',
+  'batch',
+  'batch_baseline',
+  'batch_poll_s',
 ];
 const MODEL_SETTING = [
   'reasoning_effort',

@@ -95,6 +95,17 @@ export const RoleSchema = z
      * skill. Cached input is billed at the cached rate; the answers are the same.
      */
     prompt_cache: z.boolean().default(true),
+    /**
+     * Send the calls whose answers can wait (the final evaluation on test, `skillopt eval`,
+     * transfer) through the provider's batch API at half price: OpenAI's Batch API or Anthropic's
+     * Message Batches. A batch takes minutes to hours; its id is journaled, so a stopped run
+     * resumes the batch it sent. Failed items are sent again one by one at the live price.
+     */
+    batch: z.boolean().default(false),
+    /** The baseline's selection evaluation too (training waits for that batch before step 1). */
+    batch_baseline: z.boolean().default(false),
+    /** Seconds between two looks at a batch's progress. */
+    batch_poll_s: z.number().positive().max(3600, atMost(3600)).default(30),
     /** Which request options the model takes; overrides the built-in table (src/model/capabilities.ts). */
     capabilities: CapabilitiesSchema.default({}),
   })

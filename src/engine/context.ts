@@ -38,6 +38,10 @@ export interface RunContext {
   admission: Admission;
   rollouts: Rollouts;
   selection: SelectionEvaluator;
+  /** Rollouts whose answers can wait (the final evaluation on test), sent as batches (`model.target.batch`); absent: `rollouts`. */
+  batchRollouts?: Rollouts;
+  /** The baseline's selection evaluation as batches (`model.target.batch_baseline`); absent: `selection`. */
+  baselineSelection?: SelectionEvaluator;
   opt: OptimizerContext;
   analystLimit: LimitFunction;
   plan: Schedule;

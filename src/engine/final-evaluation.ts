@@ -66,6 +66,7 @@ type FinalContext = Pick<
   | 'events'
   | 'settings'
   | 'rollouts'
+  | 'batchRollouts'
   | 'selection'
   | 'test'
   | 'env'
@@ -83,7 +84,7 @@ interface Tested {
 
 async function testSkill(ctx: FinalContext, skill: SkillPackage, dirName: string): Promise<Tested> {
   const dir = ctx.dir.path(dirName);
-  const r = await ctx.rollouts.run(skill, ctx.test, { dir });
+  const r = await (ctx.batchRollouts ?? ctx.rollouts).run(skill, ctx.test, { dir });
   const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
   ctx.dir.writeJson(path.join(dir, 'summary.json'), b);
   return { buckets: b, cost: taskCost(r.trajectories, ctx.settings.targetPrice) };

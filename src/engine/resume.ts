@@ -36,7 +36,7 @@ export interface Resumed {
  * moved). A state that had to be rebuilt is announced.
  */
 export async function readResumeState(
-  ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'skillInit' | 'settings'>,
+  ctx: Pick<RunContext, 'dir' | 'events' | 'selection' | 'baselineSelection' | 'skillInit' | 'settings'>,
 ): Promise<Resumed | undefined> {
   const { dir } = ctx;
   const problem = dir.runtimeStateProblem();
@@ -54,7 +54,7 @@ export async function readResumeState(
   // Records of a step that was written but not committed are dropped: that step is redone.
   const history = dir.readHistory().filter((r) => r.step <= last);
   // A rebuilt state does not know the baseline: it is scored again, from the score cache.
-  const baseline = runtime.baseline_score ?? (await ctx.selection.score(ctx.skillInit)).gate;
+  const baseline = runtime.baseline_score ?? (await (ctx.baselineSelection ?? ctx.selection).score(ctx.skillInit)).gate;
   return {
     lastStep: last,
     baselineScore: baseline,

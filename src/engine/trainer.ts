@@ -63,7 +63,10 @@ async function startState(ctx: RunContext): Promise<TrainState> {
     detail: `initial skill on selection items=${ctx.selection.items.length}`,
   });
   const started = performance.now();
-  const base = await ctx.selection.score(ctx.skillInit, { dir: ctx.dir.path('selection_eval_baseline'), step: 0 });
+  const base = await (ctx.baselineSelection ?? ctx.selection).score(ctx.skillInit, {
+    dir: ctx.dir.path('selection_eval_baseline'),
+    step: 0,
+  });
   ctx.events.emit({
     type: 'stage_finished',
     step: 0,

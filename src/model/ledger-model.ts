@@ -68,6 +68,7 @@ export class LedgerModel implements ChatModel {
         retries: res.retries ?? 0,
         from,
         cost_usd: from === 'provider' ? (res.costUsd === undefined ? null : res.costUsd) : 0,
+        ...(res.batched ? { batch: true as const } : {}),
         response: {
           text: res.text,
           ...(res.parsed !== undefined ? { parsed: res.parsed } : {}),

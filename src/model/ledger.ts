@@ -47,6 +47,8 @@ export interface CallRecord {
   replay_of?: string;
   /** What the call was made for (`step 3`, `baseline`, …: `attribution.ts`). */
   work?: string;
+  /** Answered through the provider's batch API, at its discount. */
+  batch?: true;
 }
 
 /** Input tokens of some calls, those read from the providers' prompt caches, those written to them, and the read share. */

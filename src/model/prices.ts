@@ -122,6 +122,13 @@ export function costOf(usage: Usage, price: Price | undefined): number | null {
   return usd * 1e-6;
 }
 
+/**
+ * What a call sent through a batch API costs against the same call live: OpenAI's Batch API and
+ * Anthropic's Message Batches both bill half the price of every token (cache reads and writes
+ * included).
+ */
+export const BATCH_DISCOUNT = 0.5;
+
 /** A role's prices: its own, else the table's (undefined: unknown); the simulator is free. */
 export function rolePrice(rc: Pick<RoleConfig, 'backend' | 'model' | 'price'>): Price | undefined {
   return rc.backend === 'sim' ? { input: 0, output: 0 } : priceOf(rc.model, rc.price);

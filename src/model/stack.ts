@@ -14,6 +14,9 @@ import path from 'node:path';
 import { registerSecretsOf, registerUrlSecrets } from '../config/redact.ts';
 import type { Config, RoleConfig } from '../config/schema.ts';
 import { Admission } from './admission.ts';
+import { BatchJournal } from './batch/batch-journal.ts';
+import { BatchTransport } from './batch/batch-transport.ts';
+import { BATCH_IN_FLIGHT, BatchedModel } from './batch/batched-model.ts';
 import { CachedModel, defaultCachePath, ResponseCache } from './cache.ts';
 import { Ledger, type Totals } from './ledger.ts';
 import { LedgerModel } from './ledger-model.ts';
@@ -23,7 +26,10 @@ import { EndpointReach } from './reach.ts';
 import { RetryWatch, type ModelEvent } from './retry-watch.ts';
 import { ScheduledModel, type PaceGate } from './call-scheduler.ts';
 import { SlowCalls } from './slow-calls.ts';
-import { FatalModelError, type ChatModel, type Role, type RunStop } from './types.ts';
+import { FatalModelError, ModelConfigError, type ChatModel, type Role, type RunStop } from './types.ts';
+
+/** A batch is answered within 24 h; a call of one waits that long and an hour more. */
+const BATCH_TIMEOUT_MS = 25 * 3600_000;
 
 export type { ModelEvent } from './retry-watch.ts';
 
@@ -31,6 +37,8 @@ export interface RoleModels {
   target: ChatModel;
   optimizer: ChatModel;
   judge: ChatModel;
+  /** The target and judge for calls whose answers can wait: as batches with their `batch`, else `target` and `judge`. */
+  batched: { target: ChatModel; judge: ChatModel; on: boolean };
   ledger: Ledger;
   /** The pools by name (target and optimizer apart unless a role names a shared `pool`). */
   pools: Map<string, CallPool>;
@@ -108,6 +116,7 @@ export class ModelStack {
   /** The roles whose model has no known price, with the model. */
   readonly unpriced = new Map<Role, string>();
   private cache: ResponseCache | undefined;
+  private batchJournal: BatchJournal | undefined;
   private readonly environment: Record<string, string | undefined>;
   private readonly watch: RetryWatch;
   private readonly slowCalls: SlowCalls;
@@ -157,30 +166,94 @@ export class ModelStack {
 
   /** A given model wrapped like a built one (the caller's own models: not cached). */
   wrap(role: Role, inner: ChatModel, rc: RoleConfig, o: { pool?: string; cached?: boolean } = {}): ChatModel {
-    const poolName = rc.pool || o.pool || role;
+    return this.outer(role, this.schedule(role, inner, rc, rc.pool || o.pool || role), rc, inner, o.cached ?? false);
+  }
+
+  /**
+   * `role`'s model for calls whose answers can wait (`model.<role>.batch`): through the provider's
+   * batch API at its discount, the calls it could not answer made live. Without `batch` (or with
+   * a test's own model), the role's model as `model()` builds it.
+   */
+  async batchModel(
+    role: Role,
+    rc: RoleConfig = this.config.model[role] as RoleConfig,
+    pool?: string,
+  ): Promise<ChatModel> {
+    const overridden = rc === this.config.model[role] && this.options.override?.[role];
+    if (!rc.batch || overridden) return this.model(role, rc, pool);
+    registerUrlSecrets(rc.base_url);
+    const say = (message: string) => this.options.onEvent?.({ type: 'log', level: 'info', message });
+    const notice = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
+    const transport = new BatchTransport({
+      label: `model.${role}`,
+      fetch: this.options.fetch ?? globalThis.fetch,
+      journal: this.openBatchJournal(),
+      pollMs: rc.batch_poll_s * 1000,
+      say,
+      stop: this.admission.abandoned,
+    });
+    const live = await buildBackendModel(role, rc, this.config, this.environment, {
+      notice,
+      fetch: this.options.fetch,
+    });
+    const batched = await buildBackendModel(role, rc, this.config, this.environment, {
+      notice,
+      fetch: transport.fetch,
+    });
+    if (!(batched as { batchable?: boolean }).batchable)
+      throw new ModelConfigError(
+        `model.${role}.batch: ${rc.backend} (${live.id}) has no batch API here; batches are OpenAI's Batch API (backend openai_chat, not Azure) and Anthropic's Message Batches (backend anthropic). Set model.${role}.batch: false`,
+      );
+    const poolName = rc.pool || pool || role;
+    const model = new BatchedModel(
+      this.schedule(role, batched, rc, `${poolName}:batch`, { batch: true }),
+      this.schedule(role, live, rc, poolName),
+    );
+    return this.outer(role, model, rc, live, true);
+  }
+
+  /** The role's scheduler over `inner`, in the named pool (a batch path: no concurrency limit, no retry of its own). */
+  private schedule(
+    role: Role,
+    inner: ChatModel,
+    rc: RoleConfig,
+    poolName: string,
+    o: { batch?: boolean } = {},
+  ): ChatModel {
     let pool = this.pools.get(poolName);
     if (!pool) {
-      pool = new CallPool(poolName, { concurrency: rc.concurrency, rpm: rc.rpm, tpm: rc.tpm });
+      pool = o.batch
+        ? new CallPool(poolName, { concurrency: BATCH_IN_FLIGHT, rpm: 0, tpm: 0 })
+        : new CallPool(poolName, { concurrency: rc.concurrency, rpm: rc.rpm, tpm: rc.tpm });
       this.pools.set(poolName, pool);
     }
     const url = (inner as { url?: string }).url;
     if (!inner.priced) this.unpriced.set(role, inner.id);
-    const policy = {
-      maxRetries: rc.max_retries,
-      timeoutMs: rc.timeout_s * 1000,
-      backoffMs: rc.backoff_s * 1000,
-      backoffMaxMs: rc.backoff_max_s * 1000,
-      maxWaitMs: rc.max_wait_s * 1000,
-    };
-    let model: ChatModel = new ScheduledModel(inner, pool, policy, `model.${role}`, {
+    const policy = o.batch
+      ? { maxRetries: 0, timeoutMs: BATCH_TIMEOUT_MS, backoffMs: 0, backoffMaxMs: 0, maxWaitMs: BATCH_TIMEOUT_MS }
+      : {
+          maxRetries: rc.max_retries,
+          timeoutMs: rc.timeout_s * 1000,
+          backoffMs: rc.backoff_s * 1000,
+          backoffMaxMs: rc.backoff_max_s * 1000,
+          maxWaitMs: rc.max_wait_s * 1000,
+        };
+    return new ScheduledModel(inner, pool, policy, `model.${role}`, {
       onFailure: (failure, final) => this.watch.failed(role, inner.id, url, failure, final),
       onWait: (ms, reason) => this.watch.waiting(role, inner.id, ms, reason),
       admission: this.admission,
-      pace: this.options.sharedPace?.(JSON.stringify([poolName, inner.id, url ?? null]), { rpm: rc.rpm }),
-      slowCalls: this.slowCalls,
+      pace: o.batch
+        ? undefined
+        : this.options.sharedPace?.(JSON.stringify([poolName, inner.id, url ?? null]), { rpm: rc.rpm }),
+      // A batch says how it is getting on by itself; its calls are slow by design.
+      slowCalls: o.batch ? undefined : this.slowCalls,
       reach: this.reach,
     });
-    if (o.cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
+  }
+
+  /** The response cache (for a backend's own models) and the ledger, around a scheduled model. */
+  private outer(role: Role, model: ChatModel, rc: RoleConfig, inner: ChatModel, cached: boolean): ChatModel {
+    if (cached && this.config.cache.mode !== 'off' && !inner.id.startsWith('sim:')) {
       const warn = (message: string) => this.options.onEvent?.({ type: 'log', level: 'warn', message });
       model = new CachedModel(
         model,
@@ -191,6 +264,12 @@ export class ModelStack {
       );
     }
     return new LedgerModel(model, this.ledger, role);
+  }
+
+  private openBatchJournal(): BatchJournal | undefined {
+    if (!this.options.ledgerFile) return undefined;
+    this.batchJournal ??= new BatchJournal(path.join(path.dirname(this.options.ledgerFile), 'batches.jsonl'));
+    return this.batchJournal;
   }
 
   private openCache(): ResponseCache {
@@ -207,17 +286,34 @@ export class ModelStack {
   close(): void {
     this.cache?.close();
     this.cache = undefined;
+    this.batchJournal?.close();
+    this.batchJournal = undefined;
     this.ledger.close();
   }
 }
 
 /** The three roles of a training run. */
 export async function buildRoleModels(config: Config, options: StackOptions = {}): Promise<RoleModels> {
+  const m = config.model;
+  if (m.optimizer.batch)
+    throw new ModelConfigError(
+      "model.optimizer.batch: every step waits for the optimizer's answers, so they cannot wait for a batch; batch applies to model.target and model.judge",
+    );
+  if (m.target.batch_baseline && !m.target.batch)
+    throw new ModelConfigError(
+      'model.target.batch_baseline sends the baseline as a batch: it needs model.target.batch: true',
+    );
   const stack = new ModelStack(config, options);
+  const target = await stack.model('target');
+  const judge = await stack.model('judge');
+  const on = m.target.batch || Boolean(m.judge.batch);
   return {
-    target: await stack.model('target'),
+    target,
     optimizer: await stack.model('optimizer'),
-    judge: await stack.model('judge'),
+    judge,
+    batched: on
+      ? { target: await stack.batchModel('target'), judge: await stack.batchModel('judge'), on }
+      : { target, judge, on },
     ledger: stack.ledger,
     pools: stack.pools,
     admission: stack.admission,

@@ -156,6 +156,8 @@ export interface ChatResponse {
   from?: 'provider' | 'cache' | 'journal';
   /** Cost in USD; null when the price of the model is unknown. */
   costUsd?: number | null;
+  /** Answered through a provider's batch API (priced at its discount). */
+  batched?: boolean;
   /** What an agent target did (tools, files, errors); absent for chat models. */
   trace?: AgentTrace;
 }

@@ -12,6 +12,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type BatchOptions, FakeBatches } from './fake-batches.ts';
 import { FakePromptCaches } from './fake-prompt-cache.ts';
 
 export type Wire = 'chat' | 'responses' | 'anthropic';
@@ -64,6 +65,8 @@ export interface FakeOptions {
   caching?: boolean;
   /** The caches' clock (ms), for their time to live. */
   clock?: () => number;
+  /** How the batch endpoints behave (`fake-batches.ts`): how long a batch takes, which items expire. */
+  batches?: BatchOptions;
 }
 
 export interface FakeProvider {
@@ -74,6 +77,8 @@ export interface FakeProvider {
   /** Requests in flight now, and the most at once. */
   inFlight(): number;
   maxInFlight(): number;
+  /** The batch endpoints' state: the batches made and every request to those endpoints. */
+  batches: FakeBatches;
   /** Usage summed over the replies actually sent. */
   usageSent(): {
     input: number;
@@ -307,6 +312,7 @@ function fakeCore(options: FakeOptions) {
   ): Promise<Outcome> {
     const url = new URL(href, 'http://127.0.0.1');
     const p = url.pathname;
+    if (batches.handles(p)) return batches.handle(method, url, headers, Buffer.from(bodyText, 'utf8'));
     const wire: Wire | undefined = p.endsWith('/chat/completions')
       ? 'chat'
       : p.endsWith('/responses')
@@ -412,7 +418,12 @@ function fakeCore(options: FakeOptions) {
     }
   }
 
+  const batches = new FakeBatches(async (path, headers, body) => {
+    const outcome = await handle('POST', path, headers, body, () => {});
+    return 'kind' in outcome ? { status: 500, headers: {}, body: '{"error":{"message":"fake fault"}}' } : outcome;
+  }, options.batches);
   const view = {
+    batches,
     requests,
     faults,
     inFlight: () => inFlight,
@@ -514,7 +525,10 @@ export function fakeProviderFetch(options: FakeOptions = {}): InProcessFake {
   const { handle, view } = fakeCore(options);
   const fetchImpl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
-    const headers = Object.fromEntries([...request.headers].map(([k, v]) => [k.toLowerCase(), v]));
+    const headers: Record<string, string> = {
+      host: new URL(request.url).host,
+      ...Object.fromEntries([...request.headers].map(([k, v]) => [k.toLowerCase(), v])),
+    };
     let closed: (() => void) | undefined;
     const outcome = await handle(
       request.method,

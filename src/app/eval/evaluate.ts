@@ -31,9 +31,10 @@ import { count } from '../../util/plural.ts';
 import { firstN } from '../../engine/batches.ts';
 import { rollout } from '../../engine/stages/rollout.ts';
 import { createEnv, loadSplits } from '../../envs/build.ts';
-import { buildTargets, targetPrices } from './targets.ts';
+import { batchedTargets, buildTargets, targetPrices } from './targets.ts';
+import { BATCH_IN_FLIGHT } from '../../model/batch/batched-model.ts';
 import { readSkills, slug } from './skills.ts';
-import { remoteRollouts } from '../remote.ts';
+import { refuseOnWorkers, remoteRollouts } from '../remote.ts';
 import { ScoreCache } from '../../engine/scoring/score-cache.ts';
 import { taskCost, taskCostLine } from '../../engine/task-cost.ts';
 import { madeFor } from '../../model/attribution.ts';
@@ -94,10 +95,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
   evalSplit(opts.split);
   const skills = readSkills(opts.skillFiles);
   const packaged = skills.find((s) => s.pkg.files?.size);
-  if (config.run.queue && packaged)
-    throw new UserError(
-      `run.queue: rollouts on workers take single-document skills; ${packaged.file} is a package (its files do not travel to workers yet). Evaluate it without run.queue`,
-    );
+  refuseOnWorkers(config, { packageFile: packaged?.file, fix: 'Evaluate it' });
   const out = path.resolve(opts.outRoot);
   const env = createEnv(opts.loaded, out);
   // Model events (calls failing and retried, options a model does not take) go to the console as in training.
@@ -129,7 +127,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
       ? undefined
       : opts.models?.judge
         ? stack.wrap('judge', opts.models.judge, config.model.judge as RoleConfig)
-        : await stack.model('judge');
+        : await stack.batchModel('judge');
     const splits = await loadSplits(env, opts.loaded);
     for (const w of splits.warnings ?? []) say(`warning: ${w}`);
     const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
@@ -224,91 +222,103 @@ async function evaluateAll({
   say,
 }: EvalRun): Promise<EvalSummary> {
   const { config } = opts.loaded;
-  const limit = pLimit(config.env.workers);
+  // Batched targets get every rollout at once, so that one batch holds them all.
+  const batched = batchedTargets(config, opts.targets) || Boolean(config.model.judge.batch);
+  const limit = pLimit(batched ? BATCH_IN_FLIGHT : config.env.workers);
   say(
     `eval: env=${env.name} split=${opts.split} items=${items.length} skills=${skills.length} targets=${targets.map((t) => t.id).join(', ')} repeats=${repeats}`,
   );
+
+  /** A cell's repeats, each rollout tagged so that the cell's own calls (their latencies) can be told apart in the ledger. */
+  const runCell = async (target: ChatModel, skill: (typeof skills)[number], cellNumber: number) => {
+    const runs: (Trajectory | undefined)[][] = [];
+    const dirs: string[] = [];
+    const one = (r: number) => {
+      const dir = path.join(out, 'rollouts', slug(target.id), skill.label, `repeat_${String(r).padStart(2, '0')}`);
+      const label = `${skill.label} on ${target.id}${repeats > 1 ? ` (repeat ${r + 1} of ${repeats})` : ''}`;
+      dirs[r] = path.relative(out, dir);
+      return madeFor(`eval cell ${cellNumber}`, () =>
+        rollout({
+          env,
+          target,
+          judge,
+          skill: skill.pkg,
+          items,
+          limit,
+          cache,
+          seed: config.train.seed + r,
+          sample: r,
+          dir,
+          onResult: () => kept.rollouts++,
+          onProgress: (done, total) =>
+            events.emit({ type: 'stage_progress', step: cellNumber, stage: 'evaluate', done, total, label }),
+        }),
+      );
+    };
+    const repeatsOf = Array.from({ length: repeats }, (_, r) => r);
+    if (batched) runs.push(...(await Promise.all(repeatsOf.map(one))).map((r) => r.trajectories));
+    else for (const r of repeatsOf) runs.push((await one(r)).trajectories);
+    return { runs, dirs };
+  };
+  const cellsOf = targets.flatMap((target, t) =>
+    skills.map((skill, k) => ({ t, target, skill, number: t * skills.length + k + 1 })),
+  );
+  // Started together when batched (a failure is read where its cell is awaited), else one after another.
+  const started = batched ? cellsOf.map((c) => runCell(c.target, c.skill, c.number)) : [];
+  for (const p of started) p.catch(() => {});
 
   const cells: Cell[] = [];
   const itemScores = new Map<string, ItemScore[]>();
   const types = env.taskTypes?.() ?? [];
   const prices = targetPrices(config, opts.targets);
-  for (const [t, target] of targets.entries()) {
-    for (const skill of skills) {
-      const runs: (Trajectory | undefined)[][] = [];
-      const dirs: string[] = [];
-      const cellNumber = cells.length + 1;
-      say(
-        `  ${skill.label} on ${target.id}: ${count(items.length, 'item')}${repeats > 1 ? ` x ${repeats} repeats` : ''}`,
+  for (const { t, target, skill, number: cellNumber } of cellsOf) {
+    say(
+      `  ${skill.label} on ${target.id}: ${count(items.length, 'item')}${repeats > 1 ? ` x ${repeats} repeats` : ''}`,
+    );
+    const { runs, dirs } = await (started[cellNumber - 1] ?? runCell(target, skill, cellNumber));
+    const { scores, errors } = perItem(items, runs);
+    if (scores.length === 0) {
+      const first = runs.flat().find((t) => t?.error)?.error;
+      throw new Error(
+        `every rollout of ${skill.label} on ${target.id} failed (${first?.kind}: ${first?.message}); no score can be given. Check the target model and its endpoint, then run the same command again: finished rollouts are kept`,
       );
-      for (let r = 0; r < repeats; r++) {
-        const dir = path.join(out, 'rollouts', slug(target.id), skill.label, `repeat_${String(r).padStart(2, '0')}`);
-        const label = `${skill.label} on ${target.id}${repeats > 1 ? ` (repeat ${r + 1} of ${repeats})` : ''}`;
-        // Tagged so that the cell's own calls (their latencies) can be told apart in the ledger.
-        const result = await madeFor(`eval cell ${cellNumber}`, () =>
-          rollout({
-            env,
-            target,
-            judge,
-            skill: skill.pkg,
-            items,
-            limit,
-            cache,
-            seed: config.train.seed + r,
-            sample: r,
-            dir,
-            onResult: () => kept.rollouts++,
-            onProgress: (done, total) =>
-              events.emit({ type: 'stage_progress', step: cellNumber, stage: 'evaluate', done, total, label }),
-          }),
-        );
-        runs.push(result.trajectories);
-        dirs.push(path.relative(out, dir));
-      }
-      const { scores, errors } = perItem(items, runs);
-      if (scores.length === 0) {
-        const first = runs.flat().find((t) => t?.error)?.error;
-        throw new Error(
-          `every rollout of ${skill.label} on ${target.id} failed (${first?.kind}: ${first?.message}); no score can be given. Check the target model and its endpoint, then run the same command again: finished rollouts are kept`,
-        );
-      }
-      itemScores.set(`${target.id}\u0000${skill.label}`, scores);
-      const byType: Record<string, CellStats> = {};
-      for (const type of [...new Set([...types, ...scores.map((s) => s.type)])].sort()) {
-        const of = scores.filter((s) => s.type === type);
-        if (of.length) byType[type] = stats(of);
-      }
-      const repeatHard = runs.map((run) => {
-        const ok = run.filter((t): t is Trajectory => Boolean(t && !t.error));
-        return ok.length ? round(ok.reduce((a, t) => a + t.hard, 0) / ok.length) : 0;
-      });
-      const activation = activationMetrics(runs.flat().filter((t): t is Trajectory => Boolean(t)));
-      const cell: Cell = {
-        skill: skill.file,
-        skill_label: skill.label,
-        skill_hash: packageHash(skill.pkg),
-        target: target.id,
-        n_items: scores.length,
-        errors,
-        ...stats(scores),
-        repeat_hard: repeatHard,
-        by_type: byType,
-        rollout_dirs: dirs,
-        ...(activation ? { activation } : {}),
-      };
-      const latencies = stack.ledger
-        .all()
-        .filter((c) => c.work === `eval cell ${cellNumber}` && c.from === 'provider' && c.role === 'target')
-        .map((c) => c.latency_ms);
-      const perTask = taskCost(runs.flat(), prices.length === targets.length ? prices[t] : undefined, latencies);
-      if (perTask) cell.per_task = perTask;
-      cells.push(cell);
-      say(
-        `  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`,
-      );
-      if (activation) say(`  ${skill.label} on ${target.id}: activation: ${activationLine(activation)}`);
-      if (perTask) say(`  ${skill.label} on ${target.id}: per task: ${taskCostLine(perTask)}`);
     }
+    itemScores.set(`${target.id}\u0000${skill.label}`, scores);
+    const byType: Record<string, CellStats> = {};
+    for (const type of [...new Set([...types, ...scores.map((s) => s.type)])].sort()) {
+      const of = scores.filter((s) => s.type === type);
+      if (of.length) byType[type] = stats(of);
+    }
+    const repeatHard = runs.map((run) => {
+      const ok = run.filter((t): t is Trajectory => Boolean(t && !t.error));
+      return ok.length ? round(ok.reduce((a, t) => a + t.hard, 0) / ok.length) : 0;
+    });
+    const activation = activationMetrics(runs.flat().filter((t): t is Trajectory => Boolean(t)));
+    const cell: Cell = {
+      skill: skill.file,
+      skill_label: skill.label,
+      skill_hash: packageHash(skill.pkg),
+      target: target.id,
+      n_items: scores.length,
+      errors,
+      ...stats(scores),
+      repeat_hard: repeatHard,
+      by_type: byType,
+      rollout_dirs: dirs,
+      ...(activation ? { activation } : {}),
+    };
+    const latencies = stack.ledger
+      .all()
+      .filter((c) => c.work === `eval cell ${cellNumber}` && c.from === 'provider' && c.role === 'target' && !c.batch)
+      .map((c) => c.latency_ms);
+    const perTask = taskCost(runs.flat(), prices.length === targets.length ? prices[t] : undefined, latencies);
+    if (perTask) cell.per_task = perTask;
+    cells.push(cell);
+    say(
+      `  ${skill.label} on ${target.id}: Results: hard=${cell.hard.toFixed(4)} soft=${cell.soft.toFixed(4)}  (n=${cell.n_items}${errors ? `, ${errors} not scored: infrastructure errors` : ''})`,
+    );
+    if (activation) say(`  ${skill.label} on ${target.id}: activation: ${activationLine(activation)}`);
+    if (perTask) say(`  ${skill.label} on ${target.id}: per task: ${taskCostLine(perTask)}`);
   }
 
   const comparisons: Comparison[] = [];

@@ -26,8 +26,8 @@ function roleOn(backendName: string, model: string, base: RoleConfig, label: str
       `${label}: unknown backend '${backendName}'${didYouMean(backendName, backendNames())}; known backends: ${backendNames().join(', ')}`,
     );
   if (backend === base.backend) return { ...base, model };
-  // Another backend: endpoint, key variable, options and price of the config's target do not apply,
-  // nor its limits where the backend has its own (an agent CLI runs fewer calls at once, for longer).
+  // Another backend: endpoint, key variable, options, price and batch API of the config's target do
+  // not apply, nor its limits where the backend has its own (an agent CLI runs fewer calls at once, for longer).
   return {
     ...base,
     ...backendEntry(backend)?.roleDefaults,
@@ -37,6 +37,7 @@ function roleOn(backendName: string, model: string, base: RoleConfig, label: str
     api_key_env: '',
     options: {},
     price: undefined,
+    batch: false,
   };
 }
 
@@ -58,9 +59,15 @@ export function targetPrices(config: Config, targets: readonly TransferTarget[] 
   return targetRoles(config, targets).map(rolePrice);
 }
 
+/** Whether any target sends its calls as batches (`batch: true`). */
+export function batchedTargets(config: Config, targets: readonly TransferTarget[] | undefined): boolean {
+  return targetRoles(config, targets).some((rc) => rc.batch);
+}
+
 /**
  * The target models, through the same stack as training's; each further target has a pool of
- * its own. `given` replaces building them (tests); they are wrapped all the same.
+ * its own, and a target with `batch` sends its calls as batches. `given` replaces building them
+ * (tests); they are wrapped all the same.
  */
 export async function buildTargets(
   config: Config,
@@ -73,7 +80,7 @@ export async function buildTargets(
     return given.map((m, i) => stack.wrap('target', m, config.model.target, { pool: poolOf(i, m.id) }));
   const models: ChatModel[] = [];
   for (const [i, rc] of targetRoles(config, targets).entries())
-    models.push(await stack.model('target', rc, poolOf(i, `${rc.backend}:${rc.model}`)));
+    models.push(await stack.batchModel('target', rc, poolOf(i, `${rc.backend}:${rc.model}`)));
   const ids = models.map((m) => m.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) throw new UserError(`--target ${dup} is given twice`);

@@ -43,6 +43,8 @@ export interface AiSdkModelOptions {
   temperature?: number;
   /** How it gets a package's files (the role's `skill_files`): it calls tools. */
   skillFiles?: ChatModel['skillFiles'];
+  /** The provider has a batch API that takes this model's requests as they are sent live. */
+  batchable?: boolean;
   /** The per-call shape: provider options and whether JSON-schema mode is used. */
   shape(req: ChatRequest, base: { maxOutputTokens?: number; temperature?: number }): CallShape;
 }
@@ -63,6 +65,7 @@ export class AiSdkChatModel implements ChatModel {
   readonly url: string;
   readonly priced: boolean;
   readonly skillFiles?: ChatModel['skillFiles'];
+  readonly batchable: boolean;
   private sdk: Promise<LanguageModelV3> | undefined;
 
   constructor(private readonly o: AiSdkModelOptions) {
@@ -70,6 +73,7 @@ export class AiSdkChatModel implements ChatModel {
     this.priced = o.price !== undefined;
     this.settings = { endpoint: o.endpoint };
     this.url = o.url;
+    this.batchable = o.batchable ?? false;
     if (o.skillFiles) this.skillFiles = o.skillFiles;
   }
 

@@ -45,6 +45,7 @@ registerBackend({
       model: rc.model,
       // With extended thinking each tool round would have to send its thinking blocks back, which our messages do not keep.
       ...(thinking ? {} : { skillFiles: rc.skill_files }),
+      batchable: true,
       sdk: async () =>
         (await import('@ai-sdk/anthropic'))
           .createAnthropic({

@@ -172,6 +172,8 @@ registerBackend({
       backend: 'openai_chat',
       model: rc.model,
       skillFiles: rc.skill_files,
+      // Azure's batches are deployments of their own (global batch), not the requests of this one.
+      batchable: !isAzure,
       sdk,
       endpoint: `${useResponses ? 'responses' : 'chat'} ${endpoint}`,
       url: endpoint,
