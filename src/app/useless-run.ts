@@ -19,7 +19,8 @@ import type { Plan } from './plan.ts';
  * After the baseline: the warning when the initial skill scores the gate metric's maximum on
  * every selection item (from the score cache, which holds the baseline's rollouts), where the
  * gate can only accept a candidate that scores more. A gate with a bonus a candidate could add
- * (semantic density) or a preference for shorter skills at equal scores can still accept one.
+ * (semantic density), a preference for shorter skills at equal scores, or a cost weighed against
+ * the score (a cheaper skill at the same score) can still accept one.
  */
 export function baselineAtCeiling(
   settings: TrainSettings,
@@ -28,7 +29,8 @@ export function baselineAtCeiling(
   skill: SkillPackage,
 ): string | undefined {
   const { gate } = settings;
-  if (!gate.on || gate.scoring.density || gate.shorterWithin !== undefined || items.length === 0) return undefined;
+  if (!gate.on || gate.scoring.density || gate.scoring.cost || gate.shorterWithin !== undefined || items.length === 0)
+    return undefined;
   const hash = packageHash(skill);
   for (const item of items) {
     for (let sample = 0; sample < gate.repeats; sample++) {

@@ -57,6 +57,14 @@ function checkTrainingSettings(config: Config): void {
     );
   }
   const e = config.evaluation;
+  if (e.cost_weight > 0 && e.gate === 'paired')
+    throw new UserError(
+      'evaluation.cost_weight is set and evaluation.gate is paired: the paired gate tests per-item scores, and the cost is weighed against the mean score of the whole set; use the exact gate or set cost_weight: 0',
+    );
+  if (e.cost_weight > 0 && e.gate_early_accept)
+    throw new UserError(
+      "evaluation.cost_weight and evaluation.gate_early_accept are both on: an accept is certain only once the candidate's cost is known, which is when every item is scored; turn gate_early_accept off",
+    );
   if (e.gate === 'paired' && e.use_semantic_density) {
     throw new UserError(
       'evaluation.gate is paired and evaluation.use_semantic_density is on: the paired gate tests per-item scores, and the density bonus is a score of the whole skill that no item has; turn one of them off',

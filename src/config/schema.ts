@@ -220,6 +220,14 @@ export const EvaluationSchema = z
      * guess shortens the step and changes no decision, a wrong one wastes those calls.
      */
     gate_overlap: z.boolean().default(false),
+    /**
+     * Weigh what a task costs against the score: the gate compares score − cost_weight × cost,
+     * the cost being the mean of the selection rollouts in `cost_unit`. 0.01 with `ktokens` trades
+     * a point of score (0.01) for a thousand tokens a task; 0 = the score alone.
+     */
+    cost_weight: z.number().nonnegative().max(THOUSAND, atMost(THOUSAND)).default(0),
+    /** What `cost_weight` is per: `ktokens` (thousands of input and output tokens a task) or `usd` (dollars a task at the target's price). */
+    cost_unit: z.enum(['ktokens', 'usd']).default('ktokens'),
     /** Add a bonus for the skill's semantic density (directive words per length) to its gate score. */
     use_semantic_density: z.boolean().default(false),
     /** Weight of the semantic-density bonus. */

@@ -9,7 +9,7 @@ import { listsWhenToUse } from '../model/harness/backends.ts';
 import { rolePrice } from '../model/prices.ts';
 import type { ReasoningEffort } from '../model/types.ts';
 import type { UpdateMode } from '../protocol/optimizer.ts';
-import type { GateScoring } from './scoring/means.ts';
+import type { CostObjective, GateScoring } from './scoring/means.ts';
 
 export function updateMode(raw: string): UpdateMode {
   const v = raw.trim().toLowerCase();
@@ -173,6 +173,7 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
                 typeof e.leading_words === 'string' ? e.leading_words.split(',').map((w) => w.trim()) : e.leading_words,
             }
           : undefined,
+        ...(e.cost_weight > 0 ? { cost: costObjective(config) } : {}),
       },
       kind: e.gate,
       repeats: e.gate_repeats,
@@ -197,4 +198,14 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
     ),
     budget: config.budget,
   };
+}
+
+function costObjective(config: Config): CostObjective {
+  const e = config.evaluation;
+  const price = rolePrice(config.model.target);
+  if (e.cost_unit === 'usd' && !price)
+    throw new UserError(
+      `evaluation.cost_unit is usd: the price of model.target (${config.model.target.model}) is unknown; set model.target.price: {input: …, output: …} in USD per 1M tokens, or use cost_unit: ktokens`,
+    );
+  return { weight: e.cost_weight, unit: e.cost_unit, ...(price ? { price } : {}) };
 }

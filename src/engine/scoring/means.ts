@@ -1,5 +1,7 @@
 /** Scores of a set of rollouts, and their projection onto the gate's metric. */
+import type { Price } from '../../config/schema.ts';
 import type { Trajectory } from '../../envs/types.ts';
+import { costOf } from '../../model/prices.ts';
 import { stripProtectedRegions } from '../../skill/regions.ts';
 
 export type GateMetric = 'hard' | 'soft' | 'mixed';
@@ -68,6 +70,37 @@ export interface GateScoring {
   metric: GateMetric;
   mixedWeight: number;
   density?: { weight: number; words?: string[] };
+  /** Cost per task weighed against the score (`evaluation.cost_weight`): the objective is score − weight × cost. */
+  cost?: CostObjective;
+}
+
+export interface CostObjective {
+  weight: number;
+  /** `ktokens`: thousands of tokens a task (input and output); `usd`: dollars a task at `price`. */
+  unit: 'ktokens' | 'usd';
+  price?: Price;
+}
+
+type Scored = Pick<Trajectory, 'hard' | 'soft' | 'error' | 'usage'>;
+
+/** What one task cost in the objective's unit; a rollout without usage (an old record) costs 0. */
+function taskCostIn(t: Scored, cost: CostObjective): number {
+  if (!t.usage) return 0;
+  if (cost.unit === 'ktokens') return (t.usage.input + t.usage.output) / 1000;
+  return costOf(t.usage, cost.price) ?? 0;
+}
+
+/**
+ * What the objective takes off a skill's score for what its tasks cost: the weight times the mean
+ * cost of a scored rollout. Never negative, so a score without it is an upper bound of the
+ * objective (what an early-stopping gate relies on).
+ */
+export function costPenalty(trajectories: readonly Scored[], scoring: GateScoring): number {
+  const cost = scoring.cost;
+  if (!cost || cost.weight === 0) return 0;
+  const scored = trajectories.filter((t) => !t.error);
+  if (scored.length === 0) return 0;
+  return (cost.weight * scored.reduce((a, t) => a + taskCostIn(t, cost), 0)) / scored.length;
 }
 
 /** The constant the gate adds to a skill's score (the optional semantic-density bonus). */
@@ -76,14 +109,11 @@ export function gateBonus(skill: string, scoring: GateScoring): number {
 }
 
 /**
- * The gate score of a skill: the mean of its items' metric plus the bonus. Every gate score is
- * computed by this one function, so that a candidate and the current skill compare exactly.
+ * The gate score of a skill: the mean of its items' metric plus the bonus, less the cost penalty.
+ * Every gate score is computed by this one function, so that a candidate and the current skill
+ * compare exactly.
  */
-export function gateScore(
-  trajectories: Pick<Trajectory, 'hard' | 'soft' | 'error'>[],
-  skill: string,
-  scoring: GateScoring,
-): number {
+export function gateScore(trajectories: Scored[], skill: string, scoring: GateScoring): number {
   let sum = 0;
   let n = 0;
   for (const t of trajectories) {
@@ -91,5 +121,5 @@ export function gateScore(
     sum += itemMetric(t.hard, t.soft, scoring.metric, scoring.mixedWeight);
     n++;
   }
-  return (n === 0 ? 0 : sum / n) + gateBonus(skill, scoring);
+  return (n === 0 ? 0 : sum / n) + gateBonus(skill, scoring) - costPenalty(trajectories, scoring);
 }
