@@ -38,7 +38,7 @@ function checkTrainingSettings(config: Config): void {
       "optimizer.pool_size and optimizer.use_skill_aware_reflection are both on: skill-aware reflection writes notes into the current skill outside the gate, so a pool member's per-item scores would no longer be its own; turn one of them off",
     );
   }
-  if (o.pool_size > 1 && config.evaluation.gate_overlap) {
+  if (o.pool_size > 1 && config.evaluation.gate_overlap === true) {
     throw new UserError(
       "optimizer.pool_size and evaluation.gate_overlap are both on: the overlap starts the next step under the current skill, but a pool's next step improves a member drawn from its front; turn one of them off",
     );

@@ -217,9 +217,11 @@ export const EvaluationSchema = z
     /**
      * While the gate scores a candidate, run the next step ahead (its training rollouts, and in
      * the same epoch its analysts and merge) under the skill the gate is guessed to keep; a right
-     * guess shortens the step and changes no decision, a wrong one wastes those calls.
+     * guess shortens the step and changes no decision, a wrong one wastes those calls. Unset: on,
+     * except with a candidate pool (`optimizer.pool_size` over 1), whose next parent is not known
+     * until the gate has decided.
      */
-    gate_overlap: z.boolean().default(false),
+    gate_overlap: z.boolean().optional(),
     /**
      * Weigh what a task costs against the score: the gate compares score − cost_weight × cost,
      * the cost being the mean of the selection rollouts in `cost_unit`. 0.01 with `ktokens` trades

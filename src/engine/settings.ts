@@ -162,7 +162,7 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
       on: e.use_gate,
       earlyStop: e.gate_early_stop,
       earlyAccept: e.gate_early_accept,
-      overlap: e.gate_overlap,
+      overlap: e.gate_overlap ?? o.pool_size <= 1,
       scoring: {
         metric: e.gate_metric,
         mixedWeight: e.gate_mixed_weight,

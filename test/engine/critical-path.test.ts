@@ -19,6 +19,9 @@ import { readJsonLines } from '../../src/run/atomic.ts';
 import type { CallRecord } from '../../src/model/ledger.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import pLimit from 'p-limit';
+import { ConfigSchema } from '../../src/config/schema.ts';
+import { preflight } from '../../src/config/preflight.ts';
+import { trainSettings } from '../../src/engine/settings.ts';
 import { pinnedRuntimeState } from '../fixtures/pinned-sim/cases.ts';
 import { SimEnv } from '../../src/envs/sim/env.ts';
 import { ScoreCache } from '../../src/engine/scoring/score-cache.ts';
@@ -127,11 +130,25 @@ describe('the critical path of a step', () => {
     );
   });
 
+  it('the gate overlap is on by default, off with a candidate pool unless asked for, and then refused', () => {
+    const overlap = (evaluation: object, optimizer: object = {}) =>
+      trainSettings(ConfigSchema.parse({ evaluation, optimizer })).gate.overlap;
+    assert.equal(overlap({}), true);
+    assert.equal(overlap({ gate_overlap: false }), false);
+    assert.equal(overlap({}, { pool_size: 3 }), false);
+    const sizes = { train: 10, val: 10, test: 10 };
+    assert.doesNotThrow(() => preflight(ConfigSchema.parse({ optimizer: { pool_size: 3 } }), sizes));
+    assert.throws(
+      () => preflight(ConfigSchema.parse({ optimizer: { pool_size: 3 }, evaluation: { gate_overlap: true } }), sizes),
+      /pool_size and evaluation\.gate_overlap are both on/,
+    );
+  });
+
   it("with evaluation.gate_overlap the next step's rollouts and reflection run during the gate: the same decisions, and only a wrong guess costs calls", async () => {
     // A learning rate of 1: the gate accepts and rejects in turn, so that some guesses are wrong.
     const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
-    const plain = await trainSim(lr1);
-    const ahead = await trainSim([...lr1, 'evaluation.gate_overlap=true']);
+    const plain = await trainSim([...lr1, 'evaluation.gate_overlap=false']);
+    const ahead = await trainSim(lr1);
     assert.equal(historyOf(ahead.out), historyOf(plain.out));
     assert.equal(readText(path.join(ahead.out, 'best_skill.md')), readText(path.join(plain.out, 'best_skill.md')));
 
@@ -165,7 +182,7 @@ describe('the critical path of a step', () => {
         (e) => e.type === 'gate_overlap' || e.type === 'reflect_ahead',
       ).length,
       0,
-      'off by default',
+      'off when set off',
     );
 
     // Calls paid by one run and not by the other, by request (a multiset of keys).
@@ -191,7 +208,7 @@ describe('the critical path of a step', () => {
 
   it('a run with the overlap stopped by a call cap, wherever it falls, resumes to the decisions of a run without it', async () => {
     const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1', 'evaluation.gate_early_accept=true'];
-    const plain = await trainSim(lr1);
+    const plain = await trainSim([...lr1, 'evaluation.gate_overlap=false']);
     const overlap = [...lr1, 'evaluation.gate_overlap=true'];
     // Caps spread over the run (about 640 calls): each stop leaves some steps' work, done ahead or not, to the resume.
     for (const cap of [75, 150, 226, 371]) {
@@ -211,7 +228,7 @@ describe('the critical path of a step', () => {
 
   it('an early accept hands the decision on and scores the rest of the selection items while the next step runs: the same history, with or without the overlap', async () => {
     const lr1 = ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=1'];
-    for (const overlap of [[], ['evaluation.gate_overlap=true']]) {
+    for (const overlap of [['evaluation.gate_overlap=false'], []]) {
       const full = await trainSim([...lr1, ...overlap]);
       const early = await trainSim([...lr1, ...overlap, 'evaluation.gate_early_accept=true']);
       assert.equal(historyOf(early.out), historyOf(full.out));

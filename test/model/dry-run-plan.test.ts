@@ -41,11 +41,22 @@ describe('the dry-run planner', () => {
       stringify({
         _base_: path.join(ROOT, 'configs/sim/default.yaml'),
         train: { num_epochs: 2, batch_size: 10 },
+        // The overlap's wrong guesses depend on the decisions: the plan names them and leaves them out.
+        evaluation: { gate_overlap: false },
         env: { skill_init: path.join(ROOT, 'configs/sim/seed_skill.md'), n_train: 20, n_val: 10, n_test: 10 },
       }),
     );
     const loaded = loadConfig(file, { environment: {}, cwd: dir });
     const plan = planRun(await planInputFor(loaded));
+    assert.ok(!plan.assumptions.some((a) => /gate overlap/.test(a)));
+    loaded.config.evaluation.gate_overlap = undefined;
+    const overlapped = planRun(await planInputFor(loaded));
+    assert.equal(overlapped.total.calls, plan.total.calls);
+    assert.ok(
+      overlapped.assumptions.some((a) => /each wrong guess of the gate wastes what it ran, at most \d+ calls/.test(a)),
+      overlapped.assumptions.join('\n'),
+    );
+    loaded.config.evaluation.gate_overlap = false;
     await runTraining({ loaded, outRoot: path.join(dir, 'run'), configFile: file, console: false, environment: {} });
     const calls = readJsonLines<CallRecord>(path.join(dir, 'run', 'calls.jsonl'));
     const count = (purpose: string) => calls.filter((c) => c.purpose === purpose).length;
