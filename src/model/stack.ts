@@ -312,7 +312,11 @@ export async function buildRoleModels(config: Config, options: StackOptions = {}
     optimizer: await stack.model('optimizer'),
     judge,
     batched: on
-      ? { target: await stack.batchModel('target'), judge: await stack.batchModel('judge'), on }
+      ? {
+          target: m.target.batch ? await stack.batchModel('target') : target,
+          judge: m.judge.batch ? await stack.batchModel('judge') : judge,
+          on,
+        }
       : { target, judge, on },
     ledger: stack.ledger,
     pools: stack.pools,
