@@ -9,6 +9,7 @@
 import type { Config, Price } from '../config/schema.ts';
 import { BATCH_DISCOUNT, costOf, priceOf } from '../model/prices.ts';
 import { alignRows } from '../util/align-rows.ts';
+import { gateOverlapOn } from '../engine/settings.ts';
 import type { AgentOverhead } from './agent-overhead.ts';
 
 export interface PlanInput {
@@ -342,7 +343,7 @@ export function planRun(input: PlanInput): Plan {
           ? [`every rollout runs to the env's turn limit: ${turns} target calls, each the size of the first`]
           : []),
       ...(repeats > 1 ? [`each selection item is sampled ${repeats} times (evaluation.gate_repeats)`] : []),
-      ...((c.evaluation.gate_overlap ?? c.optimizer.pool_size <= 1) && c.evaluation.use_gate
+      ...(gateOverlapOn(c) && c.evaluation.use_gate
         ? [
             `not counted: the gate overlap (evaluation.gate_overlap) runs the next step ahead, and each wrong guess of the gate wastes what it ran, at most ${stepAhead.toLocaleString('en')} calls (a step's rollouts, analysts and merges); measured at 2 to 12% of a run's calls`,
           ]

@@ -113,6 +113,11 @@ export interface TrainSettings {
   budget: Config['budget'];
 }
 
+/** Whether steps overlap their gate: as set, else on unless a candidate pool is trained (which refuses it). */
+export function gateOverlapOn(config: Pick<Config, 'evaluation' | 'optimizer'>): boolean {
+  return config.evaluation.gate_overlap ?? config.optimizer.pool_size <= 1;
+}
+
 export function trainSettings(config: Config, options: { packageSkill?: boolean } = {}): TrainSettings {
   const mode = updateMode(config.optimizer.skill_update_mode);
   const targets: StepTarget[] = config.train.targets.length
@@ -162,7 +167,7 @@ export function trainSettings(config: Config, options: { packageSkill?: boolean 
       on: e.use_gate,
       earlyStop: e.gate_early_stop,
       earlyAccept: e.gate_early_accept,
-      overlap: e.gate_overlap ?? o.pool_size <= 1,
+      overlap: gateOverlapOn(config),
       scoring: {
         metric: e.gate_metric,
         mixedWeight: e.gate_mixed_weight,
