@@ -177,6 +177,11 @@ describe('the critical path of a step', () => {
       [3],
       "the steps that ran the next epoch's first rollouts ahead",
     );
+    // Its memory starts empty and the first boundary writes no optimizer notes: its reflection ran ahead too.
+    assert.ok(
+      reflections.some((e) => e.step === 4 && e.calls > 0),
+      `the first step of epoch 2 took or wasted optimizer calls made ahead: ${JSON.stringify(reflections)}`,
+    );
     assert.equal(
       readEvents(path.join(plain.out, 'events.jsonl')).filter(
         (e) => e.type === 'gate_overlap' || e.type === 'reflect_ahead',

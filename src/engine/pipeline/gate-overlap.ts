@@ -8,13 +8,15 @@
  *   ahead of the gate's rollouts: the next step's analysts wait on them, while the gate's
  *   decision only has to confirm the guess. They run through the score cache, so a next step that
  *   starts from that skill takes their results (finished or still running).
- * - In the same epoch, its reflection: its analysts and merge on those rollouts, with this step's
- *   memory entry as the guessed decision will write it. Their calls go through `CallsAhead`, so
+ * - Its reflection: its analysts and merge on those rollouts. In the same epoch, with this step's
+ *   memory entry as the guessed decision will write it; in the next, with the empty memory an
+ *   epoch starts with, so only the skill is guessed. Their calls go through `CallsAhead`, so
  *   the next step's identical calls take their answers; if the guessed memory was not the real
  *   one, the prompts differ and nothing is taken.
  * - The next step may be the next epoch's first, when the boundary's effect on the skill is known
- *   without a model call: then only its rollouts run ahead, and a guess of the candidate waits
- *   behind the gate's rollouts (ahead of them it would delay the decision for little).
+ *   without a model call; its reflection runs ahead only when the meta skill it reads is known
+ *   too. A guess of the candidate then waits behind the gate's rollouts (ahead of them it would
+ *   delay the decision for little), and so does its reflection.
  *
  * So the next step decides exactly as it would have. A wrong guess starts no more of this work;
  * what was already run is wasted, and reported.
@@ -38,8 +40,10 @@ import type { CallsAhead } from './calls-ahead.ts';
 export interface NextStep {
   step: number;
   batches: Batch[];
-  /** In this epoch (its reflection can start ahead: same memory and meta skill). */
+  /** In this epoch: its memory is this epoch's, with this step's entry; else it starts empty. */
   sameEpoch: boolean;
+  /** The optimizer notes it reads, when known before this step decides (else its reflection cannot run ahead). */
+  metaSkill: string | undefined;
   /** The skill it starts from, given the skill this step keeps (an epoch boundary may change it). */
   skill: (kept: SkillPackage) => SkillPackage;
 }
@@ -81,6 +85,8 @@ export class GateOverlap {
   private reflection?: Reflection[];
   /** The memory entry the reflection ahead assumed this step writes. */
   private guessedEntry?: StepBufferEntry;
+  /** What this step knew once its candidate was made, for a reflection ahead that waits on its rollouts. */
+  private soFar?: StepSoFar;
 
   constructor(
     private readonly s: StepScope,
@@ -103,12 +109,13 @@ export class GateOverlap {
 
   /**
    * The candidate is made (its gate not started): a guess of the candidate runs ahead now, before
-   * the gate's rollouts, when the next step's reflection can start ahead too (in this epoch), and
-   * that reflection starts.
+   * the gate's rollouts, when the next step is in this epoch; the reflection ahead starts once
+   * its rollouts have.
    */
   candidateMade(so: StepSoFar): void {
+    this.soFar = so;
     if (this.guess === 'candidate' && this.next.sameEpoch) this.start(so.candidate);
-    this.reflectAhead(so);
+    else if (this.started) this.reflectAhead(so);
   }
 
   /**
@@ -126,7 +133,7 @@ export class GateOverlap {
     const right = packageHash(this.next.skill(this.state.current)) === packageHash(started.skill);
     this.wrong = !right;
     const view = (e: StepBufferEntry | undefined) => JSON.stringify(e && optimizerView([e]));
-    if (this.guessedEntry && (!right || view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry)))
+    if (!right || (this.guessedEntry && view(this.state.stepBuffer.at(-1)) !== view(this.guessedEntry)))
       this.calls?.cancel();
     const { step, epoch, ctx } = this.s;
     void started.done.then((rollouts) =>
@@ -146,6 +153,7 @@ export class GateOverlap {
   private start(kept: SkillPackage): void {
     if (this.started) return;
     madeFor(stepWork(this.next.step), () => this.startRollouts(kept));
+    if (this.soFar) this.reflectAhead(this.soFar);
   }
 
   private startRollouts(kept: SkillPackage): void {
@@ -180,22 +188,13 @@ export class GateOverlap {
   }
 
   private startReflection(so: StepSoFar): void {
-    const { ctx, plan, step } = this.s;
-    const { gate, skillAware, lr } = ctx.settings;
-    const calls = this.calls;
-    const started = this.started;
-    if (!calls || !started || !this.next.sameEpoch || this.state.pool || skillAware.on) return;
-    const action = guessedAction(this.guess, this.state, gate.on);
-    // A reject's entry holds its score, known only at the end, unless the gate stops early (then the optimizer is not shown it).
-    if (action === 'reject' && !gate.earlyStop) return;
-    const entry = stepEntry({
-      step,
-      action,
-      trajectories: so.trajectories,
-      findings: so.findings,
-      rejected: { items: so.selected, scoreBefore: this.s.reference.score, scoreAfter: Number.NaN, stoppedEarly: true },
-    });
-    this.guessedEntry = entry;
+    const { ctx } = this.s;
+    const { skillAware, lr } = ctx.settings;
+    const { calls, started, next } = this;
+    const metaSkill = next.metaSkill;
+    if (!calls || !started || this.reflection || metaSkill === undefined || this.state.pool || skillAware.on) return;
+    const memory = next.sameEpoch ? this.guessedMemory(so) : optimizerMemory([]);
+    if (!memory) return;
     // The budget the next step's merge ranks within, when known ahead (this step's is taken from the schedule already).
     const target = stepTarget(ctx.settings.targets, this.next.step);
     const budget = editBudget(lr.control, this.state.scheduler, ctx.opt, {
@@ -207,14 +206,9 @@ export class GateOverlap {
       opt: { ...ctx.opt, optimizer: calls.ahead, warn: () => {} },
       skill: started.skill.skill,
       ...(started.skill.files?.size ? { files: started.skill.files } : {}),
-      metaSkill: plan.metaSkill,
+      metaSkill,
     };
-    this.reflection = reflectors(ctx, {
-      ...inputs,
-      memory: optimizerMemory([...this.state.stepBuffer, entry]),
-      batches: this.next.batches,
-      target,
-    });
+    this.reflection = reflectors(ctx, { ...inputs, memory, batches: next.batches, target });
     for (const [a, { reflector }] of this.reflection.entries())
       for (const [i, t] of this.results[a]!.entries()) if (t) reflector.add(i, t);
     const merged = started.done.then(() =>
@@ -227,5 +221,23 @@ export class GateOverlap {
     );
     // Work on a guess: its failures are the next step's to meet, with its own calls.
     merged.catch(() => {});
+  }
+
+  /** This epoch's memory with the entry the guessed decision writes; undefined when that entry is not known yet. */
+  private guessedMemory(so: StepSoFar): ReturnType<typeof optimizerMemory> | undefined {
+    const { ctx, step } = this.s;
+    const { gate } = ctx.settings;
+    const action = guessedAction(this.guess, this.state, gate.on);
+    // A reject's entry holds its score, known only at the end, unless the gate stops early (then the optimizer is not shown it).
+    if (action === 'reject' && !gate.earlyStop) return undefined;
+    const entry = stepEntry({
+      step,
+      action,
+      trajectories: so.trajectories,
+      findings: so.findings,
+      rejected: { items: so.selected, scoreBefore: this.s.reference.score, scoreAfter: Number.NaN, stoppedEarly: true },
+    });
+    this.guessedEntry = entry;
+    return optimizerMemory([...this.state.stepBuffer, entry]);
   }
 }

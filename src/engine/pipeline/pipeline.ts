@@ -121,12 +121,14 @@ class Pipeline implements StepRunner {
     const { settings } = ctx;
     if (plan.stepInEpoch + 1 < ctx.plan.stepsPerEpoch) {
       const batches = epochSteps(ctx.train, plan.epoch, settings, ctx.plan)[plan.stepInEpoch + 1]!;
-      return { step: plan.step + 1, batches, sameEpoch: true, skill: (kept) => kept };
+      return { step: plan.step + 1, batches, sameEpoch: true, metaSkill: plan.metaSkill, skill: (kept) => kept };
     }
     const skill = skillAfterBoundary(settings, plan.epoch);
     if (plan.epoch >= settings.epochs || !skill) return undefined;
     const batches = epochSteps(ctx.train, plan.epoch + 1, settings, ctx.plan)[0]!;
-    return { step: plan.step + 1, batches, sameEpoch: false, skill };
+    // The first boundary writes no optimizer notes (nothing to compare yet).
+    const metaSkill = !settings.epoch.metaSkill || plan.epoch === 1 ? '' : undefined;
+    return { step: plan.step + 1, batches, sameEpoch: false, metaSkill, skill };
   }
 
   /** The step's stages, with what runs ahead started at the moments it may. */
