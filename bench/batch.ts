@@ -8,6 +8,7 @@
  *
  *   npm run bench:batch [-- --test 200]
  */
+import './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -8,6 +8,7 @@
  *
  *   npx tsx bench/gate.ts [--seeds 200] [--runs 12]
  */
+import './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';

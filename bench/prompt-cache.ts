@@ -9,6 +9,7 @@
  *
  *   npm run bench:cache [-- --items 80 --concurrency 8]
  */
+import './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -19,6 +19,7 @@
  *
  *   npm run bench [-- --target-ms 200 --optimizer-ms 800 --analysts 16 --seeds 6 --only small --workload http]
  */
+import './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';

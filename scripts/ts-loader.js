@@ -8,3 +8,15 @@ import { register } from 'node:module';
 
 process.setSourceMapsEnabled(true);
 register('./ts-hooks.js', import.meta.url);
+
+// A test file's process gets a cache directory of its own (the response cache, test seals), so
+// that tests neither read nor change the machine's, nor one another's.
+if (process.env.NODE_TEST_CONTEXT && !process.env.SKILLOPT_TEST_CACHE) {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'skillopt-cache-'));
+  process.env.XDG_CACHE_HOME = dir;
+  process.env.SKILLOPT_TEST_CACHE = dir;
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+}

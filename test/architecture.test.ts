@@ -103,6 +103,11 @@ describe('the module graph', () => {
       'the optimizer protocol stands below the engine and the sim',
     );
     assert.deepEqual(
+      importsBetween(tree, 'src/audit/', ['src/engine/', 'src/app/', 'src/cli/', 'src/web/', 'src/sleep/']),
+      [],
+      'the audit stands below the trainer, Sleep and the commands that run it',
+    );
+    assert.deepEqual(
       importsBetween(tree, 'src/web/', ['src/engine/']),
       [],
       "the dashboard reads run files and starts commands, never the engine's internals",

@@ -6,6 +6,7 @@
  * command writes nothing, and a new run that ends before anything was paid for or committed
  * leaves no directory behind.
  */
+import { buildRunAudit } from '../audit/run-audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -265,6 +266,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
         | undefined,
       warn: (m) => events.warn(m),
     };
+    const audit = buildRunAudit(config, env, splits);
     const ctx: RunContext = {
       settings,
       dir,
@@ -285,6 +287,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       clock,
       stop: opts.signal,
       recordedConfig: redact(config, secretPaths),
+      ...(audit ? { audit } : {}),
       transfer: transferHook(opts.loaded, opts.configFile, dir, opts.environment),
     };
     opts.onStart?.();

@@ -13,6 +13,7 @@ import { registerMcp } from './mcp.ts';
 import { registerDeploy } from './deploy.ts';
 import { registerWorker } from './worker.ts';
 import { registerExport } from './export.ts';
+import { registerAudit } from './audit.ts';
 import { registerTasks } from './tasks.ts';
 
 export const EXIT_OK = 0;
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerDeploy(program);
   registerWorker(program);
   registerExport(program);
+  registerAudit(program);
   registerTasks(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

@@ -8,6 +8,7 @@
  * `model.target_backend: …`) is accepted and normalised by the loader before validation.
  */
 import { z } from 'zod';
+import { AuditSchema } from './audit-schema.ts';
 import { atMost, HUNDRED_MILLION, MILLION, THOUSAND, TEN_THOUSAND } from './bounds.ts';
 import { EffortSchema, RoleSchema, TransferTargetSchema } from './role-schema.ts';
 
@@ -230,6 +231,8 @@ export const EvaluationSchema = z
     cost_weight: z.number().nonnegative().max(THOUSAND, atMost(THOUSAND)).default(0),
     /** What `cost_weight` is per: `ktokens` (thousands of input and output tokens a task) or `usd` (dollars a task at the target's price). */
     cost_unit: z.enum(['ktokens', 'usd']).default('ktokens'),
+    /** The audit of accepted candidates, the best skill and the test figures (`docs/audit.md`). */
+    audit: AuditSchema.prefault({}),
     /** Add a bonus for the skill's semantic density (directive words per length) to its gate score. */
     use_semantic_density: z.boolean().default(false),
     /** Weight of the semantic-density bonus. */

@@ -3,6 +3,7 @@
  * names the pieces it uses (`Pick<RunContext, …>`): the step, the epoch boundary and the final
  * evaluation each read a few of them, and no part reads the raw config.
  */
+import type { RunAudit } from '../audit/run-audit.ts';
 import type { LimitFunction } from 'p-limit';
 import type { Env, Item } from '../envs/types.ts';
 import type { Admission } from '../model/admission.ts';
@@ -54,6 +55,8 @@ export interface RunContext {
   stop?: AbortSignal;
   /** The config as `summary.json` records it (secrets redacted). */
   recordedConfig: unknown;
+  /** The audit of candidates and test figures (`evaluation.audit`); absent when its checks are off. */
+  audit?: RunAudit;
   /** Scores the initial and best skill files on `evaluation.transfer_targets` (none: no transfer). */
   transfer?: (skills: { initial: string; best: string }) => Promise<Transfer>;
 }

@@ -19,6 +19,8 @@ import { lengthRule } from './stages/gate-evaluation.ts';
 import { lengthTable, scoreVsLength } from './length-report.ts';
 import { gainWorth } from './gain-cost.ts';
 import { type TaskCost, taskCost } from './task-cost.ts';
+import { type SealNote, testUnderSeal } from './test-seal.ts';
+import { auditSummary } from './best-audit.ts';
 
 export interface Bucket {
   total: number;
@@ -62,6 +64,7 @@ export function buckets(
 
 type FinalContext = Pick<
   RunContext,
+  | 'audit'
   | 'dir'
   | 'events'
   | 'settings'
@@ -80,14 +83,19 @@ type FinalContext = Pick<
 interface Tested {
   buckets: Record<string, Bucket>;
   cost?: TaskCost;
+  seal?: SealNote;
 }
 
-async function testSkill(ctx: FinalContext, skill: SkillPackage, dirName: string): Promise<Tested> {
+/** `skill` on the test split (or its sealed figure: `test-seal.ts`), written to `dirName/summary.json`. */
+async function testSkill(ctx: FinalContext, skill: SkillPackage, dirName: string, what: string): Promise<Tested> {
   const dir = ctx.dir.path(dirName);
-  const r = await (ctx.batchRollouts ?? ctx.rollouts).run(skill, ctx.test, { dir });
-  const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
-  ctx.dir.writeJson(path.join(dir, 'summary.json'), b);
-  return { buckets: b, cost: taskCost(r.trajectories, ctx.settings.targetPrice) };
+  const tested = await testUnderSeal(ctx, skill, what, async () => {
+    const r = await (ctx.batchRollouts ?? ctx.rollouts).run(skill, ctx.test, { dir });
+    const b = buckets(ctx.test, r.trajectories, ctx.env.taskTypes?.() ?? []);
+    return { buckets: b, cost: taskCost(r.trajectories, ctx.settings.targetPrice), trajectories: r.trajectories };
+  });
+  ctx.dir.writeJson(path.join(dir, 'summary.json'), tested.buckets);
+  return tested as Tested;
 }
 
 function table(title: string, b: Record<string, Bucket>): string {
@@ -107,6 +115,7 @@ export async function finalEvaluation(
   let finalSelectionSoft: number | null = null;
   let tests: { baseline?: Record<string, Bucket>; best?: Record<string, Bucket>; final?: Record<string, Bucket> } = {};
   let costs: { initial?: TaskCost; best?: TaskCost } = {};
+  let seals: Record<string, SealNote | undefined> = {};
 
   if (settings.evalTest) {
     const started = performance.now();
@@ -136,10 +145,11 @@ export async function finalEvaluation(
     }
     const same = packageHash(state.current) === packageHash(state.best);
     const [baseline, best, final] = await Promise.all([
-      testSkill(ctx, ctx.skillInit, 'test_eval_baseline'),
-      testSkill(ctx, state.best, 'test_eval'),
-      same ? Promise.resolve(undefined) : testSkill(ctx, state.current, 'test_eval_final'),
+      testSkill(ctx, ctx.skillInit, 'test_eval_baseline', 'initial skill'),
+      testSkill(ctx, state.best, 'test_eval', 'best skill'),
+      same ? Promise.resolve(undefined) : testSkill(ctx, state.current, 'test_eval_final', 'final skill'),
     ]);
+    seals = { initial: baseline.seal, best: best.seal, final: final?.seal };
     if (same) ctx.dir.writeJson(ctx.dir.path('test_eval_final', 'summary.json'), best.buckets);
     tests = { baseline: baseline.buckets, best: best.buckets, final: (final ?? best).buckets };
     costs = { initial: baseline.cost, best: best.cost };
@@ -204,6 +214,7 @@ export async function finalEvaluation(
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
     unpriced_calls: totals.unpricedCalls,
     prompt_cache: ctx.ledger.cacheShares(),
+    ...auditSummary(ctx, state, seals),
   };
   const worth = gainWorth(costs, {
     usd: summary.cost_usd as number | null,

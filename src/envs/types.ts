@@ -134,6 +134,17 @@ export interface Env {
   maxTargetCalls?(agentTarget: boolean): number;
   /** True when rollouts score with the judge model (`ctx.judge`); the judge is built only then. */
   readonly usesJudge?: boolean;
+  /**
+   * What the audit reads of an item: the request the target is given and the answers that score.
+   * Absent: the common fields (`question`, `input`, … and `expected`, `answer`, …).
+   */
+  auditView?(item: Item): { input: string; answers: string[] };
+  /**
+   * The texts the scorer rewards beyond the answer itself (a regex scorer's literal parts, the
+   * strings a custom scorer's code looks for): a skill that tells the target to write them is
+   * flagged by the audit. Absent or empty: the scorer compares answers only.
+   */
+  scorerChecks?(): string[];
 }
 
 export interface EnvContext {

@@ -34,8 +34,8 @@ import {
 
 export type CacheMode = 'read_write' | 'read_only' | 'off' | 'replay';
 
-/** The default cache file: under XDG_CACHE_HOME (or the platform's cache directory). */
-export function defaultCachePath(environment: Record<string, string | undefined> = process.env): string {
+/** skillopt's directory under the user's cache directory: XDG_CACHE_HOME, or the platform's. */
+export function userCacheDir(environment: Record<string, string | undefined> = process.env): string {
   const base =
     environment.XDG_CACHE_HOME ||
     (process.platform === 'darwin'
@@ -43,7 +43,12 @@ export function defaultCachePath(environment: Record<string, string | undefined>
       : process.platform === 'win32'
         ? (environment.LOCALAPPDATA ?? path.join(os.homedir(), 'AppData', 'Local'))
         : path.join(os.homedir(), '.cache'));
-  return path.join(base, 'skillopt', 'responses.sqlite');
+  return path.join(base, 'skillopt');
+}
+
+/** The default cache file. */
+export function defaultCachePath(environment: Record<string, string | undefined> = process.env): string {
+  return path.join(userCacheDir(environment), 'responses.sqlite');
 }
 
 interface Stored {

@@ -13,4 +13,5 @@ export const STEP_ACTION_WORDS: Record<string, string> = {
   skip_no_change: 'skipped: the selected changes left the skill as it was',
   skip_invalid_package:
     'skipped: the edits broke the package (a script, a data file or a link), so it was never scored',
+  skip_audit: 'skipped: the audit rejected the candidate (it carries items of the data), so it was never scored',
 };

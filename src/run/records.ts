@@ -7,6 +7,9 @@ import { z } from 'zod';
 import { GainCostSchema, TaskCostSchema } from './cost-records.ts';
 
 export { GainCostSchema, TaskCostSchema, type GainCost, type TaskCost } from './cost-records.ts';
+export { TransferSchema, type Transfer } from './transfer-records.ts';
+import { AuditRecordSchema } from './audit-records.ts';
+import { TransferSchema } from './transfer-records.ts';
 
 export const StageUsageSchema = z
   .object({
@@ -58,8 +61,9 @@ export const GATE_ACTIONS = ['accept_new_best', 'accept', 'reject', 'force_accep
 export type GateAction = (typeof GATE_ACTIONS)[number];
 /**
  * What a step did: a gate action, or a skip when it had no patch, no usable candidate, a
- * candidate that is the skill it started from (every edit was skipped), or a candidate package
- * that its edits broke (a script that no longer compiles, a link to nothing: never scored).
+ * candidate that is the skill it started from (every edit was skipped), a candidate package
+ * that its edits broke (a script that no longer compiles, a link to nothing: never scored), or
+ * a candidate the audit rejects (it carries items of the data: never scored).
  */
 export const STEP_ACTIONS = [
   ...GATE_ACTIONS,
@@ -67,6 +71,7 @@ export const STEP_ACTIONS = [
   'skip_no_rewrite',
   'skip_no_change',
   'skip_invalid_package',
+  'skip_audit',
 ] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
@@ -81,7 +86,8 @@ export function isSkipped(action: string): boolean {
     action === 'skip_no_patches' ||
     action === 'skip_no_rewrite' ||
     action === 'skip_no_change' ||
-    action === 'skip_invalid_package'
+    action === 'skip_invalid_package' ||
+    action === 'skip_audit'
   );
 }
 
@@ -176,6 +182,8 @@ export const StepRecordSchema = z
         broken: z.array(z.object({ check: z.string(), file: z.string().optional(), message: z.string() })),
       })
       .optional(),
+    /** The audit of the candidate before the gate: its verdict and each check's (`audit.json` has the evidence). */
+    audit: AuditRecordSchema.optional(),
     /** A description step's change: the description before and after its edit. */
     description_change: z.object({ before: z.string(), after: z.string() }).optional(),
     selection_hard: z.number().nullable().optional(),
@@ -279,44 +287,6 @@ export const LineageNodeSchema = z.object({
 
 export const LineageFileSchema = z.object({ members: z.array(z.string()), nodes: z.array(LineageNodeSchema) }).loose();
 export type LineageFile = z.infer<typeof LineageFileSchema>;
-
-const PairedTestSchema = z.object({
-  n: z.number(),
-  diff: z.number(),
-  ci: z.tuple([z.number(), z.number()]).optional(),
-  p: z.number().nullable(),
-  method: z.enum(['mcnemar_exact', 'paired_t', 'none']),
-  discordant: z.object({ baseline_only: z.number(), candidate_only: z.number() }).optional(),
-});
-
-/** `summary.json`'s `transfer`: the initial and best skills on each of `evaluation.transfer_targets`, as `skillopt eval` scores them. */
-export const TransferSchema = z.object({
-  split: z.string(),
-  n_items: z.number(),
-  /** Where the rollouts, `eval_summary.json` and the calls are, in the run directory. */
-  dir: z.string(),
-  rows: z.array(
-    z.object({
-      target: z.string(),
-      initial: z.object({
-        hard: z.number(),
-        soft: z.number(),
-        hard_ci95: z.tuple([z.number(), z.number()]).optional(),
-        n: z.number(),
-      }),
-      best: z.object({
-        hard: z.number(),
-        soft: z.number(),
-        hard_ci95: z.tuple([z.number(), z.number()]).optional(),
-        n: z.number(),
-      }),
-      /** The best skill against the initial one on the same items. */
-      hard: PairedTestSchema,
-      soft: PairedTestSchema,
-    }),
-  ),
-});
-export type Transfer = z.infer<typeof TransferSchema>;
 
 export const RuntimeStateSchema = z
   .object({

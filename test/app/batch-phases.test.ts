@@ -48,7 +48,8 @@ function writeConfig(
       train: { num_epochs: 1, batch_size: 8, seed: 3 },
       gradient: { minibatch_size: 4, merge_batch_size: 4, analyst_workers: 4 },
       optimizer: { learning_rate: 2, min_learning_rate: 1 },
-      evaluation: { eval_test: true },
+      // The same skills are scored live and as batches: each measurement scores the test split.
+      evaluation: { eval_test: true, audit: { rescore_test: true } },
       env: { name: 'sim', skill_init: path.join(ROOT, 'configs/sim/seed_skill.md'), workers: 4, ...ENV },
       cache: { mode: 'off' },
       ...extra,

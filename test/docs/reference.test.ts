@@ -31,6 +31,9 @@ describe('the generated reference pages', () => {
           section === 'model' && ['target', 'optimizer', 'judge'].includes(key) ? null : `${section}.${key}`;
         if (shown === null) continue;
         const row = page.split('\n').find((l) => l.startsWith(`| \`${shown}\` |`));
+        // A group of keys (`evaluation.audit`) has a row for each of its own.
+        const group = value !== null && typeof value === 'object' && !Array.isArray(value);
+        if (group && page.includes(`| \`${shown}.`)) continue;
         if (!row) missing.push(shown);
         else if (typeof value !== 'object' && !row.includes(`\`${value === '' ? "''" : String(value)}\``))
           missing.push(`${shown} (default ${String(value)})`);

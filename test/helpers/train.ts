@@ -17,12 +17,18 @@ export interface SimRun {
   history: HistoryRecord[];
 }
 
-/** Trains on the sim config in this process, quietly. */
+/**
+ * Trains on the sim config in this process, quietly. Its test figures are sealed beside the run
+ * (each run a measurement of its own) unless the overrides name a seal directory.
+ */
 export async function trainSim(
   overrides: string[] = [],
   out = path.join(tmpDir('skillopt-sim-'), 'run'),
 ): Promise<SimRun> {
-  const loaded = loadConfig(SIM_CONFIG, { overrides, environment: {} });
+  const seals = overrides.some((o) => o.startsWith('evaluation.audit.seal_dir='))
+    ? []
+    : [`evaluation.audit.seal_dir=${path.join(path.dirname(out), 'seals')}`];
+  const loaded = loadConfig(SIM_CONFIG, { overrides: [...seals, ...overrides], environment: {} });
   const outcome = await runTraining({ loaded, outRoot: out, configFile: SIM_CONFIG, console: false });
   const summary = outcome.status === 'finished' ? outcome.summary : {};
   const file = path.join(out, 'history.json');

@@ -40,6 +40,7 @@ export type UpdatePart = Part<
   | 'rewrite_change_summary'
   | 'edit_apply_summary'
   | 'package_checks'
+  | 'audit'
   | 'description_change'
 >;
 
@@ -136,6 +137,7 @@ export class StepRecordBuilder {
       rewrite_change_summary: u?.rewrite_change_summary,
       edit_apply_summary: u?.edit_apply_summary,
       package_checks: u?.package_checks,
+      audit: u?.audit,
       description_change: u?.description_change,
       selection_hard: g?.selection_hard,
       selection_soft: g?.selection_soft,

@@ -48,6 +48,7 @@ export type StepContext = Pick<
   | 'env'
   | 'clock'
   | 'packageChecks'
+  | 'audit'
   | 'stop'
 >;
 

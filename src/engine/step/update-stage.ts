@@ -14,6 +14,7 @@ import { appliedEdits, type Edit, skipReasons, summariseReports } from '../../sk
 import { applyPatch, rewriteFromSuggestions, takeFullRewrite, type UpdateResult } from '../stages/update.ts';
 import type { StepScope } from './step-scope.ts';
 import { listedText, skillListing } from '../../skill/agent-skill.ts';
+import { type AuditReport, auditRecord, describeReport } from '../../audit/audit.ts';
 
 export type Updated =
   | {
@@ -21,7 +22,7 @@ export type Updated =
       /** The edits that applied, in order (patch mode): what a pool merge can carry over. */
       applied?: Edit[];
     }
-  | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change' | 'skip_invalid_package'> };
+  | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change' | 'skip_invalid_package' | 'skip_audit'> };
 
 type Update = Omit<UpdateResult, 'candidate'> & { candidate?: SkillPackage; applied?: Edit[] };
 
@@ -90,6 +91,7 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     return { skip: 'skip_no_change' };
   }
   const broken = await checkPackage(s, candidate);
+  const audit = auditCandidate(s, candidate, result.applied);
   writeSkillFile(s.ctx.dir, path.join(s.files.root, 'candidate_skill.md'), candidate);
   if (result.changeSummary) s.files.write('rewrite_result.json', { change_summary: result.changeSummary });
   s.record.update({
@@ -99,6 +101,7 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     rewrite_change_summary: result.changeSummary,
     edit_apply_summary: summary,
     ...(broken ? { package_checks: broken.record } : {}),
+    ...(audit ? { audit: auditRecord(audit.report) } : {}),
     ...descriptionChange(s, candidate),
   });
   if (broken?.record.broken.length) {
@@ -108,6 +111,14 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     s.record.skipped(reason);
     return { skip: 'skip_invalid_package' };
   }
+  if (audit?.rejects) {
+    const reason = `the audit rejected the candidate: ${audit.lines[0]}`;
+    s.stages.finish('update', 'rejected by the audit: not scored');
+    for (const line of audit.lines) events.info(`[audit] ${line}`);
+    s.record.skipped(reason);
+    return { skip: 'skip_audit' };
+  }
+  for (const line of audit?.lines ?? []) events.warn(`[audit] step ${s.step}: ${line}`);
   s.stages.finish('update', `skill ${s.skill.length} -> ${candidate.skill.length} characters`, {
     skill_len: s.skill.length,
     candidate_skill_len: candidate.skill.length,
@@ -145,4 +156,17 @@ async function checkPackage(
     message,
   }));
   return { record: { checks: checked.checks.length, broken } };
+}
+
+/** The audit's lint of the candidate against the skill the step started from (`audit.json`); none when the audit is off. */
+function auditCandidate(
+  s: StepScope,
+  candidate: SkillPackage,
+  applied: Edit[] | undefined,
+): { report: AuditReport; rejects: boolean; lines: string[] } | undefined {
+  const lint = s.ctx.audit?.lint;
+  if (!lint) return undefined;
+  const report = lint.lint(candidate, s.package, applied);
+  s.files.write('audit.json', report);
+  return { report, rejects: lint.rejects(report), lines: describeReport(report) };
 }

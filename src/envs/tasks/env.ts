@@ -18,6 +18,7 @@ import { askForAnswer, conversationOf, scoredTrajectory } from '../qa.ts';
 import { registerEnv } from '../registry.ts';
 import { goldList } from '../scoring/golds.ts';
 import { buildScorer, choicesOf } from '../scoring/scorer.ts';
+import { scorerChecks } from '../scoring/scorer-checks.ts';
 import type { Scorer } from '../scoring/types.ts';
 import { lookup, placeholders, render } from '../template.ts';
 import type { Env, EnvContext, Item, RolloutContext, Trajectory } from '../types.ts';
@@ -180,6 +181,13 @@ export class TasksEnv implements Env {
 
   taskTypes(): string[] {
     return [...this.types].sort();
+  }
+
+  scorerChecks(): string[] {
+    const s = this.o.scorer;
+    const checks = scorerChecks(s, s.type === 'custom' ? this.ctx.resolvePath('scorer.module', s.module) : undefined);
+    // What the env itself asks the target to write (its answer tags) is no scorer's bait.
+    return checks.filter((c) => !this.instructions.toLowerCase().includes(c.toLowerCase()));
   }
 
   systemPrompt(skill: string): string {

@@ -14,7 +14,7 @@ import { registerBackend, type BackendContext } from '../registry.ts';
 import type { AgentTrace } from '../harness/trace.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts';
 import type { PackageFiles } from '../../skill/package/package.ts';
-import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
+import { DEFAULT_TRAITS, leakedAnswer, optimizerReply, type OptimizerTraits } from './optimizer.ts';
 import { sleepReply } from './sleep.ts';
 import { simLoad } from './activation.ts';
 import { listedText, skillListing } from '../../skill/agent-skill.ts';
@@ -34,6 +34,12 @@ export const SimOptionsSchema = z
     vague: z.number().min(0).max(1).default(DEFAULT_TRAITS.vague),
     /** Chance that an analyst sees a harmful directive as the cause of failures. */
     blame: z.number().min(0).max(1).default(DEFAULT_TRAITS.blame),
+    /**
+     * Chance that a failure analyst memorises a failed item's answer into the skill ("For <the
+     * question> the answer is …"), which the simulated target then gives for that question: the
+     * leak the audit must catch. 0 = never.
+     */
+    leak: z.number().min(0).max(1).default(0),
     /**
      * A stochastic target: the chance, per sample, that it slips on each convention (applies one
      * the skill does not state, or overlooks one it does). 0 = deterministic.
@@ -125,7 +131,8 @@ export class SimModel implements ChatModel {
           ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions
           : undefined;
       opened = openedFiles(task.task.fact.kind, system, req.skillFiles);
-      text = `<answer>${answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed, opened })}</answer>`;
+      const leaked = leakedAnswer(system, messageText(req.messages).trim());
+      text = `<answer>${leaked ?? answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed, opened })}</answer>`;
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
@@ -204,7 +211,7 @@ registerBackend({
       role.model || 'sim-1',
       ctx.seed,
       o.latency_ms,
-      { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame },
+      { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame, leak: o.leak },
       o.noise,
     );
   },

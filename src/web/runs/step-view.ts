@@ -48,6 +48,11 @@ export interface EditView {
 export interface StepView {
   step: number;
   record?: HistoryRecord;
+  /** The audit of the candidate before the gate (`audit.json`: each check's verdict and evidence). */
+  audit?: {
+    verdict: string;
+    checks: { check: string; verdict: string; summary: string; findings: Record<string, unknown>[] }[];
+  };
   /** The skill the candidate is compared with by default, and the candidate. */
   diff?: { a: string; b: string };
   /**
@@ -244,6 +249,7 @@ export function stepView(reader: RunReader, step: number): StepView {
         }
       : undefined,
     failurePatterns,
+    audit: read('audit.json', AnyObject, 'an audit report (verdict, checks)') as StepView['audit'],
     ...packagePart(reader, candidate && base ? { a: base, b: candidate } : undefined, record, problems),
     rollouts: listRolloutDirs(run, step),
     files,

@@ -3,6 +3,7 @@
 // why), the merged edits the budget left out, the rejected edits with the scores that rejected
 // them, the diff of the candidate against the current skill, and the step's rollouts.
 import { PackagePanel } from './package-panel.js';
+import { auditPanel } from './audit-panel.js';
 import { DiffPanel } from './skills-panel.js';
 import { TrajectoryBrowser } from './trajectories.js';
 import {
@@ -81,6 +82,7 @@ export class StepView {
       this.pairedTest(view),
       this.poolLine(view),
       this.descriptionChange(view),
+      auditPanel(view.audit),
       this.edits(view),
     );
     const diffBox = h(
@@ -235,7 +237,9 @@ export class StepView {
           ? 'the selected changes left the skill as it was; it is unchanged and was not evaluated.'
           : d.kind === 'skip_invalid_package'
             ? `the edits broke the package, so the candidate was rejected before any rollout (${view.record?.skip_reason ?? 'see the package checks below'}).`
-            : 'no rewrite was produced; the skill is unchanged.',
+            : d.kind === 'skip_audit'
+              ? `the audit rejected the candidate before any rollout (${view.record?.skip_reason ?? 'see the audit below'}).`
+              : 'no rewrite was produced; the skill is unchanged.',
     );
   }
 

@@ -195,6 +195,7 @@ export const ACTION_LABEL = {
   skip_no_rewrite: 'skip (no rewrite)',
   skip_no_change: 'skip (no change)',
   skip_invalid_package: 'skip (broken package)',
+  skip_audit: 'skip (audit)',
 };
 
 export function badge(kind, label = kind) {

@@ -1,0 +1,105 @@
+/**
+ * The sealed test: a skill is scored on the test split once per (split, skill, target, scorer).
+ * The first score is sealed in a receipt (the hashes of what it measured and of its answers);
+ * a later run that would score the same skill again shows the sealed figure instead, unless it
+ * asks to re-score, and then the receipt records the re-score beside the sealed figure. So a
+ * test figure cannot be drawn again and again until it looks good, on this machine.
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { readJson, writeJsonAtomic } from '../run/atomic.ts';
+
+const sha256 = (value: unknown) =>
+  createHash('sha256')
+    .update(typeof value === 'string' ? value : JSON.stringify(value))
+    .digest('hex');
+
+/** What a test figure measured: each part hashed, so a receipt can be checked against a run. */
+export interface SealSubject {
+  /** The test split's items. */
+  split: unknown[];
+  skillHash: string;
+  /** What answers: the target's model and the settings that change its answers. */
+  target: unknown;
+  /** What scores: the env, its scorer and how it reads answers. */
+  scorer: unknown;
+}
+
+export const RescoreSchema = z.object({
+  at: z.string(),
+  run: z.string(),
+  hard: z.number().nullable(),
+  answers_sha256: z.string(),
+});
+
+export const SealSchema = z.object({
+  key: z.string(),
+  split_sha256: z.string(),
+  skill_hash: z.string(),
+  target_sha256: z.string(),
+  scorer_sha256: z.string(),
+  sealed_at: z.string(),
+  /** The run directory that scored it. */
+  run: z.string(),
+  /** The test figure as that run wrote it (per task type), and what a task cost. */
+  result: z.record(z.string(), z.unknown()),
+  /** The hard score over the whole split. */
+  hard: z.number().nullable(),
+  /** The hash of the scored answers (item, prediction, score), so two scorings can be compared. */
+  answers_sha256: z.string(),
+  rescored: z.array(RescoreSchema).default([]),
+});
+export type Seal = z.infer<typeof SealSchema>;
+
+export function sealKey(s: SealSubject): {
+  key: string;
+  parts: Pick<Seal, 'split_sha256' | 'skill_hash' | 'target_sha256' | 'scorer_sha256'>;
+} {
+  const parts = {
+    split_sha256: sha256(s.split),
+    skill_hash: s.skillHash,
+    target_sha256: sha256(s.target),
+    scorer_sha256: sha256(s.scorer),
+  };
+  return { key: sha256(parts).slice(0, 32), parts };
+}
+
+/** The hash of scored answers, in item order. */
+export function answersHash(answers: { id: string; predicted?: string; hard: number; soft: number }[]): string {
+  return sha256(answers.map((a) => [a.id, a.predicted ?? '', a.hard, a.soft]));
+}
+
+export class SealStore {
+  constructor(readonly dir: string) {}
+
+  private file(key: string): string {
+    return path.join(this.dir, `${key}.json`);
+  }
+
+  read(key: string): Seal | undefined {
+    const raw = readJson(this.file(key));
+    if (raw === undefined) return undefined;
+    const parsed = SealSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new Error(
+        `${this.file(key)}: not a test seal (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}); move it away to seal again`,
+      );
+    return parsed.data;
+  }
+
+  seal(seal: Omit<Seal, 'rescored'>): Seal {
+    const full = { ...seal, rescored: [] };
+    writeJsonAtomic(this.file(seal.key), full);
+    return full;
+  }
+
+  /** Records a re-score in the receipt; the sealed figure stays the first one. */
+  rescored(key: string, entry: z.infer<typeof RescoreSchema>): Seal {
+    const seal = this.read(key);
+    if (!seal) throw new Error(`no seal ${key} in ${this.dir}`);
+    const next = { ...seal, rescored: [...seal.rescored, entry] };
+    writeJsonAtomic(this.file(key), next);
+    return next;
+  }
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { auditItems } from '../../src/audit/items.ts';
+import { SimEnv, SimEnvOptions } from '../../src/envs/sim/env.ts';
+import { runCli } from '../helpers/cli.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+import { SIM_CONFIG, trainSim } from '../helpers/train.ts';
+
+describe('skillopt audit', () => {
+  it("passes a run's honest best skill and shows its sealed test figure; fails a skill that carries a test item, naming it", async () => {
+    const seals = tmpDir('skillopt-seals-');
+    const env = { XDG_CACHE_HOME: path.dirname(seals) };
+    const run = await trainSim(['train.num_epochs=1', `evaluation.audit.seal_dir=${seals}`]);
+    const set = ['--set', `evaluation.audit.seal_dir=${seals}`];
+    const ok = runCli(['audit', run.out, ...set], { env });
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /best skill against the initial one: pass/);
+    assert.match(ok.stdout, /leak: pass \(no item of the data\)/);
+    assert.match(
+      ok.stdout,
+      new RegExp(`sealed_test: hard ${run.summary.test_hard} on the test split, sealed by ${run.out}`),
+    );
+
+    const items = auditItems(await new SimEnv(SimEnvOptions.parse({})).load());
+    const item = items.find((i) => i.split === 'test' && /^\d{4}-\d{2}-\d{2}$/.test(i.answers[0]!))!;
+    const dir = tmpDir();
+    const skill = path.join(dir, 'SKILL.md');
+    fs.writeFileSync(skill, `# Sites\n\n- Write dates as YYYY-MM-DD.\n- ${item.input} ${item.answers[0]}\n`);
+    const bad = runCli(['audit', skill, '-c', SIM_CONFIG, ...set], { env });
+    assert.equal(bad.status, 1, bad.stderr);
+    assert.match(bad.stdout, /: fail\n/);
+    assert.match(bad.stdout, new RegExp(`answer of test item ${item.id} at SKILL\\.md:4`));
+    assert.match(bad.stdout, /no test figure sealed for this skill/);
+
+    const json = runCli(['audit', skill, '-c', SIM_CONFIG, '--json', ...set], { env });
+    const report = JSON.parse(json.stdout) as { verdict: string; checks: { findings: { item: string }[] }[] };
+    assert.equal(report.verdict, 'fail');
+    assert.ok(report.checks[0]!.findings.some((f) => f.item === item.id));
+
+    const none = runCli(['audit', skill], { env });
+    assert.equal(none.status, 2);
+    assert.match(none.stderr, /name the config whose data to audit against with --config/);
+  });
+});

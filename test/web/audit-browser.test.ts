@@ -1,0 +1,49 @@
+/**
+ * The audit on the step page in the browser: a candidate rejected before the gate for a leak
+ * shows the check, the item it leaks, where, and the edit that brought it in.
+ */
+import '../../src/builtins.ts';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
+import { tmpDir } from '../helpers/tmp.ts';
+import { trainSim } from '../helpers/train.ts';
+import { BROWSER_SKIP, launchBrowser, watchedPage } from './browser.ts';
+
+describe('the audit in the browser', { skip: BROWSER_SKIP }, () => {
+  const root = tmpDir('skillopt-web-audit-');
+  const errors: string[] = [];
+  let dash: RunningDashboard;
+  let browser: BrowserContext;
+  let page: Page;
+  let step = 0;
+
+  before(async () => {
+    const run = await trainSim(['model.optimizer.options.leak=1', 'train.num_epochs=1'], path.join(root, 'leaky'));
+    step = run.history.find((h) => h.action === 'skip_audit')!.step;
+    dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 200 });
+    browser = await launchBrowser();
+    page = await watchedPage(browser, errors);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await dash?.close();
+  });
+
+  it('names the leaked item, where it is and the edit that wrote it', async () => {
+    await page.goto(`${dash.url}#/run/${encodeURIComponent('0/leaky')}/step/${step}`);
+    await page.waitForSelector('#audit');
+    assert.match((await page.locator('#audit h3').textContent()) ?? '', /^Audit: fail$/);
+    const text = (await page.locator('#audit').textContent()) ?? '';
+    assert.match(text, /leak fail: carries \d+ items? of the data/);
+    assert.match(text, /(answer|input) of train item train-\d{4} at SKILL\.md:\d+, edit \d+ \(append\)/);
+    assert.match(
+      (await page.locator('.callout.warn').first().textContent()) ?? '',
+      /the audit rejected the candidate before any rollout/,
+    );
+    assert.deepEqual(errors, []);
+  });
+});
