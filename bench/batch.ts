@@ -8,7 +8,7 @@
  *
  *   npm run bench:batch [-- --test 200]
  */
-import './isolated-cache.ts';
+import { ownSeals } from './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -60,7 +60,7 @@ async function train(batch: boolean) {
     }),
   );
   const out = path.join(dir, 'run');
-  const loaded = loadConfig(file, { environment: KEYS, cwd: dir });
+  const loaded = loadConfig(file, { overrides: [ownSeals(out)], environment: KEYS, cwd: dir });
   await runTraining({ loaded, outRoot: out, configFile: file, console: false, environment: KEYS });
   const calls = readJsonLines<CallRecord>(path.join(out, 'calls.jsonl'));
   const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));

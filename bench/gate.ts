@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/gate.ts [--seeds 200] [--runs 12]
  */
-import './isolated-cache.ts';
+import { ownSeals } from './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -92,7 +92,7 @@ interface RunFigures {
 async function train(overrides: string[]): Promise<RunFigures> {
   const config = path.resolve(import.meta.dirname, '../configs/sim/default.yaml');
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-gate-')), 'run');
-  const loaded = loadConfig(config, { overrides, environment: {} });
+  const loaded = loadConfig(config, { overrides: [ownSeals(out), ...overrides], environment: {} });
   const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });
   fs.rmSync(path.dirname(out), { recursive: true, force: true });
   if (outcome.status !== 'finished') throw new Error(`run ${overrides.join(' ')}: ${outcome.status}`);

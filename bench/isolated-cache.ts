@@ -10,3 +10,8 @@ import path from 'node:path';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-cache-'));
 process.env.XDG_CACHE_HOME = dir;
 process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** The override that gives a run its own seal directory: each bench run scores its test split, whatever ran before it. */
+export function ownSeals(runDir: string): string {
+  return `evaluation.audit.seal_dir=${runDir}.seals`;
+}

@@ -19,7 +19,7 @@
  *
  *   npm run bench [-- --target-ms 200 --optimizer-ms 800 --analysts 16 --seeds 6 --only small --workload http]
  */
-import './isolated-cache.ts';
+import { ownSeals } from './isolated-cache.ts';
 import '../src/builtins.ts';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -147,7 +147,7 @@ async function runScenario(x: Scenario) {
       x.gradient,
     );
   }
-  const loaded = loadConfig(file, { overrides: overridesOf(x), environment: {} });
+  const loaded = loadConfig(file, { overrides: [ownSeals(out), ...overridesOf(x)], environment: {} });
   const cpuStart = process.cpuUsage();
   const outcome = await runTraining({ loaded, outRoot: out, configFile: file, console: false }).finally(() =>
     server?.stop(),
@@ -222,7 +222,7 @@ async function pairedStrategies(seeds: number) {
     const one = async (strategy: string) => {
       const out = fs.mkdtempSync(path.join(os.tmpdir(), 'skillopt-bench-paired-'));
       const loaded = loadConfig(config, {
-        overrides: [`train.seed=${seed}`, `gradient.merge_strategy=${strategy}`],
+        overrides: [ownSeals(out), `train.seed=${seed}`, `gradient.merge_strategy=${strategy}`],
         environment: {},
       });
       const outcome = await runTraining({ loaded, outRoot: out, configFile: config, console: false });

@@ -77,6 +77,7 @@ const SLOW = [
   'test/sleep/cli.test.ts',
   'test/sleep/harvest/redaction.test.ts',
   'test/sleep/install.test.ts',
+  'test/sleep/night-audit.test.ts',
   'test/sleep/night-package.test.ts',
   'test/sleep/night.test.ts',
   'test/sleep/schedule.test.ts',

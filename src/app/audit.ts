@@ -27,15 +27,21 @@ export interface AuditOutcome {
   seal?: Seal;
 }
 
-/** A run directory: its best and initial skills, and the config file it was started with. */
-export function runSkills(runDir: string): { skill: SkillPackage; against: SkillPackage; configFile?: string } {
+/** A run directory: its best and initial skills, and the config file (with the overrides) it was started with. */
+export function runSkills(runDir: string): {
+  skill: SkillPackage;
+  against: SkillPackage;
+  configFile?: string;
+  overrides: string[];
+} {
   const dir = new RunDir(runDir);
   const skill = readSkillFile(dir, dir.bestSkill);
   const against = readSkillFile(dir, dir.skill(0));
   if (!skill || !against)
     throw new UserError(`${runDir}: not a run directory with a best skill (best_skill.md and skills/ are missing)`);
-  const stored = readJson<{ config_file?: string }>(dir.config);
-  return { skill, against, ...(stored?.config_file ? { configFile: stored.config_file } : {}) };
+  const stored = readJson<{ config_file?: string; overrides?: string[] }>(dir.config);
+  const overrides = Array.isArray(stored?.overrides) ? stored.overrides.filter((o) => typeof o === 'string') : [];
+  return { skill, against, overrides, ...(stored?.config_file ? { configFile: stored.config_file } : {}) };
 }
 
 export function isRunDir(p: string): boolean {

@@ -40,10 +40,12 @@ const RESUMABLE_CHANGES: RegExp[] = [
   /^env\.out_root$/,
   /^gradient\.analyst_workers$/,
   /^evaluation\.gate_overlap$/,
+  // Where test figures are sealed, and whether a sealed one is scored again: the final evaluation's, not the training's.
+  /^evaluation\.audit\.(seal_dir|rescore_test)$/,
 ];
 
 /** Settings added since runs were first written, with the value that does what those runs did. */
-const ADDED_SINCE: Record<string, unknown> = { 'gradient.merge_strategy': 'staged' };
+const ADDED_SINCE: Record<string, unknown> = { 'gradient.merge_strategy': 'staged', 'evaluation.audit.checks': [] };
 
 export function isResumableChange(key: string): boolean {
   return RESUMABLE_CHANGES.some((r) => r.test(key));

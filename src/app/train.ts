@@ -217,6 +217,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
         lr_control_mode: settings.lr.control,
       },
       config_file: opts.loaded.files.at(-1),
+      overrides: invocation.overrides,
       files: opts.loaded.files,
     });
     const scores = new ScoreCache(dir.path('scores.jsonl'));

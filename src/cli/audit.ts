@@ -33,7 +33,11 @@ export function registerAudit(program: Command): void {
           `name the config whose data to audit against with --config (${run ? `${subject}/config.json records none` : 'a skill has no data of its own'})`,
         );
       const loaded = loadConfig(configFile, {
-        overrides: (opts.set ?? []).map((item) => ({ item, source: '--set' })),
+        overrides: [
+          // The run's own overrides when its config is the one audited against.
+          ...(run && !opts.config ? run.overrides.map((item) => ({ item, source: `${subject}/config.json` })) : []),
+          ...(opts.set ?? []).map((item) => ({ item, source: '--set' })),
+        ],
         flags: originalFlagsOf(opts),
       });
       const skill = run?.skill ?? readSkills([subject])[0]!.pkg;

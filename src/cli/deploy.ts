@@ -16,6 +16,7 @@ interface DeployFlags {
   rollback?: boolean;
   status?: boolean;
   force?: boolean;
+  audit?: boolean | string;
 }
 
 const WHERE = `
@@ -53,6 +54,10 @@ export function registerDeploy(program: Command): void {
       'list the skills deployed in that folder and whether each still holds what was deployed (finishing an interrupted deployment)',
     )
     .option('--force', 'deploy over, or roll back, a skill changed since it was deployed')
+    .option(
+      '--audit [config]',
+      'audit the best skill first (skillopt audit: over the config the run was started with, or this one) and deploy nothing when the audit rejects it',
+    )
     .addHelpText('after', WHERE)
     .action(async (run: string | undefined, opts: DeployFlags) => {
       if (opts.project !== undefined && opts.user)
@@ -106,6 +111,7 @@ export function registerDeploy(program: Command): void {
         throw new UserError(
           'name the run directory to deploy from (skillopt deploy RUN_DIR --to AGENT), or use --rollback',
         );
+      if (opts.audit) await auditBeforeDeploy(run, typeof opts.audit === 'string' ? opts.audit : undefined, say);
       const r = deploySkill({
         run,
         agent: opts.to,
@@ -145,4 +151,29 @@ export function registerDeploy(program: Command): void {
         say(`deployed to ${place}\nto undo: ${undo} (${r.backup ? previous : 'removes it'})`);
       }
     });
+}
+
+/** `--audit`: the run's best skill against its initial one; a rejection stops the deployment before anything is written. */
+async function auditBeforeDeploy(run: string, config: string | undefined, say: (text: string) => void): Promise<void> {
+  const { auditSkill, runSkills } = await import('../app/audit.ts');
+  const { loadConfig } = await import('../config/load.ts');
+  const { CommandExit } = await import('../errors.ts');
+  const skills = runSkills(run);
+  const file = config ?? skills.configFile;
+  if (!file) throw new UserError(`--audit: ${run}/config.json names no config; give one (--audit CONFIG)`);
+  const overrides = config ? [] : skills.overrides.map((item) => ({ item, source: `${run}/config.json` }));
+  const outcome = await auditSkill({
+    loaded: loadConfig(file, { overrides }),
+    skill: skills.skill,
+    against: skills.against,
+    outRoot: run,
+  });
+  say(`audit of the best skill: ${outcome.report.verdict}`);
+  for (const line of outcome.lines) say(`  ${line}`);
+  if (outcome.rejects) {
+    process.stderr.write(
+      'the audit rejects this skill: nothing deployed (deploy without --audit to deploy it anyway)\n',
+    );
+    throw new CommandExit(1);
+  }
 }

@@ -45,7 +45,7 @@ export async function runRun(opts: ModelCliOptions): Promise<void> {
       print(`night ${outcome.report.night} staged in ${tilde(outcome.dir)}`);
       for (const d of outcome.report.documents)
         print(
-          `  ${d.kind} ${d.document}: ${d.action}${d.baseline && d.candidate ? ` (val ${d.baseline.gate.toFixed(3)} → ${d.candidate.gate.toFixed(3)})` : ''}${d.staged ? ', waiting for adoption' : ''}`,
+          `  ${d.kind} ${d.document}: ${d.action}${d.baseline && d.candidate ? ` (val ${d.baseline.gate.toFixed(3)} → ${d.candidate.gate.toFixed(3)})` : ''}${d.staged ? ', waiting for adoption' : d.audit?.verdict === 'fail' && d.accepted ? `, ${d.reason}` : ''}`,
         );
       print(`report: ${tilde(path.join(outcome.dir, 'report.md'))}`);
       print(

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { AuditSchema } from '../config/audit-schema.ts';
 import { ConfigError, errorMessage } from '../errors.ts';
 import { formatIssues } from '../config/issues.ts';
 import { BudgetSchema, CacheSchema, ModelSchema } from '../config/schema.ts';
@@ -93,6 +94,11 @@ export const ConsolidateConfigSchema = z
     samples: z.number().int().positive().default(1),
     /** Validate each candidate on the val tasks; off takes every edit unchecked. */
     gate: z.boolean().default(true),
+    /**
+     * The audit of a proposal before it is staged: `leak` (it carries the night's tasks: requests
+     * copied, reference answers) and `scorer_gaming` (it mirrors what the tasks' rule judges check).
+     */
+    audit: AuditSchema.prefault({ checks: ['leak', 'scorer_gaming'] }),
     gate_metric: z.enum(['hard', 'soft', 'mixed']).default('mixed'),
     gate_mixed_weight: z.number().min(0).max(1).default(0.5),
     /** Refuse a candidate that does worse on any one val task, even if better on the whole. */

@@ -71,4 +71,11 @@ describe('resuming a run started before a setting existed', () => {
       [],
     );
   });
+
+  it('lets the seal directory and the re-scoring of sealed test figures change, not what the audit rejects', () => {
+    const stored = JSON.parse(JSON.stringify(configWith()));
+    const changed = (overrides: string[]) => trainingChanges(stored, configWith(overrides), new Set());
+    assert.deepEqual(changed(['evaluation.audit.seal_dir=/elsewhere', 'evaluation.audit.rescore_test=true']), []);
+    assert.deepEqual(changed(['evaluation.audit.on_fail=warn']), ['evaluation.audit.on_fail: "reject" -> "warn"']);
+  });
 });

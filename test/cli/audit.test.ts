@@ -43,4 +43,28 @@ describe('skillopt audit', () => {
     assert.equal(none.status, 2);
     assert.match(none.stderr, /name the config whose data to audit against with --config/);
   });
+
+  it('deploy --audit deploys an honest best skill and refuses one that carries items of the data, writing nothing', async () => {
+    const project = tmpDir();
+    const honest = await trainSim(['train.num_epochs=1']);
+    const ok = runCli(['deploy', honest.out, '--to', 'claude', '--project', project, '--name', 'sites', '--audit']);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /audit of the best skill: pass/);
+    assert.ok(fs.existsSync(path.join(project, '.claude/skills/sites/SKILL.md')));
+
+    // The leaks kept, with a warning, by a run that only warns.
+    const leaky = await trainSim([
+      'model.optimizer.options.leak=1',
+      'train.num_epochs=1',
+      'evaluation.audit.on_fail=warn',
+    ]);
+    const best = fs.readFileSync(path.join(leaky.out, 'best_skill.md'), 'utf8');
+    assert.match(best, /For "[^"]+" the answer is /, 'the run kept a leak');
+    const other = tmpDir();
+    const refused = runCli(['deploy', leaky.out, '--to', 'claude', '--project', other, '--name', 'sites', '--audit']);
+    assert.equal(refused.status, 1, refused.stdout);
+    assert.match(refused.stdout, /audit of the best skill: fail/);
+    assert.match(refused.stderr, /the audit rejects this skill: nothing deployed/);
+    assert.equal(fs.existsSync(path.join(other, '.claude')), false);
+  });
 });

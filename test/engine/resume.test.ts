@@ -30,6 +30,8 @@ const OPTIONS = [
   `gradient.analyst_workers=${ANALYSTS}`,
   // The reference runs without the overlap, whose wrong guesses waste as much as timing lets them.
   'evaluation.gate_overlap=false',
+  // Each run is a measurement of its own: its test split is scored even where another run sealed it.
+  'evaluation.audit.rescore_test=true',
 ];
 
 /** How many times each request was paid at the provider, by its key. */

@@ -146,7 +146,12 @@ describe('a run directory of the previous version (replies and skills inline in 
     const paidBefore = providerCalls(out);
     // That version merged patches the staged way: a resume must say so, as for any training setting.
     await assert.rejects(trainSim(options, out), /gradient\.merge_strategy: "staged" -> "combined"/);
-    options.push('gradient.merge_strategy=staged');
+    // Nor did it audit its candidates.
+    await assert.rejects(
+      trainSim(options, out),
+      /evaluation\.audit\.checks: \[\] -> \["leak","scorer_gaming","sealed_test"\]/,
+    );
+    options.push('gradient.merge_strategy=staged', 'evaluation.audit.checks=[]');
     const resumed = await trainSim(options, out);
     assert.equal(resumed.outcome.status, 'finished');
     const reference = await trainSim(options);

@@ -32,6 +32,7 @@ import { buildNightModels, chooseModels, NO_BACKEND, type NightModels } from './
 import { nightProject, type NightOptions, type NightOutcome } from './night-options.ts';
 import { nightTasks } from './night-tasks.ts';
 import { splitCounts, stage } from './stage.ts';
+import { nightLint } from './night-audit.ts';
 
 /** Thrown at a stage boundary when the handoff waits for answers. */
 class AnswersPending extends Error {}
@@ -263,7 +264,9 @@ async function night(o: NightOptions, choice: ReturnType<typeof chooseModels>): 
 
     // stage
     const dir = handoffDir ? reserveNightDir(o.stateDir, started) : work;
+    const lint = nightLint(c.consolidate.audit, tasks);
     const report = stage(o, {
+      ...(lint ? { lint } : {}),
       dir,
       nightNo,
       project,

@@ -14,6 +14,8 @@ import { writeTasksFile } from '../tasks/tasks-file.ts';
 import type { Consolidation } from './consolidate.ts';
 import type { NightModels } from './models.ts';
 import type { NightOptions } from './night-options.ts';
+import { auditProposal } from './night-audit.ts';
+import type { SkillLint } from '../../audit/audit.ts';
 
 export interface NightResults {
   dir: string;
@@ -27,6 +29,8 @@ export interface NightResults {
   results: { doc: LiveDocument; result: Consolidation }[];
   skipped: NightReport['skipped'];
   models: NightModels;
+  /** The audit of the proposals (`consolidate.audit`); none when its checks are off. */
+  lint?: SkillLint;
 }
 
 export function splitCounts(tasks: TaskRecord[]): Record<'train' | 'val' | 'test', number> {
@@ -45,7 +49,8 @@ export function stage(o: NightOptions, r: NightResults): NightReport {
   const diffs: string[] = [];
   const documents: DocumentReport[] = r.results.map(({ doc, result }) => {
     const { candidateText: _c, proposedText, ...rest } = result;
-    const staged = result.accepted && proposedText !== doc.text;
+    const audit = result.accepted ? auditProposal(r.lint, doc.text, proposedText) : undefined;
+    const staged = result.accepted && proposedText !== doc.text && !audit?.rejects;
     if (staged) {
       proposals.push({
         name: doc.name,
@@ -63,7 +68,9 @@ export function stage(o: NightOptions, r: NightResults): NightReport {
       });
       diffs.push(unifiedDiff(doc.text, proposedText, { before: doc.exists ? doc.path : '/dev/null', after: doc.path }));
     }
-    return { ...rest, kind: doc.kind, live_path: doc.path, staged };
+    const audited = audit ? { audit: { ...audit.record, findings: audit.findings } } : {};
+    const reason = audit?.rejects ? `not staged: the audit found ${audit.findings[0]}` : rest.reason;
+    return { ...rest, reason, ...audited, kind: doc.kind, live_path: doc.path, staged };
   });
   const report: NightReport = {
     night: nightNo,

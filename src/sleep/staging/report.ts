@@ -4,14 +4,17 @@
  * edits taken and refused, and how to adopt). Text that came from transcripts or models is shown
  * on one line, control characters removed and Markdown escaped, so it cannot forge the report.
  */
+import type { AuditRecord } from '../../run/audit-records.ts';
 import type { Consolidation, SplitScore } from '../night/consolidate.ts';
 import type { TaskRecord } from '../tasks/task.ts';
 
 export interface DocumentReport extends Omit<Consolidation, 'candidateText' | 'proposedText'> {
   kind: 'skill' | 'memory';
   live_path: string;
-  /** Staged for adoption (accepted and changed). */
+  /** Staged for adoption (accepted, changed, and passed by the audit). */
   staged: boolean;
+  /** The audit of the proposal: the verdicts, and a line per finding. */
+  audit?: AuditRecord & { findings: string[] };
 }
 
 export interface NightReport {
@@ -65,6 +68,10 @@ function documentSection(d: DocumentReport): string[] {
     `- decision: **${d.action}** (${ACTION_WORDS[d.action] ?? d.action})${d.staged ? ', staged for adoption' : ''}`,
   );
   if (d.reason) lines.push(`- why: ${safeLine(d.reason)}`);
+  if (d.audit && d.audit.verdict !== 'pass') {
+    lines.push(`- audit: **${d.audit.verdict}**`);
+    for (const f of d.audit.findings) lines.push(`  - ${safeLine(f.trim())}`);
+  }
   lines.push(`- tasks: ${d.nTrain} train, ${d.nVal} val`);
   if (d.train)
     lines.push(
