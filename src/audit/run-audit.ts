@@ -3,6 +3,7 @@
  * scorer checks) and the seals of test figures, built once from `evaluation.audit`.
  */
 import path from 'node:path';
+import { backendEntry, canonicalBackend } from '../config/catalog.ts';
 import type { Config } from '../config/schema.ts';
 import type { Env, Splits } from '../envs/types.ts';
 import { userCacheDir } from '../model/cache.ts';
@@ -27,9 +28,11 @@ export interface RunAudit {
 
 /** The role settings that change a target's answers (not its pool, limits or key). */
 export function targetIdentity(role: Record<string, unknown>, defaults: { backend: string; effort: string }): unknown {
+  const backend = String(role.backend || defaults.backend);
   return {
-    backend: role.backend || defaults.backend,
-    model: role.model ?? '',
+    backend: canonicalBackend(backend) ?? backend,
+    // A model left to the backend's default is that model.
+    model: role.model || (backendEntry(backend)?.defaultModel ?? ''),
     base_url: role.base_url ?? '',
     temperature: role.temperature ?? null,
     reasoning_effort: role.reasoning_effort || defaults.effort,

@@ -21,6 +21,7 @@ interface EvalFlags extends ConfigOptions {
   out?: string;
   out_root?: string;
   forceUnlock?: boolean;
+  rescoreTest?: boolean;
 }
 
 export function registerEval(program: Command): void {
@@ -54,6 +55,10 @@ export function registerEval(program: Command): void {
       )
       .option('-o, --out <dir>', `output directory (default: ${RUNS_ROOT}/eval_<env>_<target model>_<timestamp>)`)
       .option(...ACCEPT_UNREVIEWED)
+      .option(
+        '--rescore-test',
+        'score the test split again for a skill and target whose test figure another run sealed (the seal records it; without it such a figure is refused)',
+      )
       .option(
         '--force-unlock',
         "take over the output directory's lock from a process that cannot be checked from here (another host or container) when you know it is gone",
@@ -109,6 +114,7 @@ export function registerEval(program: Command): void {
           signal,
           resumeCommand,
           forceUnlock: opts.forceUnlock,
+          rescoreTest: opts.rescoreTest,
         }),
       `the rollouts finished so far are kept in ${outRoot}`,
     );

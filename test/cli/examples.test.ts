@@ -234,6 +234,7 @@ describe('the examples in the README and docs/', () => {
       }
     }
     assert.deepEqual([...seen].sort(), [
+      'audit',
       'data materialize',
       'deploy',
       'eval',

@@ -115,6 +115,8 @@ describe('rollouts on workers', () => {
         skillFiles: [path.join(local.out, 'best_skill.md')],
         split: 'test',
         out: null,
+        // The same figure measured twice, here and on the workers.
+        rescoreTest: true,
       });
     const dir = tmpDir('skillopt-queue-eval-');
     const here = await evaluate([], path.join(dir, 'here'));

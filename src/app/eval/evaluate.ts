@@ -31,7 +31,7 @@ import { count } from '../../util/plural.ts';
 import { firstN } from '../../engine/batches.ts';
 import { rollout } from '../../engine/stages/rollout.ts';
 import { createEnv, loadSplits } from '../../envs/build.ts';
-import { batchedTargets, buildTargets, targetPrices } from './targets.ts';
+import { batchedTargets, buildTargets, targetPrices, targetRoles } from './targets.ts';
 import { BATCH_IN_FLIGHT } from '../../model/batch/batched-model.ts';
 import { readSkills, slug } from './skills.ts';
 import { refuseOnWorkers, remoteRollouts } from '../remote.ts';
@@ -40,6 +40,7 @@ import { taskCost, taskCostLine } from '../../engine/task-cost.ts';
 import { madeFor } from '../../model/attribution.ts';
 
 export { targetRole, transferRole } from './targets.ts';
+import { type EvalSeals, evalSeals } from './seals.ts';
 
 export interface EvalOptions {
   loaded: LoadedConfig;
@@ -63,6 +64,8 @@ export interface EvalOptions {
   resumeCommand?: string;
   /** Take over the directory's lock from a process that cannot be checked from here (the user knows it is gone). */
   forceUnlock?: boolean;
+  /** Score the test split again where another run sealed a figure (`--rescore-test`). */
+  rescoreTest?: boolean;
 }
 
 /** A split name of `eval`: train, val, test (with the original's aliases) or all. */
@@ -132,6 +135,17 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
     for (const w of splits.warnings ?? []) say(`warning: ${w}`);
     const items = evalItems(splits, opts.split, config.evaluation.test_env_num);
     if (items.length === 0) throw new UserError(`the ${opts.split} split has no items`);
+    const seals = evalSeals({
+      config,
+      split: opts.split,
+      // Targets given ready-made (a library caller's models) are told apart by their ids.
+      roles: opts.models?.targets ? targets.map((m) => ({ id: m.id })) : targetRoles(config, opts.targets),
+      items,
+      out,
+      rescore: Boolean(opts.rescoreTest),
+      types: env.taskTypes?.() ?? [],
+    });
+    seals?.refuseSealed(skills);
     // One evaluation a directory: a second one there would score every item again into the same files.
     lock = acquireRunLock(out, {
       what: `evaluation directory ${out}`,
@@ -167,6 +181,7 @@ export async function runEvaluation(opts: EvalOptions): Promise<EvalSummary> {
       events,
       kept,
       say,
+      seals,
     });
   } catch (err) {
     const interrupted = (err instanceof RunStop && err.reason === 'interrupted') || opts.signal?.aborted;
@@ -204,6 +219,7 @@ interface EvalRun {
   /** Rollouts finished so far (cached ones included), for the message of a stop. */
   kept: { rollouts: number };
   say: (line: string) => void;
+  seals: EvalSeals | undefined;
 }
 
 async function evaluateAll({
@@ -220,6 +236,7 @@ async function evaluateAll({
   events,
   kept,
   say,
+  seals,
 }: EvalRun): Promise<EvalSummary> {
   const { config } = opts.loaded;
   // Batched targets get every rollout at once, so that one batch holds them all.
@@ -319,6 +336,8 @@ async function evaluateAll({
     );
     if (activation) say(`  ${skill.label} on ${target.id}: activation: ${activationLine(activation)}`);
     if (perTask) say(`  ${skill.label} on ${target.id}: per task: ${taskCostLine(perTask)}`);
+    const sealed = seals?.record(t, skill.pkg, runs[0]!, perTask);
+    if (sealed) say(`  ${skill.label} on ${target.id}: ${sealed}`);
   }
 
   const comparisons: Comparison[] = [];

@@ -49,7 +49,7 @@ export function transferRole(target: TransferTarget, base: RoleConfig): RoleConf
 }
 
 /** The role of each target: the config's `model.target`, or each `--target`, with its model named. */
-function targetRoles(config: Config, targets: readonly TransferTarget[] | undefined): RoleConfig[] {
+export function targetRoles(config: Config, targets: readonly TransferTarget[] | undefined): RoleConfig[] {
   const roles = targets?.length ? targets.map((t) => transferRole(t, config.model.target)) : [config.model.target];
   return roles.map((rc) => ({ ...rc, model: rc.model || (backendEntry(rc.backend)?.defaultModel ?? '') }));
 }

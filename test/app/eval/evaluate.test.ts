@@ -23,8 +23,8 @@ function project() {
     'train.jsonl': [1, 2].map((n) => line(n + 100)).join('\n'),
     'val.jsonl': [3, 4].map((n) => line(n + 100)).join('\n'),
     'test.jsonl': Array.from({ length: 10 }, (_, n) => line(n)).join('\n'),
-    'c.yaml':
-      'model:\n  backend: sim\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  fields:\n    type: kind\n',
+    // Each project seals its own test figures: the tests evaluate the same skills on the same items.
+    'c.yaml': `model:\n  backend: sim\nevaluation:\n  audit:\n    seal_dir: ${path.join(dir, 'seals')}\nenv:\n  name: tasks\n  train_file: train.jsonl\n  val_file: val.jsonl\n  test_file: test.jsonl\n  fields:\n    type: kind\n`,
     'helpful.md': 'Be helpful.',
     'precise.md': 'Be precise.',
   });
