@@ -62,14 +62,17 @@ function candidates(run: Run): { planted: boolean; verdict: string; accepted: bo
 }
 
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : '-');
-let planted = 0;
-let caught = 0;
-let honest = 0;
-let honestFlagged = 0;
-let honestAccepted = 0;
-let honestAcceptedFlagged = 0;
-let withAudit = 0;
-let withoutAudit = 0;
+/** What the audit did over all seeds. */
+const tally = {
+  planted: 0,
+  caught: 0,
+  honest: 0,
+  honestFlagged: 0,
+  honestAccepted: 0,
+  honestAcceptedFlagged: 0,
+  withAudit: 0,
+  withoutAudit: 0,
+};
 console.log(`audit on the simulator, ${SEEDS} seeds, planted leaks at ${args.leak} per failure analyst call`);
 console.log('  seed  planted  caught  honest  flagged   calls with / without the audit (no planted leak)');
 for (let seed = 1; seed <= SEEDS; seed++) {
@@ -78,23 +81,25 @@ for (let seed = 1; seed <= SEEDS; seed++) {
   const cs = candidates(leaky);
   const p = cs.filter((c) => c.planted);
   const h = cs.filter((c) => !c.planted);
-  planted += p.length;
-  caught += p.filter((c) => c.verdict === 'fail').length;
-  honest += h.length;
-  honestFlagged += h.filter((c) => c.verdict !== 'pass').length;
-  honestAccepted += h.filter((c) => c.accepted).length;
-  honestAcceptedFlagged += h.filter((c) => c.accepted && c.verdict !== 'pass').length;
+  const flagged = (c: { verdict: string }) => c.verdict !== 'pass';
+  tally.planted += p.length;
+  tally.caught += p.filter((c) => c.verdict === 'fail').length;
+  tally.honest += h.length;
+  tally.honestFlagged += h.filter(flagged).length;
+  tally.honestAccepted += h.filter((c) => c.accepted).length;
+  tally.honestAcceptedFlagged += h.filter((c) => c.accepted && flagged(c)).length;
   // The default settings, with and without the audit: what it adds to a run's calls.
   const on = await train([seedArg]);
   const off = await train([seedArg, 'evaluation.audit.checks=[]']);
-  withAudit += on.calls;
-  withoutAudit += off.calls;
+  tally.withAudit += on.calls;
+  tally.withoutAudit += off.calls;
   for (const r of [leaky, on, off]) fs.rmSync(path.dirname(r.out), { recursive: true, force: true });
   console.log(
     `  ${String(seed).padStart(4)}  ${String(p.length).padStart(7)}  ${String(p.filter((c) => c.verdict === 'fail').length).padStart(6)}  ${String(h.length).padStart(6)}  ${String(h.filter((c) => c.verdict !== 'pass').length).padStart(7)}   ${on.calls} / ${off.calls}`,
   );
 }
-const ratio = withAudit / withoutAudit;
+const { planted, caught, honest, honestFlagged, honestAccepted, honestAcceptedFlagged } = tally;
+const ratio = tally.withAudit / tally.withoutAudit;
 console.log(`\nplanted leaks caught: ${caught} of ${planted} (${pct(caught, planted)}; goal: all)`);
 console.log(`honest candidates flagged: ${honestFlagged} of ${honest} (${pct(honestFlagged, honest)})`);
 console.log(

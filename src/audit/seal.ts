@@ -48,6 +48,10 @@ export const SealSchema = z.object({
   hard: z.number().nullable(),
   /** The hash of the scored answers (item, prediction, score), so two scorings can be compared. */
   answers_sha256: z.string(),
+  /** Each item's score, in the split's order (null: it could not be run), so a later evaluation can show the figure item by item. */
+  items: z
+    .array(z.object({ id: z.string(), type: z.string().optional(), hard: z.number(), soft: z.number() }).nullable())
+    .default([]),
   rescored: z.array(RescoreSchema).default([]),
 });
 export type Seal = z.infer<typeof SealSchema>;
@@ -63,6 +67,15 @@ export function sealKey(s: SealSubject): {
     scorer_sha256: sha256(s.scorer),
   };
   return { key: sha256(parts).slice(0, 32), parts };
+}
+
+/** What a seal keeps of each scored trajectory (in the split's order): its item, type and scores. */
+export function sealedItems(
+  trajectories: readonly ({ id: string; taskType?: string; hard: number; soft: number; error?: unknown } | undefined)[],
+): Seal['items'] {
+  return trajectories.map((t) =>
+    t && !t.error ? { id: t.id, ...(t.taskType ? { type: t.taskType } : {}), hard: t.hard, soft: t.soft } : null,
+  );
 }
 
 /** The hash of scored answers, in item order. */
@@ -88,8 +101,8 @@ export class SealStore {
     return parsed.data;
   }
 
-  seal(seal: Omit<Seal, 'rescored'>): Seal {
-    const full = { ...seal, rescored: [] };
+  seal(seal: Omit<Seal, 'rescored' | 'items'> & { items?: Seal['items'] }): Seal {
+    const full = { ...seal, items: seal.items ?? [], rescored: [] };
     writeJsonAtomic(this.file(seal.key), full);
     return full;
   }

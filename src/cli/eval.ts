@@ -57,7 +57,7 @@ export function registerEval(program: Command): void {
       .option(...ACCEPT_UNREVIEWED)
       .option(
         '--rescore-test',
-        'score the test split again for a skill and target whose test figure another run sealed (the seal records it; without it such a figure is refused)',
+        'score the test split again for a skill and target whose test figure another run sealed (the seal records it; without it the sealed figure is shown)',
       )
       .option(
         '--force-unlock',

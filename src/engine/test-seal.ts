@@ -5,7 +5,7 @@
  * A run always may score again what it sealed itself (a resumed final evaluation).
  */
 import type { Trajectory } from '../envs/types.ts';
-import { answersHash, type Seal, sealKey } from '../audit/seal.ts';
+import { answersHash, type Seal, sealedItems, sealKey } from '../audit/seal.ts';
 import { packageHash, type SkillPackage } from '../skill/package/package.ts';
 import type { RunContext } from './context.ts';
 
@@ -82,6 +82,7 @@ export async function testUnderSeal<B>(
       result: figure,
       hard,
       answers_sha256: answers,
+      items: sealedItems(trajectories),
     });
     return { ...figure, seal: note(made, 'sealed') };
   }

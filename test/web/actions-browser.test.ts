@@ -174,6 +174,8 @@ describe('actions in the browser', () => {
   it("evaluates the run's best skill from its page and shows the results table", { skip }, async () => {
     assert.ok(runId, 'the run of the test before');
     await page.goto(`${dash.url}#/run/${encodeURIComponent(runId)}/evals`);
+    // On the selection split: the run sealed its test figures, which an evaluation there shows without rollouts.
+    await page.selectOption('#eval-split', 'val');
     await page.click('#evaluate');
     await page.waitForSelector('.eval table.eval-cells tbody tr', { timeout: 60_000 });
     const row = await page.$$eval('.eval table.eval-cells tbody tr td', (tds) => tds.map((td) => td.textContent));
@@ -181,14 +183,14 @@ describe('actions in the browser', () => {
     const summary = JSON.parse(
       fs.readFileSync(path.join(runs, runId.slice(2), 'evals', evalDir!, 'eval_summary.json'), 'utf8'),
     );
-    assert.equal(summary.split, 'test');
+    assert.equal(summary.split, 'val');
     const cell = summary.cells[0];
     assert.deepEqual(row.slice(0, 3), ['best_skill', 'sim:sim-1', '6']);
     assert.equal(row[3]!.split(' ')[0], cell.hard.toFixed(3));
     const job = dash.jobs!.list().find((j) => j.kind === 'eval')!;
     assert.match(
       job.command,
-      /^skillopt eval --config configs\/sim\/default\.yaml --set train\.batch_size=4 .* --skill \S+\/best_skill\.md --split test --repeats 1 --out \S+\/evals\/\d{8}_\d{6}_test$/,
+      /^skillopt eval --config configs\/sim\/default\.yaml --set train\.batch_size=4 .* --skill \S+\/best_skill\.md --split val --repeats 1 --out \S+\/evals\/\d{8}_\d{6}_val$/,
     );
     // Its rollouts open in the trajectory browser of the tab.
     await page.reload();

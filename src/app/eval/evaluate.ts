@@ -40,7 +40,7 @@ import { taskCost, taskCostLine } from '../../engine/task-cost.ts';
 import { madeFor } from '../../model/attribution.ts';
 
 export { targetRole, transferRole } from './targets.ts';
-import { type EvalSeals, evalSeals } from './seals.ts';
+import { type EvalSeals, evalSeals, type SealedCell } from './seals.ts';
 
 export interface EvalOptions {
   loaded: LoadedConfig;
@@ -272,10 +272,13 @@ async function evaluateAll({
         }),
       );
     };
+    // A figure another run sealed is shown, not drawn again.
+    const sealed = seals?.shown(targets.indexOf(target), skill.pkg);
+    if (sealed) return { runs: [sealed.trajectories], dirs: [], sealed };
     const repeatsOf = Array.from({ length: repeats }, (_, r) => r);
     if (batched) runs.push(...(await Promise.all(repeatsOf.map(one))).map((r) => r.trajectories));
     else for (const r of repeatsOf) runs.push((await one(r)).trajectories);
-    return { runs, dirs };
+    return { runs, dirs, sealed: undefined as SealedCell | undefined };
   };
   const cellsOf = targets.flatMap((target, t) =>
     skills.map((skill, k) => ({ t, target, skill, number: t * skills.length + k + 1 })),
@@ -292,7 +295,8 @@ async function evaluateAll({
     say(
       `  ${skill.label} on ${target.id}: ${count(items.length, 'item')}${repeats > 1 ? ` x ${repeats} repeats` : ''}`,
     );
-    const { runs, dirs } = await (started[cellNumber - 1] ?? runCell(target, skill, cellNumber));
+    const { runs, dirs, sealed } = await (started[cellNumber - 1] ?? runCell(target, skill, cellNumber));
+    if (sealed) say(`  ${skill.label} on ${target.id}: ${sealed.note}`);
     const { scores, errors } = perItem(items, runs);
     if (scores.length === 0) {
       const first = runs.flat().find((t) => t?.error)?.error;
@@ -315,6 +319,7 @@ async function evaluateAll({
       skill: skill.file,
       skill_label: skill.label,
       skill_hash: packageHash(skill.pkg),
+      ...(sealed ? { sealed: { by: sealed.by, at: sealed.at } } : {}),
       target: target.id,
       n_items: scores.length,
       errors,
@@ -328,7 +333,9 @@ async function evaluateAll({
       .all()
       .filter((c) => c.work === `eval cell ${cellNumber}` && c.from === 'provider' && c.role === 'target' && !c.batch)
       .map((c) => c.latency_ms);
-    const perTask = taskCost(runs.flat(), prices.length === targets.length ? prices[t] : undefined, latencies);
+    const perTask = sealed
+      ? (sealed.cost as Cell['per_task'])
+      : taskCost(runs.flat(), prices.length === targets.length ? prices[t] : undefined, latencies);
     if (perTask) cell.per_task = perTask;
     cells.push(cell);
     say(
@@ -336,8 +343,8 @@ async function evaluateAll({
     );
     if (activation) say(`  ${skill.label} on ${target.id}: activation: ${activationLine(activation)}`);
     if (perTask) say(`  ${skill.label} on ${target.id}: per task: ${taskCostLine(perTask)}`);
-    const sealed = seals?.record(t, skill.pkg, runs[0]!, perTask);
-    if (sealed) say(`  ${skill.label} on ${target.id}: ${sealed}`);
+    const recorded = sealed ? undefined : seals?.record(t, skill.pkg, runs[0]!, perTask);
+    if (recorded) say(`  ${skill.label} on ${target.id}: ${recorded}`);
   }
 
   const comparisons: Comparison[] = [];

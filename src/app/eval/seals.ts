@@ -1,10 +1,10 @@
 /**
  * `skillopt eval` on the test split under the seal (`evaluation.audit`, check `sealed_test`): a
  * (skill, target) whose test figure another run sealed is not scored again unless asked
- * (`--rescore-test`), and a figure scored here is sealed, or recorded as a re-score, as the
- * final evaluation of a training run does.
+ * (`--rescore-test`): its cell shows the sealed figure, item by item, as the final evaluation
+ * of a training run does. A figure scored here is sealed, or recorded as a re-score.
  */
-import { answersHash, SealStore, sealKey } from '../../audit/seal.ts';
+import { answersHash, SealStore, sealedItems, sealKey } from '../../audit/seal.ts';
 import { defaultSealDir, scorerIdentity, targetIdentity } from '../../audit/run-audit.ts';
 import type { Config, RoleConfig } from '../../config/schema.ts';
 import { buckets } from '../../engine/final-evaluation.ts';
@@ -12,9 +12,20 @@ import type { Item, Trajectory } from '../../envs/types.ts';
 import { UserError } from '../../errors.ts';
 import { packageHash, type SkillPackage } from '../../skill/package/package.ts';
 
+/** A cell shown from its seal: the sealed scores as trajectories (one repeat), and what a task cost then. */
+export interface SealedCell {
+  trajectories: (Trajectory | undefined)[];
+  by: string;
+  at: string;
+  cost?: unknown;
+  note: string;
+}
+
 export interface EvalSeals {
-  /** Refuses, before anything is written, when a cell's test figure is sealed by another run and no re-score is asked. */
+  /** Refuses, before anything is written, a sealed figure that cannot be shown item by item (and is not to be scored again). */
   refuseSealed(skills: { label: string; pkg: SkillPackage }[]): void;
+  /** The cell's sealed figure, when another run sealed it and no re-score is asked. */
+  shown(t: number, skill: SkillPackage): SealedCell | undefined;
   /** A cell's figure (its first repeat): sealed now, or recorded as a re-score of another run's seal. */
   record(t: number, skill: SkillPackage, trajectories: (Trajectory | undefined)[], cost: unknown): string | undefined;
 }
@@ -52,15 +63,31 @@ export function evalSeals(o: {
       const sealed = o.roles.flatMap((_, t) =>
         skills.flatMap((s) => {
           const seal = store.read(keyOf(t, s.pkg).key);
-          return seal && seal.run !== o.out
+          return seal && seal.run !== o.out && seal.items.length !== o.items.length
             ? [`${s.label} on ${name(t)}: hard ${seal.hard ?? '-'}, sealed by ${seal.run} at ${seal.sealed_at}`]
             : [];
         }),
       );
       if (sealed.length)
         throw new UserError(
-          `the test split is scored once per skill and target, and these figures are sealed: ${sealed.join('; ')}. Evaluate on --split val, or pass --rescore-test to score them again (the seal records it)`,
+          `the test split is scored once per skill and target, and these figures are sealed without their items' scores: ${sealed.join('; ')}. Evaluate on --split val, or pass --rescore-test to score them again (the seal records it)`,
         );
+    },
+    shown(t, skill) {
+      if (rescore) return undefined;
+      const seal = store.read(keyOf(t, skill).key);
+      if (!seal || seal.run === o.out || seal.items.length !== o.items.length) return undefined;
+      const trajectories = seal.items.map((s) =>
+        s ? { id: s.id, hard: s.hard, soft: s.soft, ...(s.type ? { taskType: s.type } : {}) } : undefined,
+      );
+      const cost = (seal.result as { cost?: unknown }).cost;
+      return {
+        trajectories,
+        by: seal.run,
+        at: seal.sealed_at,
+        ...(cost ? { cost } : {}),
+        note: `the sealed test figure, scored by ${seal.run} at ${seal.sealed_at}; not scored again (--rescore-test scores it again, and the seal records that)`,
+      };
     },
     record(t, skill, trajectories, cost) {
       const { key, parts } = keyOf(t, skill);
@@ -80,6 +107,7 @@ export function evalSeals(o: {
           result: figure,
           hard,
           answers_sha256: answers,
+          items: sealedItems(trajectories),
         });
         return `test figure sealed (${store.dir})`;
       }

@@ -13,6 +13,8 @@ export interface CellStats {
 }
 
 export interface Cell extends CellStats {
+  /** Shown from the seal of another run's test figure (not scored again): which run, and when. */
+  sealed?: { by: string; at: string };
   skill: string;
   skill_label: string;
   skill_hash: string;
