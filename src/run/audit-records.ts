@@ -16,3 +16,13 @@ export const AuditRecordSchema = z.object({
   ),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+
+/** `summary.json`'s `audit`: the best skill's, and how each test figure stands to its seal. */
+export const RunAuditSchema = z
+  .object({
+    best: AuditRecordSchema.optional(),
+    test_seals: z
+      .record(z.string(), z.object({ status: z.enum(['sealed', 'shown', 'rescored']), sealed_by: z.string() }).loose())
+      .optional(),
+  })
+  .loose();

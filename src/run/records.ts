@@ -8,7 +8,7 @@ import { GainCostSchema, TaskCostSchema } from './cost-records.ts';
 
 export { GainCostSchema, TaskCostSchema, type GainCost, type TaskCost } from './cost-records.ts';
 export { TransferSchema, type Transfer } from './transfer-records.ts';
-import { AuditRecordSchema } from './audit-records.ts';
+import { AuditRecordSchema, RunAuditSchema } from './audit-records.ts';
 import { TransferSchema } from './transfer-records.ts';
 
 export const StageUsageSchema = z
@@ -335,6 +335,7 @@ export const SummarySchema = z
     /** The cost of one test task with the initial and the best skill. */
     cost_per_task: z.object({ initial: TaskCostSchema.optional(), best: TaskCostSchema.optional() }).optional(),
     gain_cost: GainCostSchema.optional(),
+    audit: RunAuditSchema.optional(),
   })
   .loose();
 export type Summary = z.infer<typeof SummarySchema>;

@@ -46,4 +46,12 @@ describe('the audit in the browser', { skip: BROWSER_SKIP }, () => {
     );
     assert.deepEqual(errors, []);
   });
+
+  it("shows the best skill's audit on the run's page", async () => {
+    await page.goto(`${dash.url}#/run/${encodeURIComponent('0/leaky')}`);
+    await page.waitForSelector('#best-audit');
+    const text = (await page.locator('#best-audit').textContent()) ?? '';
+    assert.match(text, /^Audit of the best skillpassno leak of the data, nothing that mirrors the scorer$/);
+    assert.deepEqual(errors, []);
+  });
 });

@@ -70,6 +70,8 @@ export interface RunOverview {
   test: { baseline: number | null; best: number | null; final: number | null };
   /** A finished run's cost of one test task with the initial and the best skill, and what its gain cost. */
   taskCost?: { initial?: TaskCost; best?: TaskCost; gain?: GainCost };
+  /** A finished run's audit of its best skill, and its test figures shown from another run's seal. */
+  audit?: { verdict: string; failing: string[]; shownFromSeals: string[] };
   usage: Usage;
   startedAt?: string;
   updatedAt: number;
@@ -247,6 +249,19 @@ export class RunReader {
       },
       ...(summary?.cost_per_task
         ? { taskCost: { ...(summary.cost_per_task as object), gain: summary.gain_cost as GainCost } }
+        : {}),
+      ...(summary?.audit?.best
+        ? {
+            audit: {
+              verdict: summary.audit.best.verdict,
+              failing: summary.audit.best.checks
+                .filter((c) => c.verdict !== 'pass')
+                .map((c) => `${c.check}: ${c.summary}`),
+              shownFromSeals: Object.entries(summary.audit.test_seals ?? {})
+                .filter(([, s]) => s.status === 'shown')
+                .map(([k]) => k),
+            },
+          }
         : {}),
       usage: this.usage(summary, records),
       startedAt: fold.started?.time ?? fold.firstTime,

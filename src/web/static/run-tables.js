@@ -62,6 +62,24 @@ export function renderCards(view) {
     ),
     card('Step time', secs(wall), rows.length ? `${secs(wall / rows.length)} per step` : null),
     d.taskCost ? taskCostCard(d.taskCost, card) : null,
+    d.audit
+      ? h(
+          `div.card#best-audit`,
+          h('div.k', 'Audit of the best skill'),
+          h('div.v', d.audit.verdict),
+          h(
+            'div.d',
+            [
+              ...d.audit.failing,
+              d.audit.shownFromSeals.length
+                ? `test figure sealed by an earlier run: ${d.audit.shownFromSeals.join(', ')}`
+                : '',
+            ]
+              .filter(Boolean)
+              .join('; ') || 'no leak of the data, nothing that mirrors the scorer',
+          ),
+        )
+      : null,
   );
 }
 
