@@ -6,34 +6,25 @@ import '../../src/builtins.ts';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 import { trainSim } from '../helpers/train.ts';
-import { BROWSER_SKIP, launchBrowser, watchedPage } from './browser.ts';
+import { BROWSER_SKIP, dashboardInBrowser } from './browser.ts';
 
 describe('the audit in the browser', { skip: BROWSER_SKIP }, () => {
   const root = tmpDir('skillopt-web-audit-');
-  const errors: string[] = [];
-  let dash: RunningDashboard;
-  let browser: BrowserContext;
-  let page: Page;
+  let open: Awaited<ReturnType<typeof dashboardInBrowser>>;
   let step = 0;
 
   before(async () => {
     const run = await trainSim(['model.optimizer.options.leak=1', 'train.num_epochs=1'], path.join(root, 'leaky'));
     step = run.history.find((h) => h.action === 'skip_audit')!.step;
-    dash = await startDashboard({ roots: [root], host: '127.0.0.1', port: 0, pollMs: 200 });
-    browser = await launchBrowser();
-    page = await watchedPage(browser, errors);
+    open = await dashboardInBrowser([root]);
   });
 
-  after(async () => {
-    await browser?.close();
-    await dash?.close();
-  });
+  after(() => open?.close());
 
   it('names the leaked item, where it is and the edit that wrote it', async () => {
+    const { dash, page, errors } = open;
     await page.goto(`${dash.url}#/run/${encodeURIComponent('0/leaky')}/step/${step}`);
     await page.waitForSelector('#audit');
     assert.match((await page.locator('#audit h3').textContent()) ?? '', /^Audit: fail$/);
@@ -48,6 +39,7 @@ describe('the audit in the browser', { skip: BROWSER_SKIP }, () => {
   });
 
   it("shows the best skill's audit on the run's page", async () => {
+    const { dash, page, errors } = open;
     await page.goto(`${dash.url}#/run/${encodeURIComponent('0/leaky')}`);
     await page.waitForSelector('#best-audit');
     const text = (await page.locator('#best-audit').textContent()) ?? '';

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { startDashboard, type RunningDashboard } from '../../src/web/server/server.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 export const CHROMIUM = process.env.SKILLOPT_CHROMIUM ?? '/usr/bin/chromium';
@@ -51,4 +52,31 @@ export async function watchedPage(browser: BrowserContext, errors: string[]): Pr
     if (m.type() === 'error') errors.push(m.text());
   });
   return page;
+}
+
+/** A dashboard over `roots` on 127.0.0.1 and a watched page of a fresh browser; `close` ends both. */
+export async function dashboardInBrowser(
+  roots: string[],
+  pollMs = 200,
+): Promise<{
+  dash: RunningDashboard;
+  browser: BrowserContext;
+  page: Page;
+  errors: string[];
+  close: () => Promise<void>;
+}> {
+  const dash = await startDashboard({ roots, host: '127.0.0.1', port: 0, pollMs });
+  const browser = await launchBrowser();
+  const errors: string[] = [];
+  const page = await watchedPage(browser, errors);
+  return {
+    dash,
+    browser,
+    page,
+    errors,
+    close: async () => {
+      await browser.close();
+      await dash.close();
+    },
+  };
 }
