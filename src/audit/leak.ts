@@ -51,6 +51,8 @@ const distinctiveId = (id: string) => id.length >= 5 && (/\d/.test(id) || /[-_:.
 interface Indexed {
   item: AuditItem;
   answers: string[][];
+  /** The request's words, up to `INDEXED_WORDS`. */
+  words: Word[];
 }
 
 export class LeakIndex {
@@ -65,12 +67,12 @@ export class LeakIndex {
     this.items = items.map((item) => ({
       item,
       answers: item.answers.map((a) => wordsOf(a).map((w) => w.word)).filter((w) => w.length > 0),
+      words: wordsOf(item.input).slice(0, INDEXED_WORDS),
     }));
     const runItems = new Map<string, Set<number>>();
     const anchorItems = new Map<string, Set<number>>();
     const answerItems = new Map<string, Set<number>>();
-    this.items.forEach(({ item, answers }, i) => {
-      const words = wordsOf(item.input).slice(0, INDEXED_WORDS);
+    this.items.forEach(({ answers, words }, i) => {
       for (const [g] of ngrams(words, INPUT_RUN)) addTo(runItems, g, i);
       for (const [g] of ngrams(words, ANCHOR)) addTo(anchorItems, g, i);
       for (const a of answers) addTo(answerItems, a.join(' '), i);
@@ -145,8 +147,7 @@ function countInInputs(items: readonly Indexed[]): Map<string, number> {
         byLength.set(a.length, set);
       }
   const counts = new Map<string, number>();
-  for (const { item } of items) {
-    const words = wordsOf(item.input).slice(0, INDEXED_WORDS);
+  for (const { words } of items) {
     const seen = new Set<string>();
     for (const [n, wanted] of byLength)
       for (const [g] of ngrams(words, n)) if (wanted.has(g) && !seen.has(g)) seen.add(g);

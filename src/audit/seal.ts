@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import type { Trajectory } from '../envs/types.ts';
 import { readJson, writeJsonAtomic } from '../run/atomic.ts';
 
 const sha256 = (value: unknown) =>
@@ -101,18 +102,46 @@ export class SealStore {
     return parsed.data;
   }
 
-  seal(seal: Omit<Seal, 'rescored' | 'items'> & { items?: Seal['items'] }): Seal {
-    const full = { ...seal, items: seal.items ?? [], rescored: [] };
-    writeJsonAtomic(this.file(seal.key), full);
-    return full;
+  /** The seal another run made of this figure, which a run shows instead of scoring it; none when `rescore` asks to score. */
+  heldElsewhere(key: string, run: string, rescore: boolean): Seal | undefined {
+    const seal = rescore ? undefined : this.read(key);
+    return seal && seal.run !== run ? seal : undefined;
   }
 
-  /** Records a re-score in the receipt; the sealed figure stays the first one. */
-  rescored(key: string, entry: z.infer<typeof RescoreSchema>): Seal {
-    const seal = this.read(key);
-    if (!seal) throw new Error(`no seal ${key} in ${this.dir}`);
-    const next = { ...seal, rescored: [...seal.rescored, entry] };
-    writeJsonAtomic(this.file(key), next);
-    return next;
+  /**
+   * A figure `run` has just scored: sealed when no other run sealed it (a run may seal its own
+   * again, as a resumed one does), else recorded beside the sealed figure as a re-score.
+   */
+  record(
+    key: string,
+    parts: Pick<Seal, 'split_sha256' | 'skill_hash' | 'target_sha256' | 'scorer_sha256'>,
+    run: string,
+    result: { buckets: Record<string, unknown>; cost?: unknown },
+    trajectories: readonly (Trajectory | undefined)[],
+  ): { status: 'sealed' | 'rescored'; seal: Seal; hard: number | null; sameAnswers: boolean } {
+    const hard = (result.buckets.overall as { hard_acc?: number } | undefined)?.hard_acc ?? null;
+    const answers = answersHash(
+      trajectories.flatMap((t) => (t ? [{ id: t.id, predicted: t.predicted, hard: t.hard, soft: t.soft }] : [])),
+    );
+    const before = this.read(key);
+    const now = new Date().toISOString();
+    if (!before || before.run === run) {
+      const seal: Seal = {
+        key,
+        ...parts,
+        sealed_at: before?.sealed_at ?? now,
+        run,
+        result,
+        hard,
+        answers_sha256: answers,
+        items: sealedItems(trajectories),
+        rescored: [],
+      };
+      writeJsonAtomic(this.file(key), seal);
+      return { status: 'sealed', seal, hard, sameAnswers: true };
+    }
+    const seal = { ...before, rescored: [...before.rescored, { at: now, run, hard, answers_sha256: answers }] };
+    writeJsonAtomic(this.file(key), seal);
+    return { status: 'rescored', seal, hard, sameAnswers: answers === before.answers_sha256 };
   }
 }

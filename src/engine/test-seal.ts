@@ -5,7 +5,7 @@
  * A run always may score again what it sealed itself (a resumed final evaluation).
  */
 import type { Trajectory } from '../envs/types.ts';
-import { answersHash, type Seal, sealedItems, sealKey } from '../audit/seal.ts';
+import { type Seal, sealKey } from '../audit/seal.ts';
 import { packageHash, type SkillPackage } from '../skill/package/package.ts';
 import type { RunContext } from './context.ts';
 
@@ -29,9 +29,6 @@ export interface SealNote {
 
 type SealContext = Pick<RunContext, 'audit' | 'dir' | 'events' | 'test'>;
 
-const overallHard = (buckets: Record<string, unknown>): number | null =>
-  (buckets.overall as { hard_acc?: number } | undefined)?.hard_acc ?? null;
-
 /**
  * The test figure of `skill`: scored by `score` (which returns the trajectories it scored), or
  * the sealed one. `what` names the skill on the console.
@@ -50,7 +47,6 @@ export async function testUnderSeal<B>(
     target: seals.target,
     scorer: seals.scorer,
   });
-  const seal = seals.store.read(key);
   const run = ctx.dir.root;
   const note = (s: Seal, status: SealNote['status'], hard?: number | null): SealNote => ({
     key,
@@ -60,36 +56,20 @@ export async function testUnderSeal<B>(
     sealed_hard: s.hard,
     ...(hard !== undefined ? { hard } : {}),
   });
-  if (seal && seal.run !== run && !seals.rescore) {
+  const held = seals.store.heldElsewhere(key, run, seals.rescore);
+  if (held) {
     ctx.events.info(
-      `[audit] the ${what}'s test figure is sealed: hard ${seal.hard ?? '-'}, scored by ${seal.run} at ${seal.sealed_at}; not scored again (evaluation.audit.rescore_test=true scores it again, and the seal records that)`,
+      `[audit] the ${what}'s test figure is sealed: hard ${held.hard ?? '-'}, scored by ${held.run} at ${held.sealed_at}; not scored again (evaluation.audit.rescore_test=true scores it again, and the seal records that)`,
     );
-    const result = seal.result as { buckets: Record<string, B>; cost?: unknown };
-    return { buckets: result.buckets, ...(result.cost ? { cost: result.cost } : {}), seal: note(seal, 'shown') };
+    const result = held.result as { buckets: Record<string, B>; cost?: unknown };
+    return { buckets: result.buckets, ...(result.cost ? { cost: result.cost } : {}), seal: note(held, 'shown') };
   }
-  const scored = await score();
-  const { trajectories, ...figure } = scored;
-  const hard = overallHard(figure.buckets);
-  const answers = answersHash(
-    trajectories.flatMap((t) => (t ? [{ id: t.id, predicted: t.predicted, hard: t.hard, soft: t.soft }] : [])),
-  );
-  if (!seal || seal.run === run) {
-    const made = seals.store.seal({
-      key,
-      ...parts,
-      sealed_at: seal?.sealed_at ?? new Date().toISOString(),
-      run,
-      result: figure,
-      hard,
-      answers_sha256: answers,
-      items: sealedItems(trajectories),
-    });
-    return { ...figure, seal: note(made, 'sealed') };
-  }
-  const after = seals.store.rescored(key, { at: new Date().toISOString(), run, hard, answers_sha256: answers });
-  const same = answers === seal.answers_sha256 ? 'the same answers' : 'different answers';
+  const { trajectories, ...figure } = await score();
+  const recorded = seals.store.record(key, parts, run, figure, trajectories);
+  if (recorded.status === 'sealed') return { ...figure, seal: note(recorded.seal, 'sealed') };
+  const same = recorded.sameAnswers ? 'the same answers' : 'different answers';
   ctx.events.warn(
-    `[audit] the ${what}'s test split was scored again (evaluation.audit.rescore_test): hard ${hard ?? '-'} with ${same}; the sealed figure stays ${seal.hard ?? '-'} (re-score ${after.rescored.length} of that seal)`,
+    `[audit] the ${what}'s test split was scored again (evaluation.audit.rescore_test): hard ${recorded.hard ?? '-'} with ${same}; the sealed figure stays ${recorded.seal.hard ?? '-'} (re-score ${recorded.seal.rescored.length} of that seal)`,
   );
-  return { ...figure, seal: note(seal, 'rescored', hard) };
+  return { ...figure, seal: note(recorded.seal, 'rescored', recorded.hard) };
 }

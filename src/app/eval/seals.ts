@@ -4,7 +4,7 @@
  * (`--rescore-test`): its cell shows the sealed figure, item by item, as the final evaluation
  * of a training run does. A figure scored here is sealed, or recorded as a re-score.
  */
-import { answersHash, SealStore, sealedItems, sealKey } from '../../audit/seal.ts';
+import { SealStore, sealKey } from '../../audit/seal.ts';
 import { defaultSealDir, scorerIdentity, targetIdentity } from '../../audit/run-audit.ts';
 import type { Config, RoleConfig } from '../../config/schema.ts';
 import { buckets } from '../../engine/final-evaluation.ts';
@@ -59,11 +59,10 @@ export function evalSeals(o: {
   const rescore = o.rescore || audit.rescore_test;
   return {
     refuseSealed(skills) {
-      if (rescore) return;
       const sealed = o.roles.flatMap((_, t) =>
         skills.flatMap((s) => {
-          const seal = store.read(keyOf(t, s.pkg).key);
-          return seal && seal.run !== o.out && seal.items.length !== o.items.length
+          const seal = store.heldElsewhere(keyOf(t, s.pkg).key, o.out, rescore);
+          return seal && seal.items.length !== o.items.length
             ? [`${s.label} on ${name(t)}: hard ${seal.hard ?? '-'}, sealed by ${seal.run} at ${seal.sealed_at}`]
             : [];
         }),
@@ -74,9 +73,8 @@ export function evalSeals(o: {
         );
     },
     shown(t, skill) {
-      if (rescore) return undefined;
-      const seal = store.read(keyOf(t, skill).key);
-      if (!seal || seal.run === o.out || seal.items.length !== o.items.length) return undefined;
+      const seal = store.heldElsewhere(keyOf(t, skill).key, o.out, rescore);
+      if (!seal || seal.items.length !== o.items.length) return undefined;
       const trajectories = seal.items.map((s) =>
         s ? { id: s.id, hard: s.hard, soft: s.soft, ...(s.type ? { taskType: s.type } : {}) } : undefined,
       );
@@ -92,27 +90,10 @@ export function evalSeals(o: {
     record(t, skill, trajectories, cost) {
       const { key, parts } = keyOf(t, skill);
       const figure = { buckets: buckets(o.items, trajectories, o.types), ...(cost ? { cost } : {}) };
-      const hard = (figure.buckets.overall?.hard_acc as number | undefined) ?? null;
-      const answers = answersHash(
-        trajectories.flatMap((x) => (x ? [{ id: x.id, predicted: x.predicted, hard: x.hard, soft: x.soft }] : [])),
-      );
-      const seal = store.read(key);
-      const now = new Date().toISOString();
-      if (!seal || seal.run === o.out) {
-        store.seal({
-          key,
-          ...parts,
-          sealed_at: seal?.sealed_at ?? now,
-          run: o.out,
-          result: figure,
-          hard,
-          answers_sha256: answers,
-          items: sealedItems(trajectories),
-        });
-        return `test figure sealed (${store.dir})`;
-      }
-      const after = store.rescored(key, { at: now, run: o.out, hard, answers_sha256: answers });
-      return `scored again (--rescore-test): the sealed figure stays ${seal.hard ?? '-'} (re-score ${after.rescored.length} of that seal)`;
+      const recorded = store.record(key, parts, o.out, figure, trajectories);
+      return recorded.status === 'sealed'
+        ? `test figure sealed (${store.dir})`
+        : `scored again (--rescore-test): the sealed figure stays ${recorded.seal.hard ?? '-'} (re-score ${recorded.seal.rescored.length} of that seal)`;
     },
   };
 }
