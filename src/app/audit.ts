@@ -1,11 +1,11 @@
 /**
  * `skillopt audit RUN_DIR | SKILL`: the audit of a run's best skill (against its initial skill)
  * or of any skill (whole, or against another), over the data of a config, with the test figures
- * sealed for it. It makes no model call.
+ * sealed for it. It makes no model call: a run's second scorer and probes are read from the run.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type AuditReport, describeReport } from '../audit/audit.ts';
+import { type AuditReport, type CheckResult, describeReport, withChecks } from '../audit/audit.ts';
 import { buildRunAudit, sealIdentity } from '../audit/run-audit.ts';
 import { type Seal, sealKey } from '../audit/seal.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -27,12 +27,17 @@ export interface AuditOutcome {
   seal?: Seal;
 }
 
-/** A run directory: its best and initial skills, and the config file (with the overrides) it was started with. */
+/**
+ * A run directory: its best and initial skills, the config file (with the overrides) it was
+ * started with, and the checks of the best skill's gain measured when the run ended (they need
+ * the run's rollouts: the audit on demand reads them rather than paying for them again).
+ */
 export function runSkills(runDir: string): {
   skill: SkillPackage;
   against: SkillPackage;
   configFile?: string;
   overrides: string[];
+  measured: CheckResult[];
 } {
   const dir = new RunDir(runDir);
   const skill = readSkillFile(dir, dir.bestSkill);
@@ -41,7 +46,11 @@ export function runSkills(runDir: string): {
     throw new UserError(`${runDir}: not a run directory with a best skill (best_skill.md and skills/ are missing)`);
   const stored = readJson<{ config_file?: string; overrides?: string[] }>(dir.config);
   const overrides = Array.isArray(stored?.overrides) ? stored.overrides.filter((o) => typeof o === 'string') : [];
-  return { skill, against, overrides, ...(stored?.config_file ? { configFile: stored.config_file } : {}) };
+  const ended = readJson<AuditReport>(dir.path('best_skill_audit.json'));
+  const measured = (ended?.checks ?? [])
+    .filter((c) => c.check === 'second_scorer' || c.check === 'probes')
+    .map((c) => ({ ...c, summary: `${c.summary} (measured when the run ended)` }) as CheckResult);
+  return { skill, against, overrides, measured, ...(stored?.config_file ? { configFile: stored.config_file } : {}) };
 }
 
 export function isRunDir(p: string): boolean {
@@ -54,13 +63,15 @@ export async function auditSkill(o: {
   against?: SkillPackage;
   /** A run directory whose generated splits the config's data comes from. */
   outRoot?: string;
+  /** Checks measured already (a run's, `runSkills`), reported with the lint's. */
+  measured?: CheckResult[];
 }): Promise<AuditOutcome> {
   const { config } = o.loaded;
   const { env, splits } = await buildEnv(o.loaded, o.outRoot);
   const identity = sealIdentity(config);
   const audit = buildRunAudit(config, env, splits);
   if (!audit) throw new UserError('evaluation.audit.checks is empty: there is nothing to audit');
-  const report = audit.lint.lint(o.skill, o.against);
+  const report = withChecks(audit.lint.lint(o.skill, o.against), o.measured ?? []);
   const test = firstN(splits.test, config.evaluation.test_env_num);
   const seal = audit.seals?.store.read(
     sealKey({ split: test, skillHash: packageHash(o.skill), target: identity.target, scorer: identity.scorer }).key,

@@ -309,6 +309,14 @@ export function planRun(input: PlanInput): Plan {
   }
   rollouts('final_selection', selection * repeats, true);
   rollouts('test', 3 * test, true);
+  // The audit's probes: variants of an accept's improved items under both skills, every step and the best skill at the end.
+  const { audit } = c.evaluation;
+  const probing = audit.checks.includes('probes');
+  if (probing) rollouts('audit_probes', 2 * audit.probes.items * (stepsPerEpoch * epochs + 1), true);
+  // A skill the slow update took without scoring it has its selection rollouts run for the audit of the next accept.
+  const gainChecked = probing || audit.checks.includes('second_scorer');
+  if (gainChecked && c.optimizer.use_slow_update && !c.optimizer.slow_update_gate_with_selection)
+    rollouts('audit_reference', selection * repeats * boundaries, true);
 
   const prices = {
     target: { model: c.model.target.model, price: priceOf(c.model.target.model, c.model.target.price) },
@@ -346,6 +354,12 @@ export function planRun(input: PlanInput): Plan {
       ...(gateOverlapOn(c) && c.evaluation.use_gate
         ? [
             `not counted: the gate overlap (evaluation.gate_overlap) runs the next step ahead, and each wrong guess of the gate wastes what it ran, at most ${stepAhead.toLocaleString('en')} calls (a step's rollouts, analysts and merges); measured at 2 to 12% of a run's calls`,
+          ]
+        : []),
+      ...(probing ? [`every step's candidate is accepted and probed (evaluation.audit.probes)`] : []),
+      ...(audit.checks.includes('second_scorer')
+        ? [
+            `not counted: the judge calls of the audit's second scorer, where it is the judge (two per decided item, at most ${2 * audit.second_scorer.max_items} per accept)`,
           ]
         : []),
       ...(c.evaluation.transfer_targets.length

@@ -6,7 +6,7 @@
  * command writes nothing, and a new run that ends before anything was paid for or committed
  * leaves no directory behind.
  */
-import { buildRunAudit } from '../audit/run-audit.ts';
+import { buildRunAudit, usesJudgeModel } from '../audit/run-audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -193,7 +193,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
       onEvent: (e) => events.emit(e),
       limit: (totals, inFlight) => budgetStop(config.budget, totals, clock.elapsedSeconds() / 60, inFlight),
     });
-    const roles: Role[] = env.usesJudge ? ['target', 'optimizer', 'judge'] : ['target', 'optimizer'];
+    const roles: Role[] = usesJudgeModel(config, env) ? ['target', 'optimizer', 'judge'] : ['target', 'optimizer'];
     const priced = unpricedBudget(
       config.budget,
       [...models.unpriced].filter(([role]) => roles.includes(role)),
@@ -267,7 +267,7 @@ export async function runTraining(opts: RunOptions): Promise<TrainOutcome> {
         | undefined,
       warn: (m) => events.warn(m),
     };
-    const audit = buildRunAudit(config, env, splits);
+    const audit = buildRunAudit(config, env, splits, models.judge);
     const ctx: RunContext = {
       settings,
       dir,

@@ -7,6 +7,7 @@
  */
 import { normalized } from './text.ts';
 import { findGaming, type GamingFinding } from './gaming.ts';
+import type { GainCheck } from './gain.ts';
 import type { AuditItem } from './items.ts';
 import { type AuditText, LeakIndex, type LeakFinding } from './leak.ts';
 import { SKILL_FILE, type SkillPackage } from '../skill/package/package.ts';
@@ -14,14 +15,17 @@ import type { Edit } from '../skill/edit-schema.ts';
 import type { AuditCheck } from '../config/audit-schema.ts';
 import type { AuditRecord } from '../run/audit-records.ts';
 
-export type Verdict = 'pass' | 'flag' | 'fail';
+import type { Verdict } from './verdict.ts';
+
+export type { Verdict };
 
 /** Evidence tied to the edit that brought it in, when one did. */
 type Attributed<T> = T & { edit?: { index: number; op: string; file: string } };
 
 export type CheckResult =
   | { check: 'leak'; verdict: Verdict; summary: string; findings: Attributed<LeakFinding>[] }
-  | { check: 'scorer_gaming'; verdict: Verdict; summary: string; findings: Attributed<GamingFinding>[] };
+  | { check: 'scorer_gaming'; verdict: Verdict; summary: string; findings: Attributed<GamingFinding>[] }
+  | ({ check: 'second_scorer' | 'probes' } & GainCheck);
 
 export interface AuditReport {
   /** The worst verdict of its checks. */
@@ -45,7 +49,7 @@ export function packageTexts(pkg: SkillPackage): AuditText[] {
   return out;
 }
 
-const worst = (vs: Verdict[]): Verdict => (vs.includes('fail') ? 'fail' : vs.includes('flag') ? 'flag' : 'pass');
+export const worst = (vs: Verdict[]): Verdict => (vs.includes('fail') ? 'fail' : vs.includes('flag') ? 'flag' : 'pass');
 
 export class SkillLint {
   private readonly leaks: LeakIndex;
@@ -102,6 +106,12 @@ export class SkillLint {
   }
 }
 
+/** A report with more checks: those of an accept's gain, measured after the gate. */
+export function withChecks(report: AuditReport | undefined, checks: CheckResult[]): AuditReport {
+  const all = [...(report?.checks ?? []), ...checks];
+  return { verdict: worst(all.map((c) => c.verdict)), checks: all };
+}
+
 /** The first edit whose content holds the finding's text, in its file. */
 function attribute<T extends { file: string; text: string }>(finding: T, edits: readonly Edit[]): Attributed<T> {
   const needle = normalized(finding.text);
@@ -120,6 +130,10 @@ export function describeReport(report: AuditReport): string[] {
     if (c.verdict === 'pass') continue;
     lines.push(`${c.check} ${c.verdict}: ${c.summary}`);
     for (const f of c.findings.slice(0, 5)) {
+      if ('note' in f) {
+        lines.push(`  item ${f.item}: ${f.note}`);
+        continue;
+      }
       const by = f.edit ? ` (edit ${f.edit.index + 1}, ${f.edit.op})` : '';
       const what = 'item' in f ? `${f.kind} of ${f.split} item ${f.item}` : `scorer check ${JSON.stringify(f.check)}`;
       lines.push(`  ${what} at ${f.file}:${f.line}${by}: ${JSON.stringify(f.text)}`);

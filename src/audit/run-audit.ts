@@ -5,7 +5,9 @@
 import path from 'node:path';
 import { backendEntry, canonicalBackend } from '../config/catalog.ts';
 import type { Config } from '../config/schema.ts';
-import type { Env, Splits } from '../envs/types.ts';
+import type { AuditConfig, ProbeForm } from '../config/audit-schema.ts';
+import type { Env, SecondScorer, Splits } from '../envs/types.ts';
+import type { ChatModel } from '../model/types.ts';
 import { userCacheDir } from '../model/cache.ts';
 import { SkillLint } from './audit.ts';
 import { auditItems } from './items.ts';
@@ -20,8 +22,17 @@ export interface TestSeals {
   scorer: unknown;
 }
 
+/** The look at an accepted gain after the gate (`second_scorer`, `probes`); a part is absent when its check is off or the env cannot run it. */
+export interface GainAudit {
+  secondScorer?: { scorer: SecondScorer; judge?: ChatModel; minKept: number; maxItems: number };
+  probes?: { env: Required<Pick<Env, 'probe'>>; items: number; forms: readonly ProbeForm[]; margin: number };
+  /** Whether a flag rejects the accept (`on_flag: reject`): then the gate cannot hand an accept on early. */
+  rejects: boolean;
+}
+
 export interface RunAudit {
   lint: SkillLint;
+  gain?: GainAudit;
   /** Absent when `sealed_test` is not among the checks. */
   seals?: TestSeals;
 }
@@ -60,10 +71,34 @@ export function sealIdentity(config: Config): { target: unknown; scorer: unknown
   };
 }
 
+function gainAudit(
+  config: AuditConfig,
+  env: Pick<Env, 'secondScorer' | 'probe'>,
+  judge?: ChatModel,
+): GainAudit | undefined {
+  const scorer = config.checks.includes('second_scorer') ? env.secondScorer : undefined;
+  const probe = config.checks.includes('probes') ? env.probe?.bind(env) : undefined;
+  if (!scorer && !probe) return undefined;
+  const { min_kept, max_items } = config.second_scorer;
+  return {
+    ...(scorer ? { secondScorer: { scorer, judge, minKept: min_kept, maxItems: max_items } } : {}),
+    ...(probe ? { probes: { env: { probe }, ...config.probes } } : {}),
+    rejects: config.on_flag === 'reject',
+  };
+}
+
+/** Whether a run calls the judge model: to score rollouts, or as the audit's second scorer. */
+export function usesJudgeModel(config: Config, env: Pick<Env, 'usesJudge' | 'secondScorer'>): boolean {
+  const second = config.evaluation.audit.checks.includes('second_scorer') && env.secondScorer?.kind === 'judge';
+  return env.usesJudge === true || second;
+}
+
+/** `judge`: the judge model, for an env whose second scorer is one. */
 export function buildRunAudit(
   full: Config,
-  env: Pick<Env, 'auditView' | 'scorerChecks'>,
+  env: Pick<Env, 'auditView' | 'scorerChecks' | 'secondScorer' | 'probe'>,
   splits: Pick<Splits, 'train' | 'val' | 'test'>,
+  judge?: ChatModel,
 ): RunAudit | undefined {
   const config = full.evaluation.audit;
   if (config.checks.length === 0) return undefined;
@@ -72,7 +107,9 @@ export function buildRunAudit(
     onFlag: config.on_flag,
     onFail: config.on_fail,
   });
-  if (!config.checks.includes('sealed_test')) return { lint };
+  const gain = gainAudit(config, env, judge);
+  const parts = { lint, ...(gain ? { gain } : {}) };
+  if (!config.checks.includes('sealed_test')) return parts;
   const store = new SealStore(config.seal_dir || defaultSealDir());
-  return { lint, seals: { store, rescore: config.rescore_test, ...sealIdentity(full) } };
+  return { ...parts, seals: { store, rescore: config.rescore_test, ...sealIdentity(full) } };
 }

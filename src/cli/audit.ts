@@ -46,7 +46,7 @@ export function registerAudit(program: Command): void {
         loaded,
         skill,
         ...(against ? { against } : {}),
-        ...(run ? { outRoot: subject } : {}),
+        ...(run ? { outRoot: subject, measured: run.measured } : {}),
       });
       if (opts.json)
         process.stdout.write(`${JSON.stringify({ ...outcome.report, seal: outcome.seal ?? null }, null, 2)}\n`);

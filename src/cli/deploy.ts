@@ -167,6 +167,7 @@ async function auditBeforeDeploy(run: string, config: string | undefined, say: (
     skill: skills.skill,
     against: skills.against,
     outRoot: run,
+    measured: skills.measured,
   });
   say(`audit of the best skill: ${outcome.report.verdict}`);
   for (const line of outcome.lines) say(`  ${line}`);

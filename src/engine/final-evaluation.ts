@@ -9,7 +9,7 @@ import type { Item, Trajectory } from '../envs/types.ts';
 import { type CacheShare, sumUsage } from '../model/ledger.ts';
 import type { Summary, Transfer } from '../run/records.ts';
 import { packageHash, type SkillPackage } from '../skill/package/package.ts';
-import { isAccepted, isSkipped } from '../run/records.ts';
+import { isAccepted, isRejected, isSkipped } from '../run/records.ts';
 import { persistState } from './checkpoint.ts';
 import type { RunContext, TrainState } from './context.ts';
 import { round } from '../util/round.ts';
@@ -20,7 +20,7 @@ import { lengthTable, scoreVsLength } from './length-report.ts';
 import { gainWorth } from './gain-cost.ts';
 import { type TaskCost, taskCost } from './task-cost.ts';
 import { type SealNote, testUnderSeal } from './test-seal.ts';
-import { auditSummary } from './best-audit.ts';
+import { auditSummary, bestGainChecks } from './best-audit.ts';
 
 export interface Bucket {
   total: number;
@@ -78,6 +78,7 @@ type FinalContext = Pick<
   | 'clock'
   | 'recordedConfig'
   | 'transfer'
+  | 'stop'
 >;
 
 interface Tested {
@@ -163,6 +164,7 @@ export async function finalEvaluation(
     });
   }
 
+  const gainChecks = await bestGainChecks(ctx, state);
   const h = state.history;
   const overall = (b?: Record<string, Bucket>) => (b ? b.overall!.hard_acc : null);
   const overallSoft = (b?: Record<string, Bucket>) => (b ? b.overall!.soft : null);
@@ -183,7 +185,7 @@ export async function finalEvaluation(
     best_origin: state.best.origin,
     total_steps: h.length,
     total_accepts: h.filter((r) => isAccepted(r.action)).length,
-    total_rejects: h.filter((r) => r.action === 'reject').length,
+    total_rejects: h.filter((r) => isRejected(r.action)).length,
     total_skips: h.filter((r) => isSkipped(r.action)).length,
     epoch_stats: epochs.map((e) => {
       const rs = h.filter((r) => r.epoch === e);
@@ -191,7 +193,7 @@ export async function finalEvaluation(
         epoch: e,
         steps: rs.map((r) => r.step),
         accepts: rs.filter((r) => isAccepted(r.action)).length,
-        rejects: rs.filter((r) => r.action === 'reject').length,
+        rejects: rs.filter((r) => isRejected(r.action)).length,
         skips: rs.filter((r) => isSkipped(r.action)).length,
         best_score_at_epoch_end: rs.at(-1)?.best_score ?? null,
         current_score_at_epoch_end: rs.at(-1)?.current_score ?? null,
@@ -214,7 +216,7 @@ export async function finalEvaluation(
     cost_usd: totals.unpricedCalls > 0 ? null : round(totals.costUsd, 6),
     unpriced_calls: totals.unpricedCalls,
     prompt_cache: ctx.ledger.cacheShares(),
-    ...auditSummary(ctx, state, seals),
+    ...auditSummary(ctx, state, seals, gainChecks),
   };
   const worth = gainWorth(costs, {
     usd: summary.cost_usd as number | null,

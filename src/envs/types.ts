@@ -5,6 +5,7 @@
  */
 import type { EnvEntry } from '../config/catalog.ts';
 import type { EnvConfig } from '../config/schema.ts';
+import type { ProbeForm } from '../config/audit-schema.ts';
 import type { AgentTrace } from '../model/harness/trace.ts';
 import type { ChatModel, Usage } from '../model/types.ts';
 
@@ -145,6 +146,24 @@ export interface Env {
    * flagged by the audit. Absent or empty: the scorer compares answers only.
    */
   scorerChecks?(): string[];
+  /**
+   * A scorer independent of the one rollouts use, for the audit's second look at an accepted gain:
+   * a rule when rollouts are judged, the judge model (`model.judge`) when a rule scores them.
+   * Absent: the env has none.
+   */
+  readonly secondScorer?: SecondScorer;
+  /**
+   * The item with its request recast in a surface form that asks the same thing (`src/audit/probes.ts`),
+   * under a new id; undefined when the form does not apply to it. Absent: the env makes no variants.
+   */
+  probe?(item: Item, form: ProbeForm): Item | undefined;
+}
+
+export interface SecondScorer {
+  /** `rule`: no model call; `judge`: one call of the judge model per answer. */
+  readonly kind: 'rule' | 'judge';
+  /** The answer of a finished rollout scored again, 0 to 1; undefined when this scorer cannot tell. */
+  score(t: Trajectory, item: Item, ctx: { judge?: ChatModel; signal?: AbortSignal }): Promise<number | undefined>;
 }
 
 export interface EnvContext {

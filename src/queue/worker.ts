@@ -13,6 +13,7 @@ import { redactText } from '../config/redact.ts';
 import { UserError, errorMessage } from '../errors.ts';
 import { buildEnv } from '../envs/build.ts';
 import type { Env, Item } from '../envs/types.ts';
+import { variantOf } from '../audit/probes.ts';
 import { itemError } from '../engine/stages/rollout.ts';
 import { Ledger, type CallRecord } from '../model/ledger.ts';
 import { LedgerModel } from '../model/ledger-model.ts';
@@ -139,7 +140,8 @@ export class RolloutWorker {
       if (text === null)
         throw new Error(`the skill ${data.skill} is not in Redis (expired, or another Redis than the trainer's)`);
       skill = text;
-      const found = services.items.get(data.item);
+      // A variant the audit made of an item (`src/audit/probes.ts`) is made again here from the item.
+      const found = services.items.get(data.item) ?? variantOf(data.item, services.items, services.env);
       if (!found)
         throw new Error(
           `item '${data.item}' is not in this worker's data for env '${services.env.name}': the worker must have the same data as the trainer`,

@@ -8,7 +8,7 @@ import { redactDeep } from '../config/redact.ts';
 import { AppendFile, readJsonLines } from './atomic.ts';
 import { GATE_ACTIONS, STEP_ACTIONS } from './records.ts';
 
-/** The stages a run reports: the baseline, the six of a step (and a pool's merge), the slow update, the final evaluation and the transfer check. */
+/** The stages a run reports: the baseline, the six of a step (and the audit of an accept, a pool's merge), the slow update, the final evaluation and the transfer check. */
 export const STAGES = [
   'baseline',
   'rollout',
@@ -17,6 +17,7 @@ export const STAGES = [
   'select',
   'update',
   'evaluate',
+  'audit',
   'pool_merge',
   'slow_update',
   'final_evaluation',

@@ -14,4 +14,6 @@ export const STEP_ACTION_WORDS: Record<string, string> = {
   skip_invalid_package:
     'skipped: the edits broke the package (a script, a data file or a link), so it was never scored',
   skip_audit: 'skipped: the audit rejected the candidate (it carries items of the data), so it was never scored',
+  reject_audit:
+    'rejected by the audit: the gate accepted, but the gain vanished under a second scorer or on recast items',
 };

@@ -63,7 +63,8 @@ export type GateAction = (typeof GATE_ACTIONS)[number];
  * What a step did: a gate action, or a skip when it had no patch, no usable candidate, a
  * candidate that is the skill it started from (every edit was skipped), a candidate package
  * that its edits broke (a script that no longer compiles, a link to nothing: never scored), or
- * a candidate the audit rejects (it carries items of the data: never scored).
+ * a candidate the audit rejects (it carries items of the data: never scored), or an accept whose
+ * gain the audit flagged, turned into a reject (`evaluation.audit.on_flag: reject`).
  */
 export const STEP_ACTIONS = [
   ...GATE_ACTIONS,
@@ -72,12 +73,18 @@ export const STEP_ACTIONS = [
   'skip_no_change',
   'skip_invalid_package',
   'skip_audit',
+  'reject_audit',
 ] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
 /** The candidate replaced the current skill (any spelling of the original's too). */
 export function isAccepted(action: string): boolean {
   return action === 'accept' || action === 'accept_new_best' || action === 'force_accept';
+}
+
+/** The candidate was scored and not taken: by the gate, or by the audit of its gain. */
+export function isRejected(action: string): boolean {
+  return action === 'reject' || action === 'reject_audit';
 }
 
 /** The step left the skill as it was, before any evaluation. */

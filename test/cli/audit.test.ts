@@ -18,6 +18,12 @@ describe('skillopt audit', () => {
     assert.equal(ok.status, 0, ok.stderr);
     assert.match(ok.stdout, /best skill against the initial one: pass/);
     assert.match(ok.stdout, /leak: pass \(no item of the data\)/);
+    // The gain checks need the run's rollouts: they are read from the run, as measured when it ended.
+    assert.match(
+      ok.stdout,
+      /second_scorer: pass \(the gain holds under a second scorer: .* \(measured when the run ended\)\)/,
+    );
+    assert.match(ok.stdout, /probes: pass \(.*\(measured when the run ended\)\)/);
     assert.match(
       ok.stdout,
       new RegExp(`sealed_test: hard ${run.summary.test_hard} on the test split, sealed by ${run.out}`),

@@ -74,6 +74,14 @@ describe('the dry-run planner', () => {
     const plannedTarget = plan.stages.filter((s) => s.role === 'target').reduce((n, s) => n + s.calls, 0);
     assert.ok(targetCalls <= plannedTarget, `${targetCalls} target calls, ${plannedTarget} planned at most`);
     assert.ok(targetCalls >= planned('rollout') + planned('baseline'));
+    // The audit's probes are planned, at most 8 variants under two skills per step and for the best skill.
+    assert.equal(planned('audit_probes'), 2 * 8 * (plan.totalSteps + 1));
+    loaded.config.evaluation.audit.checks = ['leak', 'sealed_test'];
+    assert.equal(
+      planRun(await planInputFor(loaded)).stages.find((s) => s.stage === 'audit_probes'),
+      undefined,
+      'none without the probes',
+    );
   });
 
   it('skillopt train --dry-run prints calls, tokens and cost from the price table, and calls nothing', () => {

@@ -6,7 +6,7 @@
  */
 import type { Trajectory } from '../../envs/types.ts';
 import type { StepBufferEntry, UpdateItem } from '../../protocol/optimizer.ts';
-import type { StepAction } from '../../run/records.ts';
+import { isRejected, type StepAction } from '../../run/records.ts';
 
 export function isFailure(t: Pick<Trajectory, 'hard' | 'error'>): boolean {
   return !t.error && !(t.hard >= 1e-9);
@@ -54,7 +54,7 @@ export function stepEntry(args: {
     failure_patterns: failurePatterns(scored),
     analyst_findings: args.findings,
   };
-  if (args.action === 'reject' && args.rejected && args.rejected.items.length > 0) {
+  if (isRejected(args.action) && args.rejected && args.rejected.items.length > 0) {
     entry.score_before = args.rejected.scoreBefore;
     if (args.rejected.stoppedEarly) entry.score_after_at_most = args.rejected.scoreAfter;
     else entry.score_after = args.rejected.scoreAfter;

@@ -17,6 +17,8 @@ import type { StepScope } from './step-scope.ts';
 import type { Updated } from './update-stage.ts';
 import type { GatePart } from './step-record.ts';
 import type { Trajectory } from '../../envs/types.ts';
+import { auditRecord, describeReport } from '../../audit/audit.ts';
+import { auditGain } from '../gain-audit.ts';
 import { activationMetrics, activationScore, failingQueries, flippedQueries } from '../../envs/triggers/metrics.ts';
 
 /** What a speed-up around the step may ask of its gate (`pipeline/`); a plain step asks nothing. */
@@ -39,6 +41,8 @@ export interface GateResult {
   taken: { candidate: SkillState; decision: GateDecision }[];
   /** With a candidate pool: the step's copy of it. */
   pool?: PoolStep;
+  /** The gate accepted, and the audit of the accepted gain (`on_flag: reject`) turned it into a reject. */
+  auditRejected?: boolean;
 }
 
 export interface Gated {
@@ -46,6 +50,8 @@ export interface Gated {
   decision: GateDecision;
   /** After an early accept: the selection items scored when it was certain. */
   acceptedAfter?: number;
+  /** The audit of the accepted gain rejected it (`decision` is then a reject). */
+  auditRejected?: boolean;
   /** Resolves once the gate's evaluation is complete (at once, unless it accepted early). */
   result: Promise<GateResult>;
 }
@@ -65,23 +71,56 @@ export async function evaluateStage(s: StepScope, candidate: Candidate, hooks: G
     dir: path.join(s.files.root, 'selection_eval'),
     step: s.step,
     onQueued: hooks.onQueued,
-    early: hooks.hold
-      ? (decision, items) => {
-          early = { decision, items };
-          told();
-          return hooks.hold!;
-        }
-      : undefined,
+    // An audit that may reject an accept must see the full evaluation before the accept is handed on.
+    early:
+      hooks.hold && !s.ctx.audit?.gain?.rejects
+        ? (decision, items) => {
+            early = { decision, items };
+            told();
+            return hooks.hold!;
+          }
+        : undefined,
   });
-  const result = gating.then((outcome) => {
-    report(s, outcome, before, early?.items);
-    return taking(s, candidate, outcome);
+  const result = gating.then(async (gated) => {
+    report(s, gated, before, early?.items);
+    const { outcome, auditRejected } = await auditAccepted(s, candidate, gated);
+    return { ...(await taking(s, candidate, outcome)), ...(auditRejected ? { auditRejected } : {}) };
   });
   // Awaited by the commit; a failure meanwhile must not go unhandled.
   result.catch(() => {});
   if ((await Promise.race([gating, certain])) === 'early' && early)
     return { candidate: candidate.candidate, decision: early.decision, acceptedAfter: early.items, result };
-  return { candidate: candidate.candidate, decision: (await result).outcome.decision, result };
+  const { outcome, auditRejected } = await result;
+  return {
+    candidate: candidate.candidate,
+    decision: outcome.decision,
+    ...(auditRejected ? { auditRejected } : {}),
+    result,
+  };
+}
+
+/** An accept's gain through the audit (`gain-audit.ts`); a flag turns it into a reject when `on_flag` is `reject`. */
+async function auditAccepted(
+  s: StepScope,
+  candidate: Candidate,
+  outcome: GateOutcome,
+): Promise<{ outcome: GateOutcome; auditRejected?: boolean }> {
+  if (!outcome.decision.replacesCurrent) return { outcome };
+  const report = await auditGain(s, candidate.candidate, outcome.sel, candidate.audit);
+  if (!report) return { outcome };
+  s.record.audit(auditRecord(report));
+  const flagged = report.checks.filter(
+    (c) => (c.check === 'second_scorer' || c.check === 'probes') && c.verdict !== 'pass',
+  );
+  const rejects = flagged.length > 0 && s.ctx.audit?.gain?.rejects === true;
+  const lines = describeReport({ verdict: report.verdict, checks: flagged });
+  for (const line of lines) s.ctx.events.warn(`[audit] step ${s.step}: ${line}`);
+  if (!rejects) return { outcome };
+  s.ctx.events.info(`[audit] step ${s.step}: the accept is turned into a reject (evaluation.audit.on_flag: reject)`);
+  return {
+    outcome: { ...outcome, decision: { action: 'reject', replacesCurrent: false, newBest: false } },
+    auditRejected: true,
+  };
 }
 
 /** What the commit takes in: the candidate's decision, and with a pool, what the step did with it. */

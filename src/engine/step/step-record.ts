@@ -89,6 +89,11 @@ export class StepRecordBuilder {
     this.updatePart = part;
   }
 
+  /** The audit's record, when the audit of an accepted gain added to the lint's. */
+  audit(record: NonNullable<UpdatePart['audit']>): void {
+    this.updatePart = { ...this.updatePart, audit: record };
+  }
+
   gate(part: GatePart): void {
     this.gatePart = part;
   }

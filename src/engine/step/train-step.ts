@@ -51,7 +51,7 @@ export async function decideStep(s: StepScope, stages: StepStages = STAGES): Pro
   const gated = await stages.evaluate(s, updated); //            ⑥
   const findings = reflected.analysts.flatMap((r) => r.findings);
   const memory = { trajectories: rolled.trajectories, findings, selected };
-  return { action: gated.decision.action, notes, memory, gated };
+  return { action: gated.auditRejected ? 'reject_audit' : gated.decision.action, notes, memory, gated };
 }
 
 /** Runs the steps of a run; `settle` waits for a step still finishing (one that overlaps the next). */

@@ -21,6 +21,8 @@ export type Updated =
       candidate: SkillPackage;
       /** The edits that applied, in order (patch mode): what a pool merge can carry over. */
       applied?: Edit[];
+      /** The audit's lint of it, which the audit of an accepted gain adds to. */
+      audit?: AuditReport;
     }
   | { skip: Extract<StepAction, 'skip_no_rewrite' | 'skip_no_change' | 'skip_invalid_package' | 'skip_audit'> };
 
@@ -123,7 +125,11 @@ export async function updateStage(s: StepScope, selected: UpdateItem[]): Promise
     skill_len: s.skill.length,
     candidate_skill_len: candidate.skill.length,
   });
-  return { candidate, ...(result.applied ? { applied: result.applied } : {}) };
+  return {
+    candidate,
+    ...(result.applied ? { applied: result.applied } : {}),
+    ...(audit ? { audit: audit.report } : {}),
+  };
 }
 
 /** A description step's change of what the target lists the skill by (the description, and `when_to_use` where it is read). */

@@ -44,7 +44,7 @@ const USER = `## Rubric
 {{prediction}}`;
 
 export function judgeScorer(config: z.infer<typeof JudgeScorerSchema>): Scorer {
-  return async ({ prediction, golds, task }, ctx) => {
+  return async ({ prediction, golds, task, reply }, ctx) => {
     if (!ctx.judge) throw new Error('the judge scorer needs a judge model (model.judge)');
     const user = render(USER, {
       rubric: config.rubric,
@@ -58,6 +58,8 @@ export function judgeScorer(config: z.infer<typeof JudgeScorerSchema>): Scorer {
         purpose: 'judge',
         system: envPrompt('tasks', 'judge'),
         messages: [{ role: 'user', content: user }],
+        // What a simulated judge reads (`src/model/sim/audit-plants.ts`); no provider is sent it.
+        meta: { kind: 'judge', prediction, references: golds, reply },
         schema: VerdictSchema,
         schemaName: 'verdict',
         maxOutputTokens: config.max_output_tokens,

@@ -9,7 +9,11 @@ import type { SimTaskMeta } from '../../model/sim/world.ts';
 import { expectedAnswer, makeTasks, type SimTask } from '../../model/sim/world.ts';
 import { KINDS } from '../../model/sim/rules.ts';
 import { registerEnv } from '../registry.ts';
-import type { Env, Item, RolloutContext, Trajectory } from '../types.ts';
+import type { Env, Item, RolloutContext, SecondScorer, Trajectory } from '../types.ts';
+import type { ProbeForm } from '../../config/audit-schema.ts';
+import { probeId, recast } from '../../audit/probes.ts';
+import { judgeScorer } from '../scoring/judge.ts';
+import type { ScoreInput } from '../scoring/types.ts';
 
 export const SimEnvOptions = z.object({
   /** Items of the generated train split. */
@@ -22,6 +26,17 @@ export const SimEnvOptions = z.object({
   noise: z.number().min(0).max(1).default(0.06),
   /** Seed of the generated data (the training seed is `train.seed`). */
   data_seed: z.number().int().default(7),
+  /**
+   * How answers are scored: `exact` (the answer must equal the expected one), or `judge` (the judge
+   * model grades it; the sim judge agrees with `exact` unless it is gullible, see audit-plants.ts).
+   */
+  scorer: z.enum(['exact', 'judge']).default('exact'),
+});
+
+const JUDGE = judgeScorer({
+  type: 'judge',
+  rubric: 'The answer is correct when it is exactly the reference answer, format included.',
+  max_output_tokens: 256,
 });
 
 const ANSWER_RULE = 'Reply with the answer alone, inside <answer></answer> tags.';
@@ -33,6 +48,19 @@ export function simSystemPrompt(skill: string): string {
 export function extractTagged(text: string): string {
   const all = [...text.matchAll(/<answer>([\s\S]*?)<\/answer>/gi)];
   return (all.at(-1)?.[1] ?? text).trim();
+}
+
+const exact = (predicted: string, expected: string) => predicted === expected;
+
+function scoreInput(prediction: string, item: Item, reply: string): ScoreInput {
+  const expected = String(item.expected);
+  return { prediction, golds: [expected], expected, item, task: String(item.question), reply };
+}
+
+/** The target's whole reply, as the rollout recorded it. */
+function replyOf(t: Trajectory): string {
+  const said = t.conversation?.find((m) => 'role' in m && m.role === 'assistant');
+  return said && 'content' in said ? String(said.content) : '';
 }
 
 function toItem(task: SimTask): Item {
@@ -48,10 +76,33 @@ function toItem(task: SimTask): Item {
 
 export class SimEnv implements Env {
   readonly name = 'sim';
+  readonly usesJudge: boolean;
+  /** The audit's second look: the rule when the judge scores, the judge when the rule does. */
+  readonly secondScorer: SecondScorer;
   readonly analystGuide =
     'Answers are short values; compare each predicted answer with the expected one character by character and name the formatting convention it breaks.';
 
-  constructor(private readonly options: z.infer<typeof SimEnvOptions>) {}
+  private readonly options: z.infer<typeof SimEnvOptions>;
+
+  constructor(options: Omit<z.infer<typeof SimEnvOptions>, 'scorer'> & Partial<z.infer<typeof SimEnvOptions>>) {
+    this.options = { scorer: 'exact', ...options };
+    this.usesJudge = this.options.scorer === 'judge';
+    this.secondScorer = this.usesJudge
+      ? { kind: 'rule', score: async (t) => (exact(t.predicted ?? '', String(t.expected ?? '')) ? 1 : 0) }
+      : {
+          kind: 'judge',
+          score: async (t, item, ctx) => {
+            const { hard } = await JUDGE(scoreInput(t.predicted ?? '', item, replyOf(t)), ctx);
+            return hard;
+          },
+        };
+  }
+
+  /** The item with its question recast; its id names the form, so that its rollouts are its own. */
+  probe(item: Item, form: ProbeForm): Item | undefined {
+    const question = recast(String(item.question), form, item.id);
+    return question === undefined ? undefined : { ...item, id: probeId(item.id, form), question };
+  }
 
   async load() {
     const { n_train, n_val, n_test, noise, data_seed } = this.options;
@@ -84,7 +135,17 @@ export class SimEnv implements Env {
     });
     const predicted = extractTagged(reply.text);
     const expected = String(item.expected);
-    const hard = predicted === expected ? 1 : 0;
+    const hard = this.usesJudge
+      ? (
+          await JUDGE(scoreInput(predicted, item, reply.text), {
+            judge: ctx.judge,
+            sample: ctx.sample,
+            signal: ctx.signal,
+          })
+        ).hard
+      : exact(predicted, expected)
+        ? 1
+        : 0;
     const soft =
       Math.max(predicted.length, expected.length) === 0
         ? 1
@@ -97,13 +158,15 @@ export class SimEnv implements Env {
       task: question,
       predicted,
       expected,
-      failReason: hard ? undefined : `EM=0: predicted '${predicted}' but expected '${expected}'`,
+      failReason: hard
+        ? undefined
+        : `${this.usesJudge ? 'JUDGE' : 'EM'}=0: predicted '${predicted}' but expected '${expected}'`,
       conversation: [
         { role: 'user', content: question },
         { role: 'assistant', content: reply.text },
         {
           role: 'system',
-          content: `evaluation: predicted '${predicted}', expected '${expected}', exact match ${hard}`,
+          content: `evaluation: predicted '${predicted}', expected '${expected}', ${this.usesJudge ? 'judged correct' : 'exact match'} ${hard}`,
         },
       ],
       systemPrompt: system,

@@ -21,7 +21,9 @@ import { buildScorer, choicesOf } from '../scoring/scorer.ts';
 import { scorerChecks } from '../scoring/scorer-checks.ts';
 import type { Scorer } from '../scoring/types.ts';
 import { lookup, placeholders, render } from '../template.ts';
-import type { Env, EnvContext, Item, RolloutContext, Trajectory } from '../types.ts';
+import type { Env, EnvContext, Item, RolloutContext, SecondScorer, Trajectory } from '../types.ts';
+import type { ProbeForm } from '../../config/audit-schema.ts';
+import { tasksProbe, tasksSecondScorer } from './audit-hooks.ts';
 import { TasksOptionsSchema, type TasksOptions } from './options.ts';
 
 const isBlank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
@@ -41,6 +43,7 @@ export class TasksEnv implements Env {
   readonly name = 'tasks';
   readonly analystGuide: string;
   readonly usesJudge: boolean;
+  readonly secondScorer: SecondScorer;
   private scorer?: Scorer;
   private types = new Set<string>();
   private readonly userTemplate: string;
@@ -54,6 +57,7 @@ export class TasksEnv implements Env {
     private readonly ctx: EnvContext,
   ) {
     this.usesJudge = o.scorer.type === 'judge';
+    this.secondScorer = tasksSecondScorer(o);
     this.analystGuide = [envPrompt('tasks', 'analyst'), o.analyst_guide.trim()].filter(Boolean).join('\n\n');
     this.userTemplate = o.prompt.user || (o.fields.context ? '{{context}}\n\n{{input}}' : '{{input}}');
     this.templateFields = placeholders(this.userTemplate);
@@ -188,6 +192,10 @@ export class TasksEnv implements Env {
     const checks = scorerChecks(s, s.type === 'custom' ? this.ctx.resolvePath('scorer.module', s.module) : undefined);
     // What the env itself asks the target to write (its answer tags) is no scorer's bait.
     return checks.filter((c) => !this.instructions.toLowerCase().includes(c.toLowerCase()));
+  }
+
+  probe(item: Item, form: ProbeForm): Item | undefined {
+    return tasksProbe(item, form, this.o);
   }
 
   systemPrompt(skill: string): string {

@@ -14,8 +14,16 @@ import { registerBackend, type BackendContext } from '../registry.ts';
 import type { AgentTrace } from '../harness/trace.ts';
 import type { ChatModel, ChatRequest, ChatResponse, Message } from '../types.ts';
 import type { PackageFiles } from '../../skill/package/package.ts';
-import { DEFAULT_TRAITS, leakedAnswer, optimizerReply, type OptimizerTraits } from './optimizer.ts';
+import { DEFAULT_TRAITS, optimizerReply, type OptimizerTraits } from './optimizer.ts';
 import { sleepReply } from './sleep.ts';
+import {
+  applicableSkill,
+  CHECKED_CLAIM,
+  claimsChecked,
+  judgeReply,
+  judgeRequest,
+  leakedAnswer,
+} from './audit-plants.ts';
 import { simLoad } from './activation.ts';
 import { listedText, skillListing } from '../../skill/agent-skill.ts';
 import { opensFor } from './references.ts';
@@ -40,6 +48,15 @@ export const SimOptionsSchema = z
      * leak the audit must catch. 0 = never.
      */
     leak: z.number().min(0).max(1).default(0),
+    /**
+     * Chance that a failure analyst adds a rule that makes every reply claim it was checked
+     * (`GAMING_RULE`): the scorer hack the audit's second scorer must catch under a gullible judge.
+     */
+    game: z.number().min(0).max(1).default(0),
+    /** Chance that an analyst words its new rules for the requests that begin as its failed ones did: brittle rules. */
+    brittle: z.number().min(0).max(1).default(0),
+    /** As a judge: a reply that claims to be checked against the records is taken for correct. */
+    gullible: z.boolean().default(false),
     /**
      * A stochastic target: the chance, per sample, that it slips on each convention (applies one
      * the skill does not state, or overlooks one it does). 0 = deterministic.
@@ -110,6 +127,7 @@ export class SimModel implements ChatModel {
     private readonly traits: OptimizerTraits,
     /** The target's slip chance per convention and sample (`noise`). */
     private readonly noise = 0,
+    private readonly gullible = false,
   ) {
     this.id = `sim:${model}`;
   }
@@ -121,6 +139,7 @@ export class SimModel implements ChatModel {
     const task = simTask(req.meta);
     const optimizer = optimizerRequest(req.meta);
     const sleepAsk = sleepRequest(req.meta);
+    const judged = judgeRequest(req.meta);
     let text: string;
     let opened: OpenedFile[] = [];
     if (task) {
@@ -131,8 +150,14 @@ export class SimModel implements ChatModel {
           ? recognise(system.slice(start, system.indexOf(APPENDIX_END, start) + 1 || undefined)).conventions
           : undefined;
       opened = openedFiles(task.task.fact.kind, system, req.skillFiles);
-      const leaked = leakedAnswer(system, messageText(req.messages).trim());
-      text = `<answer>${leaked ?? answer(task.task, system, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed, opened })}</answer>`;
+      const question = messageText(req.messages).trim();
+      const leaked = leakedAnswer(system, question);
+      const applied = applicableSkill(system, question);
+      const read = opened.map((f) => ({ ...f, text: applicableSkill(f.text, question) }));
+      text = `<answer>${leaked ?? answer(task.task, applied, { tokens: () => memoTokens(system), skillKey: system, sample: req.sample, reminders, noise: this.noise, seed: this.seed, opened: read })}</answer>`;
+      if (claimsChecked(system)) text += `\n${CHECKED_CLAIM}`;
+    } else if (judged) {
+      text = judgeReply(judged, this.gullible);
     } else if (optimizer) {
       const rng = new Rng(seedFrom(this.seed, req.purpose, JSON.stringify(optimizer), req.sample ?? 0));
       text = JSON.stringify(optimizerReply(optimizer, rng, this.traits));
@@ -144,7 +169,7 @@ export class SimModel implements ChatModel {
       });
     } else {
       throw new Error(
-        `the sim backend answers only requests made by the sim env, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`,
+        `the sim backend answers only requests made by the sim env, a judge scorer, the trainer or Sleep (purpose '${req.purpose}' has no payload it knows)`,
       );
     }
     // Each reference file opened is read in full, as input.
@@ -211,8 +236,17 @@ registerBackend({
       role.model || 'sim-1',
       ctx.seed,
       o.latency_ms,
-      { harmful: o.harmful, irrelevant: o.irrelevant, vague: o.vague, blame: o.blame, leak: o.leak },
+      {
+        harmful: o.harmful,
+        irrelevant: o.irrelevant,
+        vague: o.vague,
+        blame: o.blame,
+        leak: o.leak,
+        game: o.game,
+        brittle: o.brittle,
+      },
       o.noise,
+      o.gullible,
     );
   },
 });

@@ -28,6 +28,7 @@ import { CONFLICTS, CONVENTIONS, HARMFUL, IRRELEVANT } from './rules.ts';
 import { descriptionAnalyst, unionDescriptions } from './description-edits.ts';
 import { DESCRIPTION_OP } from '../../skill/description.ts';
 import { draftTriggers } from './draft-triggers.ts';
+import { plantHacks } from './audit-plants.ts';
 
 /** How fallible the simulated optimizer is. */
 export interface OptimizerTraits {
@@ -41,6 +42,10 @@ export interface OptimizerTraits {
   blame: number;
   /** Chance that a failure analyst call memorises a failed item's answer into the skill (what the audit must catch). */
   leak?: number;
+  /** Chance that a failure analyst call adds a rule that games a gullible judge (`audit-plants.ts`). */
+  game?: number;
+  /** Chance that an analyst call words its new rules for one opening of the request only. */
+  brittle?: number;
 }
 
 export const DEFAULT_TRAITS: OptimizerTraits = { harmful: 0.3, irrelevant: 0.35, vague: 0.15, blame: 0.35 };
@@ -153,9 +158,7 @@ function analyst(meta: Extract<OptimizerMeta, { kind: 'analyst' }>, rng: Rng, tr
         if (options.length) edits.push({ op: 'append', content: `- ${rng.pick(options)}` });
       }
     }
-    // A planted leak: the answer of a failed item, as a rule for its exact question.
-    const failed = meta.trajectories.find((t) => t.hard < 1);
-    if (traits.leak && failed && rng.chance(traits.leak)) edits.unshift({ op: 'append', content: leakedRule(failed) });
+    plantHacks(edits, meta, rng, traits);
     // Failures it cannot explain tempt the analyst into blanket directives too.
     const harmChance = careful ? traits.harmful / 4 : traits.harmful;
     if (meta.trajectories.length > 0 && rng.chance(harmChance)) {
@@ -379,17 +382,4 @@ export function optimizerReply(meta: OptimizerMeta, rng: Rng, traits: OptimizerT
     case 'draft_triggers':
       return draftTriggers(meta);
   }
-}
-
-/** How the simulated optimizer writes a memorised answer, and how the simulated target reads one back. */
-export function leakedRule(t: Pick<TrajectoryView, 'task' | 'expected'>): string {
-  return `- For "${t.task}" the answer is ${t.expected}.`;
-}
-
-/** The answer the skill gives for this exact question, when it memorised one. */
-export function leakedAnswer(skill: string, question: string): string | undefined {
-  const at = skill.indexOf(`For "${question}" the answer is `);
-  if (at < 0) return undefined;
-  const rest = skill.slice(at + question.length + 'For "" the answer is '.length);
-  return rest.slice(0, rest.indexOf('.\n') >= 0 ? rest.indexOf('.\n') : rest.lastIndexOf('.')).trim() || undefined;
 }

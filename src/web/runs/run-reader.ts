@@ -71,7 +71,7 @@ export interface RunOverview {
   /** A finished run's cost of one test task with the initial and the best skill, and what its gain cost. */
   taskCost?: { initial?: TaskCost; best?: TaskCost; gain?: GainCost };
   /** A finished run's audit of its best skill, and its test figures shown from another run's seal. */
-  audit?: { verdict: string; failing: string[]; shownFromSeals: string[] };
+  audit?: { verdict: string; checks: string[]; failing: string[]; shownFromSeals: string[] };
   usage: Usage;
   startedAt?: string;
   updatedAt: number;
@@ -254,6 +254,7 @@ export class RunReader {
         ? {
             audit: {
               verdict: summary.audit.best.verdict,
+              checks: summary.audit.best.checks.map((c) => c.check),
               failing: summary.audit.best.checks
                 .filter((c) => c.verdict !== 'pass')
                 .map((c) => `${c.check}: ${c.summary}`),

@@ -1,5 +1,5 @@
-// The audit of a step's candidate before the gate (its audit.json): each check's verdict, and
-// the evidence of those that did not pass.
+// The audit of a step's candidate (its audit.json): the lints before the gate, the second scorer
+// and the probes of an accept after it; each check's verdict, and the evidence of those that did not pass.
 import { h } from './util.js';
 
 export function auditPanel(a) {
@@ -20,7 +20,13 @@ export function auditPanel(a) {
           c.summary,
           h(
             'ul',
-            c.findings.slice(0, 10).map((f) => h('li', `${what(f)} at ${where(f)}: `, h('code', f.text))),
+            c.findings
+              .slice(0, 10)
+              .map((f) =>
+                f.note
+                  ? h('li', `item ${f.item}: ${f.note}`)
+                  : h('li', `${what(f)} at ${where(f)}: `, h('code', f.text)),
+              ),
           ),
         ),
       ),

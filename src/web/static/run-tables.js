@@ -76,7 +76,7 @@ export function renderCards(view) {
                 : '',
             ]
               .filter(Boolean)
-              .join('; ') || 'no leak of the data, nothing that mirrors the scorer',
+              .join('; ') || `passed: ${d.audit.checks.join(', ')}`,
           ),
         )
       : null,
