@@ -44,8 +44,16 @@ const RESUMABLE_CHANGES: RegExp[] = [
   /^evaluation\.audit\.(seal_dir|rescore_test)$/,
 ];
 
-/** Settings added since runs were first written, with the value that does what those runs did. */
-const ADDED_SINCE: Record<string, unknown> = { 'gradient.merge_strategy': 'staged', 'evaluation.audit.checks': [] };
+/**
+ * Settings added since runs were first written, with the value that does what those runs did (a
+ * function of the stored config when it depends on it; undefined: the key was never there).
+ */
+const ADDED_SINCE: Record<string, unknown> = {
+  'gradient.merge_strategy': 'staged',
+  'evaluation.audit.checks': [],
+  // The sim env scored by exact match before it could be judged.
+  'env.scorer': (stored: { env?: { name?: unknown } }) => (stored.env?.name === 'sim' ? 'exact' : undefined),
+};
 
 export function isResumableChange(key: string): boolean {
   return RESUMABLE_CHANGES.some((r) => r.test(key));
@@ -81,7 +89,10 @@ export function trainingChanges(stored: unknown, config: Config, secretPaths: Re
   const before = flatten(withDefaults(stored));
   // A key added since, absent from the stored config, counts at the value that does what the run did.
   const storedKeys = flatten(stored);
-  for (const [k, v] of Object.entries(ADDED_SINCE)) if (!(k in storedKeys)) before[k] = v;
+  for (const [k, v] of Object.entries(ADDED_SINCE)) {
+    const was = typeof v === 'function' ? v(stored ?? {}) : v;
+    if (!(k in storedKeys) && was !== undefined) before[k] = was;
+  }
   const now = flatten(JSON.parse(JSON.stringify(redact(config, secretPaths))));
   return [...new Set([...Object.keys(before), ...Object.keys(now)])]
     .filter((k) => JSON.stringify(before[k]) !== JSON.stringify(now[k]) && !isResumableChange(k))

@@ -43,7 +43,7 @@ const signed = (x: number) => `${x >= 0 ? '+' : ''}${Number(x.toFixed(3))}`;
 export function secondScorerCheck(items: readonly RescoredItem[], minKept: number, scorer: string): GainCheck {
   const trained = gain(items.map((i) => i.training));
   const second = gain(items.map((i) => i.second));
-  const n = `${items.length} item${items.length === 1 ? '' : 's'} that decided the accept`;
+  const n = `${items.length} item${items.length === 1 ? '' : 's'} whose score changed`;
   if (items.length === 0 || trained <= 0) return { verdict: 'pass', summary: `no gain to check on ${n}`, findings: [] };
   const kept = second / trained;
   const findings = items

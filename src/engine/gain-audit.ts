@@ -63,7 +63,9 @@ async function rescore(run: GainRun, second: NonNullable<GainAudit['secondScorer
     decided.slice(0, second.maxItems).map(async (d): Promise<RescoredItem | undefined> => {
       const [current, candidate] = await Promise.all([d.current, d.candidate].map((t) => scoreAgain(t, d.item)));
       if (current === undefined || candidate === undefined) return undefined;
-      return { item: d.item.id, training: d.training, second: { current, candidate } };
+      // The second scorers say right or wrong: they are compared with training's pass or fail, whatever the gate's metric.
+      const training = { current: d.current.hard, candidate: d.candidate.hard };
+      return { item: d.item.id, training, second: { current, candidate } };
     }),
   );
   const items = scored.filter((r): r is RescoredItem => r !== undefined);

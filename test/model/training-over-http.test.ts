@@ -171,7 +171,8 @@ describe('a whole training run over HTTP', () => {
         trainOver(fake, dir, { budget: { max_usd: 0.01 } }),
         (e) =>
           e instanceof UserError &&
-          /budget\.max_usd=0\.01 .*price of model\.target \(openai_compatible:fake-model\) and model\.optimizer \(openai_compatible:fake-model\) is unknown/.test(
+          // The judge is named too: it is the audit's second scorer of the sim env's exact-match rule.
+          /budget\.max_usd=0\.01 .*price of model\.target \(openai_compatible:fake-model\) and model\.judge \(openai_compatible:fake-model\) and model\.optimizer \(openai_compatible:fake-model\) is unknown/.test(
             e.message,
           ) &&
           /model\.target\.price: \{input: /.test(e.message) &&

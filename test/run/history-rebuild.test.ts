@@ -13,7 +13,7 @@ import { runCli } from '../helpers/cli.ts';
 import { historyOf, readText, SIM_CONFIG, snapshot, trainSim, type SimRun } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
-// Without the gate overlap, so that the call cap stops the run after step 3.
+// Without the gate overlap and the audit of accepted gains (their calls), so that the call cap stops the run after step 3.
 const SMALL = [
   'train.num_epochs=2',
   'env.n_train=20',
@@ -21,6 +21,7 @@ const SMALL = [
   'env.n_test=10',
   'train.batch_size=10',
   'evaluation.gate_overlap=false',
+  'evaluation.audit.checks=[leak,scorer_gaming,sealed_test]',
 ];
 
 /** Cuts a file to half its length, as a write cut short leaves it. */

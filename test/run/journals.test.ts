@@ -149,7 +149,7 @@ describe('a run directory of the previous version (replies and skills inline in 
     // Nor did it audit its candidates.
     await assert.rejects(
       trainSim(options, out),
-      /evaluation\.audit\.checks: \[\] -> \["leak","scorer_gaming","sealed_test"\]/,
+      /evaluation\.audit\.checks: \[\] -> \["leak","scorer_gaming","second_scorer","probes","sealed_test"\]/,
     );
     options.push('gradient.merge_strategy=staged', 'evaluation.audit.checks=[]');
     const resumed = await trainSim(options, out);
