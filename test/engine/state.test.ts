@@ -6,19 +6,12 @@ import { UserError } from '../../src/errors.ts';
 import { RunDir } from '../../src/run/layout.ts';
 import { readEvents } from '../../src/run/events.ts';
 import { runCli } from '../helpers/cli.ts';
-import { readText, SIM_CONFIG, trainSim, type SimRun } from '../helpers/train.ts';
+import { NO_GAIN_AUDIT, readText, SIM_CONFIG, SMALL_SIM, trainSim, type SimRun } from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 // Two epochs of two steps: stops before and after an epoch boundary are both reachable.
 // The budget stops below fall at chosen points of the run: the audit of accepted gains (its calls) stays off.
-const SMALL = [
-  'train.num_epochs=2',
-  'env.n_train=20',
-  'env.n_val=10',
-  'env.n_test=10',
-  'train.batch_size=10',
-  'evaluation.audit.checks=[leak,scorer_gaming,sealed_test]',
-];
+const SMALL = [...SMALL_SIM, NO_GAIN_AUDIT];
 
 /** history.json without what each step paid (a resumed step pays less). */
 const historyOf = (out: string) =>

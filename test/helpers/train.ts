@@ -10,6 +10,18 @@ import { tmpDir } from './tmp.ts';
 
 export const SIM_CONFIG = path.join(ROOT, 'configs/sim/default.yaml');
 
+/** A small sim run: two epochs of two steps, on small splits. */
+export const SMALL_SIM = [
+  'train.num_epochs=2',
+  'env.n_train=20',
+  'env.n_val=10',
+  'env.n_test=10',
+  'train.batch_size=10',
+];
+
+/** The audit without its checks of accepted gains: for tests whose call caps stop a run at a chosen step. */
+export const NO_GAIN_AUDIT = 'evaluation.audit.checks=[leak,scorer_gaming,sealed_test]';
+
 export interface SimRun {
   out: string;
   outcome: TrainOutcome;

@@ -10,19 +10,20 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { readEvents } from '../../src/run/events.ts';
 import { runCli } from '../helpers/cli.ts';
-import { historyOf, readText, SIM_CONFIG, snapshot, trainSim, type SimRun } from '../helpers/train.ts';
+import {
+  historyOf,
+  NO_GAIN_AUDIT,
+  readText,
+  SIM_CONFIG,
+  SMALL_SIM,
+  snapshot,
+  trainSim,
+  type SimRun,
+} from '../helpers/train.ts';
 import { tmpDir } from '../helpers/tmp.ts';
 
 // Without the gate overlap and the audit of accepted gains (their calls), so that the call cap stops the run after step 3.
-const SMALL = [
-  'train.num_epochs=2',
-  'env.n_train=20',
-  'env.n_val=10',
-  'env.n_test=10',
-  'train.batch_size=10',
-  'evaluation.gate_overlap=false',
-  'evaluation.audit.checks=[leak,scorer_gaming,sealed_test]',
-];
+const SMALL = [...SMALL_SIM, 'evaluation.gate_overlap=false', NO_GAIN_AUDIT];
 
 /** Cuts a file to half its length, as a write cut short leaves it. */
 function tear(file: string): void {
