@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type AuditReport, type CheckResult, describeReport, withChecks } from '../audit/audit.ts';
+import { type AuditReport, type CheckResult, describeReport, isGainCheck, withChecks } from '../audit/audit.ts';
 import { buildRunAudit, sealIdentity } from '../audit/run-audit.ts';
 import { type Seal, sealKey } from '../audit/seal.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -48,7 +48,7 @@ export function runSkills(runDir: string): {
   const overrides = Array.isArray(stored?.overrides) ? stored.overrides.filter((o) => typeof o === 'string') : [];
   const ended = readJson<AuditReport>(dir.path('best_skill_audit.json'));
   const measured = (ended?.checks ?? [])
-    .filter((c) => c.check === 'second_scorer' || c.check === 'probes')
+    .filter(isGainCheck)
     .map((c) => ({ ...c, summary: `${c.summary} (measured when the run ended)` }) as CheckResult);
   return { skill, against, overrides, measured, ...(stored?.config_file ? { configFile: stored.config_file } : {}) };
 }

@@ -106,6 +106,11 @@ export class SkillLint {
   }
 }
 
+/** The checks of an accept's gain (measured after the gate), as against the lints before it. */
+export function isGainCheck(c: CheckResult): boolean {
+  return c.check === 'second_scorer' || c.check === 'probes';
+}
+
 /** A report with more checks: those of an accept's gain, measured after the gate. */
 export function withChecks(report: AuditReport | undefined, checks: CheckResult[]): AuditReport {
   const all = [...(report?.checks ?? []), ...checks];

@@ -25,7 +25,7 @@ export interface TestSeals {
 /** The look at an accepted gain after the gate (`second_scorer`, `probes`); a part is absent when its check is off or the env cannot run it. */
 export interface GainAudit {
   secondScorer?: { scorer: SecondScorer; judge?: ChatModel; minKept: number; maxItems: number };
-  probes?: { env: Required<Pick<Env, 'probe'>>; items: number; forms: readonly ProbeForm[]; margin: number };
+  probes?: { probe: NonNullable<Env['probe']>; items: number; forms: readonly ProbeForm[]; margin: number };
   /** Whether a flag rejects the accept (`on_flag: reject`): then the gate cannot hand an accept on early. */
   rejects: boolean;
 }
@@ -82,7 +82,7 @@ function gainAudit(
   const { min_kept, max_items } = config.second_scorer;
   return {
     ...(scorer ? { secondScorer: { scorer, judge, minKept: min_kept, maxItems: max_items } } : {}),
-    ...(probe ? { probes: { env: { probe }, ...config.probes } } : {}),
+    ...(probe ? { probes: { probe, ...config.probes } } : {}),
     rejects: config.on_flag === 'reject',
   };
 }

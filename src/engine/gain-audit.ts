@@ -21,6 +21,12 @@ import type { StepScope } from './step/step-scope.ts';
 /** What the audit of a gain uses of a run. */
 type GainRun = Pick<RunContext, 'audit' | 'selection' | 'settings' | 'rollouts' | 'stop'>;
 
+/** A rollout's score on the gate's metric; undefined when it did not run or ended in an error. */
+function gateValue(run: GainRun): (t: Trajectory | undefined) => number | undefined {
+  const { metric, mixedWeight } = run.settings.gate.scoring;
+  return (t) => (t && !t.error ? itemMetric(t.hard, t.soft, metric, mixedWeight) : undefined);
+}
+
 /** A selection entry scored under both skills, on the gate's metric. */
 interface Decided {
   item: Item;
@@ -36,15 +42,19 @@ function decidedEntries(
   reference: (Trajectory | undefined)[],
 ): Decided[] {
   const { items } = run.selection;
-  const { metric, mixedWeight } = run.settings.gate.scoring;
-  const value = (t: Trajectory) => itemMetric(t.hard, t.soft, metric, mixedWeight);
+  const value = gateValue(run);
   const out: Decided[] = [];
   candidates.forEach((candidate, k) => {
     const current = reference[k];
-    if (!candidate || !current || candidate.error || current.error) return;
-    const training = { current: value(current), candidate: value(candidate) };
-    if (training.current !== training.candidate)
-      out.push({ item: items[k % items.length]!, current, candidate, training });
+    const before = value(current);
+    const after = value(candidate);
+    if (before === undefined || after === undefined || before === after) return;
+    out.push({
+      item: items[k % items.length]!,
+      current: current!,
+      candidate: candidate!,
+      training: { current: before, candidate: after },
+    });
   });
   return out;
 }
@@ -92,13 +102,11 @@ async function probe(
     for (const [k, d] of distinct.entries()) {
       if (variants.length >= probes.items) break;
       const form = probes.forms[(k + round) % probes.forms.length]!;
-      const item = probes.env.probe(d.item, form);
+      const item = probes.probe(d.item, form);
       if (item) variants.push({ of: d, item, form });
     }
   }
-  const { metric, mixedWeight } = run.settings.gate.scoring;
-  const value = (t: Trajectory | undefined) =>
-    t && !t.error ? itemMetric(t.hard, t.soft, metric, mixedWeight) : undefined;
+  const value = gateValue(run);
   const [current, candidate] = await Promise.all(
     skills.map((skill, k) =>
       run.rollouts.run(

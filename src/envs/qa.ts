@@ -89,6 +89,12 @@ export function describeUser(content: string | (TextPart | ImagePart)[]): string
     .join('\n');
 }
 
+/** The target's last reply in a finished rollout, as its conversation recorded it ('' when none). */
+export function replyOf(t: Trajectory): string {
+  const said = t.conversation?.findLast((m) => 'role' in m && m.role === 'assistant');
+  return said && 'content' in said ? String(said.content) : '';
+}
+
 export function conversationOf(messages: Message[]): ConversationEntry[] {
   return messages.map((m) => {
     if (m.role === 'user') return { role: 'user', content: describeUser(m.content) };

@@ -17,7 +17,7 @@ import type { StepScope } from './step-scope.ts';
 import type { Updated } from './update-stage.ts';
 import type { GatePart } from './step-record.ts';
 import type { Trajectory } from '../../envs/types.ts';
-import { auditRecord, describeReport } from '../../audit/audit.ts';
+import { auditRecord, describeReport, isGainCheck } from '../../audit/audit.ts';
 import { auditGain } from '../gain-audit.ts';
 import { activationMetrics, activationScore, failingQueries, flippedQueries } from '../../envs/triggers/metrics.ts';
 
@@ -109,9 +109,7 @@ async function auditAccepted(
   const report = await auditGain(s, candidate.candidate, outcome.sel, candidate.audit);
   if (!report) return { outcome };
   s.record.audit(auditRecord(report));
-  const flagged = report.checks.filter(
-    (c) => (c.check === 'second_scorer' || c.check === 'probes') && c.verdict !== 'pass',
-  );
+  const flagged = report.checks.filter((c) => isGainCheck(c) && c.verdict !== 'pass');
   const rejects = flagged.length > 0 && s.ctx.audit?.gain?.rejects === true;
   const lines = describeReport({ verdict: report.verdict, checks: flagged });
   for (const line of lines) s.ctx.events.warn(`[audit] step ${s.step}: ${line}`);

@@ -13,6 +13,7 @@ import type { Env, Item, RolloutContext, SecondScorer, Trajectory } from '../typ
 import type { ProbeForm } from '../../config/audit-schema.ts';
 import { probeId, recast } from '../../audit/probes.ts';
 import { judgeScorer } from '../scoring/judge.ts';
+import { replyOf } from '../qa.ts';
 import type { ScoreInput } from '../scoring/types.ts';
 
 export const SimEnvOptions = z.object({
@@ -55,12 +56,6 @@ const exact = (predicted: string, expected: string) => predicted === expected;
 function scoreInput(prediction: string, item: Item, reply: string): ScoreInput {
   const expected = String(item.expected);
   return { prediction, golds: [expected], expected, item, task: String(item.question), reply };
-}
-
-/** The target's whole reply, as the rollout recorded it. */
-function replyOf(t: Trajectory): string {
-  const said = t.conversation?.find((m) => 'role' in m && m.role === 'assistant');
-  return said && 'content' in said ? String(said.content) : '';
 }
 
 function toItem(task: SimTask): Item {

@@ -11,19 +11,15 @@ import { judgeScorer } from '../scoring/judge.ts';
 import { contains, normalizeLabel, pickLabel } from '../scoring/metrics.ts';
 import { basicNormalize } from '../scoring/normalize.ts';
 import { choicesOf } from '../scoring/scorer.ts';
-import type { Item, SecondScorer, Trajectory } from '../types.ts';
+import type { Item, SecondScorer } from '../types.ts';
 import type { TasksOptions } from './options.ts';
+import { replyOf } from '../qa.ts';
 
 const SECOND_JUDGE = judgeScorer({
   type: 'judge',
   rubric: 'The answer is correct when it states the same final answer as a reference answer.',
   max_output_tokens: 1024,
 });
-
-function replyOf(t: Trajectory): string {
-  const said = t.conversation?.findLast((m) => 'role' in m && m.role === 'assistant');
-  return said && 'content' in said ? String(said.content) : '';
-}
 
 export function tasksSecondScorer(o: TasksOptions): SecondScorer {
   if (o.scorer.type === 'judge')
